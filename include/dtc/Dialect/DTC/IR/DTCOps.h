@@ -1,0 +1,31 @@
+//===- DTCOps.h - dtc core tensor ops ---------------------------*- C++ -*-===//
+//
+// The ODS-generated op classes of the dtc dialect and the shape helpers their
+// type inference shares with the importer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_DIALECT_DTC_IR_DTCOPS_H
+#define DTC_DIALECT_DTC_IR_DTCOPS_H
+
+#include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dtc/Dialect/DTC/IR/DTCOpsEnums.h.inc"
+
+#define GET_OP_CLASSES
+#include "dtc/Dialect/DTC/IR/DTCOps.h.inc"
+
+namespace mlir::dtc {
+
+/// The numpy broadcast of `shapes`, or failure when two dimensions differ and
+/// neither is 1.
+FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes);
+
+} // namespace mlir::dtc
+
+#endif // DTC_DIALECT_DTC_IR_DTCOPS_H

@@ -1,0 +1,499 @@
+//===- DTCOps.td - dtc core tensor ops ---------------------*- tablegen -*-===//
+//
+// The core tensor ops that transformer forward passes need. Every op's
+// numerical semantics is defined by its reference kernel in lib/Interpreter;
+// the descriptions here state the same contract in words.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_OPS_TD
+#define DTC_OPS_TD
+
+include "dtc/Dialect/DTC/IR/DTCDialect.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def DTC_Float : AnyTypeOf<[F32, F64, BF16, F16]>;
+def DTC_Int : AnyTypeOf<[I64, I32, I16, I8, UI8]>;
+def DTC_Element : AnyTypeOf<[DTC_Float, DTC_Int, I1]>;
+
+def DTC_Tensor : StaticShapeTensorOf<[DTC_Element]>;
+def DTC_FloatTensor : StaticShapeTensorOf<[DTC_Float]>;
+def DTC_NumericTensor : StaticShapeTensorOf<[DTC_Float, DTC_Int]>;
+def DTC_BoolTensor : StaticShapeTensorOf<[I1]>;
+def DTC_IntegralTensor : StaticShapeTensorOf<[DTC_Int, I1]>;
+def DTC_IndexTensor : StaticShapeTensorOf<[I64, I32]>;
+
+class DTC_Op<string mnemonic, list<Trait> traits = []>
+    : Op<DTC_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def DTC_ConstantOp : DTC_Op<"constant",
+    [ConstantLike, Pure, InferTypeOpAdaptor]> {
+  let summary = "A tensor constant";
+  let description = [{
+    Produces the tensor held by `value`; the result type is the type of
+    `value`.
+
+    ```mlir
+    %c = dtc.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+def DTC_IotaOp : DTC_Op<"iota", [Pure]> {
+  let summary = "Indices along one dimension";
+  let description = [{
+    Each element of the result is its own index along `dim`, converted to the
+    result element type.
+
+    ```mlir
+    %pos = dtc.iota dim = 1 : tensor<8x16xi64>   // %pos[b, s] = s
+    ```
+  }];
+  let arguments = (ins I64Attr:$dim);
+  let results = (outs DTC_NumericTensor:$result);
+  let assemblyFormat = "`dim` `=` $dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+class DTC_UnaryOp<string mnemonic, Type tensorType, string math,
+                  list<Trait> traits = []>
+    : DTC_Op<mnemonic, traits # [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "Elementwise " # mnemonic;
+  let description = [{
+    Applies `}] # math # [{` to every element.
+
+    ```mlir
+    %y = dtc.}] # mnemonic # [{ %x : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins tensorType:$input);
+  let results = (outs tensorType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def DTC_NegOp : DTC_UnaryOp<"neg", DTC_NumericTensor, "-x">;
+def DTC_AbsOp : DTC_UnaryOp<"abs", DTC_NumericTensor, "|x|">;
+def DTC_ReluOp : DTC_UnaryOp<"relu", DTC_NumericTensor, "max(x, 0)">;
+def DTC_ExpOp : DTC_UnaryOp<"exp", DTC_FloatTensor, "e^x">;
+def DTC_LogOp : DTC_UnaryOp<"log", DTC_FloatTensor, "ln(x)">;
+def DTC_SqrtOp : DTC_UnaryOp<"sqrt", DTC_FloatTensor, "sqrt(x)">;
+def DTC_RsqrtOp : DTC_UnaryOp<"rsqrt", DTC_FloatTensor, "1 / sqrt(x)">;
+def DTC_ReciprocalOp : DTC_UnaryOp<"reciprocal", DTC_FloatTensor, "1 / x">;
+def DTC_TanhOp : DTC_UnaryOp<"tanh", DTC_FloatTensor, "tanh(x)">;
+def DTC_ErfOp : DTC_UnaryOp<"erf", DTC_FloatTensor, "erf(x)">;
+def DTC_SinOp : DTC_UnaryOp<"sin", DTC_FloatTensor, "sin(x)">;
+def DTC_CosOp : DTC_UnaryOp<"cos", DTC_FloatTensor, "cos(x)">;
+def DTC_SigmoidOp : DTC_UnaryOp<"sigmoid", DTC_FloatTensor, "1 / (1 + e^-x)">;
+def DTC_SiluOp : DTC_UnaryOp<"silu", DTC_FloatTensor, "x * sigmoid(x)">;
+def DTC_SoftplusOp : DTC_UnaryOp<"softplus", DTC_FloatTensor, "ln(1 + e^x)">;
+def DTC_NotOp : DTC_UnaryOp<"not", DTC_BoolTensor, "logical not">;
+
+def DTC_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "how gelu is computed", [
+      I32EnumAttrCase<"None", 0, "none">,
+      I32EnumAttrCase<"Tanh", 1, "tanh">
+    ]> {
+  let cppNamespace = "::mlir::dtc";
+}
+
+def DTC_GeluOp : DTC_Op<"gelu",
+    [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "Elementwise Gaussian error linear unit";
+  let description = [{
+    `approximate = none`: x * (1 + erf(x / sqrt(2))) / 2 (exact).
+    `approximate = tanh`: x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) / 2.
+
+    ```mlir
+    %y = dtc.gelu %x approximate = tanh : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins DTC_FloatTensor:$input,
+                   DefaultValuedAttr<DTC_GeluApproximation,
+                       "GeluApproximation::None">:$approximate);
+  let results = (outs DTC_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `approximate` `=` $approximate attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops with numpy broadcasting
+//===----------------------------------------------------------------------===//
+
+class DTC_BroadcastingOp<string mnemonic, list<Trait> traits = []>
+    : DTC_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor]> {
+  let assemblyFormat =
+      "operands attr-dict `:` functional-type(operands, results)";
+}
+
+class DTC_BinaryOp<string mnemonic, Type tensorType, string math>
+    : DTC_BroadcastingOp<mnemonic, [SameOperandsAndResultElementType]> {
+  let summary = "Elementwise " # mnemonic # " with broadcasting";
+  let description = [{
+    Computes `}] # math # [{` elementwise. The operand shapes are broadcast
+    against each other as numpy does (align trailing dimensions; a dimension
+    of size 1 stretches); the result has the broadcast shape.
+
+    ```mlir
+    %z = dtc.}] # mnemonic # [{ %x, %y : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins tensorType:$lhs, tensorType:$rhs);
+  let results = (outs tensorType:$result);
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(::mlir::MLIRContext *,
+        std::optional<::mlir::Location> loc, Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &inferred) {
+      return inferBroadcastTypes(loc, adaptor.getOperands(),
+          ::llvm::cast<::mlir::RankedTensorType>(adaptor.getLhs().getType())
+              .getElementType(), inferred);
+    }
+  }];
+}
+
+def DTC_AddOp : DTC_BinaryOp<"add", DTC_NumericTensor, "lhs + rhs">;
+def DTC_SubOp : DTC_BinaryOp<"sub", DTC_NumericTensor, "lhs - rhs">;
+def DTC_MulOp : DTC_BinaryOp<"mul", DTC_NumericTensor, "lhs * rhs">;
+def DTC_DivOp : DTC_BinaryOp<"div", DTC_NumericTensor,
+    "lhs / rhs (integers: truncated toward zero)">;
+def DTC_PowOp : DTC_BinaryOp<"pow", DTC_NumericTensor, "lhs ^ rhs">;
+def DTC_MaxOp : DTC_BinaryOp<"max", DTC_NumericTensor,
+    "max(lhs, rhs) (NaN if either is NaN)">;
+def DTC_MinOp : DTC_BinaryOp<"min", DTC_NumericTensor,
+    "min(lhs, rhs) (NaN if either is NaN)">;
+def DTC_AndOp : DTC_BinaryOp<"and", DTC_BoolTensor, "lhs and rhs">;
+def DTC_OrOp : DTC_BinaryOp<"or", DTC_BoolTensor, "lhs or rhs">;
+def DTC_XorOp : DTC_BinaryOp<"xor", DTC_BoolTensor, "lhs xor rhs">;
+
+def DTC_ComparisonPredicate : I32EnumAttr<"ComparisonPredicate",
+    "which comparison", [
+      I32EnumAttrCase<"EQ", 0, "eq">, I32EnumAttrCase<"NE", 1, "ne">,
+      I32EnumAttrCase<"LT", 2, "lt">, I32EnumAttrCase<"LE", 3, "le">,
+      I32EnumAttrCase<"GT", 4, "gt">, I32EnumAttrCase<"GE", 5, "ge">
+    ]> {
+  let cppNamespace = "::mlir::dtc";
+}
+
+def DTC_CompareOp : DTC_BroadcastingOp<"compare", [SameOperandsElementType]> {
+  let summary = "Elementwise comparison with broadcasting";
+  let description = [{
+    Compares `lhs` with `rhs` elementwise after numpy broadcasting and yields
+    `i1`. Comparisons with NaN are false, except `ne`, which is true.
+
+    ```mlir
+    %m = dtc.compare lt, %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins DTC_ComparisonPredicate:$predicate,
+                   DTC_Tensor:$lhs, DTC_Tensor:$rhs);
+  let results = (outs DTC_BoolTensor:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def DTC_SelectOp : DTC_BroadcastingOp<"select"> {
+  let summary = "Elementwise choice with broadcasting (where)";
+  let description = [{
+    `result = cond ? on_true : on_false` elementwise, the three operands
+    broadcast together as numpy does.
+
+    ```mlir
+    %y = dtc.select %mask, %x, %neg_inf
+        : (tensor<16x16xi1>, tensor<4x16x16xf32>, tensor<f32>) -> tensor<4x16x16xf32>
+    ```
+  }];
+  let arguments = (ins DTC_BoolTensor:$cond, DTC_Tensor:$on_true,
+                   DTC_Tensor:$on_false);
+  let results = (outs DTC_Tensor:$result);
+  let hasVerifier = 1;
+}
+
+def DTC_CastOp : DTC_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+  let summary = "Elementwise element-type conversion";
+  let description = [{
+    Converts each element to the result element type: float to float rounds to
+    nearest even; float to integer truncates toward zero (NaN and out-of-range
+    values are unspecified); integer to integer wraps; anything to `i1` is
+    `x != 0`.
+
+    ```mlir
+    %h = dtc.cast %x : tensor<4xf32> to tensor<4xbf16>
+    ```
+  }];
+  let arguments = (ins DTC_Tensor:$input);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions, reductions, normalizations
+//===----------------------------------------------------------------------===//
+
+def DTC_MatmulOp : DTC_Op<"matmul",
+    [Pure, InferTypeOpAdaptor, SameOperandsAndResultElementType]> {
+  let summary = "Batched matrix product with broadcasting batch dimensions";
+  let description = [{
+    Both operands have rank >= 2. The last two dimensions are the matrix
+    (transposed first when `transpose_lhs` / `transpose_rhs` is set); the
+    leading ones are batch dimensions, broadcast as numpy does. Products are
+    accumulated in f64 and rounded once to the element type.
+
+    ```mlir
+    %y = dtc.matmul %x, %w transpose_rhs
+        : (tensor<8x16x48xf32>, tensor<96x48xf32>) -> tensor<8x16x96xf32>
+    ```
+  }];
+  let arguments = (ins DTC_NumericTensor:$lhs, DTC_NumericTensor:$rhs,
+                   UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs DTC_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)? "
+      "(`transpose_rhs` $transpose_rhs^)? attr-dict `:` "
+      "functional-type(operands, results)";
+}
+
+class DTC_ReduceOp<string mnemonic, string math>
+    : DTC_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "Reduction by " # math # " over dimensions";
+  let description = [{
+    Reduces `input` by }] # math # [{ over the dimensions listed in `dims`
+    (non-negative, distinct, ascending). With `keep_dims` the reduced
+    dimensions stay with size 1, otherwise they are removed. Floating-point
+    sums accumulate in f64.
+
+    ```mlir
+    %s = dtc.}] # mnemonic # [{ %x dims = [1] keep_dims : tensor<4x8xf32> -> tensor<4x1xf32>
+    ```
+  }];
+  let arguments = (ins DTC_NumericTensor:$input, DenseI64ArrayAttr:$dims,
+                   UnitAttr:$keep_dims);
+  let results = (outs DTC_NumericTensor:$result);
+  let assemblyFormat = "$input `dims` `=` $dims (`keep_dims` $keep_dims^)? "
+                       "attr-dict `:` type($input) `->` type($result)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(::mlir::MLIRContext *,
+        std::optional<::mlir::Location> loc, Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &inferred) {
+      return inferReduceTypes(loc, adaptor.getInput(), adaptor.getDims(),
+                              adaptor.getKeepDims(), inferred);
+    }
+  }];
+}
+
+def DTC_ReduceSumOp : DTC_ReduceOp<"reduce_sum", "sum">;
+def DTC_ReduceMeanOp : DTC_ReduceOp<"reduce_mean", "mean">;
+def DTC_ReduceMaxOp : DTC_ReduceOp<"reduce_max", "maximum">;
+def DTC_ReduceMinOp : DTC_ReduceOp<"reduce_min", "minimum">;
+
+class DTC_SoftmaxLikeOp<string mnemonic, string math>
+    : DTC_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = math # " along one dimension";
+  let description = [{
+    Computes }] # math # [{ of `input` along `dim` (non-negative), in a
+    numerically stable way (the maximum is subtracted first).
+
+    ```mlir
+    %p = dtc.}] # mnemonic # [{ %x dim = 1 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins DTC_FloatTensor:$input, I64Attr:$dim);
+  let results = (outs DTC_FloatTensor:$result);
+  let assemblyFormat = "$input `dim` `=` $dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def DTC_SoftmaxOp : DTC_SoftmaxLikeOp<"softmax", "softmax">;
+def DTC_LogSoftmaxOp : DTC_SoftmaxLikeOp<"log_softmax", "log-softmax">;
+
+def DTC_LayerNormOp : DTC_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Layer normalization over the trailing dimensions";
+  let description = [{
+    Normalizes `input` over the dimensions `[dim, rank)`:
+    `result = (x - mean) * inv_std_dev * scale + bias`, with
+    `inv_std_dev = 1 / sqrt(var + epsilon)` (biased variance). `scale` and the
+    optional `bias` have the normalized shape `input.shape[dim:]`. `mean` and
+    `inv_std_dev` have the input's shape with the normalized dimensions set to
+    1 (they are what the backward pass saves).
+
+    ```mlir
+    %y, %mean, %rstd = dtc.layer_norm %x, %gamma, %beta dim = 2 epsilon = 1.0e-05
+        : (tensor<8x16x48xf32>, tensor<48xf32>, tensor<48xf32>)
+        -> (tensor<8x16x48xf32>, tensor<8x16x1xf32>, tensor<8x16x1xf32>)
+    ```
+  }];
+  let arguments = (ins DTC_FloatTensor:$input, DTC_FloatTensor:$scale,
+                   Optional<DTC_FloatTensor>:$bias, I64Attr:$dim,
+                   F64Attr:$epsilon);
+  let results = (outs DTC_FloatTensor:$result, DTC_FloatTensor:$mean,
+                 DTC_FloatTensor:$inv_std_dev);
+  let assemblyFormat = "$input `,` $scale (`,` $bias^)? `dim` `=` $dim "
+      "`epsilon` `=` $epsilon attr-dict `:` functional-type(operands, results)";
+}
+
+def DTC_RMSNormOp : DTC_Op<"rms_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "RMS normalization over the trailing dimensions";
+  let description = [{
+    `result = x / sqrt(mean(x^2 over [dim, rank)) + epsilon) * scale`, with
+    `scale` of the normalized shape `input.shape[dim:]`.
+
+    ```mlir
+    %y = dtc.rms_norm %x, %g dim = 2 epsilon = 1.0e-06
+        : (tensor<8x16x48xf32>, tensor<48xf32>) -> tensor<8x16x48xf32>
+    ```
+  }];
+  let arguments = (ins DTC_FloatTensor:$input, DTC_FloatTensor:$scale,
+                   I64Attr:$dim, F64Attr:$epsilon);
+  let results = (outs DTC_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $scale `dim` `=` $dim `epsilon` `=` "
+      "$epsilon attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def DTC_GatherOp : DTC_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gather slices along one dimension (embedding lookup)";
+  let description = [{
+    `result[i0.., j.., k..] = input[i0.., indices[j..], k..]`, where the
+    indices replace dimension `dim` of `input`. Negative indices count from
+    the end; an index out of range is a run-time error.
+
+    ```mlir
+    %h = dtc.gather %wte[%ids] dim = 0
+        : (tensor<96x48xf32>, tensor<8x16xi64>) -> tensor<8x16x48xf32>
+    ```
+  }];
+  let arguments = (ins DTC_Tensor:$input, DTC_IndexTensor:$indices,
+                   I64Attr:$dim);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$input `[` $indices `]` `dim` `=` $dim attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def DTC_ReshapeOp : DTC_Op<"reshape", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Reinterpret the shape, keeping row-major element order";
+  let description = [{
+    The result holds the same elements in the same row-major order; the
+    element counts must agree.
+
+    ```mlir
+    %y = dtc.reshape %x : tensor<8x16x48xf32> to tensor<128x48xf32>
+    ```
+  }];
+  let arguments = (ins DTC_Tensor:$input);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def DTC_TransposeOp : DTC_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Permute dimensions";
+  let description = [{
+    `result.shape[i] = input.shape[permutation[i]]` and
+    `result[..., j_i, ...] = input[..., j_{permutation^-1}, ...]`.
+
+    ```mlir
+    %y = dtc.transpose %x permutation = [0, 2, 1]
+        : tensor<8x16x48xf32> -> tensor<8x48x16xf32>
+    ```
+  }];
+  let arguments = (ins DTC_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$input `permutation` `=` $permutation attr-dict `:` "
+                       "type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def DTC_BroadcastOp : DTC_Op<"broadcast",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Broadcast to a larger shape (numpy rules, ONNX Expand)";
+  let description = [{
+    The input's dimensions align with the trailing dimensions of the result;
+    each is 1 (stretched) or equal to the result's.
+
+    ```mlir
+    %y = dtc.broadcast %b : tensor<48xf32> to tensor<8x16x48xf32>
+    ```
+  }];
+  let arguments = (ins DTC_Tensor:$input);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def DTC_ConcatOp : DTC_Op<"concat", [Pure, InferTypeOpAdaptor,
+    SameOperandsAndResultElementType]> {
+  let summary = "Concatenate along one dimension";
+  let description = [{
+    All operands have the same rank and agree on every dimension but `dim`.
+
+    ```mlir
+    %y = dtc.concat %a, %b dim = 1
+        : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<DTC_Tensor>:$inputs, I64Attr:$dim);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$inputs `dim` `=` $dim attr-dict `:` "
+                       "functional-type($inputs, results)";
+}
+
+def DTC_SliceOp : DTC_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Strided slice with static bounds";
+  let description = [{
+    `result[i0, i1, ...] = input[starts[0] + i0 * strides[0], ...]`, with
+    `result.shape = sizes`. Strides are non-zero and may be negative; every
+    index touched lies inside `input`.
+
+    ```mlir
+    %y = dtc.slice %x starts = [0, 2] sizes = [4, 3] strides = [1, 2]
+        : tensor<4x8xf32> -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins DTC_Tensor:$input, DenseI64ArrayAttr:$starts,
+                   DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$strides);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$input `starts` `=` $starts `sizes` `=` $sizes "
+      "`strides` `=` $strides attr-dict `:` type($input) `->` type($result)";
+}
+
+def DTC_SplitOp : DTC_Op<"split", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Split into consecutive pieces along one dimension";
+  let description = [{
+    Result `k` holds `sizes[k]` consecutive slices of `input` along `dim`;
+    the sizes add up to that dimension.
+
+    ```mlir
+    %q, %k, %v = dtc.split %qkv dim = 2 sizes = [48, 48, 48]
+        : tensor<8x16x144xf32> -> (tensor<8x16x48xf32>, tensor<8x16x48xf32>, tensor<8x16x48xf32>)
+    ```
+  }];
+  let arguments = (ins DTC_Tensor:$input, I64Attr:$dim,
+                   DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<DTC_Tensor>:$results);
+  let assemblyFormat = "$input `dim` `=` $dim `sizes` `=` $sizes attr-dict "
+                       "`:` type($input) `->` type($results)";
+}
+
+#endif // DTC_OPS_TD

@@ -1,0 +1,51 @@
+//===- Interpreter.h - the dtc reference executor ---------------*- C++ -*-===//
+//
+// The reference executor: runs a func.func of dtc ops on host tensors, one
+// op at a time, with each op's semantics given by exactly one reference kernel
+// (lib/Interpreter/*Kernels.cpp). It is the numerical oracle the rest of dtc
+// is checked against, so it favours plain loops over speed.
+//
+// Numerics: floating-point kernels compute in f64 and round every result to
+// its element type (so f32, bf16 and f16 results are those of a correctly
+// rounded f64 computation); sums, matmuls and norms accumulate in f64.
+// Integer kernels compute in i64 and wrap to the element width.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_INTERPRETER_INTERPRETER_H
+#define DTC_INTERPRETER_INTERPRETER_H
+
+#include "dtc/Runtime/Tensor.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <map>
+
+namespace mlir::dtc {
+
+/// Runs one op on host tensors. Emits an error on `op` and fails when the op
+/// has no reference kernel or its inputs are invalid at run time.
+LogicalResult evaluateOp(Operation *op, ArrayRef<const Tensor *> operands,
+                         SmallVectorImpl<Tensor> &results);
+
+/// Runs `func` on `arguments` (one per function argument, of its type) and
+/// returns its results. Tensors are freed as soon as their last user ran.
+FailureOr<SmallVector<Tensor>>
+interpretFunction(func::FuncOp func, ArrayRef<Tensor> arguments);
+
+/// The name a function argument is matched by: its `dtc.input` or
+/// `dtc.param` name, or `arg<N>`.
+std::string argumentName(func::FuncOp func, unsigned index);
+/// The name a result is written under: its `dtc.output` name or `result<N>`.
+std::string resultName(func::FuncOp func, unsigned index);
+
+/// Builds the argument list of `func` from tensors matched by name: each
+/// argument takes the provided tensor of its name, or, for a parameter, its
+/// `dtc.value`. Emits an error naming the argument when one is missing or
+/// its shape or element type differs from the argument's type.
+FailureOr<SmallVector<Tensor>>
+bindArguments(func::FuncOp func,
+              const std::map<std::string, Tensor> &provided);
+
+} // namespace mlir::dtc
+
+#endif // DTC_INTERPRETER_INTERPRETER_H

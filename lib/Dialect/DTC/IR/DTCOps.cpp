@@ -1,0 +1,403 @@
+//===- DTCOps.cpp - dtc op type inference, verifiers, folders -------------===//
+//
+// Result types are inferred wherever the operands and attributes determine
+// them, so the generic verifier rejects any disagreeing result type; the
+// checks here are the invariants type inference alone cannot state.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+#include "dtc/Dialect/DTC/IR/DTCOpsEnums.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<int64_t>>
+mlir::dtc::broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes) {
+  size_t rank = 0;
+  for (ArrayRef<int64_t> shape : shapes)
+    rank = std::max(rank, shape.size());
+  SmallVector<int64_t> result(rank, 1);
+  for (ArrayRef<int64_t> shape : shapes) {
+    size_t offset = rank - shape.size();
+    for (auto [i, dim] : llvm::enumerate(shape)) {
+      int64_t &out = result[offset + i];
+      if (dim == out || dim == 1)
+        continue;
+      if (out != 1)
+        return failure();
+      out = dim;
+    }
+  }
+  return result;
+}
+
+static ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+static Type elementTypeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+static LogicalResult inferBroadcastTypes(std::optional<Location> loc,
+                                    ValueRange operands, Type elementType,
+                                    SmallVectorImpl<Type> &inferred) {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value operand : operands)
+    shapes.push_back(shapeOf(operand));
+  FailureOr<SmallVector<int64_t>> shape = broadcastShapes(shapes);
+  if (failed(shape))
+    return emitOptionalError(loc, "operand shapes are not broadcastable");
+  inferred.push_back(RankedTensorType::get(*shape, elementType));
+  return success();
+}
+
+/// Checks `dim` against `rank` for ops whose dimension attribute must name an
+/// existing dimension.
+static LogicalResult checkDim(std::optional<Location> loc, int64_t dim,
+                              int64_t rank) {
+  if (dim < 0 || dim >= rank)
+    return emitOptionalError(loc, "dim ", dim, " is out of range for rank ",
+                             rank);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp, IotaOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location>,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &inferred) {
+  inferred.push_back(adaptor.getValue().getType());
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult IotaOp::verify() {
+  return checkDim(getLoc(), getDim(), getType().getRank());
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting elementwise ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  return inferBroadcastTypes(loc, {adaptor.getLhs(), adaptor.getRhs()},
+                        IntegerType::get(context, 1), inferred);
+}
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  return inferBroadcastTypes(loc, adaptor.getOperands(),
+                        elementTypeOf(adaptor.getOnTrue()), inferred);
+}
+
+LogicalResult SelectOp::verify() {
+  if (elementTypeOf(getOnTrue()) != elementTypeOf(getOnFalse()))
+    return emitOpError("on_true and on_false must have the same element type");
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> lhs = shapeOf(adaptor.getLhs());
+  ArrayRef<int64_t> rhs = shapeOf(adaptor.getRhs());
+  if (lhs.size() < 2 || rhs.size() < 2)
+    return emitOptionalError(loc, "operands must have rank >= 2");
+  int64_t m = lhs[lhs.size() - 2], kl = lhs.back();
+  if (adaptor.getTransposeLhs())
+    std::swap(m, kl);
+  int64_t kr = rhs[rhs.size() - 2], n = rhs.back();
+  if (adaptor.getTransposeRhs())
+    std::swap(kr, n);
+  if (kl != kr)
+    return emitOptionalError(loc, "contracting dimensions differ (", kl,
+                             " vs ", kr, ")");
+  FailureOr<SmallVector<int64_t>> batch =
+      broadcastShapes({lhs.drop_back(2), rhs.drop_back(2)});
+  if (failed(batch))
+    return emitOptionalError(loc, "batch dimensions are not broadcastable");
+  batch->append({m, n});
+  inferred.push_back(
+      RankedTensorType::get(*batch, elementTypeOf(adaptor.getLhs())));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferReduceTypes(std::optional<Location> loc, Value input,
+                                 ArrayRef<int64_t> dims, bool keepDims,
+                                 SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> shape = shapeOf(input);
+  for (auto [i, dim] : llvm::enumerate(dims)) {
+    if (failed(checkDim(loc, dim, shape.size())))
+      return failure();
+    if (i > 0 && dims[i - 1] >= dim)
+      return emitOptionalError(loc, "dims must be strictly ascending");
+  }
+  SmallVector<int64_t> result;
+  for (auto [i, size] : llvm::enumerate(shape)) {
+    if (!llvm::is_contained(dims, static_cast<int64_t>(i)))
+      result.push_back(size);
+    else if (keepDims)
+      result.push_back(1);
+  }
+  inferred.push_back(RankedTensorType::get(result, elementTypeOf(input)));
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return checkDim(getLoc(), getDim(), getType().getRank());
+}
+
+LogicalResult LogSoftmaxOp::verify() {
+  return checkDim(getLoc(), getDim(), getType().getRank());
+}
+
+/// Checks that `scale` (and `bias`) have the normalized shape of a norm over
+/// `[dim, rank)` of `input`.
+static LogicalResult checkNormOperands(std::optional<Location> loc,
+                                       Value input, Value scale, Value bias,
+                                       int64_t dim) {
+  ArrayRef<int64_t> shape = shapeOf(input);
+  if (failed(checkDim(loc, dim, shape.size())))
+    return failure();
+  for (Value operand : {scale, bias}) {
+    if (operand && shapeOf(operand) != shape.drop_front(dim))
+      return emitOptionalError(
+          loc, "scale and bias must have the normalized shape input.shape[",
+          dim, ":]");
+    if (operand && elementTypeOf(operand) != elementTypeOf(input))
+      return emitOptionalError(
+          loc, "scale and bias must have the input's element type");
+  }
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  Value input = adaptor.getInput();
+  int64_t dim = adaptor.getDim();
+  if (failed(checkNormOperands(loc, input, adaptor.getScale(),
+                               adaptor.getBias(), dim)))
+    return failure();
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> statShape(type.getShape().take_front(dim));
+  statShape.resize(type.getRank(), 1);
+  auto statType = RankedTensorType::get(statShape, type.getElementType());
+  inferred.append({type, statType, statType});
+  return success();
+}
+
+LogicalResult RMSNormOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  if (failed(checkNormOperands(loc, adaptor.getInput(), adaptor.getScale(),
+                               Value(), adaptor.getDim())))
+    return failure();
+  inferred.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> shape = shapeOf(adaptor.getInput());
+  int64_t dim = adaptor.getDim();
+  if (failed(checkDim(loc, dim, shape.size())))
+    return failure();
+  SmallVector<int64_t> result(shape.take_front(dim));
+  llvm::append_range(result, shapeOf(adaptor.getIndices()));
+  llvm::append_range(result, shape.drop_front(dim + 1));
+  inferred.push_back(
+      RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  if (getInput().getType().getNumElements() != getType().getNumElements())
+    return emitOpError("input has ")
+           << getInput().getType().getNumElements()
+           << " elements but the result type has " << getType().getNumElements();
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto dense = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput()))
+    return dense.reshape(getType());
+  return {};
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> shape = shapeOf(adaptor.getInput());
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  if (perm.size() != shape.size())
+    return emitOptionalError(loc, "permutation has ", perm.size(),
+                             " entries for an input of rank ", shape.size());
+  SmallVector<bool> seen(shape.size(), false);
+  SmallVector<int64_t> result;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(shape.size()) || seen[p])
+      return emitOptionalError(loc, "permutation is not a permutation of [0, ",
+                               shape.size(), ")");
+    seen[p] = true;
+    result.push_back(shape[p]);
+  }
+  inferred.push_back(
+      RankedTensorType::get(result, elementTypeOf(adaptor.getInput())));
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  for (auto [i, p] : llvm::enumerate(getPermutation()))
+    if (static_cast<int64_t>(i) != p)
+      return {};
+  return getInput();
+}
+
+LogicalResult BroadcastOp::verify() {
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  ArrayRef<int64_t> out = getType().getShape();
+  if (in.size() > out.size())
+    return emitOpError("result rank must be at least the input rank");
+  ArrayRef<int64_t> aligned = out.take_back(in.size());
+  for (auto [i, dim] : llvm::enumerate(in))
+    if (dim != 1 && dim != aligned[i])
+      return emitOpError("input dimension ")
+             << i << " (" << dim << ") cannot broadcast to " << aligned[i];
+  return success();
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto splat = dyn_cast_if_present<SplatElementsAttr>(adaptor.getInput()))
+    return SplatElementsAttr::get(getType(), splat.getSplatValue<Attribute>());
+  return {};
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return emitOptionalError(loc, "needs at least one operand");
+  SmallVector<int64_t> result(shapeOf(inputs.front()));
+  int64_t dim = adaptor.getDim();
+  if (failed(checkDim(loc, dim, result.size())))
+    return failure();
+  for (Value input : inputs.drop_front()) {
+    ArrayRef<int64_t> shape = shapeOf(input);
+    if (shape.size() != result.size())
+      return emitOptionalError(loc, "operands must have the same rank");
+    for (auto [i, size] : llvm::enumerate(shape))
+      if (static_cast<int64_t>(i) != dim && size != result[i])
+        return emitOptionalError(loc, "operands differ in dimension ", i,
+                                 ", which is not the concatenated one");
+    result[dim] += shape[dim];
+  }
+  inferred.push_back(RankedTensorType::get(result, elementTypeOf(inputs[0])));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> shape = shapeOf(adaptor.getInput());
+  ArrayRef<int64_t> starts = adaptor.getStarts(), sizes = adaptor.getSizes(),
+                    strides = adaptor.getStrides();
+  if (starts.size() != shape.size() || sizes.size() != shape.size() ||
+      strides.size() != shape.size())
+    return emitOptionalError(loc, "starts, sizes and strides need one entry "
+                                  "per input dimension");
+  for (auto [i, dim] : llvm::enumerate(shape)) {
+    if (strides[i] == 0)
+      return emitOptionalError(loc, "stride of dimension ", i, " is zero");
+    if (sizes[i] < 0)
+      return emitOptionalError(loc, "size of dimension ", i, " is negative");
+    int64_t last = starts[i] + (sizes[i] - 1) * strides[i];
+    if (sizes[i] > 0 && (starts[i] < 0 || starts[i] >= dim || last < 0 ||
+                         last >= dim))
+      return emitOptionalError(loc, "dimension ", i,
+                               " reads outside the input");
+  }
+  inferred.push_back(
+      RankedTensorType::get(sizes, elementTypeOf(adaptor.getInput())));
+  return success();
+}
+
+LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t dim = adaptor.getDim();
+  if (failed(checkDim(loc, dim, type.getRank())))
+    return failure();
+  int64_t total = 0;
+  for (int64_t size : adaptor.getSizes()) {
+    if (size < 0)
+      return emitOptionalError(loc, "sizes must be non-negative");
+    total += size;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] = size;
+    inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  }
+  if (total != type.getDimSize(dim))
+    return emitOptionalError(loc, "sizes add up to ", total,
+                             " but dimension ", dim, " has ",
+                             type.getDimSize(dim));
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dtc/Dialect/DTC/IR/DTCOps.cpp.inc"

@@ -1,0 +1,141 @@
+//===- DataMovementKernels.cpp - reference kernels: data movement ---------===//
+//
+// Gather, reshape, transpose, broadcast, concat, slice, split: each output
+// element is copied from exactly one input element.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+/// result[i] = input[offsets[i]] for every element of `result`.
+void copyFrom(const Tensor &input, const std::vector<int64_t> &offsets,
+              Tensor &result) {
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    if (result.isFloat())
+      result.floats()[i] = input.floats()[offsets[i]];
+    else
+      result.ints()[i] = input.ints()[offsets[i]];
+  }
+}
+
+/// Offsets of the elements of a strided window of `input`: output element
+/// (i0, i1, ...) reads input (base[0] + i0 * step[0], ...).
+std::vector<int64_t> windowOffsets(const Shape &inputShape,
+                                   const Shape &outShape,
+                                   ArrayRef<int64_t> base,
+                                   ArrayRef<int64_t> step) {
+  Shape strides = stridesOf(inputShape);
+  int64_t origin = 0;
+  Shape delta(outShape.size());
+  for (size_t d = 0; d < outShape.size(); ++d) {
+    origin += base[d] * strides[d];
+    delta[d] = step[d] * strides[d];
+  }
+  return stridedOffsets(outShape, origin, delta);
+}
+
+LogicalResult gather(GatherOp op, Operands in, Results &out) {
+  const Tensor &input = *in[0], &indices = *in[1];
+  Tensor result = makeTensor(op.getResult());
+  DimSplit split = splitAt(input.shape(), op.getDim());
+  int64_t count = indices.numElements();
+  std::vector<int64_t> offsets;
+  offsets.reserve(result.numElements());
+  for (int64_t o = 0; o < split.outer; ++o) {
+    for (int64_t j = 0; j < count; ++j) {
+      int64_t index = indices.ints()[j];
+      if (index < -split.size || index >= split.size)
+        return op.emitError("index ")
+               << index << " is out of range for dimension of size "
+               << split.size;
+      if (index < 0)
+        index += split.size;
+      for (int64_t k = 0; k < split.inner; ++k)
+        offsets.push_back((o * split.size + index) * split.inner + k);
+    }
+  }
+  copyFrom(input, offsets, result);
+  out.push_back(std::move(result));
+  return success();
+}
+
+LogicalResult transpose(TransposeOp op, Operands in, Results &out) {
+  const Tensor &input = *in[0];
+  Tensor result = makeTensor(op.getResult());
+  // Walking the output in order moves along input dimension perm[d].
+  Shape inStrides = stridesOf(input.shape());
+  Shape step(result.rank());
+  for (int64_t d = 0; d < result.rank(); ++d)
+    step[d] = inStrides[op.getPermutation()[d]];
+  std::vector<int64_t> offsets = stridedOffsets(result.shape(), 0, step);
+  copyFrom(input, offsets, result);
+  out.push_back(std::move(result));
+  return success();
+}
+
+} // namespace
+
+void mlir::dtc::addDataMovementKernels(KernelTable &table) {
+  table.add<GatherOp>(gather);
+  table.add<TransposeOp>(transpose);
+  table.add<ReshapeOp>([](ReshapeOp op, Operands in, Results &out) -> LogicalResult {
+    out.push_back(in[0]->reshaped(makeTensor(op.getResult()).shape()));
+    return success();
+  });
+  table.add<BroadcastOp>([](BroadcastOp op, Operands in, Results &out) -> LogicalResult {
+    Tensor result = makeTensor(op.getResult());
+    copyFrom(*in[0], broadcastOffsets(in[0]->shape(), result.shape()), result);
+    out.push_back(std::move(result));
+    return success();
+  });
+  table.add<SliceOp>([](SliceOp op, Operands in, Results &out) -> LogicalResult {
+    Tensor result = makeTensor(op.getResult());
+    copyFrom(*in[0],
+             windowOffsets(in[0]->shape(), result.shape(), op.getStarts(),
+                           op.getStrides()),
+             result);
+    out.push_back(std::move(result));
+    return success();
+  });
+  table.add<SplitOp>([](SplitOp op, Operands in, Results &out) -> LogicalResult {
+    int64_t dim = op.getDim(), start = 0;
+    for (Value value : op.getResults()) {
+      Tensor result = makeTensor(value);
+      Shape base(result.rank(), 0), step(result.rank(), 1);
+      base[dim] = start;
+      start += result.shape()[dim];
+      copyFrom(*in[0], windowOffsets(in[0]->shape(), result.shape(), base, step),
+               result);
+      out.push_back(std::move(result));
+    }
+    return success();
+  });
+  table.add<ConcatOp>([](ConcatOp op, Operands in, Results &out) -> LogicalResult {
+    Tensor result = makeTensor(op.getResult());
+    DimSplit outSplit = splitAt(result.shape(), op.getDim());
+    int64_t position = 0; // along dim, where the current operand starts
+    for (const Tensor *input : in) {
+      DimSplit split = splitAt(input->shape(), op.getDim());
+      for (int64_t o = 0; o < split.outer; ++o) {
+        for (int64_t j = 0; j < split.size * split.inner; ++j) {
+          int64_t from = o * split.size * split.inner + j;
+          int64_t to = (o * outSplit.size + position) * outSplit.inner + j;
+          if (result.isFloat())
+            result.floats()[to] = input->floats()[from];
+          else
+            result.ints()[to] = input->ints()[from];
+        }
+      }
+      position += split.size;
+    }
+    out.push_back(std::move(result));
+    return success();
+  });
+}

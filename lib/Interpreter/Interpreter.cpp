@@ -1,0 +1,173 @@
+//===- Interpreter.cpp - the dtc reference executor -----------------------===//
+
+#include "dtc/Interpreter/Interpreter.h"
+#include "Kernels.h"
+
+#include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Interpreter/TensorAttr.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <memory>
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+Tensor mlir::dtc::makeTensor(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return Tensor(*dtypeOf(type.getElementType()), Shape(type.getShape()));
+}
+
+std::vector<int64_t> mlir::dtc::stridedOffsets(const Shape &out,
+                                               int64_t origin,
+                                               const Shape &step) {
+  std::vector<int64_t> offsets(numElementsOf(out));
+  Shape index(out.size(), 0);
+  int64_t offset = origin;
+  for (int64_t &slot : offsets) {
+    slot = offset;
+    for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0; --d) {
+      offset += step[d];
+      if (++index[d] < out[d])
+        break;
+      offset -= step[d] * out[d];
+      index[d] = 0;
+    }
+  }
+  return offsets;
+}
+
+std::vector<int64_t> mlir::dtc::broadcastOffsets(const Shape &operand,
+                                                 const Shape &out) {
+  // Step 0 along broadcast dimensions, row-major strides elsewhere.
+  size_t lead = out.size() - operand.size();
+  Shape step(out.size(), 0);
+  Shape operandStrides = stridesOf(operand);
+  for (size_t i = 0; i < operand.size(); ++i)
+    if (operand[i] != 1)
+      step[lead + i] = operandStrides[i];
+  return stridedOffsets(out, 0, step);
+}
+
+DimSplit mlir::dtc::splitAt(const Shape &shape, int64_t dim) {
+  DimSplit split{1, shape[dim], 1};
+  for (int64_t i = 0; i < dim; ++i)
+    split.outer *= shape[i];
+  for (size_t i = dim + 1; i < shape.size(); ++i)
+    split.inner *= shape[i];
+  return split;
+}
+
+static const KernelTable &kernelTable() {
+  static const KernelTable table = [] {
+    KernelTable t;
+    addElementwiseKernels(t);
+    addReductionKernels(t);
+    addDataMovementKernels(t);
+    return t;
+  }();
+  return table;
+}
+
+LogicalResult mlir::dtc::evaluateOp(Operation *op, ArrayRef<const Tensor *> operands,
+                                    SmallVectorImpl<Tensor> &results) {
+  const Kernel *kernel = kernelTable().lookup(op);
+  if (!kernel)
+    return op->emitError("the reference executor has no kernel for '")
+           << op->getName() << "'";
+  results.clear();
+  if (failed((*kernel)(op, operands, results)))
+    return failure();
+  for (Tensor &result : results)
+    result.roundToElementType();
+  return success();
+}
+
+FailureOr<SmallVector<Tensor>>
+mlir::dtc::interpretFunction(func::FuncOp func, ArrayRef<Tensor> arguments) {
+  Block &body = func.getBody().front();
+  // Values stay alive until their last user has run.
+  llvm::DenseMap<Value, std::shared_ptr<const Tensor>> values;
+  llvm::DenseMap<Value, unsigned> pendingUses;
+  auto define = [&](Value value, Tensor tensor) {
+    unsigned uses = std::distance(value.use_begin(), value.use_end());
+    if (uses == 0)
+      return;
+    pendingUses[value] = uses;
+    values[value] = std::make_shared<const Tensor>(std::move(tensor));
+  };
+  for (auto [arg, tensor] : llvm::zip(body.getArguments(), arguments))
+    define(arg, tensor);
+
+  for (Operation &op : body) {
+    SmallVector<std::shared_ptr<const Tensor>> held;
+    SmallVector<const Tensor *> operands;
+    for (Value operand : op.getOperands()) {
+      held.push_back(values.lookup(operand));
+      operands.push_back(held.back().get());
+      if (--pendingUses[operand] == 0)
+        values.erase(operand);
+    }
+    if (isa<func::ReturnOp>(op)) {
+      SmallVector<Tensor> results;
+      for (const Tensor *operand : operands)
+        results.push_back(*operand);
+      return results;
+    }
+    SmallVector<Tensor> results;
+    if (failed(evaluateOp(&op, operands, results)))
+      return failure();
+    for (auto [value, tensor] : llvm::zip(op.getResults(), results))
+      define(value, std::move(tensor));
+  }
+  return func.emitError("function body has no return");
+}
+
+static std::string nameAttr(DictionaryAttr attrs, ArrayRef<StringRef> keys,
+                            const std::string &fallback) {
+  for (StringRef key : keys)
+    if (auto name = attrs ? attrs.getAs<StringAttr>(key) : StringAttr())
+      return name.str();
+  return fallback;
+}
+
+std::string mlir::dtc::argumentName(func::FuncOp func, unsigned index) {
+  return nameAttr(func.getArgAttrDict(index), {kInputAttrName, kParamAttrName},
+                  "arg" + std::to_string(index));
+}
+
+std::string mlir::dtc::resultName(func::FuncOp func, unsigned index) {
+  return nameAttr(func.getResultAttrDict(index), {kOutputAttrName},
+                  "result" + std::to_string(index));
+}
+
+FailureOr<SmallVector<Tensor>>
+mlir::dtc::bindArguments(func::FuncOp func,
+                         const std::map<std::string, Tensor> &provided) {
+  SmallVector<Tensor> arguments;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    std::string name = argumentName(func, i);
+    auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+    auto it = provided.find(name);
+    Tensor tensor;
+    if (it != provided.end()) {
+      tensor = it->second;
+    } else if (auto value = func.getArgAttrOfType<ElementsAttr>(
+                   i, kValueAttrName)) {
+      FailureOr<Tensor> decoded = tensorFromAttr(value);
+      if (failed(decoded))
+        return func.emitError("cannot decode the value of parameter '")
+               << name << "'";
+      tensor = std::move(*decoded);
+    } else {
+      return func.emitError("no tensor given for input '") << name << "'";
+    }
+    if (tensor.shape() != Shape(type.getShape()) ||
+        tensor.dtype() != *dtypeOf(type.getElementType()))
+      return func.emitError("input '")
+             << name << "' has type "
+             << describe(tensor.shape(), tensor.dtype())
+             << " but the function expects " << type;
+    arguments.push_back(std::move(tensor));
+  }
+  return arguments;
+}

@@ -1,0 +1,71 @@
+//===- Kernels.h - the reference kernel table -------------------*- C++ -*-===//
+//
+// Internal to the interpreter: the table from op to reference kernel, which
+// each *Kernels.cpp file fills for one family of ops, and the index helpers
+// the kernels share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_LIB_INTERPRETER_KERNELS_H
+#define DTC_LIB_INTERPRETER_KERNELS_H
+
+#include "dtc/Runtime/Tensor.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/TypeID.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+
+namespace mlir::dtc {
+
+using Operands = ArrayRef<const Tensor *>;
+using Results = SmallVectorImpl<Tensor>;
+using Kernel = std::function<LogicalResult(Operation *, Operands, Results &)>;
+
+class KernelTable {
+public:
+  /// Registers `fn(OpTy, Operands, Results&) -> LogicalResult` for OpTy.
+  template <typename OpTy, typename Fn>
+  void add(Fn fn) {
+    kernels[TypeID::get<OpTy>()] = [fn](Operation *op, Operands in,
+                                        Results &out) {
+      return fn(cast<OpTy>(op), in, out);
+    };
+  }
+  const Kernel *lookup(Operation *op) const {
+    auto it = kernels.find(op->getName().getTypeID());
+    return it == kernels.end() ? nullptr : &it->second;
+  }
+
+private:
+  llvm::DenseMap<TypeID, Kernel> kernels;
+};
+
+void addElementwiseKernels(KernelTable &table);
+void addReductionKernels(KernelTable &table);
+void addDataMovementKernels(KernelTable &table);
+
+/// A zero-filled tensor of the type of `value`.
+Tensor makeTensor(Value value);
+
+/// The offsets visited when walking a tensor of shape `out` in row-major
+/// order, starting at `origin`, where a step along dimension d moves by
+/// `step[d]`: the one index loop behind broadcasts, slices and transposes.
+std::vector<int64_t> stridedOffsets(const Shape &out, int64_t origin,
+                                    const Shape &step);
+
+/// For each element of a tensor of shape `out`, the row-major offset of the
+/// element of a tensor of shape `operand` that numpy broadcasting reads.
+std::vector<int64_t> broadcastOffsets(const Shape &operand,
+                                      const Shape &out);
+
+/// The extent of `shape` before, at and after dimension `dim`:
+/// {prod(shape[:dim]), shape[dim], prod(shape[dim+1:])}.
+struct DimSplit {
+  int64_t outer, size, inner;
+};
+DimSplit splitAt(const Shape &shape, int64_t dim);
+
+} // namespace mlir::dtc
+
+#endif // DTC_LIB_INTERPRETER_KERNELS_H

@@ -1,0 +1,202 @@
+//===- TensorProto.cpp - ONNX TensorProto decoding ------------------------===//
+
+#include "dtc/Runtime/TensorIO.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace mlir::dtc {
+
+std::optional<DType> dtypeFromOnnx(int32_t onnxDataType) {
+  switch (onnxDataType) {
+  case onnx::TensorProto::FLOAT: return DType::F32;
+  case onnx::TensorProto::DOUBLE: return DType::F64;
+  case onnx::TensorProto::BFLOAT16: return DType::BF16;
+  case onnx::TensorProto::FLOAT16: return DType::F16;
+  case onnx::TensorProto::INT64: return DType::I64;
+  case onnx::TensorProto::INT32: return DType::I32;
+  case onnx::TensorProto::INT16: return DType::I16;
+  case onnx::TensorProto::INT8: return DType::I8;
+  case onnx::TensorProto::UINT8: return DType::U8;
+  case onnx::TensorProto::BOOL: return DType::Bool;
+  default: return std::nullopt;
+  }
+}
+
+/// Reads the bytes of an external-data tensor.
+static bool readExternal(const onnx::TensorProto &proto,
+                         const std::string &baseDir, std::string &bytes,
+                         std::string &error) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &entry : proto.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offset = std::strtoll(entry.value().c_str(), nullptr, 10);
+    else if (entry.key() == "length")
+      length = std::strtoll(entry.value().c_str(), nullptr, 10);
+  }
+  std::string path = (std::filesystem::path(baseDir) / location).string();
+  std::ifstream in(path, std::ios::binary);
+  if (location.empty() || !in) {
+    error = "tensor '" + proto.name() + "': cannot open external data file '" +
+            path + "'";
+    return false;
+  }
+  in.seekg(0, std::ios::end);
+  int64_t size = in.tellg();
+  if (length < 0)
+    length = size - offset;
+  if (offset < 0 || offset + length > size) {
+    error = "tensor '" + proto.name() + "': external data range runs past "
+            "the end of '" + path + "'";
+    return false;
+  }
+  bytes.resize(length);
+  in.seekg(offset);
+  in.read(bytes.data(), length);
+  return static_cast<bool>(in);
+}
+
+std::optional<Tensor> tensorFromProto(const onnx::TensorProto &proto,
+                                      const std::string &baseDir,
+                                      std::string &error) {
+  std::optional<DType> dtype = dtypeFromOnnx(proto.data_type());
+  std::string name = "tensor '" + proto.name() + "'";
+  if (!dtype) {
+    error = name + ": unsupported element type " +
+            onnx::TensorProto::DataType_Name(
+                static_cast<onnx::TensorProto::DataType>(proto.data_type()));
+    return std::nullopt;
+  }
+  Shape shape;
+  for (int64_t dim : proto.dims()) {
+    if (dim < 0 || dim > (int64_t(1) << 40)) {
+      error = name + ": invalid dimension " + std::to_string(dim);
+      return std::nullopt;
+    }
+    shape.push_back(dim);
+  }
+  int64_t count = numElementsOf(shape);
+  auto wrongCount = [&](int64_t found) {
+    error = name + ": holds " + std::to_string(found) + " values but shape " +
+            describe(shape, *dtype) + " needs " + std::to_string(count);
+    return std::nullopt;
+  };
+
+  std::string external;
+  const std::string *raw = proto.has_raw_data() ? &proto.raw_data() : nullptr;
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (!readExternal(proto, baseDir, external, error))
+      return std::nullopt;
+    raw = &external;
+  }
+  if (raw) {
+    if (static_cast<int64_t>(raw->size()) !=
+        count * static_cast<int64_t>(dtypeSize(*dtype)))
+      return wrongCount(raw->size() / dtypeSize(*dtype));
+    return Tensor::fromBytes(*dtype, shape, raw->data());
+  }
+
+  Tensor tensor(*dtype, shape);
+  switch (*dtype) {
+  case DType::F32:
+    if (proto.float_data_size() != count)
+      return wrongCount(proto.float_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      tensor.floats()[i] = proto.float_data(i);
+    break;
+  case DType::F64:
+    if (proto.double_data_size() != count)
+      return wrongCount(proto.double_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      tensor.floats()[i] = proto.double_data(i);
+    break;
+  case DType::I64:
+    if (proto.int64_data_size() != count)
+      return wrongCount(proto.int64_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      tensor.ints()[i] = proto.int64_data(i);
+    break;
+  case DType::F16:
+  case DType::BF16: {
+    // int32_data holds the 16-bit patterns.
+    if (proto.int32_data_size() != count)
+      return wrongCount(proto.int32_data_size());
+    std::vector<char> bytes(2 * count);
+    for (int64_t i = 0; i < count; ++i) {
+      uint16_t bits = static_cast<uint16_t>(proto.int32_data(i));
+      std::memcpy(bytes.data() + 2 * i, &bits, 2);
+    }
+    return Tensor::fromBytes(*dtype, shape, bytes.data());
+  }
+  default:
+    if (proto.int32_data_size() != count)
+      return wrongCount(proto.int32_data_size());
+    for (int64_t i = 0; i < count; ++i)
+      tensor.ints()[i] = proto.int32_data(i);
+    tensor.roundToElementType();
+    break;
+  }
+  return tensor;
+}
+
+std::optional<Tensor> readTensorProtoFile(const std::string &path,
+                                          std::string &name,
+                                          std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  onnx::TensorProto proto;
+  if (!in) {
+    error = path + ": cannot open";
+    return std::nullopt;
+  }
+  if (!proto.ParseFromIstream(&in)) {
+    error = path + ": not a valid ONNX TensorProto (truncated or corrupt)";
+    return std::nullopt;
+  }
+  name = proto.name();
+  std::optional<Tensor> tensor = tensorFromProto(
+      proto, std::filesystem::path(path).parent_path().string(), error);
+  if (!tensor)
+    error = path + ": " + error;
+  return tensor;
+}
+
+bool readTensorDir(const std::string &dir, std::map<std::string, Tensor> &out,
+                   std::string &error) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) {
+    error = dir + ": cannot read directory: " + ec.message();
+    return false;
+  }
+  for (const auto &entry : it) {
+    std::filesystem::path path = entry.path();
+    std::string name = path.stem().string();
+    std::optional<Tensor> tensor;
+    if (path.extension() == ".npy") {
+      tensor = readNpy(path.string(), error);
+    } else if (path.extension() == ".pb") {
+      std::string protoName;
+      tensor = readTensorProtoFile(path.string(), protoName, error);
+      if (!protoName.empty())
+        name = protoName;
+    } else {
+      continue;
+    }
+    if (!tensor)
+      return false;
+    if (out.count(name)) {
+      error = dir + ": two files hold a tensor named '" + name + "'";
+      return false;
+    }
+    out.emplace(name, std::move(*tensor));
+  }
+  return true;
+}
+
+} // namespace mlir::dtc

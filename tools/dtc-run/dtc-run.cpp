@@ -1,0 +1,135 @@
+//===- dtc-run.cpp - run a dtc module on the reference executor -----------===//
+//
+//   dtc-run MODULE.mlir --inputs DIR [--outputs DIR] [--function NAME]
+//
+// Reads the function's inputs from DIR (.npy files named after the input, or
+// ONNX TensorProto .pb files whose name field names it; files matching no
+// argument are ignored), takes parameters from the module unless DIR
+// overrides them, runs the function and writes each result as
+// OUTDIR/<output name>.npy. Prints a one-line summary of each output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Interpreter/Interpreter.h"
+#include "dtc/Runtime/TensorIO.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+static llvm::cl::opt<std::string> modulePath(llvm::cl::Positional,
+                                             llvm::cl::desc("<module.mlir>"),
+                                             llvm::cl::Required);
+static llvm::cl::opt<std::string>
+    inputsDir("inputs", llvm::cl::desc("Directory of input tensors (.npy or "
+                                       "ONNX TensorProto .pb), matched to "
+                                       "function arguments by name"));
+static llvm::cl::opt<std::string>
+    outputsDir("outputs", llvm::cl::desc("Directory to write each result to, "
+                                         "as <output name>.npy"));
+static llvm::cl::opt<std::string>
+    functionName("function", llvm::cl::desc("Function to run (default: the "
+                                            "module's only public function)"));
+
+static func::FuncOp findFunction(ModuleOp module) {
+  if (!functionName.empty()) {
+    auto func = module.lookupSymbol<func::FuncOp>(functionName);
+    if (!func)
+      module.emitError("no function named '") << functionName << "'";
+    return func;
+  }
+  func::FuncOp found;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.isExternal())
+      continue;
+    if (found) {
+      module.emitError("the module has several public functions; choose one "
+                       "with --function");
+      return {};
+    }
+    found = func;
+  }
+  if (!found)
+    module.emitError("the module has no public function to run");
+  return found;
+}
+
+/// "shape [2, 3] f32: 0.1 0.2 0.3 ..." for the console.
+static void printSummary(llvm::raw_ostream &os, const std::string &name,
+                         const Tensor &tensor) {
+  os << name << ": " << describe(tensor.shape(), tensor.dtype()) << " =";
+  int64_t shown = std::min<int64_t>(tensor.numElements(), 8);
+  for (int64_t i = 0; i < shown; ++i)
+    os << " " << tensor.at(i);
+  if (shown < tensor.numElements())
+    os << " ...";
+  os << "\n";
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "dtc reference executor: runs a dtc function on the CPU\n\n"
+      "  dtc-run MODULE.mlir --inputs DIR [--outputs DIR] [--function NAME]\n");
+
+  MLIRContext context;
+  context.loadDialect<mlir::dtc::DTCDialect, func::FuncDialect>();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string error;
+  auto file = openInputFile(modulePath, &error);
+  if (!file) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  func::FuncOp func = findFunction(*module);
+  if (!func)
+    return 1;
+
+  std::map<std::string, Tensor> provided;
+  if (!inputsDir.empty() && !readTensorDir(inputsDir, provided, error)) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  FailureOr<SmallVector<Tensor>> arguments =
+      bindArguments(func, provided);
+  if (failed(arguments))
+    return 1;
+  FailureOr<SmallVector<Tensor>> results =
+      interpretFunction(func, *arguments);
+  if (failed(results))
+    return 1;
+
+  if (!outputsDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputsDir)) {
+      llvm::errs() << "error: cannot create '" << outputsDir
+                   << "': " << ec.message() << "\n";
+      return 1;
+    }
+  }
+  for (auto [i, result] : llvm::enumerate(*results)) {
+    std::string name = resultName(func, i);
+    printSummary(llvm::outs(), name, result);
+    if (!outputsDir.empty() &&
+        !writeNpy(outputsDir + "/" + name + ".npy", result, error)) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
