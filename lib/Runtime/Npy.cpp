@@ -100,7 +100,14 @@ std::optional<Tensor> readNpy(const std::string &path, std::string &error) {
     if (shape.back() < 0)
       return fail("negative dimension");
   }
-  size_t expected = numElementsOf(shape) * dtypeSize(match->dtype);
+  // Compare the header's element count with the data before allocating.
+  size_t dataBytes = bytes.size() - dataStart, expected = dtypeSize(match->dtype);
+  for (int64_t dim : shape) {
+    if (dim > 0 && expected > dataBytes / dim + 1)
+      return fail("shape " + describe(shape, match->dtype) +
+                  " needs more data than the file holds");
+    expected *= dim;
+  }
   if (bytes.size() - dataStart != expected)
     return fail("expected " + std::to_string(expected) +
                 " data bytes for shape " + describe(shape, match->dtype) +

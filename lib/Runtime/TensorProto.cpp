@@ -73,15 +73,20 @@ std::optional<Tensor> tensorFromProto(const onnx::TensorProto &proto,
                 static_cast<onnx::TensorProto::DataType>(proto.data_type()));
     return std::nullopt;
   }
+  // Element counts are checked against the data before anything is
+  // allocated, so a corrupt file cannot ask for absurd amounts of memory.
+  constexpr int64_t kMaxElements = int64_t(1) << 40;
   Shape shape;
+  int64_t count = 1;
   for (int64_t dim : proto.dims()) {
-    if (dim < 0 || dim > (int64_t(1) << 40)) {
+    if (dim < 0 || dim > kMaxElements ||
+        (dim > 0 && count > kMaxElements / dim)) {
       error = name + ": invalid dimension " + std::to_string(dim);
       return std::nullopt;
     }
+    count *= dim;
     shape.push_back(dim);
   }
-  int64_t count = numElementsOf(shape);
   auto wrongCount = [&](int64_t found) {
     error = name + ": holds " + std::to_string(found) + " values but shape " +
             describe(shape, *dtype) + " needs " + std::to_string(count);
@@ -102,31 +107,29 @@ std::optional<Tensor> tensorFromProto(const onnx::TensorProto &proto,
     return Tensor::fromBytes(*dtype, shape, raw->data());
   }
 
+  int64_t stored = *dtype == DType::F32   ? proto.float_data_size()
+                   : *dtype == DType::F64 ? proto.double_data_size()
+                   : *dtype == DType::I64 ? proto.int64_data_size()
+                                          : proto.int32_data_size();
+  if (stored != count)
+    return wrongCount(stored);
   Tensor tensor(*dtype, shape);
   switch (*dtype) {
   case DType::F32:
-    if (proto.float_data_size() != count)
-      return wrongCount(proto.float_data_size());
     for (int64_t i = 0; i < count; ++i)
       tensor.floats()[i] = proto.float_data(i);
     break;
   case DType::F64:
-    if (proto.double_data_size() != count)
-      return wrongCount(proto.double_data_size());
     for (int64_t i = 0; i < count; ++i)
       tensor.floats()[i] = proto.double_data(i);
     break;
   case DType::I64:
-    if (proto.int64_data_size() != count)
-      return wrongCount(proto.int64_data_size());
     for (int64_t i = 0; i < count; ++i)
       tensor.ints()[i] = proto.int64_data(i);
     break;
   case DType::F16:
   case DType::BF16: {
     // int32_data holds the 16-bit patterns.
-    if (proto.int32_data_size() != count)
-      return wrongCount(proto.int32_data_size());
     std::vector<char> bytes(2 * count);
     for (int64_t i = 0; i < count; ++i) {
       uint16_t bits = static_cast<uint16_t>(proto.int32_data(i));
@@ -135,8 +138,6 @@ std::optional<Tensor> tensorFromProto(const onnx::TensorProto &proto,
     return Tensor::fromBytes(*dtype, shape, bytes.data());
   }
   default:
-    if (proto.int32_data_size() != count)
-      return wrongCount(proto.int32_data_size());
     for (int64_t i = 0; i < count; ++i)
       tensor.ints()[i] = proto.int32_data(i);
     tensor.roundToElementType();
@@ -180,7 +181,7 @@ bool readTensorDir(const std::string &dir, std::map<std::string, Tensor> &out,
     std::optional<Tensor> tensor;
     if (path.extension() == ".npy") {
       tensor = readNpy(path.string(), error);
-    } else if (path.extension() == ".pb") {
+    } else if (path.extension() == ".pb" && name.rfind("output_", 0) != 0) {
       std::string protoName;
       tensor = readTensorProtoFile(path.string(), protoName, error);
       if (!protoName.empty())

@@ -40,7 +40,8 @@ std::optional<Tensor> readTensorProtoFile(const std::string &path,
                                           std::string &error);
 
 /// Reads every `.npy` (named by file stem) and `.pb` (named by its name
-/// field, or by the stem where that is empty) file in `dir`.
+/// field, or by the stem where that is empty) file in `dir`. As in ONNX
+/// test-data sets, `output_*.pb` files are expected outputs and are skipped.
 bool readTensorDir(const std::string &dir, std::map<std::string, Tensor> &out,
                    std::string &error);
 

@@ -1,0 +1,52 @@
+//===- ONNXImporter.h - ONNX models to the dtc dialect ----------*- C++ -*-===//
+//
+// Imports an ONNX model into a module holding one function, @forward, of dtc
+// ops. Graph inputs become arguments marked `dtc.input`; floating-point
+// initializers become arguments marked `dtc.param` whose initial values travel
+// with the module (`dtc.value`, a dense_resource blob); other initializers and
+// Constant nodes become `dtc.constant` ops. Every op is located at its ONNX
+// node's name, so diagnostics name the user's node.
+//
+// dtc compiles static shapes: operands that determine a shape (Reshape's
+// shape, Slice's starts/ends, axes operands, ...) must be constants. A graph
+// input used that way can be bound to a value (`boundInputs`), which is then
+// folded in as a constant; all other inputs stay function arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_IMPORT_ONNX_ONNXIMPORTER_H
+#define DTC_IMPORT_ONNX_ONNXIMPORTER_H
+
+#include "dtc/Runtime/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <map>
+
+namespace mlir::dtc {
+
+struct ONNXImportOptions {
+  /// Values for graph inputs, by name. Those that determine shapes are folded
+  /// in as constants; those whose declared shape is symbolic lend it theirs.
+  std::map<std::string, Tensor> boundInputs;
+};
+
+/// Imports the ONNX model file at `path`. Emits diagnostics and returns null
+/// on failure (unreadable or corrupt file, unsupported op, opset or type,
+/// inconsistent shapes).
+OwningOpRef<ModuleOp> importONNXModel(MLIRContext *context,
+                                      const std::string &path,
+                                      const ONNXImportOptions &options);
+/// The same for a model already in memory; `path` names it in diagnostics
+/// and locates external data files.
+OwningOpRef<ModuleOp> importONNXModel(MLIRContext *context,
+                                      llvm::StringRef bytes,
+                                      const std::string &path,
+                                      const ONNXImportOptions &options);
+
+/// The ONNX op types the importer handles, sorted.
+std::vector<std::string> supportedONNXOps();
+
+} // namespace mlir::dtc
+
+#endif // DTC_IMPORT_ONNX_ONNXIMPORTER_H

@@ -1,0 +1,155 @@
+//===- NodeImporter.h - importing one ONNX node -----------------*- C++ -*-===//
+//
+// Internal to the ONNX importer. A NodeImporter gives an op importer what it
+// needs to turn one ONNX node into dtc ops: the node's operands as values or
+// constants, its attributes with defaults, the opset, checked op creation
+// (result types are inferred, and a type the op rejects becomes a diagnostic
+// on the node instead of a crash), and diagnostics that name the node.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_LIB_IMPORT_ONNX_NODEIMPORTER_H
+#define DTC_LIB_IMPORT_ONNX_NODEIMPORTER_H
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Runtime/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <functional>
+
+namespace mlir::dtc {
+
+class NodeImporter {
+public:
+  /// Returns the known constant value of `value`, evaluating constant
+  /// subgraphs on demand, or nullopt.
+  using ConstantResolver = std::function<std::optional<Tensor>(Value)>;
+
+  NodeImporter(const onnx::NodeProto &node, ArrayRef<Value> inputs,
+               int64_t opset, OpBuilder &builder, Location loc,
+               ConstantResolver resolveConstant)
+      : node(node), inputs(inputs), opset(opset), builder(builder), loc(loc),
+        resolveConstant(std::move(resolveConstant)) {}
+
+  const onnx::NodeProto &node;
+  const ArrayRef<Value> inputs; // null where an optional input is absent
+  const int64_t opset;
+  OpBuilder &builder;
+  const Location loc;
+  /// What the op importer produced, one value per node output.
+  SmallVector<Value> results;
+
+  //===--- Operands ---===//
+  bool hasInput(unsigned i) const { return i < inputs.size() && inputs[i]; }
+  Value input(unsigned i) const { return hasInput(i) ? inputs[i] : Value(); }
+  RankedTensorType inputType(unsigned i) const {
+    return cast<RankedTensorType>(inputs[i].getType());
+  }
+  /// The constant value of input `i`; emits an error saying it must be a
+  /// constant (with how to make it one) when it is not.
+  FailureOr<Tensor> constantInput(unsigned i, StringRef what);
+  /// The integers of a constant input (e.g. a shape or axes operand).
+  FailureOr<SmallVector<int64_t>> constantInts(unsigned i, StringRef what);
+
+  //===--- Attributes ---===//
+  const onnx::AttributeProto *attribute(StringRef name) const;
+  int64_t intAttr(StringRef name, int64_t fallback) const;
+  float floatAttr(StringRef name, float fallback) const;
+  std::optional<SmallVector<int64_t>> intsAttr(StringRef name) const;
+
+  //===--- Diagnostics ---===//
+  /// An error on the node: "<Op> node '<name>': ...".
+  InFlightDiagnostic error();
+  /// Checks `axis` against `rank` (negative counts from the end) and returns
+  /// it as a non-negative dimension.
+  FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank,
+                                   StringRef what = "axis");
+
+  //===--- Creating ops ---===//
+  /// Creates an op whose result types are inferred; fails with the op's own
+  /// diagnostic, on the node, where inference rejects the operands.
+  template <typename OpTy, typename... Args>
+  FailureOr<Operation *> createInferred(unsigned numResults, Args &&...args) {
+    OperationState state(loc, OpTy::getOperationName());
+    SmallVector<Type> placeholders(numResults, builder.getNoneType());
+    OpTy::build(builder, state, TypeRange(placeholders),
+                std::forward<Args>(args)...);
+    state.types.clear();
+    if (failed(OpTy::inferReturnTypes(
+            builder.getContext(), loc, state.operands,
+            state.attributes.getDictionary(builder.getContext()),
+            state.getRawProperties(), state.regions, state.types)))
+      return failure();
+    return verified(builder.create(state));
+  }
+  /// Single-result form of createInferred.
+  template <typename OpTy, typename... Args>
+  FailureOr<Value> create(Args &&...args) {
+    FailureOr<Operation *> op =
+        createInferred<OpTy>(1, std::forward<Args>(args)...);
+    if (failed(op))
+      return failure();
+    return (*op)->getResult(0);
+  }
+  /// Verifies an op just created for this node; erases it and fails (with
+  /// the verifier's diagnostic, located at the node) when it is invalid.
+  FailureOr<Operation *> verified(Operation *op);
+  /// Records `value` as the node's only result after verifying its op.
+  LogicalResult setResult(FailureOr<Value> value);
+
+  /// A dtc.constant holding `tensor`.
+  Value constant(const Tensor &tensor);
+  /// A scalar constant of `elementType`.
+  Value scalar(double value, Type elementType);
+  /// `value` reshaped to `shape` (no op when the shape is already `shape`).
+  Value reshape(Value value, ArrayRef<int64_t> shape);
+  /// `value` converted to `elementType` (no op when it already is).
+  Value convertElementType(Value value, Type elementType);
+
+private:
+  ConstantResolver resolveConstant;
+};
+
+using OpImporter = std::function<LogicalResult(NodeImporter &)>;
+
+/// The importers by ONNX op type, each with the number of leading inputs
+/// the op requires (checked before the importer runs, so importers may use
+/// those inputs unchecked).
+class OpImporterTable {
+public:
+  struct Entry {
+    unsigned requiredInputs;
+    OpImporter importer;
+  };
+  void add(StringRef opType, unsigned requiredInputs, OpImporter importer) {
+    entries[opType] = Entry{requiredInputs, std::move(importer)};
+  }
+  const Entry *lookup(StringRef opType) const {
+    auto it = entries.find(opType);
+    return it == entries.end() ? nullptr : &it->second;
+  }
+  std::vector<std::string> opTypes() const {
+    std::vector<std::string> names;
+    for (const auto &entry : entries)
+      names.push_back(entry.getKey().str());
+    return names;
+  }
+
+private:
+  llvm::StringMap<Entry> entries;
+};
+
+void addElementwiseImporters(OpImporterTable &table);
+void addMathImporters(OpImporterTable &table);
+void addShapeImporters(OpImporterTable &table);
+
+/// For op types whose operands determine result shapes: the indices of those
+/// operands, which must be constants.
+ArrayRef<unsigned> staticOperandIndices(StringRef opType);
+
+} // namespace mlir::dtc
+
+#endif // DTC_LIB_IMPORT_ONNX_NODEIMPORTER_H

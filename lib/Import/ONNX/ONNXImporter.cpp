@@ -1,0 +1,388 @@
+//===- ONNXImporter.cpp - ONNX models to the dtc dialect ------------------===//
+//
+// Builds @forward from the graph: signature first (inputs, parameters), then
+// one NodeImporter per node in graph order, then the return of the graph
+// outputs, and finally the module verifier.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Import/ONNX/ONNXImporter.h"
+#include "NodeImporter.h"
+
+#include "dtc/Interpreter/Interpreter.h"
+#include "dtc/Interpreter/TensorAttr.h"
+#include "dtc/Runtime/TensorIO.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <climits>
+#include <filesystem>
+#include <fstream>
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+/// The newest default-domain opset whose semantics the importer knows.
+static constexpr int64_t kMaxOpset = 23;
+
+static const OpImporterTable &opImporters() {
+  static const OpImporterTable table = [] {
+    OpImporterTable t;
+    addElementwiseImporters(t);
+    addMathImporters(t);
+    addShapeImporters(t);
+    return t;
+  }();
+  return table;
+}
+
+std::vector<std::string> mlir::dtc::supportedONNXOps() {
+  std::vector<std::string> ops = opImporters().opTypes();
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+namespace {
+
+class ModelImporter {
+public:
+  ModelImporter(MLIRContext *context, const ONNXImportOptions &options,
+                const std::string &path)
+      : context(context), options(options), builder(context),
+        fileLoc(FileLineColLoc::get(context, path, 0, 0)),
+        baseDir(std::filesystem::path(path).parent_path().string()) {}
+
+  OwningOpRef<ModuleOp> importModel(const onnx::ModelProto &model);
+
+private:
+  FailureOr<RankedTensorType> typeOf(const onnx::ValueInfoProto &info,
+                                     const Tensor *bound);
+  LogicalResult buildSignature(const onnx::GraphProto &graph);
+  LogicalResult importNode(const onnx::NodeProto &node);
+  LogicalResult buildReturn(const onnx::GraphProto &graph);
+  std::optional<Tensor> resolveConstant(Value value);
+  Location locationOf(const onnx::NodeProto &node);
+
+  MLIRContext *context;
+  const ONNXImportOptions &options;
+  OpBuilder builder;
+  Location fileLoc;
+  std::string baseDir;
+  int64_t opset = 0;
+  func::FuncOp func;
+  llvm::StringMap<Value> values;
+  /// Known values of constants and of constant subgraphs evaluated so far.
+  llvm::DenseMap<Value, Tensor> constants;
+};
+
+} // namespace
+
+Location ModelImporter::locationOf(const onnx::NodeProto &node) {
+  std::string name = node.name();
+  if (name.empty() && node.output_size() > 0)
+    name = node.output(0);
+  return NameLoc::get(StringAttr::get(context, name), fileLoc);
+}
+
+FailureOr<RankedTensorType>
+ModelImporter::typeOf(const onnx::ValueInfoProto &info, const Tensor *bound) {
+  if (!info.type().has_tensor_type())
+    return emitError(fileLoc) << "graph value '" << info.name()
+                              << "' is not a tensor; dtc supports tensors only";
+  const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
+  std::optional<DType> dtype = dtypeFromOnnx(tensorType.elem_type());
+  if (!dtype)
+    return emitError(fileLoc)
+           << "graph value '" << info.name() << "' has unsupported element type "
+           << onnx::TensorProto::DataType_Name(
+                  static_cast<onnx::TensorProto::DataType>(
+                      tensorType.elem_type()));
+  Type elementType = elementTypeOf(context, *dtype);
+  if (bound) {
+    if (bound->dtype() != *dtype)
+      return emitError(fileLoc)
+             << "bound value of '" << info.name() << "' is "
+             << describe(bound->shape(), bound->dtype())
+             << " but the model declares element type " << elementType;
+    return RankedTensorType::get(bound->shape(), elementType);
+  }
+  SmallVector<int64_t> shape;
+  for (const auto &dim : tensorType.shape().dim()) {
+    if (!dim.has_dim_value() || dim.dim_value() < 0)
+      return emitError(fileLoc)
+             << "graph input '" << info.name() << "' has symbolic dimension '"
+             << dim.dim_param()
+             << "'; dtc compiles static shapes: bind the input to a value "
+                "(--bind-inputs) to fix its shape";
+    shape.push_back(dim.dim_value());
+  }
+  return RankedTensorType::get(shape, elementType);
+}
+
+LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
+  // Values that determine a shape: the static operands of nodes, and
+  // everything they are computed from. Bound graph inputs among them are
+  // folded in as constants.
+  llvm::StringMap<const onnx::NodeProto *> producers;
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &output : node.output())
+      producers[output] = &node;
+  llvm::StringSet<> staticNames;
+  SmallVector<std::string> worklist;
+  for (const onnx::NodeProto &node : graph.node())
+    for (unsigned i : staticOperandIndices(node.op_type()))
+      if (static_cast<int>(i) < node.input_size())
+        worklist.push_back(node.input(i));
+  while (!worklist.empty()) {
+    std::string name = worklist.pop_back_val();
+    if (!staticNames.insert(name).second)
+      continue;
+    if (const onnx::NodeProto *producer = producers.lookup(name))
+      for (const std::string &input : producer->input())
+        worklist.push_back(input);
+  }
+
+  std::map<std::string, const onnx::TensorProto *> initializers;
+  for (const onnx::TensorProto &init : graph.initializer())
+    initializers[init.name()] = &init;
+
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  // Per argument its name and, for parameters, its initial value.
+  SmallVector<std::pair<std::string, std::optional<Tensor>>> argValues;
+  SmallVector<std::pair<std::string, Tensor>> folded;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializers.count(input.name()))
+      continue; // older exporters list initializers as inputs too
+    auto bound = options.boundInputs.find(input.name());
+    const Tensor *boundValue =
+        bound == options.boundInputs.end() ? nullptr : &bound->second;
+    FailureOr<RankedTensorType> type = typeOf(input, boundValue);
+    if (failed(type))
+      return failure();
+    if (boundValue && staticNames.contains(input.name())) {
+      folded.emplace_back(input.name(), *boundValue);
+      continue;
+    }
+    argTypes.push_back(*type);
+    argAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+        kInputAttrName, builder.getStringAttr(input.name()))));
+    argValues.emplace_back(input.name(), std::nullopt);
+  }
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    std::string error;
+    std::optional<Tensor> value = tensorFromProto(init, baseDir, error);
+    if (!value)
+      return emitError(fileLoc) << "initializer: " << error;
+    if (!value->isFloat()) {
+      folded.emplace_back(init.name(), std::move(*value));
+      continue;
+    }
+    argTypes.push_back(tensorTypeOf(context, *value));
+    argAttrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr(kParamAttrName,
+                              builder.getStringAttr(init.name())),
+         builder.getNamedAttr(kValueAttrName, resourceAttrFromTensor(
+                                                  context, init.name(), *value))}));
+    argValues.emplace_back(init.name(), std::move(*value));
+  }
+
+  func = func::FuncOp::create(fileLoc, "forward",
+                              builder.getFunctionType(argTypes, {}));
+  func.setAllArgAttrs(argAttrs);
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  for (auto [arg, named] : llvm::zip(body->getArguments(), argValues)) {
+    values[named.first] = arg;
+    if (named.second)
+      constants[arg] = *named.second;
+  }
+  for (auto &[name, tensor] : folded) {
+    Value value = ConstantOp::create(
+        builder, NameLoc::get(builder.getStringAttr(name), fileLoc),
+        denseAttrFromTensor(context, tensor));
+    values[name] = value;
+    constants[value] = tensor;
+  }
+  return success();
+}
+
+std::optional<Tensor> ModelImporter::resolveConstant(Value value) {
+  auto known = constants.find(value);
+  if (known != constants.end())
+    return known->second;
+  Operation *op = value.getDefiningOp();
+  if (!op || !isa<DTCDialect>(op->getDialect()))
+    return std::nullopt;
+  SmallVector<Tensor> operandValues;
+  for (Value operand : op->getOperands()) {
+    std::optional<Tensor> operandValue = resolveConstant(operand);
+    if (!operandValue)
+      return std::nullopt;
+    operandValues.push_back(std::move(*operandValue));
+  }
+  SmallVector<const Tensor *> operandPtrs;
+  for (const Tensor &operand : operandValues)
+    operandPtrs.push_back(&operand);
+  SmallVector<Tensor> results;
+  if (failed(evaluateOp(op, operandPtrs, results)))
+    return std::nullopt;
+  for (auto [result, tensor] : llvm::zip(op->getResults(), results))
+    constants[result] = tensor;
+  return constants[value];
+}
+
+LogicalResult ModelImporter::importNode(const onnx::NodeProto &node) {
+  Location loc = locationOf(node);
+  auto nodeError = [&]() {
+    return emitError(loc) << node.op_type() << " node '" << node.name()
+                          << "': ";
+  };
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return nodeError() << "op domain '" << node.domain()
+                       << "' is not supported (only the default ONNX domain)";
+  if (opset == 0)
+    return nodeError() << "the model imports no default-domain opset";
+  const OpImporterTable::Entry *entry = opImporters().lookup(node.op_type());
+  if (!entry)
+    return nodeError() << "unsupported ONNX op '" << node.op_type() << "'";
+
+  SmallVector<Value> inputs;
+  for (const std::string &name : node.input()) {
+    if (name.empty()) {
+      inputs.push_back(Value());
+      continue;
+    }
+    Value value = values.lookup(name);
+    if (!value)
+      return nodeError() << "input '" << name
+                         << "' is not defined before this node (the graph is "
+                            "not topologically sorted, or has a cycle)";
+    inputs.push_back(value);
+  }
+  for (unsigned i = 0; i < entry->requiredInputs; ++i)
+    if (i >= inputs.size() || !inputs[i])
+      return nodeError() << "needs " << entry->requiredInputs
+                         << " inputs but has " << i;
+  NodeImporter nodeImporter(node, inputs, opset, builder, loc,
+                            [this](Value v) { return resolveConstant(v); });
+  if (failed(entry->importer(nodeImporter)))
+    return failure();
+  for (auto [i, name] : llvm::enumerate(node.output())) {
+    if (name.empty())
+      continue;
+    if (i >= nodeImporter.results.size() || !nodeImporter.results[i])
+      return nodeError() << "output " << i << " ('" << name
+                         << "') is not supported";
+    values[name] = nodeImporter.results[i];
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::buildReturn(const onnx::GraphProto &graph) {
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value value = values.lookup(output.name());
+    if (!value)
+      return emitError(fileLoc) << "graph output '" << output.name()
+                                << "' is not produced by any node";
+    auto type = cast<RankedTensorType>(value.getType());
+    if (output.type().has_tensor_type()) {
+      const auto &declared = output.type().tensor_type();
+      std::optional<DType> dtype = dtypeFromOnnx(declared.elem_type());
+      if (declared.elem_type() != 0 &&
+          (!dtype || elementTypeOf(context, *dtype) != type.getElementType()))
+        return emitError(fileLoc)
+               << "graph output '" << output.name() << "' is computed as "
+               << type << " but the model declares another element type";
+      if (declared.has_shape()) {
+        bool matches = declared.shape().dim_size() == type.getRank();
+        for (auto [i, dim] : llvm::enumerate(declared.shape().dim()))
+          if (matches && dim.has_dim_value() &&
+              dim.dim_value() != type.getDimSize(i))
+            matches = false;
+        if (!matches)
+          return emitError(fileLoc)
+                 << "graph output '" << output.name() << "' is computed as "
+                 << type << " but the model declares another shape";
+      }
+    }
+    results.push_back(value);
+    resultAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+        kOutputAttrName, builder.getStringAttr(output.name()))));
+  }
+  func::ReturnOp::create(builder, fileLoc, results);
+  func.setFunctionType(builder.getFunctionType(
+      func.getArgumentTypes(), ValueRange(results).getTypes()));
+  func.setAllResultAttrs(resultAttrs);
+  return success();
+}
+
+OwningOpRef<ModuleOp>
+ModelImporter::importModel(const onnx::ModelProto &model) {
+  for (const onnx::OperatorSetIdProto &entry : model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      opset = entry.version();
+  if (opset > kMaxOpset) {
+    emitError(fileLoc) << "opset " << opset << " is newer than dtc supports ("
+                       << kMaxOpset << ")";
+    return nullptr;
+  }
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  const onnx::GraphProto &graph = model.graph();
+  if (failed(buildSignature(graph)))
+    return nullptr;
+  module->push_back(func);
+  for (const onnx::NodeProto &node : graph.node())
+    if (failed(importNode(node)))
+      return nullptr;
+  if (failed(buildReturn(graph)))
+    return nullptr;
+  // Constants folded into shapes, and nodes whose outputs nothing uses, leave
+  // dead ops behind.
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front().without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+OwningOpRef<ModuleOp>
+mlir::dtc::importONNXModel(MLIRContext *context, StringRef bytes,
+                           const std::string &path,
+                           const ONNXImportOptions &options) {
+  context->loadDialect<DTCDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+      !model.has_graph()) {
+    emitError(FileLineColLoc::get(context, path, 0, 0))
+        << "'" << path
+        << "' is not a valid ONNX model (truncated or corrupt protobuf, or no "
+           "graph)";
+    return nullptr;
+  }
+  return ModelImporter(context, options, path).importModel(model);
+}
+
+OwningOpRef<ModuleOp>
+mlir::dtc::importONNXModel(MLIRContext *context, const std::string &path,
+                           const ONNXImportOptions &options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    emitError(FileLineColLoc::get(context, path, 0, 0))
+        << "cannot open '" << path << "'";
+    return nullptr;
+  }
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  return importONNXModel(context, bytes, path, options);
+}

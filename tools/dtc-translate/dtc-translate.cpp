@@ -1,0 +1,50 @@
+//===- dtc-translate.cpp - translations into and out of dtc ---------------===//
+//
+//   dtc-translate --import-onnx model.onnx [--bind-inputs DIR] -o out.mlir
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Import/ONNX/ONNXImporter.h"
+#include "dtc/Runtime/TensorIO.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+
+static llvm::cl::opt<std::string> bindInputsDir(
+    "bind-inputs",
+    llvm::cl::desc("Directory of tensors (.npy, or ONNX TensorProto .pb as in "
+                   "ONNX test-data sets) for graph inputs; those that "
+                   "determine shapes (Reshape's shape, Slice's starts, axes, "
+                   "...) are folded in as constants"),
+    llvm::cl::value_desc("dir"));
+
+static OwningOpRef<Operation *> importONNX(llvm::SourceMgr &sourceMgr,
+                                           MLIRContext *context) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  dtc::ONNXImportOptions options;
+  if (!bindInputsDir.empty()) {
+    std::string error;
+    if (!dtc::readTensorDir(bindInputsDir, options.boundInputs, error)) {
+      emitError(UnknownLoc::get(context)) << error;
+      return nullptr;
+    }
+  }
+  return dtc::importONNXModel(context, buffer->getBuffer(),
+                              buffer->getBufferIdentifier().str(), options);
+}
+
+int main(int argc, char **argv) {
+  TranslateToMLIRRegistration importRegistration(
+      "import-onnx", "Import an ONNX model (.onnx) into the dtc dialect",
+      importONNX, [](DialectRegistry &registry) {
+        registry.insert<dtc::DTCDialect, func::FuncDialect>();
+      });
+  return failed(mlirTranslateMain(argc, argv, "dtc translation driver\n"));
+}
