@@ -60,9 +60,7 @@ NodeImporter::intsAttr(StringRef name) const {
   return SmallVector<int64_t>(attr->ints().begin(), attr->ints().end());
 }
 
-InFlightDiagnostic NodeImporter::error() {
-  return emitError(loc) << node.op_type() << " node '" << node.name() << "': ";
-}
+InFlightDiagnostic NodeImporter::error() { return emitError(loc); }
 
 FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, int64_t rank,
                                                StringRef what) {

@@ -61,7 +61,7 @@ public:
   std::optional<SmallVector<int64_t>> intsAttr(StringRef name) const;
 
   //===--- Diagnostics ---===//
-  /// An error on the node: "<Op> node '<name>': ...".
+  /// An error on the node (the importer prefixes "<Op> node '<name>': ").
   InFlightDiagnostic error();
   /// Checks `axis` against `rank` (negative counts from the end) and returns
   /// it as a non-negative dimension.

@@ -237,10 +237,19 @@ std::optional<Tensor> ModelImporter::resolveConstant(Value value) {
 
 LogicalResult ModelImporter::importNode(const onnx::NodeProto &node) {
   Location loc = locationOf(node);
-  auto nodeError = [&]() {
-    return emitError(loc) << node.op_type() << " node '" << node.name()
-                          << "': ";
-  };
+  // Every error raised while importing the node -- by the importer, by op
+  // type inference or by a verifier -- names the node and its op.
+  std::string prefix = node.op_type() + " node '" + node.name() + "': ";
+  bool forwarding = false;
+  ScopedDiagnosticHandler namer(context, [&](Diagnostic &diag) {
+    if (forwarding || diag.getSeverity() != DiagnosticSeverity::Error)
+      return failure(); // let the next handler print it
+    forwarding = true;
+    emitError(diag.getLocation()) << prefix << diag.str();
+    forwarding = false;
+    return success();
+  });
+  auto nodeError = [&]() { return emitError(loc); };
   if (!node.domain().empty() && node.domain() != "ai.onnx")
     return nodeError() << "op domain '" << node.domain()
                        << "' is not supported (only the default ONNX domain)";

@@ -1,0 +1,295 @@
+// RUN: dtc-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier message of the dtc dialect.
+
+func.func @add_not_broadcastable(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{operand shapes are not broadcastable}}
+  %0 = dtc.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @add_wrong_result(%a: tensor<2x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{inferred type(s) 'tensor<2x3xf32>' are incompatible with return type(s) of operation 'tensor<3xf32>'}}
+  %0 = dtc.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @add_mixed_types(%a: tensor<3xf32>, %b: tensor<3xf16>) {
+  // expected-error @+1 {{requires the same element type for all operands and results}}
+  %0 = dtc.add %a, %b : (tensor<3xf32>, tensor<3xf16>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @exp_of_integers(%a: tensor<3xi32>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of}}
+  %0 = dtc.exp %a : tensor<3xi32>
+  return
+}
+
+// -----
+
+func.func @dynamic_shape(%a: tensor<?xf32>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of}}
+  %0 = dtc.neg %a : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @iota_dim(%a: tensor<3xf32>) {
+  // expected-error @+1 {{dim 1 is out of range for rank 1}}
+  %0 = dtc.iota dim = 1 : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @select_types(%c: tensor<3xi1>, %a: tensor<3xf32>, %b: tensor<3xf16>) {
+  // expected-error @+1 {{on_true and on_false must have the same element type}}
+  %0 = dtc.select %c, %a, %b : (tensor<3xi1>, tensor<3xf32>, tensor<3xf16>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @cast_shape(%a: tensor<3xf32>) {
+  // expected-error @+1 {{requires the same shape for all operands and results}}
+  %0 = dtc.cast %a : tensor<3xf32> to tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<3xf32>, %b: tensor<3x4xf32>) {
+  // expected-error @+1 {{operands must have rank >= 2}}
+  %0 = dtc.matmul %a, %b : (tensor<3xf32>, tensor<3x4xf32>) -> tensor<4xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @matmul_contracting(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{contracting dimensions differ (3 vs 4)}}
+  %0 = dtc.matmul %a, %b : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x2x3xf32>, %b: tensor<3x3x4xf32>) {
+  // expected-error @+1 {{batch dimensions are not broadcastable}}
+  %0 = dtc.matmul %a, %b : (tensor<2x2x3xf32>, tensor<3x3x4xf32>) -> tensor<2x2x4xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @reduce_order(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{dims must be strictly ascending}}
+  %0 = dtc.reduce_sum %a dims = [1, 0] : tensor<2x3xf32> -> tensor<f32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @reduce_range(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = dtc.reduce_max %a dims = [2] : tensor<2x3xf32> -> tensor<2x3xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @softmax_dim(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = dtc.softmax %a dim = 2 : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @log_softmax_dim(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{dim -1 is out of range for rank 2}}
+  %0 = dtc.log_softmax %a dim = -1 : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_scale(%x: tensor<2x3xf32>, %g: tensor<2xf32>) {
+  // expected-error @+1 {{scale and bias must have the normalized shape input.shape[1:]}}
+  %0:3 = dtc.layer_norm %x, %g dim = 1 epsilon = 1.0e-05 : (tensor<2x3xf32>, tensor<2xf32>) -> (tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @rms_norm_type(%x: tensor<2x3xf32>, %g: tensor<3xf16>) {
+  // expected-error @+1 {{scale and bias must have the input's element type}}
+  %0 = dtc.rms_norm %x, %g dim = 1 epsilon = 1.0e-05 : (tensor<2x3xf32>, tensor<3xf16>) -> tensor<2x3xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @gather_dim(%x: tensor<2x3xf32>, %i: tensor<4xi64>) {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = dtc.gather %x[%i] dim = 2 : (tensor<2x3xf32>, tensor<4xi64>) -> tensor<4xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{input has 6 elements but the result type has 8}}
+  %0 = dtc.reshape %x : tensor<2x3xf32> to tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_length(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{permutation has 1 entries for an input of rank 2}}
+  %0 = dtc.transpose %x permutation = [0] : tensor<2x3xf32> -> tensor<2xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @transpose_repeat(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{permutation is not a permutation of [0, 2)}}
+  %0 = dtc.transpose %x permutation = [1, 1] : tensor<2x3xf32> -> tensor<3x3xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @broadcast_rank(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{result rank must be at least the input rank}}
+  %0 = dtc.broadcast %x : tensor<2x3xf32> to tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_dim(%x: tensor<3xf32>) {
+  // expected-error @+1 {{input dimension 0 (3) cannot broadcast to 4}}
+  %0 = dtc.broadcast %x : tensor<3xf32> to tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_empty() {
+  // expected-error @+1 {{expected 1 or more operands, but found 0}}
+  %0 = "dtc.concat"() <{dim = 0 : i64}> : () -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @concat_rank(%a: tensor<2x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{operands must have the same rank}}
+  %0 = dtc.concat %a, %b dim = 0 : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<5x3xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @concat_other_dim(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {
+  // expected-error @+1 {{operands differ in dimension 1, which is not the concatenated one}}
+  %0 = dtc.concat %a, %b dim = 0 : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @concat_dim(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = dtc.concat %a dim = 2 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @slice_entries(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{starts, sizes and strides need one entry per input dimension}}
+  %0 = dtc.slice %x starts = [0] sizes = [4] strides = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @slice_zero_stride(%x: tensor<4xf32>) {
+  // expected-error @+1 {{stride of dimension 0 is zero}}
+  %0 = dtc.slice %x starts = [0] sizes = [2] strides = [0] : tensor<4xf32> -> tensor<2xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @slice_negative_size(%x: tensor<4xf32>) {
+  // expected-error @+1 {{size of dimension 0 is negative}}
+  %0 = "dtc.slice"(%x) <{starts = array<i64: 0>, sizes = array<i64: -1>, strides = array<i64: 1>}> : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @slice_bounds(%x: tensor<4xf32>) {
+  // expected-error @+1 {{dimension 0 reads outside the input}}
+  %0 = dtc.slice %x starts = [1] sizes = [2] strides = [3] : tensor<4xf32> -> tensor<2xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @split_negative(%x: tensor<4xf32>) {
+  // expected-error @+1 {{sizes must be non-negative}}
+  %0:2 = dtc.split %x dim = 0 sizes = [5, -1] : tensor<4xf32> -> tensor<5xf32>, tensor<4xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @split_sum(%x: tensor<4xf32>) {
+  // expected-error @+1 {{sizes add up to 5 but dimension 0 has 4}}
+  %0:2 = dtc.split %x dim = 0 sizes = [2, 3] : tensor<4xf32> -> tensor<2xf32>, tensor<3xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @split_dim(%x: tensor<4xf32>) {
+  // expected-error @+1 {{dim 1 is out of range for rank 1}}
+  %0 = dtc.split %x dim = 1 sizes = [4] : tensor<4xf32> -> tensor<4xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}

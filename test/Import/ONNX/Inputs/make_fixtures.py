@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Writes the small ONNX models the importer lit tests read.
+
+Run with Debian's Python (python3-onnx, python3-numpy) from this directory:
+  /usr/bin/python3 make_fixtures.py
+The outputs are committed; CI does not run this.
+"""
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(0)
+
+
+def save(name, nodes, inputs, outputs, initializers=(), opset=17):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.save(model, name + ".onnx")
+    return model
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def init(name, array):
+    return numpy_helper.from_array(array, name)
+
+
+# A two-layer MLP with a reshape and a softmax: the happy path.
+mlp = save(
+    "mlp",
+    [
+        helper.make_node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["h"], name="/fc1/Gemm", transB=1),
+        helper.make_node("Relu", ["h"], ["a"], name="/act/Relu"),
+        helper.make_node("MatMul", ["a", "fc2.weight"], ["z"], name="/fc2/MatMul"),
+        helper.make_node("Reshape", ["z", "shape"], ["r"], name="/Reshape"),
+        helper.make_node("Softmax", ["r"], ["probs"], name="/Softmax", axis=-1),
+    ],
+    [f32("x", [2, 4])],
+    [f32("probs", [2, 3, 2])],
+    [
+        init("fc1.weight", rng.standard_normal((8, 4), dtype=np.float32)),
+        init("fc1.bias", rng.standard_normal(8, dtype=np.float32)),
+        init("fc2.weight", rng.standard_normal((8, 6), dtype=np.float32)),
+        init("shape", np.array([2, 3, 2], dtype=np.int64)),
+    ],
+)
+
+# Malformed files.
+data = mlp.SerializeToString()
+with open("truncated.onnx", "wb") as f:
+    f.write(data[: len(data) // 2])
+with open("garbage.onnx", "wb") as f:
+    f.write(bytes(rng.integers(0, 256, 200, dtype=np.uint8)))
+
+# Well-formed protobufs that dtc must reject with a diagnostic.
+save("unsupported_op",
+     [helper.make_node("Conv", ["x", "w"], ["y"], name="/conv/Conv")],
+     [f32("x", [1, 1, 4, 4]), f32("w", [1, 1, 3, 3])], [f32("y", [1, 1, 2, 2])])
+save("unsorted",
+     [helper.make_node("Relu", ["t"], ["y"], name="/second"),
+      helper.make_node("Neg", ["x"], ["t"], name="/first")],
+     [f32("x", [3])], [f32("y", [3])])
+save("cycle",
+     [helper.make_node("Add", ["x", "b"], ["a"], name="/a"),
+      helper.make_node("Relu", ["a"], ["b"], name="/b")],
+     [f32("x", [3])], [f32("b", [3])])
+save("symbolic_dim",
+     [helper.make_node("Relu", ["x"], ["y"], name="/relu")],
+     [f32("x", ["batch", 4])], [f32("y", ["batch", 4])])
+save("new_opset",
+     [helper.make_node("Relu", ["x"], ["y"], name="/relu")],
+     [f32("x", [3])], [f32("y", [3])], opset=99)
+save("dynamic_reshape",
+     [helper.make_node("Reshape", ["x", "shape"], ["y"], name="/reshape")],
+     [f32("x", [2, 3]), helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+     [f32("y", [3, 2])])
+save("bad_broadcast",
+     [helper.make_node("Add", ["x", "y"], ["z"], name="/add")],
+     [f32("x", [2, 3]), f32("y", [4])], [f32("z", [2, 3])])
+save("missing_operand",
+     [helper.make_node("Add", ["x"], ["z"], name="/add")],
+     [f32("x", [3])], [f32("z", [3])])
+save("foreign_domain",
+     [helper.make_node("FusedGemm", ["x"], ["y"], name="/fused", domain="com.microsoft")],
+     [f32("x", [3])], [f32("y", [3])])
+save("bad_axis",
+     [helper.make_node("Softmax", ["x"], ["y"], name="/softmax", axis=5)],
+     [f32("x", [2, 3])], [f32("y", [2, 3])])
+save("wrong_output_shape",
+     [helper.make_node("Relu", ["x"], ["y"], name="/relu")],
+     [f32("x", [3])], [f32("y", [4])])
+
+# Data for running mlp.onnx: its input, and the expected output computed
+# here with numpy (the independent reference the lit test compares with).
+import os
+
+os.makedirs("mlp_data/expected", exist_ok=True)
+x = rng.standard_normal((2, 4), dtype=np.float32)
+np.save("mlp_data/x.npy", x)
+weights = {t.name: numpy_helper.to_array(t) for t in mlp.graph.initializer}
+h = np.maximum(x.astype(np.float64) @ weights["fc1.weight"].T + weights["fc1.bias"], 0)
+z = (h @ weights["fc2.weight"]).reshape(2, 3, 2)
+e = np.exp(z - z.max(axis=-1, keepdims=True))
+np.save("mlp_data/expected/probs.npy", (e / e.sum(axis=-1, keepdims=True)).astype(np.float32))
+
+# A bound shape operand for dynamic_reshape.onnx.
+os.makedirs("bind_shape", exist_ok=True)
+np.save("bind_shape/shape.npy", np.array([3, 2], dtype=np.int64))

@@ -1,0 +1,28 @@
+#!/usr/bin/env python3
+"""compare_npy.py ACTUAL.npy EXPECTED.npy [--rtol R] [--atol A]
+
+Exits 0 when the arrays have the same shape and are close (integers and
+booleans: equal), else prints the largest difference and exits 1.
+"""
+import argparse
+import sys
+
+import numpy as np
+
+parser = argparse.ArgumentParser()
+parser.add_argument("actual")
+parser.add_argument("expected")
+parser.add_argument("--rtol", type=float, default=1e-5)
+parser.add_argument("--atol", type=float, default=1e-6)
+args = parser.parse_args()
+actual, expected = np.load(args.actual), np.load(args.expected)
+if actual.shape != expected.shape:
+    sys.exit(f"shape {actual.shape} != expected {expected.shape}")
+if expected.dtype.kind in "biu":
+    ok = np.array_equal(actual, expected)
+else:
+    ok = np.allclose(actual, expected, rtol=args.rtol, atol=args.atol, equal_nan=True)
+if not ok:
+    diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+    sys.exit(f"arrays differ: max abs difference {np.nanmax(diff):.3g}")
+print("match")

@@ -1,0 +1,31 @@
+# -*- Python -*-
+# lit configuration for dtc's IR, import and executor tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "DTC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "Conformance"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dtc_obj_root, "test")
+
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%onnx_node_dir", "/usr/share/libonnx-testdata/data/node"))
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+tools = [
+    ToolSubst("dtc-opt", unresolved="fatal"),
+    ToolSubst("dtc-run", unresolved="fatal"),
+    ToolSubst("dtc-translate", unresolved="fatal"),
+]
+llvm_config.add_tool_substitutions(tools, [config.dtc_tools_dir, config.llvm_tools_dir])
