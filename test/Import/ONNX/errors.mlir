@@ -2,7 +2,7 @@
 // problem, and a non-zero exit, never a crash.
 
 // RUN: not dtc-translate --import-onnx %S/Inputs/missing.onnx 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: error: cannot open '{{.*}}missing.onnx'
+// MISSING: cannot open input file '{{.*}}missing.onnx': No such file or directory
 
 // RUN: not dtc-translate --import-onnx %S/Inputs/truncated.onnx 2>&1 | FileCheck %s --check-prefix=TRUNCATED
 // TRUNCATED: error: '{{.*}}truncated.onnx' is not a valid ONNX model (truncated or corrupt protobuf, or no graph)
