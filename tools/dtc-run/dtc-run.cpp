@@ -20,6 +20,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -70,7 +71,7 @@ static void printSummary(llvm::raw_ostream &os, const std::string &name,
   os << name << ": " << describe(tensor.shape(), tensor.dtype()) << " =";
   int64_t shown = std::min<int64_t>(tensor.numElements(), 8);
   for (int64_t i = 0; i < shown; ++i)
-    os << " " << tensor.at(i);
+    os << " " << llvm::format("%g", tensor.at(i));
   if (shown < tensor.numElements())
     os << " ...";
   os << "\n";
