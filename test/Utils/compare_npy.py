@@ -22,7 +22,9 @@ if expected.dtype.kind in "biu":
     ok = np.array_equal(actual, expected)
 else:
     ok = np.allclose(actual, expected, rtol=args.rtol, atol=args.atol, equal_nan=True)
+diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+worst = np.nanmax(diff) if diff.size else 0.0
 if not ok:
-    diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
-    sys.exit(f"arrays differ: max abs difference {np.nanmax(diff):.3g}")
-print("match")
+    sys.exit(f"arrays differ: max abs difference {worst:.3g}")
+print(f"match: {actual.size} values within rtol {args.rtol:g}, atol {args.atol:g} "
+      f"(max abs difference {worst:.3g})")
