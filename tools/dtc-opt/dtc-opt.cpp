@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -14,6 +15,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  mlir::dtc::registerDTCPasses();
   mlir::DialectRegistry registry;
   registry.insert<mlir::dtc::DTCDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(
