@@ -146,11 +146,25 @@ mlir::dtc::bindArguments(func::FuncOp func,
   SmallVector<Tensor> arguments;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     std::string name = argumentName(func, i);
-    auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+    auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+    std::optional<DType> dtype =
+        type ? dtypeOf(type.getElementType()) : std::nullopt;
+    if (!dtype || !type.hasStaticShape())
+      return func.emitError("argument '")
+             << name << "' has type " << func.getArgument(i).getType()
+             << "; the reference executor takes statically shaped tensors of "
+                "dtc element types";
     auto it = provided.find(name);
     Tensor tensor;
     if (it != provided.end()) {
       tensor = it->second;
+      // .npy has no bf16: an f32 file feeds a bf16 argument, rounded.
+      if (*dtype == DType::BF16 && tensor.dtype() == DType::F32) {
+        Tensor rounded(DType::BF16, tensor.shape());
+        rounded.floats() = tensor.floats();
+        rounded.roundToElementType();
+        tensor = std::move(rounded);
+      }
     } else if (auto value = func.getArgAttrOfType<ElementsAttr>(
                    i, kValueAttrName)) {
       FailureOr<Tensor> decoded = tensorFromAttr(value);
@@ -161,11 +175,9 @@ mlir::dtc::bindArguments(func::FuncOp func,
     } else {
       return func.emitError("no tensor given for input '") << name << "'";
     }
-    if (tensor.shape() != Shape(type.getShape()) ||
-        tensor.dtype() != *dtypeOf(type.getElementType()))
+    if (tensor.shape() != Shape(type.getShape()) || tensor.dtype() != *dtype)
       return func.emitError("input '")
-             << name << "' has type "
-             << describe(tensor.shape(), tensor.dtype())
+             << name << "' has type " << describe(tensor.shape(), tensor.dtype())
              << " but the function expects " << type;
     arguments.push_back(std::move(tensor));
   }

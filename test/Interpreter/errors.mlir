@@ -61,3 +61,16 @@ func.func @divide(%d: tensor<2xi32> {dtc.input = "d"}) -> tensor<2xi32> {
   %y = dtc.div %d, %d : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
   return %y : tensor<2xi32>
 }
+
+// RUN: not dtc-run %s --function=not_tensor --inputs %t/good 2>&1 | FileCheck %s --check-prefix=NOTTENSOR
+// NOTTENSOR: error: argument 'arg0' has type 'i32'; the reference executor takes statically shaped tensors of dtc element types
+func.func @not_tensor(%n: i32) {
+  return
+}
+
+// RUN: dtc-run %s --function=bf16_input --inputs %t/good | FileCheck %s --check-prefix=BF16
+// BF16: y: 2x3xbf16 = 2 2 2 2 2 2
+func.func @bf16_input(%x: tensor<2x3xbf16> {dtc.input = "x"}) -> (tensor<2x3xbf16> {dtc.output = "y"}) {
+  %y = dtc.add %x, %x : (tensor<2x3xbf16>, tensor<2x3xbf16>) -> tensor<2x3xbf16>
+  return %y : tensor<2x3xbf16>
+}

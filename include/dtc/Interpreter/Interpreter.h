@@ -40,8 +40,10 @@ std::string resultName(func::FuncOp func, unsigned index);
 
 /// Builds the argument list of `func` from tensors matched by name: each
 /// argument takes the provided tensor of its name, or, for a parameter, its
-/// `dtc.value`. Emits an error naming the argument when one is missing or
-/// its shape or element type differs from the argument's type.
+/// `dtc.value`. A bf16 argument also takes an f32 tensor, rounded (.npy files
+/// cannot hold bf16). Emits an error naming the argument when one is
+/// missing, when its shape or element type differs from the argument's
+/// type, or when the argument is not a static tensor of a dtc element type.
 FailureOr<SmallVector<Tensor>>
 bindArguments(func::FuncOp func,
               const std::map<std::string, Tensor> &provided);
