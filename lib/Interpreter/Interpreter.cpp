@@ -74,6 +74,12 @@ LogicalResult mlir::dtc::evaluateOp(Operation *op, ArrayRef<const Tensor *> oper
   if (!kernel)
     return op->emitError("the reference executor has no kernel for '")
            << op->getName() << "'";
+  for (Type type : op->getResultTypes())
+    if (cast<RankedTensorType>(type).getNumElements() > kMaxElements)
+      return op->emitError("a result of ")
+             << cast<RankedTensorType>(type).getNumElements()
+             << " elements is beyond the reference executor's limit of "
+             << kMaxElements;
   results.clear();
   if (failed((*kernel)(op, operands, results)))
     return failure();

@@ -74,3 +74,10 @@ func.func @bf16_input(%x: tensor<2x3xbf16> {dtc.input = "x"}) -> (tensor<2x3xbf1
   %y = dtc.add %x, %x : (tensor<2x3xbf16>, tensor<2x3xbf16>) -> tensor<2x3xbf16>
   return %y : tensor<2x3xbf16>
 }
+
+// RUN: not dtc-run %s --function=huge 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: a result of 8589934592 elements is beyond the reference executor's limit of 4294967296
+func.func @huge() -> tensor<65536x65536x2xf32> {
+  %y = dtc.iota dim = 0 : tensor<65536x65536x2xf32>
+  return %y : tensor<65536x65536x2xf32>
+}

@@ -22,8 +22,14 @@
 
 namespace mlir::dtc {
 
+/// The largest tensor, in elements, the reference executor materializes
+/// (32 GiB of f64): beyond it an op fails with a diagnostic instead of
+/// exhausting memory.
+inline constexpr int64_t kMaxElements = int64_t(1) << 32;
+
 /// Runs one op on host tensors. Emits an error on `op` and fails when the op
-/// has no reference kernel or its inputs are invalid at run time.
+/// has no reference kernel, a result exceeds kMaxElements, or its inputs are
+/// invalid at run time.
 LogicalResult evaluateOp(Operation *op, ArrayRef<const Tensor *> operands,
                          SmallVectorImpl<Tensor> &results);
 

@@ -27,6 +27,10 @@ using namespace mlir::dtc;
 
 /// The newest default-domain opset whose semantics the importer knows.
 static constexpr int64_t kMaxOpset = 23;
+/// Bigger tensors are taken for corrupt shapes (2^48: 1 PiB of f32).
+static constexpr int64_t kMaxTensorElements = int64_t(1) << 48;
+/// The largest value the importer evaluates to resolve a shape operand.
+static constexpr int64_t kMaxFoldedElements = 1 << 20;
 
 static const OpImporterTable &opImporters() {
   static const OpImporterTable table = [] {
@@ -217,6 +221,10 @@ std::optional<Tensor> ModelImporter::resolveConstant(Value value) {
   Operation *op = value.getDefiningOp();
   if (!op || !isa<DTCDialect>(op->getDialect()))
     return std::nullopt;
+  // Shape computations are small; do not evaluate big tensors at import.
+  for (Type type : op->getResultTypes())
+    if (cast<RankedTensorType>(type).getNumElements() > kMaxFoldedElements)
+      return std::nullopt;
   SmallVector<Tensor> operandValues;
   for (Value operand : op->getOperands()) {
     std::optional<Tensor> operandValue = resolveConstant(operand);
@@ -280,6 +288,14 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node) {
                             [this](Value v) { return resolveConstant(v); });
   if (failed(entry->importer(nodeImporter)))
     return failure();
+  for (Value result : nodeImporter.results) {
+    int64_t count = 1;
+    for (int64_t dim : cast<RankedTensorType>(result.getType()).getShape())
+      if (dim > 0 && (count > kMaxTensorElements / dim ||
+                      (count *= dim) > kMaxTensorElements))
+        return nodeError() << "a result of type " << result.getType()
+                           << " is absurdly large";
+  }
   for (auto [i, name] : llvm::enumerate(node.output())) {
     if (name.empty())
       continue;

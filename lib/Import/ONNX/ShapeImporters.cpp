@@ -73,6 +73,23 @@ LogicalResult importShape(NodeImporter &n) {
       n.constant(int64Tensor(dims, {static_cast<int64_t>(dims.size())})));
 }
 
+/// The largest constant an importer builds from a shape (ConstantOfShape,
+/// Range): weights come from initializers, never from these.
+constexpr int64_t kMaxConstantElements = int64_t(1) << 28;
+
+LogicalResult checkConstantSize(NodeImporter &n, ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim > 0 && count > kMaxConstantElements / dim) {
+      n.error() << "the constant would have more than "
+                << kMaxConstantElements << " elements";
+      return failure();
+    }
+    count *= dim;
+  }
+  return success();
+}
+
 LogicalResult importConstantOfShape(NodeImporter &n) {
   FailureOr<SmallVector<int64_t>> shape = n.constantInts(0, "shape");
   if (failed(shape))
@@ -91,6 +108,8 @@ LogicalResult importConstantOfShape(NodeImporter &n) {
     n.error() << "shape has a negative dimension";
     return failure();
   }
+  if (failed(checkConstantSize(n, *shape)))
+    return failure();
   Tensor result(fill.dtype(), Shape(shape->begin(), shape->end()));
   for (int64_t i = 0, e = result.numElements(); i < e; ++i) {
     if (result.isFloat())
@@ -112,7 +131,13 @@ LogicalResult importRange(NodeImporter &n) {
     n.error() << "delta is zero";
     return failure();
   }
-  int64_t count = std::max<int64_t>(0, std::ceil((l - s) / d));
+  double steps = std::ceil((l - s) / d);
+  if (!(steps < double(kMaxConstantElements))) {
+    n.error() << "the range has more than " << kMaxConstantElements
+              << " elements";
+    return failure();
+  }
+  int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
   Tensor result(start->dtype(), {count});
   for (int64_t i = 0; i < count; ++i) {
     if (result.isFloat())

@@ -108,3 +108,15 @@ np.save("mlp_data/expected/probs.npy", (e / e.sum(axis=-1, keepdims=True)).astyp
 # A bound shape operand for dynamic_reshape.onnx.
 os.makedirs("bind_shape", exist_ok=True)
 np.save("bind_shape/shape.npy", np.array([3, 2], dtype=np.int64))
+
+# Shapes that ask for absurd amounts of memory.
+save("huge_constant",
+     [helper.make_node("Constant", [], ["s"], name="/shape", value=numpy_helper.from_array(
+         np.array([1 << 20, 1 << 20], np.int64))),
+      helper.make_node("ConstantOfShape", ["s"], ["y"], name="/fill")],
+     [], [f32("y", [1 << 20, 1 << 20])])
+save("huge_expand",
+     [helper.make_node("Constant", [], ["s"], name="/shape", value=numpy_helper.from_array(
+         np.array([1 << 40, 1 << 40, 4], np.int64))),
+      helper.make_node("Expand", ["x", "s"], ["y"], name="/expand")],
+     [f32("x", [4])], [f32("y", [1 << 40, 1 << 40, 4])])
