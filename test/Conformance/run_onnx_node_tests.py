@@ -72,7 +72,8 @@ def compare(expected, actual):
         act[~np.isnan(act)], exp[~np.isnan(exp)], rtol=1e-3, atol=1e-7
     ):
         return None
-    err = np.max(np.abs(act - exp))
+    with np.errstate(invalid="ignore"):
+        err = np.nanmax(np.abs(act - exp))
     return f"values differ (max abs error {err:.3g})"
 
 

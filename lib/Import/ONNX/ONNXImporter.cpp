@@ -106,11 +106,18 @@ ModelImporter::typeOf(const onnx::ValueInfoProto &info, const Tensor *bound) {
                       tensorType.elem_type()));
   Type elementType = elementTypeOf(context, *dtype);
   if (bound) {
-    if (bound->dtype() != *dtype)
+    // The bound value fixes symbolic dimensions and must match the rest.
+    bool matches = bound->dtype() == *dtype &&
+                   (!tensorType.has_shape() ||
+                    tensorType.shape().dim_size() == bound->rank());
+    for (auto [i, dim] : llvm::enumerate(tensorType.shape().dim()))
+      if (matches && dim.has_dim_value() && dim.dim_value() != bound->shape()[i])
+        matches = false;
+    if (!matches)
       return emitError(fileLoc)
              << "bound value of '" << info.name() << "' is "
              << describe(bound->shape(), bound->dtype())
-             << " but the model declares element type " << elementType;
+             << ", which does not fit the model's declared type";
     return RankedTensorType::get(bound->shape(), elementType);
   }
   SmallVector<int64_t> shape;

@@ -10,3 +10,7 @@
 // CHECK-NEXT: return %[[Y]]
 
 // UNBOUND: error: Reshape node '/reshape': its shape operand ('shape') determines a shape and must be a constant; dtc compiles static shapes (bind graph inputs with --bind-inputs)
+
+// A bound value must fit the declared type of its input.
+// RUN: not dtc-translate --import-onnx %S/Inputs/dynamic_reshape.onnx --bind-inputs %S/Inputs/bind_bad_shape 2>&1 | FileCheck %s --check-prefix=MISFIT
+// MISFIT: error: bound value of 'x' is 3x3xf32, which does not fit the model's declared type
