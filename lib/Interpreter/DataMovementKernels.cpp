@@ -1,7 +1,8 @@
 //===- DataMovementKernels.cpp - reference kernels: data movement ---------===//
 //
 // Gather, reshape, transpose, broadcast, concat, slice, split: each output
-// element is copied from exactly one input element.
+// element is copied from exactly one input element. Their adjoints
+// scatter_add and update_slice write into a copy of their input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,6 +67,33 @@ LogicalResult gather(GatherOp op, Operands in, Results &out) {
   return success();
 }
 
+LogicalResult scatterAdd(ScatterAddOp op, Operands in, Results &out) {
+  const Tensor &indices = *in[1], &updates = *in[2];
+  Tensor result = *in[0];
+  DimSplit split = splitAt(result.shape(), op.getDim());
+  int64_t count = indices.numElements(), from = 0;
+  for (int64_t o = 0; o < split.outer; ++o) {
+    for (int64_t j = 0; j < count; ++j) {
+      int64_t index = indices.ints()[j];
+      if (index < -split.size || index >= split.size)
+        return op.emitError("index ")
+               << index << " is out of range for dimension of size "
+               << split.size;
+      if (index < 0)
+        index += split.size;
+      int64_t to = (o * split.size + index) * split.inner;
+      for (int64_t k = 0; k < split.inner; ++k, ++from) {
+        if (result.isFloat())
+          result.floats()[to + k] += updates.floats()[from];
+        else
+          result.ints()[to + k] += updates.ints()[from];
+      }
+    }
+  }
+  out.push_back(std::move(result));
+  return success();
+}
+
 LogicalResult transpose(TransposeOp op, Operands in, Results &out) {
   const Tensor &input = *in[0];
   Tensor result = makeTensor(op.getResult());
@@ -85,6 +113,22 @@ LogicalResult transpose(TransposeOp op, Operands in, Results &out) {
 void mlir::dtc::addDataMovementKernels(KernelTable &table) {
   table.add<GatherOp>(gather);
   table.add<TransposeOp>(transpose);
+  table.add<ScatterAddOp>(scatterAdd);
+  table.add<UpdateSliceOp>([](UpdateSliceOp op, Operands in,
+                              Results &out) -> LogicalResult {
+    const Tensor &update = *in[0];
+    Tensor result = *in[1];
+    std::vector<int64_t> offsets = windowOffsets(
+        result.shape(), update.shape(), op.getStarts(), op.getStrides());
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      if (result.isFloat())
+        result.floats()[offsets[i]] = update.floats()[i];
+      else
+        result.ints()[offsets[i]] = update.ints()[i];
+    }
+    out.push_back(std::move(result));
+    return success();
+  });
   table.add<ReshapeOp>([](ReshapeOp op, Operands in, Results &out) -> LogicalResult {
     out.push_back(in[0]->reshaped(makeTensor(op.getResult()).shape()));
     return success();

@@ -293,3 +293,43 @@ func.func @split_dim(%x: tensor<4xf32>) {
   // expected-error @-1 {{failed to infer returned types}}
   return
 }
+
+// -----
+
+func.func @scatter_add_updates(%x: tensor<10x3xf32>, %i: tensor<4xi64>, %u: tensor<4x2xf32>) {
+  // expected-error @+1 {{updates must have the type gather would produce: 'tensor<4x3xf32>'}}
+  %0 = dtc.scatter_add %u into %x[%i] dim = 0 : (tensor<10x3xf32>, tensor<4xi64>, tensor<4x2xf32>) -> tensor<10x3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_add_dim(%x: tensor<10x3xf32>, %i: tensor<4xi64>, %u: tensor<4x2xf32>) {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = dtc.scatter_add %u into %x[%i] dim = 2 : (tensor<10x3xf32>, tensor<4xi64>, tensor<4x2xf32>) -> tensor<10x3xf32>
+  return
+}
+
+// -----
+
+func.func @update_slice_type(%u: tensor<2xf16>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{update and input must have the same element type}}
+  %0 = dtc.update_slice %u into %x starts = [0] strides = [1] : (tensor<2xf16>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @update_slice_rank(%u: tensor<2x1xf32>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{update and input must have the same rank}}
+  %0 = dtc.update_slice %u into %x starts = [0] strides = [1] : (tensor<2x1xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @update_slice_bounds(%u: tensor<3xf32>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{dimension 0 reads outside the input}}
+  %0 = dtc.update_slice %u into %x starts = [2] strides = [1] : (tensor<3xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}

@@ -134,5 +134,9 @@ func.func @data_movement(%wte: tensor<96x48xf32>, %ids: tensor<8x16xi64>, %x: te
   %5 = dtc.slice %x starts = [3, 7] sizes = [2, 4] strides = [-1, -2] : tensor<4x8xf32> -> tensor<2x4xf32>
   // CHECK: dtc.split %{{.*}} dim = 1 sizes = [2, 6] : tensor<4x8xf32> -> tensor<4x2xf32>, tensor<4x6xf32>
   %6:2 = dtc.split %x dim = 1 sizes = [2, 6] : tensor<4x8xf32> -> tensor<4x2xf32>, tensor<4x6xf32>
+  // CHECK: dtc.scatter_add %{{.*}} into %{{.*}}[%{{.*}}] dim = 0 : (tensor<96x48xf32>, tensor<8x16xi64>, tensor<8x16x48xf32>) -> tensor<96x48xf32>
+  %7 = dtc.scatter_add %0 into %wte[%ids] dim = 0 : (tensor<96x48xf32>, tensor<8x16xi64>, tensor<8x16x48xf32>) -> tensor<96x48xf32>
+  // CHECK: dtc.update_slice %{{.*}} into %{{.*}} starts = [3, 7] strides = [-1, -2] : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %8 = dtc.update_slice %5 into %x starts = [3, 7] strides = [-1, -2] : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return
 }

@@ -208,6 +208,19 @@ case("split", "%p, %q = dtc.split %a dim = 2 sizes = [2, 3] : tensor<3x4x5xf32> 
      "  return %p, %q : tensor<3x4x2xf32>, tensor<3x4x3xf32>", [r], [r[:, :, :2], r[:, :, 2:]],
      ["tensor<3x4x2xf32>", "tensor<3x4x3xf32>"])
 
+upd = rand((2, 3, 3))
+scattered = table.copy().astype(np.float64)
+np.add.at(scattered, ids, upd)
+case("scatter_add", "%r = dtc.scatter_add %c into %a[%b] dim = 0 : "
+     "(tensor<10x3xf32>, tensor<2x3xi64>, tensor<2x3x3xf32>) -> tensor<10x3xf32>\n  return %r : tensor<10x3xf32>",
+     [table, ids, upd], [scattered.astype(np.float32)], ["tensor<10x3xf32>"])
+window = rand((2, 2, 3))
+updated = r.copy()
+updated[2:0:-1, 1:4:2, 4::-2] = window
+case("update_slice", "%r = dtc.update_slice %b into %a starts = [2, 1, 4] strides = [-1, 2, -2] : "
+     "(tensor<2x2x3xf32>, tensor<3x4x5xf32>) -> tensor<3x4x5xf32>\n  return %r : tensor<3x4x5xf32>",
+     [r, window], [updated], ["tensor<3x4x5xf32>"])
+
 
 def run_case(dtc_run, workdir, name, body, inputs, expected, result_types, rtol, atol):
     case_dir = os.path.join(workdir, name)

@@ -17,6 +17,7 @@
 using namespace mlir;
 using namespace mlir::dtc;
 
+#include "dtc/Dialect/DTC/IR/DTCInterfaces.cpp.inc"
 #include "dtc/Dialect/DTC/IR/DTCOpsEnums.cpp.inc"
 
 //===----------------------------------------------------------------------===//
@@ -256,6 +257,21 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult ScatterAddOp::verify() {
+  ArrayRef<int64_t> shape = getInput().getType().getShape();
+  int64_t dim = getDim();
+  if (failed(checkDim(getLoc(), dim, shape.size())))
+    return failure();
+  SmallVector<int64_t> expected(shape.take_front(dim));
+  llvm::append_range(expected, getIndices().getType().getShape());
+  llvm::append_range(expected, shape.drop_front(dim + 1));
+  if (getUpdates().getType().getShape() != ArrayRef<int64_t>(expected) ||
+      getUpdates().getType().getElementType() != getType().getElementType())
+    return emitOpError("updates must have the type gather would produce: ")
+           << RankedTensorType::get(expected, getType().getElementType());
+  return success();
+}
+
 LogicalResult ReshapeOp::verify() {
   if (getInput().getType().getNumElements() != getType().getNumElements())
     return emitOpError("input has ")
@@ -348,13 +364,13 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
-                                        std::optional<Location> loc,
-                                        Adaptor adaptor,
-                                        SmallVectorImpl<Type> &inferred) {
-  ArrayRef<int64_t> shape = shapeOf(adaptor.getInput());
-  ArrayRef<int64_t> starts = adaptor.getStarts(), sizes = adaptor.getSizes(),
-                    strides = adaptor.getStrides();
+/// Checks a strided window of `shape` (as `dtc.slice` reads it and
+/// `dtc.update_slice` writes it).
+static LogicalResult checkWindow(std::optional<Location> loc,
+                                 ArrayRef<int64_t> shape,
+                                 ArrayRef<int64_t> starts,
+                                 ArrayRef<int64_t> sizes,
+                                 ArrayRef<int64_t> strides) {
   if (starts.size() != shape.size() || sizes.size() != shape.size() ||
       strides.size() != shape.size())
     return emitOptionalError(loc, "starts, sizes and strides need one entry "
@@ -370,9 +386,28 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
       return emitOptionalError(loc, "dimension ", i,
                                " reads outside the input");
   }
-  inferred.push_back(
-      RankedTensorType::get(sizes, elementTypeOf(adaptor.getInput())));
   return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  if (failed(checkWindow(loc, shapeOf(adaptor.getInput()), adaptor.getStarts(),
+                         adaptor.getSizes(), adaptor.getStrides())))
+    return failure();
+  inferred.push_back(RankedTensorType::get(adaptor.getSizes(),
+                                           elementTypeOf(adaptor.getInput())));
+  return success();
+}
+
+LogicalResult UpdateSliceOp::verify() {
+  if (getUpdate().getType().getElementType() != getType().getElementType())
+    return emitOpError("update and input must have the same element type");
+  if (getUpdate().getType().getRank() != getType().getRank())
+    return emitOpError("update and input must have the same rank");
+  return checkWindow(getLoc(), getType().getShape(), getStarts(),
+                     getUpdate().getType().getShape(), getStrides());
 }
 
 LogicalResult SplitOp::inferReturnTypes(MLIRContext *,

@@ -15,6 +15,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dtc/Dialect/DTC/IR/DTCInterfaces.h.inc"
 #include "dtc/Dialect/DTC/IR/DTCOpsEnums.h.inc"
 
 #define GET_OP_CLASSES

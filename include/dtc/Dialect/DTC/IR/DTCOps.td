@@ -10,6 +10,7 @@
 #define DTC_OPS_TD
 
 include "dtc/Dialect/DTC/IR/DTCDialect.td"
+include "dtc/Dialect/DTC/IR/DTCInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -32,6 +33,9 @@ def DTC_IndexTensor : StaticShapeTensorOf<[I64, I32]>;
 
 class DTC_Op<string mnemonic, list<Trait> traits = []>
     : Op<DTC_Dialect, mnemonic, traits>;
+
+/// Ops that implement their vector-Jacobian product (DTCOpVJPs.cpp).
+def DTC_Differentiable : DeclareOpInterfaceMethods<DTC_DifferentiableOpInterface>;
 
 //===----------------------------------------------------------------------===//
 // Constants
@@ -75,7 +79,7 @@ def DTC_IotaOp : DTC_Op<"iota", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 class DTC_UnaryOp<string mnemonic, Type tensorType, string math,
-                  list<Trait> traits = []>
+                  list<Trait> traits = [DTC_Differentiable]>
     : DTC_Op<mnemonic, traits # [Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "Elementwise " # mnemonic;
   let description = [{
@@ -105,7 +109,7 @@ def DTC_CosOp : DTC_UnaryOp<"cos", DTC_FloatTensor, "cos(x)">;
 def DTC_SigmoidOp : DTC_UnaryOp<"sigmoid", DTC_FloatTensor, "1 / (1 + e^-x)">;
 def DTC_SiluOp : DTC_UnaryOp<"silu", DTC_FloatTensor, "x * sigmoid(x)">;
 def DTC_SoftplusOp : DTC_UnaryOp<"softplus", DTC_FloatTensor, "ln(1 + e^x)">;
-def DTC_NotOp : DTC_UnaryOp<"not", DTC_BoolTensor, "logical not">;
+def DTC_NotOp : DTC_UnaryOp<"not", DTC_BoolTensor, "logical not", []>;
 
 def DTC_GeluApproximation : I32EnumAttr<"GeluApproximation",
     "how gelu is computed", [
@@ -116,7 +120,7 @@ def DTC_GeluApproximation : I32EnumAttr<"GeluApproximation",
 }
 
 def DTC_GeluOp : DTC_Op<"gelu",
-    [Pure, Elementwise, SameOperandsAndResultType]> {
+    [Pure, Elementwise, SameOperandsAndResultType, DTC_Differentiable]> {
   let summary = "Elementwise Gaussian error linear unit";
   let description = [{
     `approximate = none`: x * (1 + erf(x / sqrt(2))) / 2 (exact).
@@ -144,8 +148,9 @@ class DTC_BroadcastingOp<string mnemonic, list<Trait> traits = []>
       "operands attr-dict `:` functional-type(operands, results)";
 }
 
-class DTC_BinaryOp<string mnemonic, Type tensorType, string math>
-    : DTC_BroadcastingOp<mnemonic, [SameOperandsAndResultElementType]> {
+class DTC_BinaryOp<string mnemonic, Type tensorType, string math,
+                   list<Trait> traits = [DTC_Differentiable]>
+    : DTC_BroadcastingOp<mnemonic, traits # [SameOperandsAndResultElementType]> {
   let summary = "Elementwise " # mnemonic # " with broadcasting";
   let description = [{
     Computes `}] # math # [{` elementwise. The operand shapes are broadcast
@@ -179,9 +184,9 @@ def DTC_MaxOp : DTC_BinaryOp<"max", DTC_NumericTensor,
     "max(lhs, rhs) (NaN if either is NaN)">;
 def DTC_MinOp : DTC_BinaryOp<"min", DTC_NumericTensor,
     "min(lhs, rhs) (NaN if either is NaN)">;
-def DTC_AndOp : DTC_BinaryOp<"and", DTC_BoolTensor, "lhs and rhs">;
-def DTC_OrOp : DTC_BinaryOp<"or", DTC_BoolTensor, "lhs or rhs">;
-def DTC_XorOp : DTC_BinaryOp<"xor", DTC_BoolTensor, "lhs xor rhs">;
+def DTC_AndOp : DTC_BinaryOp<"and", DTC_BoolTensor, "lhs and rhs", []>;
+def DTC_OrOp : DTC_BinaryOp<"or", DTC_BoolTensor, "lhs or rhs", []>;
+def DTC_XorOp : DTC_BinaryOp<"xor", DTC_BoolTensor, "lhs xor rhs", []>;
 
 def DTC_ComparisonPredicate : I32EnumAttr<"ComparisonPredicate",
     "which comparison", [
@@ -209,7 +214,7 @@ def DTC_CompareOp : DTC_BroadcastingOp<"compare", [SameOperandsElementType]> {
                        "functional-type(operands, results)";
 }
 
-def DTC_SelectOp : DTC_BroadcastingOp<"select"> {
+def DTC_SelectOp : DTC_BroadcastingOp<"select", [DTC_Differentiable]> {
   let summary = "Elementwise choice with broadcasting (where)";
   let description = [{
     `result = cond ? on_true : on_false` elementwise, the three operands
@@ -226,7 +231,8 @@ def DTC_SelectOp : DTC_BroadcastingOp<"select"> {
   let hasVerifier = 1;
 }
 
-def DTC_CastOp : DTC_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+def DTC_CastOp : DTC_Op<"cast",
+    [Pure, SameOperandsAndResultShape, DTC_Differentiable]> {
   let summary = "Elementwise element-type conversion";
   let description = [{
     Converts each element to the result element type: float to float rounds to
@@ -248,8 +254,8 @@ def DTC_CastOp : DTC_Op<"cast", [Pure, SameOperandsAndResultShape]> {
 // Contractions, reductions, normalizations
 //===----------------------------------------------------------------------===//
 
-def DTC_MatmulOp : DTC_Op<"matmul",
-    [Pure, InferTypeOpAdaptor, SameOperandsAndResultElementType]> {
+def DTC_MatmulOp : DTC_Op<"matmul", [Pure, InferTypeOpAdaptor,
+    SameOperandsAndResultElementType, DTC_Differentiable]> {
   let summary = "Batched matrix product with broadcasting batch dimensions";
   let description = [{
     Both operands have rank >= 2. The last two dimensions are the matrix
@@ -271,7 +277,7 @@ def DTC_MatmulOp : DTC_Op<"matmul",
 }
 
 class DTC_ReduceOp<string mnemonic, string math>
-    : DTC_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : DTC_Op<mnemonic, [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
   let summary = "Reduction by " # math # " over dimensions";
   let description = [{
     Reduces `input` by }] # math # [{ over the dimensions listed in `dims`
@@ -304,7 +310,7 @@ def DTC_ReduceMaxOp : DTC_ReduceOp<"reduce_max", "maximum">;
 def DTC_ReduceMinOp : DTC_ReduceOp<"reduce_min", "minimum">;
 
 class DTC_SoftmaxLikeOp<string mnemonic, string math>
-    : DTC_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : DTC_Op<mnemonic, [Pure, SameOperandsAndResultType, DTC_Differentiable]> {
   let summary = math # " along one dimension";
   let description = [{
     Computes }] # math # [{ of `input` along `dim` (non-negative), in a
@@ -323,7 +329,8 @@ class DTC_SoftmaxLikeOp<string mnemonic, string math>
 def DTC_SoftmaxOp : DTC_SoftmaxLikeOp<"softmax", "softmax">;
 def DTC_LogSoftmaxOp : DTC_SoftmaxLikeOp<"log_softmax", "log-softmax">;
 
-def DTC_LayerNormOp : DTC_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+def DTC_LayerNormOp : DTC_Op<"layer_norm",
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
   let summary = "Layer normalization over the trailing dimensions";
   let description = [{
     Normalizes `input` over the dimensions `[dim, rank)`:
@@ -348,7 +355,8 @@ def DTC_LayerNormOp : DTC_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
       "`epsilon` `=` $epsilon attr-dict `:` functional-type(operands, results)";
 }
 
-def DTC_RMSNormOp : DTC_Op<"rms_norm", [Pure, InferTypeOpAdaptor]> {
+def DTC_RMSNormOp : DTC_Op<"rms_norm",
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
   let summary = "RMS normalization over the trailing dimensions";
   let description = [{
     `result = x / sqrt(mean(x^2 over [dim, rank)) + epsilon) * scale`, with
@@ -370,7 +378,8 @@ def DTC_RMSNormOp : DTC_Op<"rms_norm", [Pure, InferTypeOpAdaptor]> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def DTC_GatherOp : DTC_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+def DTC_GatherOp : DTC_Op<"gather",
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
   let summary = "Gather slices along one dimension (embedding lookup)";
   let description = [{
     `result[i0.., j.., k..] = input[i0.., indices[j..], k..]`, where the
@@ -389,7 +398,8 @@ def DTC_GatherOp : DTC_Op<"gather", [Pure, InferTypeOpAdaptor]> {
                        "functional-type(operands, results)";
 }
 
-def DTC_ReshapeOp : DTC_Op<"reshape", [Pure, SameOperandsAndResultElementType]> {
+def DTC_ReshapeOp : DTC_Op<"reshape",
+    [Pure, SameOperandsAndResultElementType, DTC_Differentiable]> {
   let summary = "Reinterpret the shape, keeping row-major element order";
   let description = [{
     The result holds the same elements in the same row-major order; the
@@ -406,7 +416,8 @@ def DTC_ReshapeOp : DTC_Op<"reshape", [Pure, SameOperandsAndResultElementType]> 
   let hasFolder = 1;
 }
 
-def DTC_TransposeOp : DTC_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def DTC_TransposeOp : DTC_Op<"transpose",
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
   let summary = "Permute dimensions";
   let description = [{
     `result.shape[i] = input.shape[permutation[i]]` and
@@ -425,7 +436,7 @@ def DTC_TransposeOp : DTC_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
 }
 
 def DTC_BroadcastOp : DTC_Op<"broadcast",
-    [Pure, SameOperandsAndResultElementType]> {
+    [Pure, SameOperandsAndResultElementType, DTC_Differentiable]> {
   let summary = "Broadcast to a larger shape (numpy rules, ONNX Expand)";
   let description = [{
     The input's dimensions align with the trailing dimensions of the result;
@@ -443,7 +454,7 @@ def DTC_BroadcastOp : DTC_Op<"broadcast",
 }
 
 def DTC_ConcatOp : DTC_Op<"concat", [Pure, InferTypeOpAdaptor,
-    SameOperandsAndResultElementType]> {
+    SameOperandsAndResultElementType, DTC_Differentiable]> {
   let summary = "Concatenate along one dimension";
   let description = [{
     All operands have the same rank and agree on every dimension but `dim`.
@@ -459,7 +470,8 @@ def DTC_ConcatOp : DTC_Op<"concat", [Pure, InferTypeOpAdaptor,
                        "functional-type($inputs, results)";
 }
 
-def DTC_SliceOp : DTC_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+def DTC_SliceOp : DTC_Op<"slice",
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
   let summary = "Strided slice with static bounds";
   let description = [{
     `result[i0, i1, ...] = input[starts[0] + i0 * strides[0], ...]`, with
@@ -478,7 +490,8 @@ def DTC_SliceOp : DTC_Op<"slice", [Pure, InferTypeOpAdaptor]> {
       "`strides` `=` $strides attr-dict `:` type($input) `->` type($result)";
 }
 
-def DTC_SplitOp : DTC_Op<"split", [Pure, InferTypeOpAdaptor]> {
+def DTC_SplitOp : DTC_Op<"split",
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
   let summary = "Split into consecutive pieces along one dimension";
   let description = [{
     Result `k` holds `sizes[k]` consecutive slices of `input` along `dim`;
@@ -494,6 +507,50 @@ def DTC_SplitOp : DTC_Op<"split", [Pure, InferTypeOpAdaptor]> {
   let results = (outs Variadic<DTC_Tensor>:$results);
   let assemblyFormat = "$input `dim` `=` $dim `sizes` `=` $sizes attr-dict "
                        "`:` type($input) `->` type($results)";
+}
+
+def DTC_ScatterAddOp : DTC_Op<"scatter_add", [Pure, DTC_Differentiable,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "Add slices into a tensor at indices (the adjoint of gather)";
+  let description = [{
+    `result = input`, then `result[i0.., indices[j..], k..] += updates[i0..,
+    j.., k..]` for every index, where the indices replace dimension `dim` of
+    `input` as in `dtc.gather` (so `updates` has gather's result shape).
+    Repeated indices accumulate; negative ones count from the end, and an
+    index out of range is a run-time error.
+
+    ```mlir
+    %g = dtc.scatter_add %dh into %zeros[%ids] dim = 0
+        : (tensor<96x48xf32>, tensor<8x16xi64>, tensor<8x16x48xf32>) -> tensor<96x48xf32>
+    ```
+  }];
+  let arguments = (ins DTC_NumericTensor:$input, DTC_IndexTensor:$indices,
+                   DTC_NumericTensor:$updates, I64Attr:$dim);
+  let results = (outs DTC_NumericTensor:$result);
+  let assemblyFormat = "$updates `into` $input `[` $indices `]` `dim` `=` $dim "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DTC_UpdateSliceOp : DTC_Op<"update_slice", [Pure, DTC_Differentiable,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "Replace a strided window of a tensor (the adjoint of slice)";
+  let description = [{
+    `result = input`, except that the window `dtc.slice` with the same
+    `starts` and `strides` (and sizes = the shape of `update`) would read is
+    replaced by `update`.
+
+    ```mlir
+    %y = dtc.update_slice %u into %x starts = [0, 2] strides = [1, 2]
+        : (tensor<4x3xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins DTC_Tensor:$update, DTC_Tensor:$input,
+                   DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$strides);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$update `into` $input `starts` `=` $starts `strides` "
+      "`=` $strides attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 #endif // DTC_OPS_TD

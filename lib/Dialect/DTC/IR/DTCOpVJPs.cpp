@@ -1,0 +1,517 @@
+//===- DTCOpVJPs.cpp - vector-Jacobian products of dtc ops ----------------===//
+//
+// DifferentiableOpInterface for every differentiable dtc op: given the
+// gradient g of the op's result(s), the gradient of each operand, written in
+// dtc ops. Conventions follow PyTorch's autograd where a derivative is not
+// unique (ties of max/min split the gradient evenly, relu'(0) = 0,
+// |x|'(0) = 0). Broadcast operands get the gradient summed back to their
+// shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+/// The vocabulary VJPs are written in: dtc ops built at one location.
+class Emitter {
+public:
+  Emitter(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
+  Value pow(Value x, Value y) { return PowOp::create(b, loc, x, y); }
+  Value neg(Value x) { return NegOp::create(b, loc, x); }
+  Value exp(Value x) { return ExpOp::create(b, loc, x); }
+  Value log(Value x) { return LogOp::create(b, loc, x); }
+  Value erf(Value x) { return ErfOp::create(b, loc, x); }
+  Value tanh(Value x) { return TanhOp::create(b, loc, x); }
+  Value sin(Value x) { return SinOp::create(b, loc, x); }
+  Value cos(Value x) { return CosOp::create(b, loc, x); }
+  Value sigmoid(Value x) { return SigmoidOp::create(b, loc, x); }
+  Value rsqrt(Value x) { return RsqrtOp::create(b, loc, x); }
+  Value compare(ComparisonPredicate p, Value x, Value y) {
+    return CompareOp::create(b, loc, p, x, y);
+  }
+  Value select(Value c, Value t, Value f) {
+    return SelectOp::create(b, loc, c, t, f);
+  }
+
+  /// A scalar of `like`'s element type.
+  Value scalar(double value, Value like) {
+    Type elementType = cast<RankedTensorType>(like.getType()).getElementType();
+    auto type = RankedTensorType::get({}, elementType);
+    return ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, FloatAttr::get(elementType, value)));
+  }
+  Value scale(Value x, double factor) { return mul(x, scalar(factor, x)); }
+  Value zeros(Type type) {
+    auto tensorType = cast<RankedTensorType>(type);
+    return ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(tensorType,
+                               FloatAttr::get(tensorType.getElementType(), 0)));
+  }
+  Value reduceSum(Value x, ArrayRef<int64_t> dims, bool keepDims) {
+    return ReduceSumOp::create(b, loc, x, dims, keepDims);
+  }
+  Value reduceMean(Value x, ArrayRef<int64_t> dims) {
+    return ReduceMeanOp::create(b, loc, x, dims, /*keep_dims=*/true);
+  }
+  Value reshape(Value x, ArrayRef<int64_t> shape) {
+    auto type = cast<RankedTensorType>(x.getType());
+    if (type.getShape() == shape)
+      return x;
+    return ReshapeOp::create(b, loc, type.clone(shape), x);
+  }
+  Value broadcastTo(Value x, Type type) {
+    if (x.getType() == type)
+      return x;
+    return BroadcastOp::create(b, loc, type, x);
+  }
+  Value castTo(Value x, Type elementType) {
+    auto type = cast<RankedTensorType>(x.getType());
+    if (type.getElementType() == elementType)
+      return x;
+    return CastOp::create(b, loc, type.clone(elementType), x);
+  }
+
+  /// Undoes numpy broadcasting: sums `grad` over the dimensions along which
+  /// a value of `type` was broadcast, and reshapes it to `type`.
+  Value sumTo(Value grad, Type type) {
+    ArrayRef<int64_t> from = cast<RankedTensorType>(grad.getType()).getShape();
+    ArrayRef<int64_t> to = cast<RankedTensorType>(type).getShape();
+    int64_t lead = from.size() - to.size();
+    SmallVector<int64_t> dims;
+    for (int64_t i = 0, e = from.size(); i < e; ++i)
+      if (i < lead || (to[i - lead] == 1 && from[i] != 1))
+        dims.push_back(i);
+    if (!dims.empty())
+      grad = reduceSum(grad, dims, /*keepDims=*/true);
+    return reshape(grad, to);
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+/// Shape of a reduction's result with the reduced dimensions kept as 1.
+SmallVector<int64_t> keptShape(Value input, ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> shape(cast<RankedTensorType>(input.getType()).getShape());
+  for (int64_t dim : dims)
+    shape[dim] = 1;
+  return shape;
+}
+
+SmallVector<int64_t> trailingDims(int64_t from, int64_t rank) {
+  SmallVector<int64_t> dims;
+  for (int64_t i = from; i < rank; ++i)
+    dims.push_back(i);
+  return dims;
+}
+
+/// The gradient of max (isMax) or min with respect to its lhs: all of g
+/// where lhs wins, half of it on ties.
+Value extremumGrad(Emitter &e, Value g, Value self, Value other, bool isMax) {
+  Value wins = e.compare(isMax ? ComparisonPredicate::GT : ComparisonPredicate::LT,
+                         self, other);
+  Value ties = e.compare(ComparisonPredicate::EQ, self, other);
+  Value zero = e.scalar(0, g);
+  return e.sumTo(e.select(wins, g, e.select(ties, e.scale(g, 0.5), zero)),
+                 self.getType());
+}
+
+/// The gradient of a reduction by max or min: spread evenly over the
+/// elements equal to the extremum (as torch.amax/amin do).
+template <typename OpTy>
+Value extremumReduceGrad(Emitter &e, OpTy op, Value g) {
+  Value input = op.getInput();
+  SmallVector<int64_t> kept = keptShape(input, op.getDims());
+  Value extremum = e.broadcastTo(e.reshape(op.getResult(), kept), input.getType());
+  Type elementType = cast<RankedTensorType>(input.getType()).getElementType();
+  Value mask = e.castTo(e.compare(ComparisonPredicate::EQ, input, extremum),
+                        elementType);
+  Value count = e.reduceSum(mask, op.getDims(), /*keepDims=*/true);
+  Value spread = e.div(e.reshape(g, kept), count);
+  return e.mul(e.broadcastTo(spread, input.getType()), mask);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+#define DTC_UNARY_VJP(OP, FORMULA)                                             \
+  LogicalResult OP::buildVJP(OpBuilder &b, ValueRange resultGrads,             \
+                             SmallVectorImpl<Value> &operandGrads) {           \
+    Emitter e(b, getLoc());                                                    \
+    Value g = resultGrads[0], x = getInput(), z = getResult();                 \
+    (void)x;                                                                   \
+    (void)z;                                                                   \
+    operandGrads.push_back(FORMULA);                                           \
+    return success();                                                          \
+  }
+
+DTC_UNARY_VJP(NegOp, e.neg(g))
+DTC_UNARY_VJP(AbsOp, e.select(e.compare(ComparisonPredicate::GT, x, e.scalar(0, x)), g,
+                              e.select(e.compare(ComparisonPredicate::LT, x, e.scalar(0, x)),
+                                       e.neg(g), e.scalar(0, g))))
+DTC_UNARY_VJP(ReluOp, e.select(e.compare(ComparisonPredicate::GT, x, e.scalar(0, x)), g,
+                               e.scalar(0, g)))
+DTC_UNARY_VJP(ExpOp, e.mul(g, z))
+DTC_UNARY_VJP(LogOp, e.div(g, x))
+DTC_UNARY_VJP(SqrtOp, e.div(g, e.scale(z, 2)))
+DTC_UNARY_VJP(RsqrtOp, e.mul(e.scale(g, -0.5), e.mul(z, e.mul(z, z))))
+DTC_UNARY_VJP(ReciprocalOp, e.neg(e.mul(g, e.mul(z, z))))
+DTC_UNARY_VJP(TanhOp, e.mul(g, e.sub(e.scalar(1, z), e.mul(z, z))))
+DTC_UNARY_VJP(ErfOp, e.mul(e.scale(g, 2 / std::sqrt(M_PI)), e.exp(e.neg(e.mul(x, x)))))
+DTC_UNARY_VJP(SinOp, e.mul(g, e.cos(x)))
+DTC_UNARY_VJP(CosOp, e.neg(e.mul(g, e.sin(x))))
+DTC_UNARY_VJP(SigmoidOp, e.mul(g, e.mul(z, e.sub(e.scalar(1, z), z))))
+DTC_UNARY_VJP(SoftplusOp, e.mul(g, e.sigmoid(x)))
+#undef DTC_UNARY_VJP
+
+LogicalResult SiluOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value x = getInput(), s = e.sigmoid(x);
+  // d/dx x*s(x) = s * (1 + x * (1 - s))
+  Value d = e.mul(s, e.add(e.scalar(1, x), e.mul(x, e.sub(e.scalar(1, s), s))));
+  operandGrads.push_back(e.mul(resultGrads[0], d));
+  return success();
+}
+
+LogicalResult GeluOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value x = getInput(), d;
+  if (getApproximate() == GeluApproximation::None) {
+    // Phi(x) + x * phi(x)
+    Value cdf = e.scale(e.add(e.scalar(1, x), e.erf(e.scale(x, M_SQRT1_2))), 0.5);
+    Value pdf = e.scale(e.exp(e.scale(e.mul(x, x), -0.5)), 1 / std::sqrt(2 * M_PI));
+    d = e.add(cdf, e.mul(x, pdf));
+  } else {
+    // 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3c x^2), t = tanh(k (x + c x^3))
+    const double k = std::sqrt(2 / M_PI), c = 0.044715;
+    Value x2 = e.mul(x, x);
+    Value t = e.tanh(e.scale(e.add(x, e.scale(e.mul(x2, x), c)), k));
+    Value inner = e.scale(e.add(e.scalar(1, x), e.scale(x2, 3 * c)), k);
+    Value sech2 = e.sub(e.scalar(1, t), e.mul(t, t));
+    d = e.add(e.scale(e.add(e.scalar(1, t), t), 0.5),
+              e.mul(e.scale(x, 0.5), e.mul(sech2, inner)));
+  }
+  operandGrads.push_back(e.mul(resultGrads[0], d));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting binary ops, select, cast
+//===----------------------------------------------------------------------===//
+
+LogicalResult AddOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0];
+  operandGrads.append({e.sumTo(g, getLhs().getType()),
+                       e.sumTo(g, getRhs().getType())});
+  return success();
+}
+
+LogicalResult SubOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0];
+  operandGrads.append({e.sumTo(g, getLhs().getType()),
+                       e.sumTo(e.neg(g), getRhs().getType())});
+  return success();
+}
+
+LogicalResult MulOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0], x = getLhs(), y = getRhs();
+  operandGrads.append({e.sumTo(e.mul(g, y), x.getType()),
+                       e.sumTo(e.mul(g, x), y.getType())});
+  return success();
+}
+
+LogicalResult DivOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0], x = getLhs(), y = getRhs();
+  operandGrads.append(
+      {e.sumTo(e.div(g, y), x.getType()),
+       e.sumTo(e.neg(e.div(e.mul(g, x), e.mul(y, y))), y.getType())});
+  return success();
+}
+
+LogicalResult PowOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0], x = getLhs(), y = getRhs(), z = getResult();
+  Value zero = e.scalar(0, g);
+  // d/dx = y x^(y-1) (0 where y == 0); d/dy = z ln x (0 where x == 0, y >= 0).
+  Value dx = e.mul(y, e.pow(x, e.sub(y, e.scalar(1, y))));
+  Value gx = e.select(e.compare(ComparisonPredicate::EQ, y, e.scalar(0, y)),
+                      zero, e.mul(g, dx));
+  Value baseZero = e.compare(ComparisonPredicate::EQ, x, e.scalar(0, x));
+  Value nonNegative = e.compare(ComparisonPredicate::GE, y, e.scalar(0, y));
+  Value gy = e.select(AndOp::create(b, getLoc(), baseZero, nonNegative), zero,
+                      e.mul(g, e.mul(z, e.log(x))));
+  operandGrads.append({e.sumTo(gx, x.getType()), e.sumTo(gy, y.getType())});
+  return success();
+}
+
+LogicalResult MaxOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0];
+  operandGrads.append({extremumGrad(e, g, getLhs(), getRhs(), true),
+                       extremumGrad(e, g, getRhs(), getLhs(), true)});
+  return success();
+}
+
+LogicalResult MinOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0];
+  operandGrads.append({extremumGrad(e, g, getLhs(), getRhs(), false),
+                       extremumGrad(e, g, getRhs(), getLhs(), false)});
+  return success();
+}
+
+LogicalResult SelectOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0], zero = e.scalar(0, g), c = getCond();
+  operandGrads.append(
+      {Value(), e.sumTo(e.select(c, g, zero), getOnTrue().getType()),
+       e.sumTo(e.select(c, zero, g), getOnFalse().getType())});
+  return success();
+}
+
+LogicalResult CastOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  Type inputType = getInput().getType().getElementType();
+  Emitter e(b, getLoc());
+  operandGrads.push_back(isa<FloatType>(inputType)
+                             ? e.castTo(resultGrads[0], inputType)
+                             : Value());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul, reductions, softmax, norms
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0], lhs = getLhs(), rhs = getRhs();
+  bool tl = getTransposeLhs(), tr = getTransposeRhs();
+  // With L and R the matrices as multiplied (after the transposes):
+  // dL = g R^T and dR = L^T g, transposed back to the stored layouts.
+  Value gl = tl ? MatmulOp::create(b, getLoc(), rhs, g, tr, true).getResult()
+                : MatmulOp::create(b, getLoc(), g, rhs, false, !tr).getResult();
+  Value gr = tr ? MatmulOp::create(b, getLoc(), g, lhs, true, tl).getResult()
+                : MatmulOp::create(b, getLoc(), lhs, g, !tl, false).getResult();
+  operandGrads.append({e.sumTo(gl, lhs.getType()), e.sumTo(gr, rhs.getType())});
+  return success();
+}
+
+LogicalResult ReduceSumOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value kept = e.reshape(resultGrads[0], keptShape(getInput(), getDims()));
+  operandGrads.push_back(e.broadcastTo(kept, getInput().getType()));
+  return success();
+}
+
+LogicalResult ReduceMeanOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                     SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  int64_t count = 1;
+  for (int64_t dim : getDims())
+    count *= getInput().getType().getDimSize(dim);
+  Value kept = e.reshape(resultGrads[0], keptShape(getInput(), getDims()));
+  operandGrads.push_back(
+      e.broadcastTo(e.scale(kept, 1.0 / count), getInput().getType()));
+  return success();
+}
+
+LogicalResult ReduceMaxOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  operandGrads.push_back(extremumReduceGrad(e, *this, resultGrads[0]));
+  return success();
+}
+
+LogicalResult ReduceMinOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  operandGrads.push_back(extremumReduceGrad(e, *this, resultGrads[0]));
+  return success();
+}
+
+LogicalResult SoftmaxOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0], z = getResult();
+  Value dot = e.reduceSum(e.mul(g, z), {static_cast<int64_t>(getDim())}, true);
+  operandGrads.push_back(e.mul(z, e.sub(g, dot)));
+  return success();
+}
+
+LogicalResult LogSoftmaxOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                     SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0];
+  Value total = e.reduceSum(g, {static_cast<int64_t>(getDim())}, true);
+  operandGrads.push_back(e.sub(g, e.mul(e.exp(getResult()), total)));
+  return success();
+}
+
+LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  if (resultGrads[1] || resultGrads[2])
+    return emitOpError("cannot differentiate through the mean and "
+                       "inv_std_dev results");
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0], x = getInput();
+  SmallVector<int64_t> dims = trailingDims(getDim(), getInput().getType().getRank());
+  Value xhat = e.mul(e.sub(x, getMean()), getInvStdDev());
+  Value gxhat = e.mul(g, getScale());
+  // dx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))
+  Value centered = e.sub(e.sub(gxhat, e.reduceMean(gxhat, dims)),
+                         e.mul(xhat, e.reduceMean(e.mul(gxhat, xhat), dims)));
+  operandGrads.append({e.mul(getInvStdDev(), centered),
+                       e.sumTo(e.mul(g, xhat), getScale().getType())});
+  operandGrads.push_back(getBias() ? e.sumTo(g, getBias().getType()) : Value());
+  return success();
+}
+
+LogicalResult RMSNormOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0], x = getInput();
+  SmallVector<int64_t> dims = trailingDims(getDim(), getInput().getType().getRank());
+  Value eps = e.scalar(getEpsilon().convertToDouble(), x);
+  Value r = e.rsqrt(e.add(e.reduceMean(e.mul(x, x), dims), eps));
+  Value gs = e.mul(g, getScale());
+  // dx = r * gs - x * r^3 * mean(gs * x)
+  Value r3 = e.mul(r, e.mul(r, r));
+  Value gx = e.sub(e.mul(r, gs), e.mul(x, e.mul(r3, e.reduceMean(e.mul(gs, x), dims))));
+  operandGrads.append({gx, e.sumTo(e.mul(g, e.mul(x, r)), getScale().getType())});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value zeros = e.zeros(getInput().getType());
+  operandGrads.append({ScatterAddOp::create(b, getLoc(), zeros.getType(), zeros,
+                                            getIndices(), resultGrads[0], getDim())
+                           .getResult(),
+                       Value()});
+  return success();
+}
+
+LogicalResult ScatterAddOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                     SmallVectorImpl<Value> &operandGrads) {
+  Value g = resultGrads[0];
+  operandGrads.append(
+      {g, Value(),
+       GatherOp::create(b, getLoc(), g, getIndices(), getDim()).getResult()});
+  return success();
+}
+
+LogicalResult ReshapeOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  operandGrads.push_back(
+      e.reshape(resultGrads[0], getInput().getType().getShape()));
+  return success();
+}
+
+LogicalResult TransposeOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  ArrayRef<int64_t> perm = getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = i;
+  operandGrads.push_back(
+      TransposeOp::create(b, getLoc(), resultGrads[0], inverse).getResult());
+  return success();
+}
+
+LogicalResult BroadcastOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  operandGrads.push_back(e.sumTo(resultGrads[0], getInput().getType()));
+  return success();
+}
+
+LogicalResult ConcatOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  int64_t dim = getDim(), offset = 0;
+  for (Value input : getInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    SmallVector<int64_t> starts(type.getRank(), 0), strides(type.getRank(), 1);
+    starts[dim] = offset;
+    offset += type.getDimSize(dim);
+    operandGrads.push_back(SliceOp::create(b, getLoc(), resultGrads[0], starts,
+                                           type.getShape(), strides)
+                               .getResult());
+  }
+  return success();
+}
+
+LogicalResult SliceOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value zeros = e.zeros(getInput().getType());
+  operandGrads.push_back(UpdateSliceOp::create(b, getLoc(), zeros.getType(),
+                                               resultGrads[0], zeros,
+                                               getStarts(), getStrides())
+                             .getResult());
+  return success();
+}
+
+LogicalResult UpdateSliceOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                      SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0];
+  Value window = SliceOp::create(b, getLoc(), g, getStarts(),
+                                 getUpdate().getType().getShape(), getStrides());
+  Value rest = UpdateSliceOp::create(b, getLoc(), g.getType(),
+                                     e.zeros(getUpdate().getType()), g,
+                                     getStarts(), getStrides());
+  operandGrads.append({window, rest});
+  return success();
+}
+
+LogicalResult SplitOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  SmallVector<Value> pieces;
+  for (auto [result, grad] : llvm::zip(getResults(), resultGrads))
+    pieces.push_back(grad ? grad : e.zeros(result.getType()));
+  operandGrads.push_back(
+      ConcatOp::create(b, getLoc(), pieces, getDim()).getResult());
+  return success();
+}
