@@ -128,30 +128,12 @@ mlir::dtc::interpretFunction(func::FuncOp func, ArrayRef<Tensor> arguments) {
   return func.emitError("function body has no return");
 }
 
-static std::string nameAttr(DictionaryAttr attrs, ArrayRef<StringRef> keys,
-                            const std::string &fallback) {
-  for (StringRef key : keys)
-    if (auto name = attrs ? attrs.getAs<StringAttr>(key) : StringAttr())
-      return name.str();
-  return fallback;
-}
-
-std::string mlir::dtc::argumentName(func::FuncOp func, unsigned index) {
-  return nameAttr(func.getArgAttrDict(index), {kInputAttrName, kParamAttrName},
-                  "arg" + std::to_string(index));
-}
-
-std::string mlir::dtc::resultName(func::FuncOp func, unsigned index) {
-  return nameAttr(func.getResultAttrDict(index), {kOutputAttrName},
-                  "result" + std::to_string(index));
-}
-
 FailureOr<SmallVector<Tensor>>
 mlir::dtc::bindArguments(func::FuncOp func,
                          const std::map<std::string, Tensor> &provided) {
   SmallVector<Tensor> arguments;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    std::string name = argumentName(func, i);
+    std::string name = getArgumentName(func, i);
     auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
     std::optional<DType> dtype =
         type ? dtypeOf(type.getElementType()) : std::nullopt;

@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - dtc pass pipelines and registration ----------------===//
 
 #include "dtc/Transforms/Passes.h"
+#include "dtc/Transforms/Training/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -25,6 +26,7 @@ void mlir::dtc::buildSimplifyPipeline(OpPassManager &pm,
 
 void mlir::dtc::registerDTCPasses() {
   registerDTCTransformsPasses();
+  registerTrainingPasses();
   PassPipelineRegistration<SimplifyPipelineOptions>(
       "dtc-simplify",
       "Fold constant subgraphs (dtc-fold-constants), canonicalize and CSE",

@@ -124,7 +124,7 @@ int main(int argc, char **argv) {
     }
   }
   for (auto [i, result] : llvm::enumerate(*results)) {
-    std::string name = resultName(func, i);
+    std::string name = getResultName(func, i);
     printSummary(llvm::outs(), name, result);
     if (!outputsDir.empty() &&
         !writeNpy(outputsDir + "/" + name + ".npy", result, error)) {

@@ -38,13 +38,8 @@ LogicalResult evaluateOp(Operation *op, ArrayRef<const Tensor *> operands,
 FailureOr<SmallVector<Tensor>>
 interpretFunction(func::FuncOp func, ArrayRef<Tensor> arguments);
 
-/// The name a function argument is matched by: its `dtc.input` or
-/// `dtc.param` name, or `arg<N>`.
-std::string argumentName(func::FuncOp func, unsigned index);
-/// The name a result is written under: its `dtc.output` name or `result<N>`.
-std::string resultName(func::FuncOp func, unsigned index);
-
-/// Builds the argument list of `func` from tensors matched by name: each
+/// Builds the argument list of `func` from tensors matched by name
+/// (getArgumentName): each
 /// argument takes the provided tensor of its name, or, for a parameter, its
 /// `dtc.value`. A bf16 argument also takes an f32 tensor, rounded (.npy files
 /// cannot hold bf16). Emits an error naming the argument when one is

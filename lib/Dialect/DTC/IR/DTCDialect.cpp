@@ -22,3 +22,29 @@ Operation *DTCDialect::materializeConstant(OpBuilder &builder, Attribute value,
     return nullptr;
   return ConstantOp::create(builder, loc, elements);
 }
+
+static std::string nameAttr(DictionaryAttr attrs, StringRef key) {
+  auto name = attrs ? attrs.getAs<StringAttr>(key) : StringAttr();
+  return name ? name.str() : std::string();
+}
+
+std::string mlir::dtc::getArgumentName(FunctionOpInterface func,
+                                       unsigned index) {
+  DictionaryAttr attrs = func.getArgAttrDict(index);
+  for (StringRef key : {kInputAttrName, kParamAttrName, kStateAttrName})
+    if (std::string name = nameAttr(attrs, key); !name.empty())
+      return name;
+  return "arg" + std::to_string(index);
+}
+
+std::string mlir::dtc::getResultName(FunctionOpInterface func,
+                                     unsigned index) {
+  DictionaryAttr attrs = func.getResultAttrDict(index);
+  if (std::string name = nameAttr(attrs, kOutputAttrName); !name.empty())
+    return name;
+  if (std::string name = nameAttr(attrs, kGradAttrName); !name.empty())
+    return "grad/" + name;
+  if (std::string name = nameAttr(attrs, kUpdateAttrName); !name.empty())
+    return "update/" + name;
+  return "result" + std::to_string(index);
+}

@@ -9,6 +9,7 @@
 #define DTC_DIALECT_DTC_IR_DTCDIALECT_H
 
 #include "mlir/IR/Dialect.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOpsDialect.h.inc"
 
@@ -23,6 +24,22 @@ inline constexpr llvm::StringLiteral kValueAttrName = "dtc.value";
 inline constexpr llvm::StringLiteral kInputAttrName = "dtc.input";
 /// Result attribute: the ONNX name of a model output.
 inline constexpr llvm::StringLiteral kOutputAttrName = "dtc.output";
+/// Argument attribute: `false` excludes a parameter from training.
+inline constexpr llvm::StringLiteral kTrainableAttrName = "dtc.trainable";
+/// Result attribute: the result is the gradient of the named parameter.
+inline constexpr llvm::StringLiteral kGradAttrName = "dtc.grad";
+/// Argument attribute: optimizer state ("step", "exp_avg/<param>", ...).
+inline constexpr llvm::StringLiteral kStateAttrName = "dtc.state";
+/// Result attribute: the new value of the named argument (a parameter or
+/// state), which a runner feeds back as that argument on the next step.
+inline constexpr llvm::StringLiteral kUpdateAttrName = "dtc.update";
+
+/// The name an argument is known by: its `dtc.input`, `dtc.param` or
+/// `dtc.state` name, or `arg<N>`.
+std::string getArgumentName(FunctionOpInterface func, unsigned index);
+/// The name a result is known by: its `dtc.output` name, `grad/<param>`
+/// for a gradient, `update/<name>` for an update, or `result<N>`.
+std::string getResultName(FunctionOpInterface func, unsigned index);
 
 } // namespace mlir::dtc
 

@@ -1,0 +1,121 @@
+//===- Passes.td - training-step passes --------------------*- tablegen -*-===//
+//
+// The passes that turn a model's forward function into a training step:
+// attach a loss, differentiate, apply the optimizer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_TRANSFORMS_TRAINING_PASSES_TD
+#define DTC_TRANSFORMS_TRAINING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttachLoss : Pass<"dtc-attach-loss", "mlir::func::FuncOp"> {
+  let summary = "Make the function return a scalar training loss";
+  let description = [{
+    `loss=cross-entropy`: token-level cross-entropy of the output named
+    `logits` (classes along the last dimension) against a new int64 input
+    named `labels` (the logits' shape without the class dimension), averaged
+    over the tokens whose label is not `ignore-index`, as PyTorch's
+    `cross_entropy(..., ignore_index=...)`.
+    `loss=output:NAME`: the model's own scalar output NAME is the loss.
+
+    Afterwards the function returns the loss alone (`dtc.output = "loss"`).
+
+    ```mlir
+    // before: func @forward(%ids ...) -> (tensor<2x8x64xf32> {dtc.output = "logits"})
+    // after:  func @forward(%ids ..., %labels: tensor<2x8xi64> {dtc.input = "labels"})
+    //             -> (tensor<f32> {dtc.output = "loss"})
+    ```
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
+           "cross-entropy, or output:NAME for a model that computes its loss">,
+    Option<"logits", "logits", "std::string", /*default=*/"\"logits\"",
+           "Output holding the logits (cross-entropy)">,
+    Option<"labels", "labels", "std::string", /*default=*/"\"labels\"",
+           "Name of the labels input to add (cross-entropy)">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
+           "Label value whose tokens do not count (cross-entropy)">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
+def Autodiff : Pass<"dtc-autodiff", "mlir::func::FuncOp"> {
+  let summary = "Reverse-mode differentiation of the loss";
+  let description = [{
+    Appends to a function whose first result is a scalar float loss the
+    gradient of that loss with respect to every trainable parameter (an
+    argument marked `dtc.param` and not `dtc.trainable = false`), one result
+    each, marked `dtc.grad = "<param>"`.
+
+    Ops are differentiated in reverse through their
+    DifferentiableOpInterface; gradients of values used several times add
+    up, so a tied weight gets one gradient. Integer and boolean values carry
+    none. An op on a path from a parameter to the loss that has no VJP is an
+    error naming the op and its node. A parameter the loss does not depend on
+    gets a zero gradient.
+
+    ```mlir
+    // before: func @f(%w {dtc.param = "w"}, %x) -> (tensor<f32> {dtc.output = "loss"})
+    // after:  func @f(%w {dtc.param = "w"}, %x) -> (tensor<f32> {dtc.output = "loss"},
+    //                                                tensor<...> {dtc.grad = "w"})
+    ```
+  }];
+  let statistics = [
+    Statistic<"numDifferentiated", "num-differentiated",
+              "Ops whose VJP was built">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
+def Optimizer : Pass<"dtc-optimizer", "mlir::func::FuncOp"> {
+  let summary = "Apply an optimizer step to the parameters";
+  let description = [{
+    Turns a function returning (loss, gradients...) (after `dtc-autodiff`)
+    into a training step: it takes the optimizer state as extra arguments
+    (`dtc.state`: `step`, and per parameter `exp_avg/<p>` and
+    `exp_avg_sq/<p>` for AdamW or `momentum_buffer/<p>` for SGD with
+    momentum, all zero at the start) and returns, after the loss and the
+    gradients, the updated parameters and state, each marked
+    `dtc.update = "<argument name>"` so a runner feeds them back (the
+    step's inputs are donated to its outputs).
+
+    The update is PyTorch's: `torch.optim.AdamW` (decoupled weight decay,
+    bias correction) or `torch.optim.SGD` (coupled weight decay, momentum,
+    Nesterov), after optional global-norm clipping as
+    `torch.nn.utils.clip_grad_norm_` (the returned gradients are those before
+    clipping). Parameters whose name matches `no-decay` get no weight decay.
+    The learning rate is constant, or (`schedule=warmup-cosine`) rises
+    linearly over `warmup-steps` and then follows a cosine to `min-lr` at
+    `total-steps`. Scalar coefficients are computed in f64.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "adamw or sgd">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3", "Learning rate">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.01",
+           "Weight decay (AdamW: decoupled; SGD: added to the gradient)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0", "SGD momentum">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "SGD Nesterov momentum">,
+    Option<"noDecay", "no-decay", "std::string", /*default=*/"\"\"",
+           "Regex of parameter names that get no weight decay">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0",
+           "Clip the global gradient norm to this (0: no clipping)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
+           "constant or warmup-cosine">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
+           "Linear warm-up steps (warmup-cosine)">,
+    Option<"totalSteps", "total-steps", "int64_t", /*default=*/"1000",
+           "Step at which the cosine reaches min-lr (warmup-cosine)">,
+    Option<"minLr", "min-lr", "double", /*default=*/"0",
+           "Final learning rate (warmup-cosine)">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
+#endif // DTC_TRANSFORMS_TRAINING_PASSES_TD

@@ -1,0 +1,115 @@
+//===- AttachLoss.cpp - make the function return a training loss ----------===//
+
+#include "dtc/Transforms/Training/Passes.h"
+#include "Signature.h"
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::dtc {
+#define GEN_PASS_DEF_ATTACHLOSS
+#include "dtc/Transforms/Training/Passes.h.inc"
+} // namespace mlir::dtc
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+/// The function result whose dtc.output is `name`, or null.
+Value findOutput(func::FuncOp func, StringRef name) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (auto attr = func.getResultAttrOfType<StringAttr>(i, kOutputAttrName))
+      if (attr.getValue() == name)
+        return ret.getOperand(i);
+  return Value();
+}
+
+/// Mean over the non-ignored tokens of -log_softmax(logits)[label], with the
+/// classes along the last dimension of `logits`.
+Value buildCrossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
+                        int64_t ignoreIndex) {
+  auto type = cast<RankedTensorType>(logits.getType());
+  Type elementType = type.getElementType();
+  int64_t classDim = type.getRank() - 1;
+  auto scalar = [&](Type t, Attribute value) -> Value {
+    return ConstantOp::create(
+        b, loc, DenseElementsAttr::get(RankedTensorType::get({}, t), value));
+  };
+  Value logp = LogSoftmaxOp::create(b, loc, logits, classDim);
+  // One-hot selection: classes == labels (broadcast along the class dim).
+  auto indexType = type.clone(b.getI64Type());
+  Value classes = IotaOp::create(b, loc, indexType, classDim);
+  SmallVector<int64_t> keptShape(type.getShape());
+  keptShape.back() = 1;
+  Value column = ReshapeOp::create(
+      b, loc, RankedTensorType::get(keptShape, b.getI64Type()), labels);
+  Value onehot = CompareOp::create(b, loc, ComparisonPredicate::EQ, classes, column);
+  Value zero = scalar(elementType, b.getFloatAttr(elementType, 0));
+  Value picked = ReduceSumOp::create(
+      b, loc, SelectOp::create(b, loc, onehot, logp, zero).getResult(),
+      ArrayRef<int64_t>{classDim}, false);
+  Value ignore = scalar(b.getI64Type(), b.getI64IntegerAttr(ignoreIndex));
+  Value counted = CastOp::create(
+      b, loc, cast<RankedTensorType>(labels.getType()).clone(elementType),
+      CompareOp::create(b, loc, ComparisonPredicate::NE, labels, ignore));
+  SmallVector<int64_t> all;
+  for (int64_t i = 0; i < classDim; ++i)
+    all.push_back(i);
+  Value total = ReduceSumOp::create(
+      b, loc, NegOp::create(b, loc, MulOp::create(b, loc, picked, counted)),
+      all, false);
+  Value count = ReduceSumOp::create(b, loc, counted, all, false);
+  return DivOp::create(b, loc, total, count);
+}
+
+struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    OpBuilder b(ret);
+    Value lossValue;
+    StringRef spec(loss);
+    if (spec.consume_front("output:")) {
+      lossValue = findOutput(func, spec);
+      auto type = lossValue ? dyn_cast<RankedTensorType>(lossValue.getType())
+                            : nullptr;
+      if (!type || type.getRank() != 0 || !isa<FloatType>(type.getElementType())) {
+        func.emitError("loss output '")
+            << spec << "' must be a scalar float result of the function";
+        return signalPassFailure();
+      }
+    } else if (spec == "cross-entropy") {
+      Value logitsValue = findOutput(func, logits);
+      auto type = logitsValue
+                      ? dyn_cast<RankedTensorType>(logitsValue.getType())
+                      : nullptr;
+      if (!type || type.getRank() < 2 || !isa<FloatType>(type.getElementType())) {
+        func.emitError("cross-entropy needs a float output named '")
+            << logits << "' with the classes along its last dimension (rank >= 2)";
+        return signalPassFailure();
+      }
+      auto labelsType = RankedTensorType::get(type.getShape().drop_back(),
+                                              b.getI64Type());
+      Value labelsArg = appendArgument(
+          func, labelsType,
+          {b.getNamedAttr(kInputAttrName, b.getStringAttr(labels))});
+      lossValue = buildCrossEntropy(b, ret.getLoc(), logitsValue, labelsArg,
+                                    ignoreIndex);
+    } else {
+      func.emitError("unknown loss '")
+          << loss << "' (expected cross-entropy or output:NAME)";
+      return signalPassFailure();
+    }
+    setResults(func, {lossValue},
+               {b.getDictionaryAttr(b.getNamedAttr(kOutputAttrName,
+                                                   b.getStringAttr("loss")))});
+  }
+};
+
+} // namespace

@@ -1,0 +1,212 @@
+//===- Optimizer.cpp - apply an optimizer step ----------------------------===//
+//
+// Builds PyTorch's AdamW or SGD update in dtc ops. The order of operations
+// follows torch.optim's single-tensor implementations (1.13), so that the
+// same step in f32 gives the same parameters up to rounding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Transforms/Training/Passes.h"
+#include "Signature.h"
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/Regex.h"
+
+#include <cmath>
+
+namespace mlir::dtc {
+#define GEN_PASS_DEF_OPTIMIZER
+#include "dtc/Transforms/Training/Passes.h.inc"
+} // namespace mlir::dtc
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+/// Scalar arithmetic in f64 and tensor updates, as dtc ops before the return.
+class UpdateBuilder {
+public:
+  UpdateBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value f64(double value) {
+    auto type = RankedTensorType::get({}, b.getF64Type());
+    return ConstantOp::create(b, loc,
+                              DenseElementsAttr::get(type, b.getF64FloatAttr(value)));
+  }
+  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
+  Value pow(Value x, Value y) { return PowOp::create(b, loc, x, y); }
+  Value sqrt(Value x) { return SqrtOp::create(b, loc, x); }
+  Value min(Value x, Value y) { return MinOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return MaxOp::create(b, loc, x, y); }
+  /// `value` converted to the element type of `like`.
+  Value like(Value value, Value like) {
+    auto from = cast<RankedTensorType>(value.getType());
+    Type to = cast<RankedTensorType>(like.getType()).getElementType();
+    if (from.getElementType() == to)
+      return value;
+    return CastOp::create(b, loc, from.clone(to), value);
+  }
+  Value sumOfSquares(Value x) {
+    SmallVector<int64_t> all;
+    for (int64_t i = 0, e = cast<RankedTensorType>(x.getType()).getRank(); i < e; ++i)
+      all.push_back(i);
+    return ReduceSumOp::create(b, loc, mul(x, x), all, false);
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    if (optimizer != "adamw" && optimizer != "sgd") {
+      func.emitError("unknown optimizer '") << optimizer << "' (adamw or sgd)";
+      return signalPassFailure();
+    }
+    if (schedule != "constant" && schedule != "warmup-cosine") {
+      func.emitError("unknown schedule '")
+          << schedule << "' (constant or warmup-cosine)";
+      return signalPassFailure();
+    }
+    llvm::Regex noDecayRegex(noDecay);
+    std::string regexError;
+    if (!noDecay.empty() && !noDecayRegex.isValid(regexError)) {
+      func.emitError("invalid no-decay regex: ") << regexError;
+      return signalPassFailure();
+    }
+
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    llvm::StringMap<Value> grads;
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      if (auto name = func.getResultAttrOfType<StringAttr>(i, kGradAttrName))
+        grads[name.getValue()] = ret.getOperand(i);
+    SmallVector<BlockArgument> params = trainableParameters(func);
+    for (BlockArgument param : params)
+      if (!grads.count(parameterName(param))) {
+        func.emitError("no gradient for parameter '")
+            << parameterName(param) << "' (run dtc-autodiff first)";
+        return signalPassFailure();
+      }
+
+    OpBuilder b(ret);
+    UpdateBuilder u(b, func.getLoc());
+    auto state = [&](Type type, std::string name) {
+      return appendArgument(
+          func, type, {b.getNamedAttr(kStateAttrName, b.getStringAttr(name))});
+    };
+    auto update = [&](Value value, std::string name) {
+      appendResult(func, value,
+                   {b.getNamedAttr(kUpdateAttrName, b.getStringAttr(name))});
+    };
+
+    // t = step + 1, as torch.optim counts; the learning rate for this step.
+    BlockArgument step =
+        state(RankedTensorType::get({}, b.getI64Type()), "step");
+    Value one = ConstantOp::create(
+        b, u.loc,
+        DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                               b.getI64IntegerAttr(1)));
+    Value nextStep = u.add(step, one);
+    Value t = CastOp::create(b, u.loc, RankedTensorType::get({}, b.getF64Type()),
+                             nextStep);
+    Value lrT = learningRate(u, step);
+
+    // Global-norm clipping, as torch.nn.utils.clip_grad_norm_: the norm of
+    // the per-parameter norms; gradients scaled by min(max / (norm + 1e-6), 1).
+    llvm::StringMap<Value> applied;
+    for (BlockArgument param : params)
+      applied[parameterName(param)] = grads[parameterName(param)];
+    if (clipGradNorm > 0 && !params.empty()) {
+      Value total;
+      for (BlockArgument param : params) {
+        Value g = grads[parameterName(param)];
+        Value norm = u.sqrt(u.sumOfSquares(g));
+        Value squared = u.mul(norm, norm);
+        total = total ? u.add(total, squared) : squared;
+      }
+      Value norm = u.sqrt(total);
+      Value coef = u.div(u.like(u.f64(clipGradNorm), norm),
+                         u.add(norm, u.like(u.f64(1e-6), norm)));
+      coef = u.min(coef, u.like(u.f64(1.0), coef));
+      for (BlockArgument param : params)
+        applied[parameterName(param)] =
+            u.mul(applied[parameterName(param)], u.like(coef, param));
+    }
+
+    for (BlockArgument param : params) {
+      std::string name = parameterName(param).str();
+      Value g = applied[name];
+      bool decays = weightDecay != 0 &&
+                    !(!noDecay.empty() && noDecayRegex.match(name));
+      Value p = param;
+      if (optimizer == "adamw") {
+        BlockArgument m = state(param.getType(), "exp_avg/" + name);
+        BlockArgument v = state(param.getType(), "exp_avg_sq/" + name);
+        if (decays) // decoupled: p *= 1 - lr * wd
+          p = u.mul(p, u.like(u.sub(u.f64(1), u.mul(lrT, u.f64(weightDecay))), p));
+        Value m2 = u.add(u.mul(m, u.like(u.f64(beta1), p)),
+                         u.mul(g, u.like(u.f64(1 - beta1), p)));
+        Value v2 = u.add(u.mul(v, u.like(u.f64(beta2), p)),
+                         u.mul(u.mul(g, g), u.like(u.f64(1 - beta2), p)));
+        Value bc1 = u.sub(u.f64(1), u.pow(u.f64(beta1), t));
+        Value bc2 = u.sub(u.f64(1), u.pow(u.f64(beta2), t));
+        Value stepSize = u.div(lrT, bc1);
+        Value denom = u.add(u.div(u.sqrt(v2), u.like(u.sqrt(bc2), p)),
+                            u.like(u.f64(eps), p));
+        p = u.sub(p, u.mul(u.like(stepSize, p), u.div(m2, denom)));
+        update(p, name);
+        update(m2, "exp_avg/" + name);
+        update(v2, "exp_avg_sq/" + name);
+        continue;
+      }
+      Value d = g;
+      if (decays) // coupled: d = g + wd * p
+        d = u.add(d, u.mul(p, u.like(u.f64(weightDecay), p)));
+      if (momentum != 0) {
+        BlockArgument buf = state(param.getType(), "momentum_buffer/" + name);
+        Value buf2 = u.add(u.mul(buf, u.like(u.f64(momentum), p)), d);
+        d = nesterov ? u.add(d, u.mul(buf2, u.like(u.f64(momentum), p))) : buf2;
+        update(u.sub(p, u.mul(d, u.like(lrT, p))), name);
+        update(buf2, "momentum_buffer/" + name);
+        continue;
+      }
+      update(u.sub(p, u.mul(d, u.like(lrT, p))), name);
+    }
+    update(nextStep, "step");
+  }
+
+  /// The learning rate at 0-based step `step`, an f64 scalar: constant, or
+  /// lr * (step + 1) / warmup during warm-up, then a cosine from lr down to
+  /// min-lr at total-steps.
+  Value learningRate(UpdateBuilder &u, Value step) {
+    if (schedule == "constant")
+      return u.f64(lr);
+    OpBuilder &b = u.b;
+    Value k = CastOp::create(b, u.loc, RankedTensorType::get({}, b.getF64Type()),
+                             step);
+    Value warm = u.mul(u.f64(lr / std::max<int64_t>(warmupSteps, 1)),
+                       u.add(k, u.f64(1)));
+    double span = std::max<int64_t>(totalSteps - warmupSteps, 1);
+    Value progress = u.min(u.max(u.div(u.sub(k, u.f64(warmupSteps)), u.f64(span)),
+                                 u.f64(0)),
+                           u.f64(1));
+    Value cosine = CosOp::create(b, u.loc, u.mul(progress, u.f64(M_PI)));
+    Value decayed = u.add(u.f64(minLr),
+                          u.mul(u.f64(0.5 * (lr - minLr)), u.add(u.f64(1), cosine)));
+    Value inWarmup = CompareOp::create(b, u.loc, ComparisonPredicate::LT, k,
+                                       u.f64(warmupSteps));
+    return SelectOp::create(b, u.loc, inWarmup, warm, decayed);
+  }
+};
+
+} // namespace
