@@ -27,5 +27,6 @@ tools = [
     ToolSubst("dtc-opt", unresolved="fatal"),
     ToolSubst("dtc-run", unresolved="fatal"),
     ToolSubst("dtc-translate", unresolved="fatal"),
+    ToolSubst("dtc-compile", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.dtc_tools_dir, config.llvm_tools_dir])

@@ -52,7 +52,8 @@ class TinyLM(nn.Module):
         return self.head(self.ln_f(h))
 
 
-def main():
+def build_model():
+    """The example model with its exported weights (deterministic)."""
     torch.manual_seed(0)
     model = TinyLM().eval()
     # Fresh LayerNorms all hold ones and zeros, and the exporter would merge
@@ -62,6 +63,11 @@ def main():
             if isinstance(module, nn.LayerNorm):
                 module.weight.add_(0.1 * torch.randn(DIM))
                 module.bias.add_(0.1 * torch.randn(DIM))
+    return model
+
+
+def main():
+    model = build_model()
     ids = torch.randint(0, VOCAB, (BATCH, SEQ))
     with torch.no_grad():
         logits = model(ids)

@@ -89,7 +89,7 @@ LogicalResult mlir::dtc::evaluateOp(Operation *op, ArrayRef<const Tensor *> oper
 }
 
 FailureOr<SmallVector<Tensor>>
-mlir::dtc::interpretFunction(func::FuncOp func, ArrayRef<Tensor> arguments) {
+mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments) {
   Block &body = func.getBody().front();
   // Values stay alive until their last user has run.
   llvm::DenseMap<Value, std::shared_ptr<const Tensor>> values;
@@ -102,7 +102,8 @@ mlir::dtc::interpretFunction(func::FuncOp func, ArrayRef<Tensor> arguments) {
     values[value] = std::make_shared<const Tensor>(std::move(tensor));
   };
   for (auto [arg, tensor] : llvm::zip(body.getArguments(), arguments))
-    define(arg, tensor);
+    define(arg, std::move(tensor));
+  arguments.clear();
 
   for (Operation &op : body) {
     SmallVector<std::shared_ptr<const Tensor>> held;

@@ -8,6 +8,7 @@
 
 #include "dtc/Runtime/TensorIO.h"
 
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -157,6 +158,21 @@ bool writeNpy(const std::string &path, const Tensor &tensor,
     return false;
   }
   return true;
+}
+
+std::string encodeFileName(const std::string &name) {
+  static const char *hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : name) {
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
 }
 
 } // namespace mlir::dtc

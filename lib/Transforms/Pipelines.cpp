@@ -24,6 +24,35 @@ void mlir::dtc::buildSimplifyPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
+void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
+                                      const TrainingPipelineOptions &options) {
+  AttachLossOptions loss;
+  loss.loss = options.loss;
+  loss.logits = options.logits;
+  loss.labels = options.labels;
+  loss.ignoreIndex = options.ignoreIndex;
+  OptimizerOptions opt;
+  opt.optimizer = options.optimizer;
+  opt.lr = options.lr;
+  opt.beta1 = options.beta1;
+  opt.beta2 = options.beta2;
+  opt.eps = options.eps;
+  opt.weightDecay = options.weightDecay;
+  opt.momentum = options.momentum;
+  opt.nesterov = options.nesterov;
+  opt.noDecay = options.noDecay;
+  opt.clipGradNorm = options.clipGradNorm;
+  opt.schedule = options.schedule;
+  opt.warmupSteps = options.warmupSteps;
+  opt.totalSteps = options.totalSteps;
+  opt.minLr = options.minLr;
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createAttachLoss(loss));
+  funcPm.addPass(createAutodiff());
+  funcPm.addPass(createOptimizer(opt));
+  buildSimplifyPipeline(pm, SimplifyPipelineOptions());
+}
+
 void mlir::dtc::registerDTCPasses() {
   registerDTCTransformsPasses();
   registerTrainingPasses();
@@ -31,4 +60,9 @@ void mlir::dtc::registerDTCPasses() {
       "dtc-simplify",
       "Fold constant subgraphs (dtc-fold-constants), canonicalize and CSE",
       buildSimplifyPipeline);
+  PassPipelineRegistration<TrainingPipelineOptions>(
+      "dtc-training",
+      "Build the training step: dtc-attach-loss, dtc-autodiff, dtc-optimizer, "
+      "dtc-simplify",
+      buildTrainingPipeline);
 }

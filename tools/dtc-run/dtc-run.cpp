@@ -1,6 +1,10 @@
 //===- dtc-run.cpp - run a dtc module on the reference executor -----------===//
 //
 //   dtc-run MODULE.mlir --inputs DIR [--outputs DIR] [--function NAME]
+//   dtc-run OUT --batch DIR --steps K [--init DIR] [--dump DIR]
+//
+// The second form trains: OUT is a directory written by dtc-compile, and
+// its training step runs K times (see TrainingLoop.h).
 //
 // Reads the function's inputs from DIR (.npy files named after the input, or
 // ONNX TensorProto .pb files whose name field names it; files matching no
@@ -13,6 +17,7 @@
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Interpreter/Interpreter.h"
 #include "dtc/Runtime/TensorIO.h"
+#include "TrainingLoop.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -41,6 +46,28 @@ static llvm::cl::opt<std::string>
 static llvm::cl::opt<std::string>
     functionName("function", llvm::cl::desc("Function to run (default: the "
                                             "module's only public function)"));
+
+static llvm::cl::OptionCategory trainCat("Training (when the positional "
+                                         "argument is a dtc-compile output)");
+static llvm::cl::opt<std::string>
+    batchDir("batch", llvm::cl::cat(trainCat),
+             llvm::cl::desc("Inputs and labels as .npy named after the "
+                            "inputs, used by every step"));
+static llvm::cl::opt<std::string>
+    initDir("init", llvm::cl::cat(trainCat),
+            llvm::cl::desc("Initial parameters as <param>.npy (default: the "
+                           "model's initializers)"));
+static llvm::cl::opt<std::string>
+    dumpDir("dump", llvm::cl::cat(trainCat),
+            llvm::cl::desc("Write loss.npy, grad/<param>.npy (last step) and "
+                           "param/<param>.npy (after the last step)"));
+static llvm::cl::opt<int64_t> steps("steps", llvm::cl::cat(trainCat),
+                                    llvm::cl::desc("Training steps"),
+                                    llvm::cl::init(1));
+static llvm::cl::opt<int64_t>
+    logEvery("log-every", llvm::cl::cat(trainCat),
+             llvm::cl::desc("Print a progress line every N steps (default: "
+                            "about ten lines)"));
 
 static func::FuncOp findFunction(ModuleOp module) {
   if (!functionName.empty()) {
@@ -82,14 +109,20 @@ int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "dtc reference executor: runs a dtc function on the CPU\n\n"
-      "  dtc-run MODULE.mlir --inputs DIR [--outputs DIR] [--function NAME]\n");
+      "  dtc-run MODULE.mlir --inputs DIR [--outputs DIR] [--function NAME]\n"
+      "  dtc-run OUT --batch DIR --steps K [--init DIR] [--dump DIR]\n"
+      "      (OUT written by dtc-compile: trains for K steps)\n");
 
   MLIRContext context;
   context.loadDialect<mlir::dtc::DTCDialect, func::FuncDialect>();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   std::string error;
-  auto file = openInputFile(modulePath, &error);
+  bool training = llvm::sys::fs::is_directory(modulePath);
+  if (training)
+    functionName = "train_step";
+  auto file = openInputFile(
+      training ? modulePath + "/train_step.mlir" : modulePath, &error);
   if (!file) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
@@ -101,6 +134,13 @@ int main(int argc, char **argv) {
   func::FuncOp func = findFunction(*module);
   if (!func)
     return 1;
+  if (training) {
+    if (steps < 1) {
+      llvm::errs() << "error: --steps must be at least 1\n";
+      return 1;
+    }
+    return runTraining(func, {batchDir, initDir, dumpDir, steps, logEvery});
+  }
 
   std::map<std::string, Tensor> provided;
   if (!inputsDir.empty() && !readTensorDir(inputsDir, provided, error)) {
@@ -112,7 +152,7 @@ int main(int argc, char **argv) {
   if (failed(arguments))
     return 1;
   FailureOr<SmallVector<Tensor>> results =
-      interpretFunction(func, *arguments);
+      interpretFunction(func, std::move(*arguments));
   if (failed(results))
     return 1;
 

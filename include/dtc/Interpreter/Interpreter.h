@@ -34,9 +34,10 @@ LogicalResult evaluateOp(Operation *op, ArrayRef<const Tensor *> operands,
                          SmallVectorImpl<Tensor> &results);
 
 /// Runs `func` on `arguments` (one per function argument, of its type) and
-/// returns its results. Tensors are freed as soon as their last user ran.
+/// returns its results. The arguments are donated: each tensor, arguments
+/// included, is freed as soon as its last user has run.
 FailureOr<SmallVector<Tensor>>
-interpretFunction(func::FuncOp func, ArrayRef<Tensor> arguments);
+interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments);
 
 /// Builds the argument list of `func` from tensors matched by name
 /// (getArgumentName): each

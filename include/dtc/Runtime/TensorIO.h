@@ -45,6 +45,10 @@ std::optional<Tensor> readTensorProtoFile(const std::string &path,
 bool readTensorDir(const std::string &dir, std::map<std::string, Tensor> &out,
                    std::string &error);
 
+/// A tensor name made safe as a file name: every character outside
+/// [A-Za-z0-9._-] becomes %XX (its byte in upper-case hex).
+std::string encodeFileName(const std::string &name);
+
 } // namespace mlir::dtc
 
 #endif // DTC_RUNTIME_TENSORIO_H

@@ -34,6 +34,66 @@ struct SimplifyPipelineOptions
 void buildSimplifyPipeline(OpPassManager &pm,
                            const SimplifyPipelineOptions &options);
 
+/// Options of the `dtc-training` pipeline: those of dtc-attach-loss and
+/// dtc-optimizer (see their descriptions in the pass reference).
+struct TrainingPipelineOptions
+    : public PassPipelineOptions<TrainingPipelineOptions> {
+  Option<std::string> loss{*this, "loss",
+                           llvm::cl::desc("cross-entropy or output:NAME"),
+                           llvm::cl::init("cross-entropy")};
+  Option<std::string> logits{*this, "logits",
+                             llvm::cl::desc("Output holding the logits"),
+                             llvm::cl::init("logits")};
+  Option<std::string> labels{*this, "labels",
+                             llvm::cl::desc("Name of the labels input"),
+                             llvm::cl::init("labels")};
+  Option<int64_t> ignoreIndex{*this, "ignore-index",
+                              llvm::cl::desc("Label value that does not count"),
+                              llvm::cl::init(-100)};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("adamw or sgd"),
+                                llvm::cl::init("adamw")};
+  Option<double> lr{*this, "lr", llvm::cl::desc("Learning rate"),
+                    llvm::cl::init(1e-3)};
+  Option<double> beta1{*this, "beta1", llvm::cl::desc("AdamW beta1"),
+                       llvm::cl::init(0.9)};
+  Option<double> beta2{*this, "beta2", llvm::cl::desc("AdamW beta2"),
+                       llvm::cl::init(0.999)};
+  Option<double> eps{*this, "eps", llvm::cl::desc("AdamW epsilon"),
+                     llvm::cl::init(1e-8)};
+  Option<double> weightDecay{*this, "weight-decay",
+                             llvm::cl::desc("Weight decay"),
+                             llvm::cl::init(0.01)};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"),
+                          llvm::cl::init(0)};
+  Option<bool> nesterov{*this, "nesterov", llvm::cl::desc("SGD Nesterov"),
+                        llvm::cl::init(false)};
+  Option<std::string> noDecay{*this, "no-decay",
+                              llvm::cl::desc("Regex of parameters without "
+                                             "weight decay"),
+                              llvm::cl::init("")};
+  Option<double> clipGradNorm{*this, "clip-grad-norm",
+                              llvm::cl::desc("Global gradient-norm clip (0: "
+                                             "off)"),
+                              llvm::cl::init(0)};
+  Option<std::string> schedule{*this, "schedule",
+                               llvm::cl::desc("constant or warmup-cosine"),
+                               llvm::cl::init("constant")};
+  Option<int64_t> warmupSteps{*this, "warmup-steps",
+                              llvm::cl::desc("Warm-up steps"),
+                              llvm::cl::init(0)};
+  Option<int64_t> totalSteps{*this, "total-steps",
+                             llvm::cl::desc("Steps of the cosine schedule"),
+                             llvm::cl::init(1000)};
+  Option<double> minLr{*this, "min-lr", llvm::cl::desc("Final learning rate"),
+                       llvm::cl::init(0)};
+};
+
+/// Builds the training step from a forward function: dtc-attach-loss,
+/// dtc-autodiff, dtc-optimizer, then dtc-simplify.
+void buildTrainingPipeline(OpPassManager &pm,
+                           const TrainingPipelineOptions &options);
+
 /// Registers every dtc pass and pipeline (for dtc-opt).
 void registerDTCPasses();
 

@@ -1,0 +1,30 @@
+// dtc-compile and dtc-run's training mode on bad input.
+// RUN: rm -rf %t && dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/step 2>&1 | FileCheck %s --check-prefix=PROGRESS
+// PROGRESS: dtc-compile: importing
+// PROGRESS: dtc-compile: building the training step
+// PROGRESS: dtc-compile: wrote {{.*}}train_step.mlir and {{.*}}manifest.json
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/step/manifest.json
+// MANIFEST: "function": "train_step"
+// MANIFEST: "name": "labels"
+// MANIFEST: "name": "wte.weight",
+// MANIFEST-NEXT: "trainable": true,
+// MANIFEST: "name": "exp_avg/wte.weight"
+
+// RUN: not dtc-run %t/step --steps 2 2>&1 | FileCheck %s --check-prefix=NOBATCH
+// NOBATCH: error: training needs --batch DIR (the inputs and labels)
+// RUN: not dtc-run %t/step --batch %S/Inputs/batch --steps 0 2>&1 | FileCheck %s --check-prefix=STEPS
+// STEPS: error: --steps must be at least 1
+// RUN: mkdir -p %t/nolabels && cp %S/Inputs/batch/ids.npy %t/nolabels/
+// RUN: not dtc-run %t/step --batch %t/nolabels 2>&1 | FileCheck %s --check-prefix=LABELS
+// LABELS: error: no tensor given for input 'labels'
+
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --logits nope 2>&1 | FileCheck %s --check-prefix=LOGITS
+// LOGITS: error: cross-entropy needs a float output named 'nope'
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --freeze '(' 2>&1 | FileCheck %s --check-prefix=REGEX
+// REGEX: error: invalid --freeze regex
+
+// A frozen parameter is not updated and gets no gradient.
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/frozen --freeze '^wpe' 2>/dev/null
+// RUN: dtc-run %t/frozen --batch %S/Inputs/batch --steps 2 --dump %t/frozen-dump
+// RUN: %python %S/../Utils/compare_npy.py %t/frozen-dump/param/wpe.weight.npy %S/Inputs/initial/wpe.weight.npy --rtol 0 --atol 0
+// RUN: not ls %t/frozen-dump/grad/wpe.weight.npy

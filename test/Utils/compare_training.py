@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""compare_training.py DUMP REFERENCE INITIAL_PARAMS_DIR
+
+Compares a dtc-run --dump directory with a reference trajectory (same
+layout: loss.npy, grad/<param>.npy, param/<param>.npy) by the training
+issue's criteria:
+  - each step's loss within 1e-5 relative;
+  - each parameter's last-step gradient within 1e-4 relative L2 error;
+  - each parameter's total update (after - before) within 1e-3 relative L2,
+    over the elements whose reference gradient is at least 1e-4 of that
+    parameter's RMS gradient (Adam turns gradients that are zero in exact
+    arithmetic into +-lr steps of arbitrary sign).
+INITIAL_PARAMS_DIR holds the parameters before training (<param>.npy).
+Prints one line per check and exits 1 if any fails.
+"""
+import os
+import sys
+
+import numpy as np
+
+
+def rel_l2(actual, expected):
+    denom = np.linalg.norm(expected)
+    return np.linalg.norm(actual - expected) / (denom if denom > 0 else 1.0)
+
+
+def main():
+    dump, ref, initial = sys.argv[1:4]
+    failures = 0
+
+    def report(ok, what):
+        nonlocal failures
+        failures += not ok
+        print(("ok   " if ok else "FAIL ") + what)
+
+    loss, ref_loss = np.load(f"{dump}/loss.npy"), np.load(f"{ref}/loss.npy")
+    report(loss.shape == ref_loss.shape, f"loss has {len(ref_loss)} steps")
+    for k, (a, e) in enumerate(zip(loss, ref_loss)):
+        err = abs(float(a) - float(e)) / abs(float(e))
+        report(err <= 1e-5, f"step {k + 1} loss {a:.7f} vs {e:.7f} (rel {err:.2e})")
+    for name in sorted(os.listdir(f"{ref}/grad")):
+        g, ref_g = np.load(f"{dump}/grad/{name}"), np.load(f"{ref}/grad/{name}")
+        err = rel_l2(g, ref_g)
+        report(g.shape == ref_g.shape and err <= 1e-4, f"grad  {name[:-4]:24} rel L2 {err:.2e}")
+        before = np.load(f"{initial}/{name}")
+        p, ref_p = np.load(f"{dump}/param/{name}"), np.load(f"{ref}/param/{name}")
+        rms = np.sqrt(np.mean(ref_g.astype(np.float64) ** 2))
+        mask = np.abs(ref_g) >= 1e-4 * rms
+        err = rel_l2((p - before)[mask].astype(np.float64), (ref_p - before)[mask].astype(np.float64))
+        report(err <= 1e-3, f"update {name[:-4]:23} rel L2 {err:.2e} over {mask.sum()}/{mask.size}")
+    print(f"{failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,228 @@
+//===- dtc-compile.cpp - compile an ONNX model into a training step -------===//
+//
+//   dtc-compile MODEL.onnx -o OUT [--loss cross-entropy --logits NAME
+//               --labels NAME] [--optimizer adamw --lr 1e-3 ...]
+//
+// Imports the model, builds the training step with the dtc-training
+// pipeline and writes the executable directory OUT: train_step.mlir (the
+// step, for dtc-run) and manifest.json (what the step takes and returns).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Import/ONNX/ONNXImporter.h"
+#include "dtc/Runtime/TensorIO.h"
+#include "dtc/Transforms/Passes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace mlir::dtc;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory importCat("Import options");
+static cl::OptionCategory lossCat("Loss options");
+static cl::OptionCategory optCat("Optimizer options");
+
+static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
+                                      cl::Required);
+static cl::opt<std::string> outDir("o", cl::desc("Output directory"),
+                                   cl::value_desc("dir"), cl::Required);
+static cl::opt<std::string> bindInputs(
+    "bind-inputs", cl::cat(importCat),
+    cl::desc("Tensors for graph inputs that determine shapes"));
+static cl::opt<std::string> freeze(
+    "freeze", cl::cat(importCat),
+    cl::desc("Regex of parameters that are not trained"));
+static cl::opt<std::string> trainable(
+    "trainable", cl::cat(importCat),
+    cl::desc("Regex of the parameters that are trained (default: all)"));
+
+static cl::opt<std::string> loss("loss", cl::cat(lossCat),
+                                 cl::desc("cross-entropy, or output:NAME"),
+                                 cl::init("cross-entropy"));
+static cl::opt<std::string> logits("logits", cl::cat(lossCat),
+                                   cl::desc("Output holding the logits"),
+                                   cl::init("logits"));
+static cl::opt<std::string> labels("labels", cl::cat(lossCat),
+                                   cl::desc("Name of the labels input"),
+                                   cl::init("labels"));
+static cl::opt<int64_t> ignoreIndex("ignore-index", cl::cat(lossCat),
+                                    cl::desc("Label that does not count"),
+                                    cl::init(-100));
+
+static cl::opt<std::string> optimizer("optimizer", cl::cat(optCat),
+                                      cl::desc("adamw or sgd"),
+                                      cl::init("adamw"));
+static cl::opt<double> lr("lr", cl::cat(optCat), cl::desc("Learning rate"),
+                          cl::init(1e-3));
+static cl::opt<double> beta1("beta1", cl::cat(optCat), cl::init(0.9),
+                             cl::desc("AdamW beta1"));
+static cl::opt<double> beta2("beta2", cl::cat(optCat), cl::init(0.999),
+                             cl::desc("AdamW beta2"));
+static cl::opt<double> eps("eps", cl::cat(optCat), cl::init(1e-8),
+                           cl::desc("AdamW epsilon"));
+static cl::opt<double> weightDecay("weight-decay", cl::cat(optCat),
+                                   cl::init(0.01), cl::desc("Weight decay"));
+static cl::opt<double> momentum("momentum", cl::cat(optCat), cl::init(0),
+                                cl::desc("SGD momentum"));
+static cl::opt<bool> nesterov("nesterov", cl::cat(optCat),
+                              cl::desc("SGD with Nesterov momentum"));
+static cl::opt<std::string> noDecay(
+    "no-decay", cl::cat(optCat),
+    cl::desc("Regex of parameters without weight decay (e.g. 'bias|ln')"));
+static cl::opt<double> clipGradNorm(
+    "clip-grad-norm", cl::cat(optCat), cl::init(0),
+    cl::desc("Clip the global gradient norm to this (0: off)"));
+static cl::opt<std::string> schedule("schedule", cl::cat(optCat),
+                                     cl::init("constant"),
+                                     cl::desc("constant or warmup-cosine"));
+static cl::opt<int64_t> warmupSteps("warmup-steps", cl::cat(optCat),
+                                    cl::init(0), cl::desc("Warm-up steps"));
+static cl::opt<int64_t> totalSteps("total-steps", cl::cat(optCat),
+                                   cl::init(1000),
+                                   cl::desc("Length of the cosine schedule"));
+static cl::opt<double> minLr("min-lr", cl::cat(optCat), cl::init(0),
+                             cl::desc("Final learning rate"));
+
+/// Marks the parameters --freeze and --trainable exclude as not trainable.
+static LogicalResult selectTrainable(func::FuncOp func) {
+  llvm::Regex freezeRegex(freeze), trainableRegex(trainable);
+  std::string error;
+  for (auto [flag, regex] : {std::pair(&freeze, &freezeRegex),
+                             std::pair(&trainable, &trainableRegex)})
+    if (!flag->empty() && !regex->isValid(error))
+      return func.emitError("invalid --") << flag->ArgStr << " regex: " << error;
+  Builder b(func.getContext());
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, kParamAttrName);
+    if (!name)
+      continue;
+    bool trains = (trainable.empty() || trainableRegex.match(name)) &&
+                  (freeze.empty() || !freezeRegex.match(name));
+    if (!trains)
+      func.setArgAttr(i, kTrainableAttrName, b.getBoolAttr(false));
+  }
+  return success();
+}
+
+static llvm::json::Array describeArguments(func::FuncOp func, StringRef key) {
+  llvm::json::Array list;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    if (!func.getArgAttr(i, key))
+      continue;
+    std::string type;
+    llvm::raw_string_ostream os(type);
+    os << func.getArgument(i).getType();
+    llvm::json::Object entry{{"name", getArgumentName(func, i)},
+                             {"type", type}};
+    if (key == kParamAttrName) {
+      auto flag = func.getArgAttrOfType<BoolAttr>(i, kTrainableAttrName);
+      entry["trainable"] = !flag || flag.getValue();
+    }
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "dtc-compile: compiles an ONNX model into a training step\n\n"
+      "Writes OUT/train_step.mlir and OUT/manifest.json; run the step with\n"
+      "  dtc-run OUT --batch DIR --steps K [--dump DIR]\n");
+
+  MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  ONNXImportOptions importOptions;
+  std::string error;
+  if (!bindInputs.empty() &&
+      !readTensorDir(bindInputs, importOptions.boundInputs, error)) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  llvm::errs() << "dtc-compile: importing " << modelPath << "\n";
+  OwningOpRef<ModuleOp> module =
+      importONNXModel(&context, modelPath, importOptions);
+  if (!module)
+    return 1;
+  auto func = *module->getOps<func::FuncOp>().begin();
+  if (failed(selectTrainable(func)))
+    return 1;
+  func.setSymName("train_step");
+
+  TrainingPipelineOptions options;
+  options.loss = loss;
+  options.logits = logits;
+  options.labels = labels;
+  options.ignoreIndex = ignoreIndex;
+  options.optimizer = optimizer;
+  options.lr = lr;
+  options.beta1 = beta1;
+  options.beta2 = beta2;
+  options.eps = eps;
+  options.weightDecay = weightDecay;
+  options.momentum = momentum;
+  options.nesterov = nesterov;
+  options.noDecay = noDecay;
+  options.clipGradNorm = clipGradNorm;
+  options.schedule = schedule;
+  options.warmupSteps = warmupSteps;
+  options.totalSteps = totalSteps;
+  options.minLr = minLr;
+  llvm::errs() << "dtc-compile: building the training step\n";
+  PassManager pm(&context);
+  buildTrainingPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return 1;
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir)) {
+    llvm::errs() << "error: cannot create '" << outDir << "': " << ec.message()
+                 << "\n";
+    return 1;
+  }
+  auto output = openOutputFile(outDir + "/train_step.mlir", &error);
+  if (!output) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  module->print(output->os());
+  output->keep();
+
+  std::string pipeline;
+  llvm::raw_string_ostream pipelineText(pipeline);
+  options.print(pipelineText);
+  llvm::json::Object manifest{
+      {"model", modelPath.getValue()},
+      {"module", "train_step.mlir"},
+      {"function", "train_step"},
+      {"pipeline", "dtc-training" + pipeline},
+      {"parameters", describeArguments(func, kParamAttrName)},
+      {"inputs", describeArguments(func, kInputAttrName)},
+      {"state", describeArguments(func, kStateAttrName)},
+  };
+  auto manifestFile = openOutputFile(outDir + "/manifest.json", &error);
+  if (!manifestFile) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  manifestFile->os() << llvm::formatv("{0:2}",
+                                      llvm::json::Value(std::move(manifest)))
+                     << "\n";
+  manifestFile->keep();
+  llvm::errs() << "dtc-compile: wrote " << outDir << "/train_step.mlir and "
+               << outDir << "/manifest.json\n";
+  return 0;
+}

@@ -1,0 +1,148 @@
+//===- TrainingLoop.cpp - dtc-run's training mode -------------------------===//
+
+#include "TrainingLoop.h"
+
+#include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Interpreter/Interpreter.h"
+#include "dtc/Interpreter/TensorAttr.h"
+#include "dtc/Runtime/TensorIO.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+bool fail(const std::string &message) {
+  llvm::errs() << "error: " << message << "\n";
+  return false;
+}
+
+/// Writes `tensor` as DIR/SUBDIR/<encoded name>.npy.
+bool dump(const std::string &dir, const std::string &subdir,
+          const std::string &name, const Tensor &tensor) {
+  std::string folder = subdir.empty() ? dir : dir + "/" + subdir;
+  if (std::error_code ec = llvm::sys::fs::create_directories(folder))
+    return fail("cannot create '" + folder + "': " + ec.message());
+  std::string error;
+  if (!writeNpy(folder + "/" + encodeFileName(name) + ".npy", tensor, error))
+    return fail(error);
+  return true;
+}
+
+} // namespace
+
+int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options) {
+  std::map<std::string, Tensor> batch, init, provided;
+  std::string error;
+  if (options.batchDir.empty())
+    return fail("training needs --batch DIR (the inputs and labels)"), 1;
+  if (!readTensorDir(options.batchDir, batch, error) ||
+      (!options.initDir.empty() && !readTensorDir(options.initDir, init, error)))
+    return fail(error), 1;
+
+  // Inputs from the batch, parameters from --init or the module, optimizer
+  // state zero.
+  provided = batch;
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+    std::string name = getArgumentName(step, i);
+    auto type = cast<RankedTensorType>(step.getArgument(i).getType());
+    if (step.getArgAttr(i, kParamAttrName)) {
+      auto it = init.find(encodeFileName(name));
+      if (it != init.end())
+        provided[name] = it->second;
+    } else if (step.getArgAttr(i, kStateAttrName)) {
+      provided[name] = Tensor(*dtypeOf(type.getElementType()),
+                              Shape(type.getShape()));
+    }
+  }
+  FailureOr<SmallVector<Tensor>> bound = bindArguments(step, provided);
+  if (failed(bound))
+    return 1;
+  SmallVector<Tensor> args = std::move(*bound);
+
+  // Where each result goes.
+  llvm::StringMap<unsigned> argIndex;
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
+    argIndex[getArgumentName(step, i)] = i;
+  std::optional<unsigned> lossIndex;
+  SmallVector<std::pair<unsigned, unsigned>> feedBack; // result -> argument
+  SmallVector<std::pair<unsigned, std::string>> grads;
+  for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
+    if (auto out = step.getResultAttrOfType<StringAttr>(i, kOutputAttrName);
+        out && out.getValue() == "loss")
+      lossIndex = i;
+    if (auto grad = step.getResultAttrOfType<StringAttr>(i, kGradAttrName))
+      grads.emplace_back(i, grad.str());
+    if (auto update = step.getResultAttrOfType<StringAttr>(i, kUpdateAttrName)) {
+      auto it = argIndex.find(update.getValue());
+      if (it == argIndex.end())
+        return fail("result " + std::to_string(i) + " updates '" +
+                    update.str() + "', which is no argument"),
+               1;
+      feedBack.emplace_back(i, it->second);
+    }
+  }
+  if (!lossIndex)
+    return fail("the function returns no 'loss'; compile it with dtc-compile"),
+           1;
+
+  // Arguments no result updates (inputs, frozen parameters) are the same
+  // every step.
+  SmallVector<bool> updated(step.getNumArguments(), false);
+  for (auto [result, arg] : feedBack)
+    updated[arg] = true;
+  SmallVector<Tensor> fixed(step.getNumArguments());
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
+    if (!updated[i])
+      fixed[i] = args[i];
+
+  int64_t logEvery = options.logEvery > 0
+                         ? options.logEvery
+                         : std::max<int64_t>(1, options.steps / 10);
+  Tensor losses(DType::F32, {options.steps});
+  SmallVector<Tensor> results;
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t k = 0; k < options.steps; ++k) {
+    // The step's arguments are donated to it: parameters and state are
+    // freed once used, and their updates become the next step's arguments.
+    FailureOr<SmallVector<Tensor>> out = interpretFunction(step, std::move(args));
+    if (failed(out))
+      return 1;
+    results = std::move(*out);
+    args = fixed;
+    for (auto [result, arg] : feedBack)
+      args[arg] = std::move(results[result]);
+    double loss = results[*lossIndex].at(0);
+    losses.floats()[k] = loss;
+    if ((k + 1) % logEvery == 0 || k + 1 == options.steps) {
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      llvm::outs() << llvm::format("step %5lld/%lld  loss %.6f  %.3f s/step\n",
+                                   static_cast<long long>(k + 1),
+                                   static_cast<long long>(options.steps), loss,
+                                   seconds / (k + 1));
+      llvm::outs().flush();
+    }
+  }
+  losses.roundToElementType();
+
+  if (options.dumpDir.empty())
+    return 0;
+  if (!dump(options.dumpDir, "", "loss", losses))
+    return 1;
+  for (auto &[index, name] : grads)
+    if (!dump(options.dumpDir, "grad", name, results[index]))
+      return 1;
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
+    if (step.getArgAttr(i, kParamAttrName) &&
+        !dump(options.dumpDir, "param", getArgumentName(step, i), args[i]))
+      return 1;
+  return 0;
+}

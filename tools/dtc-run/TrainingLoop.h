@@ -1,0 +1,35 @@
+//===- TrainingLoop.h - dtc-run's training mode -----------------*- C++ -*-===//
+//
+// Runs a training step built by dtc-compile for K steps on the reference
+// executor, feeding each step's updated parameters and optimizer state
+// (results marked dtc.update) back as the next step's arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_TOOLS_DTC_RUN_TRAININGLOOP_H
+#define DTC_TOOLS_DTC_RUN_TRAININGLOOP_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+
+namespace mlir::dtc {
+
+struct TrainingOptions {
+  /// Model inputs and labels, as .npy named after the inputs (every step).
+  std::string batchDir;
+  /// Optional initial parameter values, as <encoded param name>.npy.
+  std::string initDir;
+  /// Where to write loss.npy, grad/<param>.npy and param/<param>.npy.
+  std::string dumpDir;
+  int64_t steps = 1;
+  /// A progress line every this many steps (0: about ten lines in all).
+  int64_t logEvery = 0;
+};
+
+/// Trains; returns the process exit code (diagnostics already printed).
+int runTraining(func::FuncOp step, const TrainingOptions &options);
+
+} // namespace mlir::dtc
+
+#endif // DTC_TOOLS_DTC_RUN_TRAININGLOOP_H
