@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The main job: install what is needed, build, import the shipped example
-# model (a one-block transformer exported by PyTorch), run it on the
-# reference executor and print its outputs, then compare them with the
-# outputs PyTorch computed for the same batch.
+# The main job: install what is needed, build, then
+#  1. import the shipped example model (a one-block transformer exported by
+#     PyTorch), run it on the reference executor and compare its outputs
+#     with PyTorch's;
+#  2. compile it into a training step (cross-entropy, AdamW, warm-up +
+#     cosine schedule) and train it for 300 steps on a small synthetic task
+#     (predict the next token of a counting sequence), printing the loss.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh dtc-translate dtc-run
+scripts/build.sh dtc-translate dtc-run dtc-compile
 
 example=examples/tiny_transformer
 out=build/example
@@ -19,3 +22,12 @@ build/bin/dtc-run "$out/model.mlir" --inputs "$example/data" --outputs "$out/out
 echo "== Comparing with PyTorch's output"
 /usr/bin/python3 test/Utils/compare_npy.py "$out/outputs/logits.npy" \
   "$example/data/expected/logits.npy" --rtol 1e-4 --atol 1e-5
+
+echo "== Compiling the training step"
+build/bin/dtc-compile "$example/model.onnx" -o "$out/train" \
+  --lr 3e-3 --schedule warmup-cosine --warmup-steps 20 --total-steps 300 \
+  --no-decay 'bias|ln'
+echo "== Training for 300 steps on $example/task (single device, reference executor)"
+build/bin/dtc-run "$out/train" --batch "$example/task" --steps 300 --log-every 25 \
+  --dump "$out/train-dump"
+echo "   losses, last gradients and final parameters in $out/train-dump"

@@ -3,9 +3,11 @@
 
 Run with Debian's Python (python3-torch 1.13, python3-onnx) from this
 directory:  /usr/bin/python3 make_model.py
-Writes model.onnx, data/ids.npy (a batch of token ids) and
+Writes model.onnx, data/ids.npy (a batch of token ids),
 data/expected/logits.npy (PyTorch's output for that batch, the reference
-dtc's executor is compared with). The outputs are committed.
+dtc's executor is compared with) and task/ (a synthetic training batch: each
+label is the next token, counting up by one modulo the vocabulary, a task
+the model can learn). The outputs are committed.
 """
 import os
 
@@ -77,6 +79,11 @@ def main():
     os.makedirs("data/expected", exist_ok=True)
     np.save("data/ids.npy", ids.numpy())
     np.save("data/expected/logits.npy", logits.numpy())
+    os.makedirs("task", exist_ok=True)
+    starts = torch.randint(0, VOCAB, (BATCH, 1))
+    task_ids = (starts + torch.arange(SEQ)) % VOCAB
+    np.save("task/ids.npy", task_ids.numpy())
+    np.save("task/labels.npy", ((task_ids + 1) % VOCAB).numpy())
 
 
 if __name__ == "__main__":
