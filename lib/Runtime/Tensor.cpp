@@ -131,9 +131,10 @@ Tensor Tensor::reshaped(Shape shape) const {
 
 template <typename T>
 static void packAs(const Tensor &tensor, char *out) {
+  // Integers must not pass through double, which cannot hold all of i64.
   for (int64_t i = 0, e = tensor.numElements(); i < e; ++i) {
-    T value = static_cast<T>(tensor.isFloat() ? tensor.floats()[i]
-                                              : tensor.ints()[i]);
+    T value = tensor.isFloat() ? static_cast<T>(tensor.floats()[i])
+                               : static_cast<T>(tensor.ints()[i]);
     std::memcpy(out + i * sizeof(T), &value, sizeof(T));
   }
 }

@@ -53,6 +53,12 @@ TEST(TensorTest, BytesRoundTrip) {
   Tensor back = Tensor::fromBytes(DType::BF16, {3}, bytes.data());
   EXPECT_EQ(back.floats(), t.floats());
 
+  // i64 values beyond double's 53-bit mantissa survive.
+  Tensor big(DType::I64, {2});
+  big.ints() = {INT64_MAX, INT64_MIN + 1};
+  Tensor bigBack = Tensor::fromBytes(DType::I64, {2}, big.toBytes().data());
+  EXPECT_EQ(bigBack.ints(), big.ints());
+
   Tensor b(DType::Bool, {2});
   b.ints() = {1, 0};
   EXPECT_EQ(b.toBytes(), (std::vector<char>{1, 0}));

@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <climits>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -188,7 +189,10 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
     std::optional<Tensor> value = tensorFromProto(init, baseDir, error);
     if (!value)
       return emitError(fileLoc) << "initializer: " << error;
-    if (!value->isFloat()) {
+    // Integer initializers (shapes, indices) and non-finite ones (-inf
+    // causal masks) are constants, not trainable parameters.
+    if (!value->isFloat() ||
+        llvm::any_of(value->floats(), [](double x) { return !std::isfinite(x); })) {
       folded.emplace_back(init.name(), std::move(*value));
       continue;
     }

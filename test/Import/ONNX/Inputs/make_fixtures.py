@@ -120,3 +120,10 @@ save("huge_expand",
          np.array([1 << 40, 1 << 40, 4], np.int64))),
       helper.make_node("Expand", ["x", "s"], ["y"], name="/expand")],
      [f32("x", [4])], [f32("y", [1 << 40, 1 << 40, 4])])
+
+# A -inf causal mask initializer is a constant, not a parameter.
+mask = np.triu(np.full((3, 3), -np.inf, np.float32), 1)
+save("masked",
+     [helper.make_node("Add", ["x", "mask"], ["y"], name="/mask/Add")],
+     [f32("x", [3, 3])], [f32("y", [3, 3])],
+     [init("mask", mask)])
