@@ -12,9 +12,9 @@
 
 // RUN: not dtc-run %t/step --steps 2 2>&1 | FileCheck %s --check-prefix=NOBATCH
 // NOBATCH: error: training needs --batch DIR (the inputs and labels)
-// RUN: not dtc-run %t/step --batch %S/Inputs/batch --steps 0 2>&1 | FileCheck %s --check-prefix=STEPS
+// RUN: not dtc-run %t/step --batch %S/Inputs/tiny_transformer/batch --steps 0 2>&1 | FileCheck %s --check-prefix=STEPS
 // STEPS: error: --steps must be at least 1
-// RUN: mkdir -p %t/nolabels && cp %S/Inputs/batch/ids.npy %t/nolabels/
+// RUN: mkdir -p %t/nolabels && cp %S/Inputs/tiny_transformer/batch/ids.npy %t/nolabels/
 // RUN: not dtc-run %t/step --batch %t/nolabels 2>&1 | FileCheck %s --check-prefix=LABELS
 // LABELS: error: no tensor given for input 'labels'
 
@@ -25,6 +25,6 @@
 
 // A frozen parameter is not updated and gets no gradient.
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/frozen --freeze '^wpe' 2>/dev/null
-// RUN: dtc-run %t/frozen --batch %S/Inputs/batch --steps 2 --dump %t/frozen-dump
-// RUN: %python %S/../Utils/compare_npy.py %t/frozen-dump/param/wpe.weight.npy %S/Inputs/initial/wpe.weight.npy --rtol 0 --atol 0
+// RUN: dtc-run %t/frozen --batch %S/Inputs/tiny_transformer/batch --steps 2 --dump %t/frozen-dump
+// RUN: %python %S/../Utils/compare_npy.py %t/frozen-dump/param/wpe.weight.npy %S/Inputs/tiny_transformer/initial/wpe.weight.npy --rtol 0 --atol 0
 // RUN: not ls %t/frozen-dump/grad/wpe.weight.npy
