@@ -31,6 +31,8 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   loss.logits = options.logits;
   loss.labels = options.labels;
   loss.ignoreIndex = options.ignoreIndex;
+  loss.temperature = options.temperature;
+  loss.alpha = options.alpha;
   OptimizerOptions opt;
   opt.optimizer = options.optimizer;
   opt.lr = options.lr;
@@ -46,6 +48,8 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   opt.warmupSteps = options.warmupSteps;
   opt.totalSteps = options.totalSteps;
   opt.minLr = options.minLr;
+  if (options.loss == "distillation")
+    pm.addPass(createInlineTeacher());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createAttachLoss(loss));
   funcPm.addPass(createAutodiff());

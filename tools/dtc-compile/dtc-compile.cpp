@@ -60,6 +60,15 @@ static cl::opt<std::string> labels("labels", cl::cat(lossCat),
 static cl::opt<int64_t> ignoreIndex("ignore-index", cl::cat(lossCat),
                                     cl::desc("Label that does not count"),
                                     cl::init(-100));
+static cl::opt<std::string> teacherPath(
+    "teacher", cl::cat(lossCat),
+    cl::desc("Teacher model (.onnx) for knowledge distillation: the loss "
+             "becomes alpha*T^2*KL(teacher/T || student/T) + (1-alpha)*CE"));
+static cl::opt<double> temperature("temperature", cl::cat(lossCat),
+                                   cl::init(1.0),
+                                   cl::desc("Distillation temperature T"));
+static cl::opt<double> alpha("alpha", cl::cat(lossCat), cl::init(0.5),
+                             cl::desc("Weight of the distillation term"));
 
 static cl::opt<std::string> optimizer("optimizer", cl::cat(optCat),
                                       cl::desc("adamw or sgd"),
@@ -162,9 +171,22 @@ int main(int argc, char **argv) {
   if (failed(selectTrainable(func)))
     return 1;
   func.setSymName("train_step");
+  if (!teacherPath.empty()) {
+    llvm::errs() << "dtc-compile: importing the teacher " << teacherPath << "\n";
+    OwningOpRef<ModuleOp> teacher =
+        importONNXModel(&context, teacherPath, importOptions);
+    if (!teacher)
+      return 1;
+    auto teacherFunc = *teacher->getOps<func::FuncOp>().begin();
+    teacherFunc->remove();
+    teacherFunc.setSymName("teacher");
+    module->push_back(teacherFunc);
+  }
 
   TrainingPipelineOptions options;
-  options.loss = loss;
+  options.loss = teacherPath.empty() ? loss.getValue() : "distillation";
+  options.temperature = temperature;
+  options.alpha = alpha;
   options.logits = logits;
   options.labels = labels;
   options.ignoreIndex = ignoreIndex;

@@ -50,6 +50,12 @@ struct TrainingPipelineOptions
   Option<int64_t> ignoreIndex{*this, "ignore-index",
                               llvm::cl::desc("Label value that does not count"),
                               llvm::cl::init(-100)};
+  Option<double> temperature{*this, "temperature",
+                             llvm::cl::desc("Distillation temperature"),
+                             llvm::cl::init(1.0)};
+  Option<double> alpha{*this, "alpha",
+                       llvm::cl::desc("Weight of the distillation term"),
+                       llvm::cl::init(0.5)};
   Option<std::string> optimizer{*this, "optimizer",
                                 llvm::cl::desc("adamw or sgd"),
                                 llvm::cl::init("adamw")};
@@ -90,7 +96,8 @@ struct TrainingPipelineOptions
 };
 
 /// Builds the training step from a forward function: dtc-attach-loss,
-/// dtc-autodiff, dtc-optimizer, then dtc-simplify.
+/// dtc-autodiff, dtc-optimizer, then dtc-simplify; for loss=distillation,
+/// dtc-inline-teacher first (the module then holds @teacher too).
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 

@@ -64,6 +64,37 @@ Value buildCrossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
   return DivOp::create(b, loc, total, count);
 }
 
+Value scalarLike(OpBuilder &b, Location loc, double value, Value like) {
+  Type elementType = cast<RankedTensorType>(like.getType()).getElementType();
+  return ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({}, elementType),
+                             b.getFloatAttr(elementType, value)));
+}
+
+/// T^2 * KL(softmax(teacher/T) || softmax(student/T)), summed over the
+/// classes (last dimension) and averaged over all tokens.
+Value buildDistillation(OpBuilder &b, Location loc, Value student,
+                        Value teacher, double temperature) {
+  auto type = cast<RankedTensorType>(student.getType());
+  int64_t classDim = type.getRank() - 1;
+  Value invT = scalarLike(b, loc, 1.0 / temperature, student);
+  Value logps = LogSoftmaxOp::create(
+      b, loc, MulOp::create(b, loc, student, invT).getResult(), classDim);
+  Value logpt = LogSoftmaxOp::create(
+      b, loc, MulOp::create(b, loc, teacher, invT).getResult(), classDim);
+  Value pointwise = MulOp::create(b, loc, ExpOp::create(b, loc, logpt),
+                                  SubOp::create(b, loc, logpt, logps));
+  SmallVector<int64_t> all;
+  for (int64_t i = 0; i <= classDim; ++i)
+    all.push_back(i);
+  Value kl = ReduceSumOp::create(b, loc, pointwise, all, false);
+  int64_t tokens = type.getNumElements() / type.getShape().back();
+  return MulOp::create(
+      b, loc, kl,
+      scalarLike(b, loc, temperature * temperature / tokens, student));
+}
+
 struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
   using Base::Base;
 
@@ -84,7 +115,7 @@ struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
             << spec << "' must be a scalar float result of the function";
         return signalPassFailure();
       }
-    } else if (spec == "cross-entropy") {
+    } else if (spec == "cross-entropy" || spec == "distillation") {
       Value logitsValue = findOutput(func, logits);
       auto type = logitsValue
                       ? dyn_cast<RankedTensorType>(logitsValue.getType())
@@ -101,9 +132,24 @@ struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
           {b.getNamedAttr(kInputAttrName, b.getStringAttr(labels))});
       lossValue = buildCrossEntropy(b, ret.getLoc(), logitsValue, labelsArg,
                                     ignoreIndex);
+      if (spec == "distillation") {
+        Value teacher = findOutput(func, teacherLogits);
+        if (!teacher || teacher.getType() != logitsValue.getType()) {
+          func.emitError("distillation needs an output '")
+              << teacherLogits << "' of the logits' type "
+              << logitsValue.getType() << " (see dtc-inline-teacher)";
+          return signalPassFailure();
+        }
+        Location loc = ret.getLoc();
+        Value kd = buildDistillation(b, loc, logitsValue, teacher, temperature);
+        lossValue = AddOp::create(
+            b, loc, MulOp::create(b, loc, kd, scalarLike(b, loc, alpha, kd)),
+            MulOp::create(b, loc, lossValue,
+                          scalarLike(b, loc, 1 - alpha, lossValue)));
+      }
     } else {
       func.emitError("unknown loss '")
-          << loss << "' (expected cross-entropy or output:NAME)";
+          << loss << "' (expected cross-entropy, distillation or output:NAME)";
       return signalPassFailure();
     }
     setResults(func, {lossValue},

@@ -8,7 +8,9 @@ examples/tiny_llama: Llama style) and optimizer, three steps of PyTorch
 autograd + torch.optim on one fixed batch (some labels ignored) are
 recorded as the dumps dtc-run writes, under <model>/<optimizer>/:
 loss.npy (each step's loss), grad/<param>.npy (last step's gradients) and
-param/<param>.npy (parameters after the last step). <model>/batch/ holds the
+param/<param>.npy (parameters after the last step); tiny_transformer/distill/
+is AdamW on the knowledge-distillation loss from tiny_transformer/teacher.onnx.
+<model>/batch/ holds the
 batch and <model>/initial/ the parameters before training. The outputs are
 committed; the matching dtc-compile flags are in test/Integration/train-*.mlir.
 """
@@ -26,6 +28,9 @@ OPTIMIZERS = {
     "sgd": lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9, weight_decay=0.01),
 }
 STEPS = 3
+# Knowledge distillation: a teacher of the GPT-2-style architecture with other
+# weights, T and alpha as passed to dtc-compile.
+TEMPERATURE, ALPHA = 2.0, 0.5
 
 
 def load_example(name):
@@ -41,6 +46,29 @@ def save_dir(path, tensors):
         np.save(os.path.join(path, name + ".npy"), tensor.detach().numpy())
 
 
+def train(example, model, optimizer, ids, labels, out, teacher=None):
+    """STEPS steps; writes the trajectory as dtc-run --dump does."""
+    losses = []
+    for _ in range(STEPS):
+        optimizer.zero_grad()
+        logits = model(ids).reshape(-1, example.VOCAB)
+        loss = torch.nn.functional.cross_entropy(logits, labels.reshape(-1), ignore_index=-100)
+        if teacher is not None:
+            with torch.no_grad():
+                target = torch.softmax(teacher(ids).reshape(-1, example.VOCAB) / TEMPERATURE, -1)
+            kl = torch.nn.functional.kl_div(torch.log_softmax(logits / TEMPERATURE, -1), target,
+                                            reduction="batchmean") * TEMPERATURE ** 2
+            loss = ALPHA * kl + (1 - ALPHA) * loss
+        loss.backward()
+        losses.append(loss.item())
+        grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+        optimizer.step()
+    os.makedirs(out, exist_ok=True)
+    np.save(f"{out}/loss.npy", np.array(losses, np.float32))
+    save_dir(f"{out}/grad", grads)
+    save_dir(f"{out}/param", dict(model.named_parameters()))
+
+
 def main():
     for model_name in MODELS:
         example = load_example(model_name)
@@ -53,22 +81,17 @@ def main():
         save_dir(f"{model_name}/initial", dict(example.build_model().named_parameters()))
         for opt_name, make_optimizer in OPTIMIZERS.items():
             model = example.build_model().train()
-            optimizer = make_optimizer(model.parameters())
-            losses = []
-            for _ in range(STEPS):
-                optimizer.zero_grad()
-                logits = model(ids)
-                loss = torch.nn.functional.cross_entropy(
-                    logits.reshape(-1, example.VOCAB), labels.reshape(-1), ignore_index=-100)
-                loss.backward()
-                losses.append(loss.item())
-                grads = {n: p.grad.clone() for n, p in model.named_parameters()}
-                optimizer.step()
-            out = f"{model_name}/{opt_name}"
-            os.makedirs(out, exist_ok=True)
-            np.save(f"{out}/loss.npy", np.array(losses, np.float32))
-            save_dir(f"{out}/grad", grads)
-            save_dir(f"{out}/param", dict(model.named_parameters()))
+            train(example, model, make_optimizer(model.parameters()), ids, labels,
+                  f"{model_name}/{opt_name}")
+        if model_name == "tiny_transformer":
+            torch.manual_seed(7)
+            teacher = example.TinyLM().eval()
+            torch.onnx.export(teacher, (ids,), f"{model_name}/teacher.onnx", input_names=["ids"],
+                              output_names=["logits"], opset_version=17,
+                              do_constant_folding=False)
+            model = example.build_model().train()
+            train(example, model, OPTIMIZERS["adamw"](model.parameters()), ids, labels,
+                  f"{model_name}/distill", teacher)
 
 
 if __name__ == "__main__":

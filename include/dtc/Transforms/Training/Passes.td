@@ -19,6 +19,12 @@ def AttachLoss : Pass<"dtc-attach-loss", "mlir::func::FuncOp"> {
     over the tokens whose label is not `ignore-index`, as PyTorch's
     `cross_entropy(..., ignore_index=...)`.
     `loss=output:NAME`: the model's own scalar output NAME is the loss.
+    `loss=distillation`: knowledge distillation from the teacher logits
+    output `teacher-logits` (see dtc-inline-teacher):
+    `alpha * T^2 * KL(softmax(teacher/T) || softmax(student/T)) +
+    (1 - alpha) * cross-entropy`, the KL summed over classes and averaged
+    over all tokens (PyTorch's `kl_div(..., reduction='batchmean')` on
+    [tokens, classes]); the ignore index applies to the cross-entropy only.
 
     Afterwards the function returns the loss alone (`dtc.output = "loss"`).
 
@@ -30,14 +36,36 @@ def AttachLoss : Pass<"dtc-attach-loss", "mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
-           "cross-entropy, or output:NAME for a model that computes its loss">,
+           "cross-entropy, distillation, or output:NAME for a model that "
+           "computes its loss">,
     Option<"logits", "logits", "std::string", /*default=*/"\"logits\"",
            "Output holding the logits (cross-entropy)">,
     Option<"labels", "labels", "std::string", /*default=*/"\"labels\"",
            "Name of the labels input to add (cross-entropy)">,
     Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
-           "Label value whose tokens do not count (cross-entropy)">
+           "Label value whose tokens do not count (cross-entropy)">,
+    Option<"teacherLogits", "teacher-logits", "std::string",
+           /*default=*/"\"teacher/logits\"",
+           "Output holding the teacher's logits (distillation)">,
+    Option<"temperature", "temperature", "double", /*default=*/"1.0",
+           "Distillation temperature T">,
+    Option<"alpha", "alpha", "double", /*default=*/"0.5",
+           "Weight of the distillation term">
   ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
+def InlineTeacher : Pass<"dtc-inline-teacher", "mlir::ModuleOp"> {
+  let summary = "Run a frozen teacher model inside the student's function";
+  let description = [{
+    For knowledge distillation. The module holds the student's function and
+    the teacher's `@teacher` (both as imported). The teacher's body is
+    inlined at the start of the student's function: its inputs are the
+    student's inputs of the same `dtc.input` name (and type), its
+    parameters become frozen parameters of the student function
+    (`dtc.param = "teacher/<name>"`, `dtc.trainable = false`), and its
+    outputs become results named `teacher/<name>`. `@teacher` is removed.
+  }];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
