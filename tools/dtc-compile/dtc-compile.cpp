@@ -41,6 +41,9 @@ static cl::opt<std::string> outDir("o", cl::desc("Output directory"),
 static cl::opt<std::string> bindInputs(
     "bind-inputs", cl::cat(importCat),
     cl::desc("Tensors for graph inputs that determine shapes"));
+static cl::list<std::string> inputShapes(
+    "input-shape", cl::cat(importCat),
+    cl::desc("Shape of a graph input, NAME=DxDx... (repeatable)"));
 static cl::opt<std::string> freeze(
     "freeze", cl::cat(importCat),
     cl::desc("Regex of parameters that are not trained"));
@@ -156,7 +159,11 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   ONNXImportOptions importOptions;
-  std::string error;
+  std::string error = parseInputShapes(inputShapes, importOptions.inputShapes);
+  if (!error.empty()) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
   if (!bindInputs.empty() &&
       !readTensorDir(bindInputs, importOptions.boundInputs, error)) {
     llvm::errs() << "error: " << error << "\n";

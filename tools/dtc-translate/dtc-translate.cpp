@@ -24,11 +24,23 @@ static llvm::cl::opt<std::string> bindInputsDir(
                    "...) are folded in as constants"),
     llvm::cl::value_desc("dir"));
 
+static llvm::cl::list<std::string> inputShapes(
+    "input-shape",
+    llvm::cl::desc("Shape of a graph input, NAME=DxDx... (repeatable, or "
+                   "comma-separated): binds symbolic dimensions or replaces "
+                   "static ones"),
+    llvm::cl::value_desc("name=8x16"));
+
 static OwningOpRef<Operation *> importONNX(llvm::SourceMgr &sourceMgr,
                                            MLIRContext *context) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   dtc::ONNXImportOptions options;
+  std::string shapeError = dtc::parseInputShapes(inputShapes, options.inputShapes);
+  if (!shapeError.empty()) {
+    emitError(UnknownLoc::get(context)) << shapeError;
+    return nullptr;
+  }
   if (!bindInputsDir.empty()) {
     std::string error;
     if (!dtc::readTensorDir(bindInputsDir, options.boundInputs, error)) {

@@ -121,14 +121,25 @@ ModelImporter::typeOf(const onnx::ValueInfoProto &info, const Tensor *bound) {
              << ", which does not fit the model's declared type";
     return RankedTensorType::get(bound->shape(), elementType);
   }
+  auto requested = options.inputShapes.find(info.name());
+  if (requested != options.inputShapes.end()) {
+    if (tensorType.has_shape() &&
+        tensorType.shape().dim_size() != static_cast<int>(requested->second.size()))
+      return emitError(fileLoc)
+             << "--input-shape gives '" << info.name() << "' rank "
+             << requested->second.size() << " but the model declares rank "
+             << tensorType.shape().dim_size();
+    return RankedTensorType::get(requested->second, elementType);
+  }
   SmallVector<int64_t> shape;
   for (const auto &dim : tensorType.shape().dim()) {
     if (!dim.has_dim_value() || dim.dim_value() < 0)
       return emitError(fileLoc)
              << "graph input '" << info.name() << "' has symbolic dimension '"
              << dim.dim_param()
-             << "'; dtc compiles static shapes: bind the input to a value "
-                "(--bind-inputs) to fix its shape";
+             << "'; dtc compiles static shapes: give its shape with "
+                "--input-shape "
+             << info.name() << "=...";
     shape.push_back(dim.dim_value());
   }
   return RankedTensorType::get(shape, elementType);
@@ -389,6 +400,33 @@ ModelImporter::importModel(const onnx::ModelProto &model) {
   if (failed(verify(*module)))
     return nullptr;
   return module;
+}
+
+std::string mlir::dtc::parseInputShapes(
+    ArrayRef<std::string> specs,
+    std::map<std::string, std::vector<int64_t>> &shapes) {
+  for (const std::string &list : specs) {
+    SmallVector<StringRef> entries;
+    StringRef(list).split(entries, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef entry : entries) {
+      auto [name, dims] = entry.split('=');
+      std::vector<int64_t> shape;
+      SmallVector<StringRef> parts;
+      dims.split(parts, 'x');
+      for (StringRef part : parts) {
+        int64_t dim;
+        if (part.getAsInteger(10, dim) || dim < 0)
+          return "bad --input-shape '" + entry.str() +
+                 "' (expected NAME=DxDx..., e.g. ids=8x16)";
+        shape.push_back(dim);
+      }
+      if (name.empty() || dims.empty())
+        return "bad --input-shape '" + entry.str() +
+               "' (expected NAME=DxDx..., e.g. ids=8x16)";
+      shapes[name.str()] = shape;
+    }
+  }
+  return "";
 }
 
 OwningOpRef<ModuleOp>

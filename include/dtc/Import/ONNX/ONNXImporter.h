@@ -29,7 +29,16 @@ struct ONNXImportOptions {
   /// Values for graph inputs, by name. Those that determine shapes are folded
   /// in as constants; those whose declared shape is symbolic lend it theirs.
   std::map<std::string, Tensor> boundInputs;
+  /// Shapes for graph inputs, by name: they bind symbolic dimensions and
+  /// may replace static ones (a smaller batch, say); shape computations in
+  /// the graph follow them.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
 };
+
+/// Parses `--input-shape` values ("name=8x16"; several separated by commas)
+/// into `shapes`; returns an error message, or "" on success.
+std::string parseInputShapes(llvm::ArrayRef<std::string> specs,
+                             std::map<std::string, std::vector<int64_t>> &shapes);
 
 /// Imports the ONNX model file at `path`. Emits diagnostics and returns null
 /// on failure (unreadable or corrupt file, unsupported op, opset or type,
