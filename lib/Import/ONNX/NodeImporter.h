@@ -142,6 +142,7 @@ private:
   llvm::StringMap<Entry> entries;
 };
 
+void addComposedImporters(OpImporterTable &table);
 void addElementwiseImporters(OpImporterTable &table);
 void addMathImporters(OpImporterTable &table);
 void addShapeImporters(OpImporterTable &table);

@@ -36,6 +36,7 @@ static constexpr int64_t kMaxFoldedElements = 1 << 20;
 static const OpImporterTable &opImporters() {
   static const OpImporterTable table = [] {
     OpImporterTable t;
+    addComposedImporters(t);
     addElementwiseImporters(t);
     addMathImporters(t);
     addShapeImporters(t);

@@ -443,7 +443,8 @@ ArrayRef<unsigned> mlir::dtc::staticOperandIndices(StringRef opType) {
       {"Unsqueeze", {1}},     {"Split", {1}},      {"Slice", {1, 2, 3, 4}},
       {"ReduceSum", {1}},     {"ReduceMean", {1}}, {"ReduceMax", {1}},
       {"ReduceMin", {1}},     {"ConstantOfShape", {0}},
-      {"Range", {0, 1, 2}},
+      {"Range", {0, 1, 2}},    {"Tile", {1}},       {"Trilu", {1}},
+      {"OneHot", {1}},        {"Dropout", {1, 2}},
   };
   auto it = table.find(opType);
   return it == table.end() ? ArrayRef<unsigned>() : ArrayRef(it->second);

@@ -1,0 +1,179 @@
+//===- ComposedImporters.cpp - ONNX ops built from other dtc ops ----------===//
+//
+// Tile, Trilu, OneHot and (inference) Dropout have no dtc op of their own:
+// they are broadcasts, masks from iota/compare/select, or identities, which
+// keeps the dialect small and every later pass (autodiff, sharding) working
+// on them unchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NodeImporter.h"
+
+#include "dtc/Interpreter/TensorAttr.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+/// A scalar integer constant of type i64.
+Value i64Scalar(NodeImporter &n, int64_t value) {
+  Tensor t(DType::I64, {});
+  t.ints()[0] = value;
+  return n.constant(t);
+}
+
+/// Tile: out[i] = in[i mod d], via reshape [1, d0, 1, d1, ...], broadcast
+/// to [r0, d0, r1, d1, ...] and reshape to [r0*d0, r1*d1, ...].
+LogicalResult importTile(NodeImporter &n) {
+  FailureOr<SmallVector<int64_t>> repeats = n.constantInts(1, "repeats");
+  if (failed(repeats))
+    return failure();
+  auto type = n.inputType(0);
+  if (static_cast<int64_t>(repeats->size()) != type.getRank()) {
+    n.error() << "repeats has " << repeats->size() << " entries for rank "
+              << type.getRank();
+    return failure();
+  }
+  SmallVector<int64_t> interleaved, expanded, result;
+  for (auto [dim, repeat] : llvm::zip(type.getShape(), *repeats)) {
+    if (repeat < 0) {
+      n.error() << "repeats must be non-negative";
+      return failure();
+    }
+    interleaved.append({1, dim});
+    expanded.append({repeat, dim});
+    result.push_back(repeat * dim);
+  }
+  Value spread = n.reshape(n.input(0), interleaved);
+  Value tiled = BroadcastOp::create(n.builder, n.loc, type.clone(expanded), spread);
+  return n.setResult(n.reshape(tiled, result));
+}
+
+/// The [rows, cols] index difference col - row of the last two dimensions
+/// of `type`, as i64.
+Value columnMinusRow(NodeImporter &n, RankedTensorType type) {
+  auto indexType = RankedTensorType::get(type.getShape().take_back(2),
+                                         n.builder.getI64Type());
+  Value rows = IotaOp::create(n.builder, n.loc, indexType, 0);
+  Value cols = IotaOp::create(n.builder, n.loc, indexType, 1);
+  return SubOp::create(n.builder, n.loc, cols, rows);
+}
+
+/// Trilu: keeps the upper (j - i >= k) or lower (j - i <= k) triangle of
+/// the last two dimensions and zeroes the rest.
+LogicalResult importTrilu(NodeImporter &n) {
+  auto type = n.inputType(0);
+  if (type.getRank() < 2) {
+    n.error() << "input must have rank >= 2";
+    return failure();
+  }
+  int64_t k = 0;
+  if (n.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> values = n.constantInts(1, "k");
+    if (failed(values))
+      return failure();
+    if (values->size() != 1) {
+      n.error() << "k must be a single integer";
+      return failure();
+    }
+    k = values->front();
+  }
+  if (type.getNumElements() == 0)
+    return n.setResult(n.input(0));
+  bool upper = n.intAttr("upper", 1) != 0;
+  Value keep = CompareOp::create(
+      n.builder, n.loc, upper ? ComparisonPredicate::GE : ComparisonPredicate::LE,
+      columnMinusRow(n, type), i64Scalar(n, k));
+  Value zero = n.scalar(0, type.getElementType());
+  return n.setResult(n.create<SelectOp>(keep, n.input(0), zero));
+}
+
+/// OneHot: out[..., c, ...] = c == index ? on : off along the new `axis`;
+/// negative indices count from depth, out-of-range ones select nothing.
+LogicalResult importOneHot(NodeImporter &n) {
+  FailureOr<Tensor> depthValue = n.constantInput(1, "depth");
+  if (failed(depthValue))
+    return failure();
+  if (depthValue->numElements() != 1 || depthValue->at(0) < 1) {
+    n.error() << "depth must be a positive scalar";
+    return failure();
+  }
+  int64_t depth = static_cast<int64_t>(depthValue->at(0));
+  auto valuesType = n.inputType(2);
+  if (valuesType.getNumElements() != 2) {
+    n.error() << "values must hold [off, on]";
+    return failure();
+  }
+  ArrayRef<int64_t> shape = n.inputType(0).getShape();
+  int64_t rank = shape.size() + 1;
+  int64_t axis = n.intAttr("axis", -1);
+  if (axis < -rank || axis >= rank) {
+    n.error() << "axis " << axis << " is out of range for rank " << rank;
+    return failure();
+  }
+  if (axis < 0)
+    axis += rank;
+
+  Value indices = n.convertElementType(n.input(0), n.builder.getI64Type());
+  Value negative = CompareOp::create(n.builder, n.loc, ComparisonPredicate::LT,
+                                     indices, i64Scalar(n, 0));
+  indices = SelectOp::create(
+      n.builder, n.loc, negative,
+      AddOp::create(n.builder, n.loc, indices, i64Scalar(n, depth)).getResult(),
+      indices);
+  SmallVector<int64_t> kept(shape), out(shape);
+  kept.insert(kept.begin() + axis, 1);
+  out.insert(out.begin() + axis, depth);
+  Value classes = IotaOp::create(
+      n.builder, n.loc, RankedTensorType::get(out, n.builder.getI64Type()), axis);
+  Value hot = CompareOp::create(n.builder, n.loc, ComparisonPredicate::EQ,
+                                classes, n.reshape(indices, kept));
+  Value flat = n.reshape(n.input(2), {2});
+  auto pick = [&](int64_t i) {
+    Value one = SliceOp::create(n.builder, n.loc, flat, ArrayRef<int64_t>{i},
+                                ArrayRef<int64_t>{1}, ArrayRef<int64_t>{1});
+    return n.reshape(one, {});
+  };
+  return n.setResult(n.create<SelectOp>(hot, pick(1), pick(0)));
+}
+
+/// Dropout outside training, or with ratio 0, is the identity, with an
+/// all-true mask.
+LogicalResult importDropout(NodeImporter &n) {
+  if (n.hasInput(2)) {
+    FailureOr<Tensor> training = n.constantInput(2, "training_mode");
+    if (failed(training))
+      return failure();
+    bool zeroRatio = false;
+    if (n.hasInput(1)) {
+      FailureOr<Tensor> ratio = n.constantInput(1, "ratio");
+      if (failed(ratio))
+        return failure();
+      zeroRatio = ratio->at(0) == 0;
+    }
+    if (training->at(0) != 0 && !zeroRatio) {
+      n.error() << "training-mode Dropout is not supported at import (dtc "
+                   "draws dropout masks in its training passes)";
+      return failure();
+    }
+  }
+  n.results.push_back(n.input(0));
+  if (n.node.output_size() > 1) {
+    auto maskType = n.inputType(0).clone(n.builder.getI1Type());
+    n.results.push_back(ConstantOp::create(
+        n.builder, n.loc,
+        DenseElementsAttr::get(maskType, n.builder.getBoolAttr(true))));
+  }
+  return success();
+}
+
+} // namespace
+
+void mlir::dtc::addComposedImporters(OpImporterTable &table) {
+  table.add("Tile", 2, importTile);
+  table.add("Trilu", 1, importTrilu);
+  table.add("OneHot", 3, importOneHot);
+  table.add("Dropout", 1, importDropout);
+}
