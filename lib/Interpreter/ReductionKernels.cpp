@@ -188,9 +188,70 @@ LogicalResult matmul(MatmulOp op, Operands in, Results &out) {
   return success();
 }
 
+LogicalResult argMax(ArgMaxOp op, Operands in, Results &out) {
+  const Tensor &input = *in[0];
+  Tensor result = makeTensor(op.getResult());
+  DimSplit split = splitAt(input.shape(), op.getDim());
+  if (split.size == 0 && result.numElements() > 0)
+    return op.emitError("arg_max over an empty dimension");
+  bool last = op.getSelectLastIndex();
+  for (int64_t o = 0; o < split.outer; ++o) {
+    for (int64_t k = 0; k < split.inner; ++k) {
+      int64_t best = 0;
+      double bestValue = input.at(o * split.size * split.inner + k);
+      for (int64_t j = 1; j < split.size; ++j) {
+        double x = input.at((o * split.size + j) * split.inner + k);
+        bool better = std::isnan(x) ? !std::isnan(bestValue) || last
+                                    : !std::isnan(bestValue) &&
+                                          (last ? x >= bestValue : x > bestValue);
+        if (better) {
+          best = j;
+          bestValue = x;
+        }
+      }
+      result.ints()[o * split.inner + k] = best;
+    }
+  }
+  out.push_back(std::move(result));
+  return success();
+}
+
+LogicalResult cumSum(CumSumOp op, Operands in, Results &out) {
+  const Tensor &input = *in[0];
+  Tensor result = makeTensor(op.getResult());
+  DimSplit split = splitAt(input.shape(), op.getDim());
+  bool exclusive = op.getExclusive(), reverse = op.getReverse();
+  for (int64_t o = 0; o < split.outer; ++o) {
+    for (int64_t k = 0; k < split.inner; ++k) {
+      double facc = 0;
+      int64_t iacc = 0;
+      for (int64_t step = 0; step < split.size; ++step) {
+        int64_t j = reverse ? split.size - 1 - step : step;
+        int64_t at = (o * split.size + j) * split.inner + k;
+        if (!exclusive) {
+          facc += input.isFloat() ? input.floats()[at] : 0;
+          iacc += input.isFloat() ? 0 : input.ints()[at];
+        }
+        if (result.isFloat())
+          result.floats()[at] = facc;
+        else
+          result.ints()[at] = iacc;
+        if (exclusive) {
+          facc += input.isFloat() ? input.floats()[at] : 0;
+          iacc += input.isFloat() ? 0 : input.ints()[at];
+        }
+      }
+    }
+  }
+  out.push_back(std::move(result));
+  return success();
+}
+
 } // namespace
 
 void mlir::dtc::addReductionKernels(KernelTable &table) {
+  table.add<ArgMaxOp>(argMax);
+  table.add<CumSumOp>(cumSum);
   table.add<ReduceSumOp>([](ReduceSumOp op, Operands in, Results &out) -> LogicalResult {
     return reduce(op, in, out, ReduceKind::Sum);
   });

@@ -167,9 +167,38 @@ LogicalResult importNorm(NodeImporter &n, bool rms) {
   return success();
 }
 
+LogicalResult importArgMax(NodeImporter &n) {
+  FailureOr<int64_t> dim =
+      n.normalizeAxis(n.intAttr("axis", 0), n.inputType(0).getRank());
+  if (failed(dim))
+    return failure();
+  return n.setResult(n.create<ArgMaxOp>(n.input(0), *dim,
+                                        n.intAttr("keepdims", 1) != 0,
+                                        n.intAttr("select_last_index", 0) != 0));
+}
+
+LogicalResult importCumSum(NodeImporter &n) {
+  FailureOr<SmallVector<int64_t>> axis = n.constantInts(1, "axis");
+  if (failed(axis))
+    return failure();
+  if (axis->size() != 1) {
+    n.error() << "axis must be a single integer";
+    return failure();
+  }
+  FailureOr<int64_t> dim = n.normalizeAxis(axis->front(), n.inputType(0).getRank());
+  if (failed(dim))
+    return failure();
+  auto op = CumSumOp::create(n.builder, n.loc, n.input(0), *dim,
+                             n.intAttr("exclusive", 0) != 0,
+                             n.intAttr("reverse", 0) != 0);
+  return n.setResult(op.getResult());
+}
+
 } // namespace
 
 void mlir::dtc::addMathImporters(OpImporterTable &table) {
+  table.add("ArgMax", 1, importArgMax);
+  table.add("CumSum", 2, importCumSum);
   table.add("MatMul", 2, importMatMul);
   table.add("Gemm", 2, importGemm);
   table.add("Softmax", 1, importSoftmax<SoftmaxOp>);

@@ -444,7 +444,7 @@ ArrayRef<unsigned> mlir::dtc::staticOperandIndices(StringRef opType) {
       {"ReduceSum", {1}},     {"ReduceMean", {1}}, {"ReduceMax", {1}},
       {"ReduceMin", {1}},     {"ConstantOfShape", {0}},
       {"Range", {0, 1, 2}},    {"Tile", {1}},       {"Trilu", {1}},
-      {"OneHot", {1}},        {"Dropout", {1, 2}},
+      {"OneHot", {1}},        {"Dropout", {1, 2}},    {"CumSum", {1}},
   };
   auto it = table.find(opType);
   return it == table.end() ? ArrayRef<unsigned>() : ArrayRef(it->second);

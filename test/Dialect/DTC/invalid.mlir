@@ -333,3 +333,20 @@ func.func @update_slice_bounds(%u: tensor<3xf32>, %x: tensor<4xf32>) {
   %0 = dtc.update_slice %u into %x starts = [2] strides = [1] : (tensor<3xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @cumsum_dim(%x: tensor<4xf32>) {
+  // expected-error @+1 {{dim 1 is out of range for rank 1}}
+  %0 = dtc.cumsum %x dim = 1 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @arg_max_dim(%x: tensor<4xf32>) {
+  // expected-error @+1 {{dim 1 is out of range for rank 1}}
+  %0 = dtc.arg_max %x dim = 1 : tensor<4xf32> -> tensor<4xi64>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}

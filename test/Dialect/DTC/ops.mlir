@@ -104,6 +104,12 @@ func.func @contractions_and_reductions(%x: tensor<8x16x48xf32>, %w: tensor<96x48
   %4 = dtc.reduce_max %x dims = [] : tensor<8x16x48xf32> -> tensor<8x16x48xf32>
   // CHECK: dtc.reduce_min %{{.*}} dims = [0, 1, 2] : tensor<8x16x48xf32> -> tensor<f32>
   %5 = dtc.reduce_min %x dims = [0, 1, 2] : tensor<8x16x48xf32> -> tensor<f32>
+  // CHECK: dtc.arg_max %{{.*}} dim = 2 : tensor<8x16x48xf32> -> tensor<8x16xi64>
+  %am = dtc.arg_max %x dim = 2 : tensor<8x16x48xf32> -> tensor<8x16xi64>
+  // CHECK: dtc.arg_max %{{.*}} dim = 0 keep_dims select_last_index : tensor<8x16x48xf32> -> tensor<1x16x48xi64>
+  %am2 = dtc.arg_max %x dim = 0 keep_dims select_last_index : tensor<8x16x48xf32> -> tensor<1x16x48xi64>
+  // CHECK: dtc.cumsum %{{.*}} dim = 1 exclusive reverse : tensor<8x16x48xf32>
+  %cs = dtc.cumsum %x dim = 1 exclusive reverse : tensor<8x16x48xf32>
   // CHECK: dtc.softmax %{{.*}} dim = 2 : tensor<8x16x48xf32>
   %6 = dtc.softmax %x dim = 2 : tensor<8x16x48xf32>
   // CHECK: dtc.log_softmax %{{.*}} dim = 0 : tensor<8x16x48xf32>

@@ -221,6 +221,23 @@ case("update_slice", "%r = dtc.update_slice %b into %a starts = [2, 1, 4] stride
      "(tensor<2x2x3xf32>, tensor<3x4x5xf32>) -> tensor<3x4x5xf32>\n  return %r : tensor<3x4x5xf32>",
      [r, window], [updated], ["tensor<3x4x5xf32>"])
 
+am = np.array([[1.0, 3.0, 3.0, -1.0], [np.nan, 0.0, np.nan, 2.0], [5.0, 5.0, 4.0, 5.0]], np.float32)
+case("arg_max", "%r = dtc.arg_max %a dim = 1 : tensor<3x4xf32> -> tensor<3xi64>\n  return %r : tensor<3xi64>",
+     [am], [np.argmax(am, axis=1).astype(np.int64)], ["tensor<3xi64>"])
+ties = np.array([[1, 3, 3, -1], [5, 5, 4, 5], [2, 2, 2, 2]], np.float32)
+case("arg_max_last", "%r = dtc.arg_max %a dim = 1 keep_dims select_last_index : tensor<3x4xf32> -> tensor<3x1xi64>\n"
+     "  return %r : tensor<3x1xi64>",
+     [ties], [(3 - np.argmax(ties[:, ::-1], axis=1)).reshape(3, 1).astype(np.int64)], ["tensor<3x1xi64>"])
+cs = rand((3, 5))
+case("cumsum", "%r = dtc.cumsum %a dim = 1 : tensor<3x5xf32>\n  return %r : tensor<3x5xf32>",
+     [cs], [np.cumsum(cs.astype(np.float64), axis=1).astype(np.float32)], ["tensor<3x5xf32>"])
+case("cumsum_exclusive_reverse", "%r = dtc.cumsum %a dim = 1 exclusive reverse : tensor<3x5xf32>\n"
+     "  return %r : tensor<3x5xf32>", [cs],
+     [(np.cumsum(cs[:, ::-1].astype(np.float64), axis=1)[:, ::-1] - cs).astype(np.float32)], ["tensor<3x5xf32>"])
+ci = rand((6,), np.int32)
+case("cumsum_i32", "%r = dtc.cumsum %a dim = 0 : tensor<6xi32>\n  return %r : tensor<6xi32>",
+     [ci], [np.cumsum(ci).astype(np.int32)], ["tensor<6xi32>"])
+
 
 def run_case(dtc_run, workdir, name, body, inputs, expected, result_types, rtol, atol):
     case_dir = os.path.join(workdir, name)

@@ -364,6 +364,15 @@ LogicalResult ReduceMinOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   return success();
 }
 
+LogicalResult CumSumOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  // Each input element feeds the outputs on the other side of it.
+  operandGrads.push_back(CumSumOp::create(b, getLoc(), resultGrads[0], getDim(),
+                                          getExclusive(), !getReverse())
+                             .getResult());
+  return success();
+}
+
 LogicalResult SoftmaxOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                   SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());

@@ -181,6 +181,24 @@ static LogicalResult inferReduceTypes(std::optional<Location> loc, Value input,
   return success();
 }
 
+LogicalResult ArgMaxOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  SmallVector<Type> reduced;
+  if (failed(inferReduceTypes(loc, adaptor.getInput(),
+                              {static_cast<int64_t>(adaptor.getDim())},
+                              adaptor.getKeepDims(), reduced)))
+    return failure();
+  inferred.push_back(
+      cast<RankedTensorType>(reduced[0]).clone(IntegerType::get(context, 64)));
+  return success();
+}
+
+LogicalResult CumSumOp::verify() {
+  return checkDim(getLoc(), getDim(), getType().getRank());
+}
+
 LogicalResult SoftmaxOp::verify() {
   return checkDim(getLoc(), getDim(), getType().getRank());
 }

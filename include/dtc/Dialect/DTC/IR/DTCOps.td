@@ -309,6 +309,44 @@ def DTC_ReduceMeanOp : DTC_ReduceOp<"reduce_mean", "mean">;
 def DTC_ReduceMaxOp : DTC_ReduceOp<"reduce_max", "maximum">;
 def DTC_ReduceMinOp : DTC_ReduceOp<"reduce_min", "minimum">;
 
+def DTC_ArgMaxOp : DTC_Op<"arg_max", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Index of the maximum along one dimension";
+  let description = [{
+    The i64 index along `dim` of the largest element (a NaN counts as the
+    largest); of several equal maxima the first, or the last with
+    `select_last_index`. With `keep_dims`, `dim` stays with size 1.
+
+    ```mlir
+    %i = dtc.arg_max %logits dim = 1 : tensor<4x8xf32> -> tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins DTC_NumericTensor:$input, I64Attr:$dim,
+                   UnitAttr:$keep_dims, UnitAttr:$select_last_index);
+  let results = (outs StaticShapeTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input `dim` `=` $dim (`keep_dims` $keep_dims^)? "
+      "(`select_last_index` $select_last_index^)? attr-dict `:` type($input) "
+      "`->` type($result)";
+}
+
+def DTC_CumSumOp : DTC_Op<"cumsum",
+    [Pure, SameOperandsAndResultType, DTC_Differentiable]> {
+  let summary = "Cumulative sum along one dimension";
+  let description = [{
+    `result[.., i, ..] = sum of input[.., j, ..]` over `j <= i` (`j < i` with
+    `exclusive`; `j >= i`, or `j > i`, with `reverse`).
+
+    ```mlir
+    %c = dtc.cumsum %x dim = 1 exclusive : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins DTC_NumericTensor:$input, I64Attr:$dim,
+                   UnitAttr:$exclusive, UnitAttr:$reverse);
+  let results = (outs DTC_NumericTensor:$result);
+  let assemblyFormat = "$input `dim` `=` $dim (`exclusive` $exclusive^)? "
+      "(`reverse` $reverse^)? attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 class DTC_SoftmaxLikeOp<string mnemonic, string math>
     : DTC_Op<mnemonic, [Pure, SameOperandsAndResultType, DTC_Differentiable]> {
   let summary = math # " along one dimension";
