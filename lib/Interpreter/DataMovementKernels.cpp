@@ -94,6 +94,36 @@ LogicalResult scatterAdd(ScatterAddOp op, Operands in, Results &out) {
   return success();
 }
 
+/// For gather_elements and scatter_elements_add: calls `visit(from, to)`
+/// with, for each element of `indices`, its own offset and the offset in a
+/// tensor of `shape` it addresses along `dim`.
+template <typename Visit>
+LogicalResult forEachElementIndex(Operation *op, const Shape &shape,
+                                  const Tensor &indices, int64_t dim,
+                                  Visit visit) {
+  Shape strides = ::mlir::dtc::stridesOf(shape);
+  const Shape &ishape = indices.shape();
+  Shape index(ishape.size(), 0);
+  for (int64_t i = 0, e = indices.numElements(); i < e; ++i) {
+    int64_t target = indices.ints()[i], size = shape[dim];
+    if (target < -size || target >= size)
+      return op->emitError("index ")
+             << target << " is out of range for dimension of size " << size;
+    if (target < 0)
+      target += size;
+    int64_t offset = 0;
+    for (size_t d = 0; d < ishape.size(); ++d)
+      offset += (static_cast<int64_t>(d) == dim ? target : index[d]) * strides[d];
+    visit(i, offset);
+    for (int64_t d = static_cast<int64_t>(ishape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < ishape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return success();
+}
+
 LogicalResult transpose(TransposeOp op, Operands in, Results &out) {
   const Tensor &input = *in[0];
   Tensor result = makeTensor(op.getResult());
@@ -114,6 +144,36 @@ void mlir::dtc::addDataMovementKernels(KernelTable &table) {
   table.add<GatherOp>(gather);
   table.add<TransposeOp>(transpose);
   table.add<ScatterAddOp>(scatterAdd);
+  table.add<GatherElementsOp>([](GatherElementsOp op, Operands in,
+                                 Results &out) -> LogicalResult {
+    Tensor result = makeTensor(op.getResult());
+    const Tensor &input = *in[0];
+    if (failed(forEachElementIndex(op, input.shape(), *in[1], op.getDim(),
+                                   [&](int64_t i, int64_t from) {
+                                     if (result.isFloat())
+                                       result.floats()[i] = input.floats()[from];
+                                     else
+                                       result.ints()[i] = input.ints()[from];
+                                   })))
+      return failure();
+    out.push_back(std::move(result));
+    return success();
+  });
+  table.add<ScatterElementsAddOp>([](ScatterElementsAddOp op, Operands in,
+                                     Results &out) -> LogicalResult {
+    Tensor result = *in[0];
+    const Tensor &updates = *in[2];
+    if (failed(forEachElementIndex(op, result.shape(), *in[1], op.getDim(),
+                                   [&](int64_t i, int64_t to) {
+                                     if (result.isFloat())
+                                       result.floats()[to] += updates.floats()[i];
+                                     else
+                                       result.ints()[to] += updates.ints()[i];
+                                   })))
+      return failure();
+    out.push_back(std::move(result));
+    return success();
+  });
   table.add<UpdateSliceOp>([](UpdateSliceOp op, Operands in,
                               Results &out) -> LogicalResult {
     const Tensor &update = *in[0];

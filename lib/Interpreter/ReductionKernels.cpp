@@ -247,9 +247,44 @@ LogicalResult cumSum(CumSumOp op, Operands in, Results &out) {
   return success();
 }
 
+LogicalResult topK(TopKOp op, Operands in, Results &out) {
+  const Tensor &input = *in[0];
+  Tensor values = makeTensor(op.getValues()), indices = makeTensor(op.getIndices());
+  DimSplit split = splitAt(input.shape(), op.getDim());
+  int64_t k = op.getK();
+  bool smallest = op.getSmallest();
+  std::vector<int64_t> order(split.size);
+  for (int64_t o = 0; o < split.outer; ++o) {
+    for (int64_t i = 0; i < split.inner; ++i) {
+      auto at = [&](int64_t j) {
+        return input.at((o * split.size + j) * split.inner + i);
+      };
+      for (int64_t j = 0; j < split.size; ++j)
+        order[j] = j;
+      // Stable: equal values keep the lower index first.
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        return smallest ? at(a) < at(b) : at(a) > at(b);
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t to = (o * k + j) * split.inner + i;
+        int64_t from = (o * split.size + order[j]) * split.inner + i;
+        if (values.isFloat())
+          values.floats()[to] = input.floats()[from];
+        else
+          values.ints()[to] = input.ints()[from];
+        indices.ints()[to] = order[j];
+      }
+    }
+  }
+  out.push_back(std::move(values));
+  out.push_back(std::move(indices));
+  return success();
+}
+
 } // namespace
 
 void mlir::dtc::addReductionKernels(KernelTable &table) {
+  table.add<TopKOp>(topK);
   table.add<ArgMaxOp>(argMax);
   table.add<CumSumOp>(cumSum);
   table.add<ReduceSumOp>([](ReduceSumOp op, Operands in, Results &out) -> LogicalResult {

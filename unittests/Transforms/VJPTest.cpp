@@ -206,6 +206,17 @@ const VJPCase kCases[] = {
      "  %i = dtc.constant dense<[[0, 4], [4, -2]]> : tensor<2x2xi64>\n"
      "  %y = dtc.scatter_add %p1 into %p0[%i] dim = 0 : (tensor<5x3xf64>, tensor<2x2xi64>, tensor<2x2x3xf64>) -> tensor<5x3xf64>",
      "5x3"},
+    {"gather_elements", {"3x5"},
+     "  %i = dtc.constant dense<[[0, 4], [-1, 2], [3, 3]]> : tensor<3x2xi64>\n"
+     "  %y = dtc.gather_elements %p0[%i] dim = 1 : (tensor<3x5xf64>, tensor<3x2xi64>) -> tensor<3x2xf64>",
+     "3x2"},
+    {"scatter_elements_add", {"3x5", "3x2"},
+     "  %i = dtc.constant dense<[[0, 4], [-1, 2], [3, 3]]> : tensor<3x2xi64>\n"
+     "  %y = dtc.scatter_elements_add %p1 into %p0[%i] dim = 1 : (tensor<3x5xf64>, tensor<3x2xi64>, tensor<3x2xf64>) -> tensor<3x5xf64>",
+     "3x5"},
+    {"top_k", {"3x5"},
+     "  %y, %i = dtc.top_k %p0 k = 2 dim = 1 : tensor<3x5xf64> -> (tensor<3x2xf64>, tensor<3x2xi64>)",
+     "3x2"},
     {"reshape", {"2x6"}, "  %y = dtc.reshape %p0 : tensor<2x6xf64> to tensor<3x4xf64>", "3x4"},
     {"transpose", {"2x3x4"},
      "  %y = dtc.transpose %p0 permutation = [2, 0, 1] : tensor<2x3x4xf64> -> tensor<4x2x3xf64>",

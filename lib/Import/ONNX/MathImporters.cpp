@@ -194,9 +194,42 @@ LogicalResult importCumSum(NodeImporter &n) {
   return n.setResult(op.getResult());
 }
 
+/// TopK: k as an input from opset 10 (an attribute before); values in
+/// descending (ascending with largest = 0) order.
+LogicalResult importTopK(NodeImporter &n) {
+  int64_t k;
+  if (n.opset < 10) {
+    k = n.intAttr("k", -1);
+  } else {
+    FailureOr<SmallVector<int64_t>> ks = n.constantInts(1, "K");
+    if (failed(ks))
+      return failure();
+    if (ks->size() != 1) {
+      n.error() << "K must hold one integer";
+      return failure();
+    }
+    k = ks->front();
+  }
+  FailureOr<int64_t> dim =
+      n.normalizeAxis(n.intAttr("axis", -1), n.inputType(0).getRank());
+  if (failed(dim))
+    return failure();
+  if (n.intAttr("sorted", 1) == 0) {
+    n.error() << "sorted = 0 is not supported";
+    return failure();
+  }
+  FailureOr<Operation *> op = n.createInferred<TopKOp>(
+      2, n.input(0), k, *dim, n.intAttr("largest", 1) == 0);
+  if (failed(op))
+    return failure();
+  llvm::append_range(n.results, (*op)->getResults());
+  return success();
+}
+
 } // namespace
 
 void mlir::dtc::addMathImporters(OpImporterTable &table) {
+  table.add("TopK", 1, importTopK);
   table.add("ArgMax", 1, importArgMax);
   table.add("CumSum", 2, importCumSum);
   table.add("MatMul", 2, importMatMul);

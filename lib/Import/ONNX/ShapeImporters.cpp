@@ -435,6 +435,17 @@ LogicalResult importGather(NodeImporter &n) {
   return n.setResult(n.create<GatherOp>(n.input(0), n.input(1), *dim));
 }
 
+LogicalResult importGatherElements(NodeImporter &n) {
+  FailureOr<int64_t> dim =
+      n.normalizeAxis(n.intAttr("axis", 0), n.inputType(0).getRank());
+  if (failed(dim))
+    return failure();
+  auto type = n.inputType(1).clone(n.inputType(0).getElementType());
+  auto op = GatherElementsOp::create(n.builder, n.loc, type, n.input(0),
+                                     n.input(1), *dim);
+  return n.setResult(op.getResult());
+}
+
 } // namespace
 
 ArrayRef<unsigned> mlir::dtc::staticOperandIndices(StringRef opType) {
@@ -444,7 +455,7 @@ ArrayRef<unsigned> mlir::dtc::staticOperandIndices(StringRef opType) {
       {"ReduceSum", {1}},     {"ReduceMean", {1}}, {"ReduceMax", {1}},
       {"ReduceMin", {1}},     {"ConstantOfShape", {0}},
       {"Range", {0, 1, 2}},    {"Tile", {1}},       {"Trilu", {1}},
-      {"OneHot", {1}},        {"Dropout", {1, 2}},    {"CumSum", {1}},
+      {"OneHot", {1}},        {"Dropout", {1, 2}},    {"CumSum", {1}},       {"TopK", {1}},
   };
   auto it = table.find(opType);
   return it == table.end() ? ArrayRef<unsigned>() : ArrayRef(it->second);
@@ -469,4 +480,5 @@ void mlir::dtc::addShapeImporters(OpImporterTable &table) {
   table.add("Slice", 1, importSlice);
   table.add("Split", 1, importSplit);
   table.add("Gather", 2, importGather);
+  table.add("GatherElements", 2, importGatherElements);
 }

@@ -350,3 +350,44 @@ func.func @arg_max_dim(%x: tensor<4xf32>) {
   // expected-error @-1 {{failed to infer returned types}}
   return
 }
+
+// -----
+
+func.func @gather_elements_rank(%x: tensor<4x8xf32>, %i: tensor<4xi64>) {
+  // expected-error @+1 {{indices must have the input's rank}}
+  %0 = dtc.gather_elements %x[%i] dim = 1 : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_elements_size(%x: tensor<4x8xf32>, %i: tensor<5x2xi64>) {
+  // expected-error @+1 {{indices dimension 0 is larger than the input's}}
+  %0 = dtc.gather_elements %x[%i] dim = 1 : (tensor<4x8xf32>, tensor<5x2xi64>) -> tensor<5x2xf32>
+  return
+}
+
+// -----
+
+func.func @gather_elements_result(%x: tensor<4x8xf32>, %i: tensor<4x2xi64>) {
+  // expected-error @+1 {{result must have the shape of the indices and the element type of the input}}
+  %0 = dtc.gather_elements %x[%i] dim = 1 : (tensor<4x8xf32>, tensor<4x2xi64>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_elements_updates(%x: tensor<4x8xf32>, %i: tensor<4x2xi64>, %u: tensor<4x3xf32>) {
+  // expected-error @+1 {{updates must have the shape of the indices and the element type of the input}}
+  %0 = dtc.scatter_elements_add %u into %x[%i] dim = 1 : (tensor<4x8xf32>, tensor<4x2xi64>, tensor<4x3xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @top_k_k(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{k = 9 is not in [0, 8]}}
+  %v, %i = dtc.top_k %x k = 9 dim = 1 : tensor<4x8xf32> -> (tensor<4x9xf32>, tensor<4x9xi64>)
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}

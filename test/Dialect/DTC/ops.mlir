@@ -142,6 +142,13 @@ func.func @data_movement(%wte: tensor<96x48xf32>, %ids: tensor<8x16xi64>, %x: te
   %6:2 = dtc.split %x dim = 1 sizes = [2, 6] : tensor<4x8xf32> -> tensor<4x2xf32>, tensor<4x6xf32>
   // CHECK: dtc.scatter_add %{{.*}} into %{{.*}}[%{{.*}}] dim = 0 : (tensor<96x48xf32>, tensor<8x16xi64>, tensor<8x16x48xf32>) -> tensor<96x48xf32>
   %7 = dtc.scatter_add %0 into %wte[%ids] dim = 0 : (tensor<96x48xf32>, tensor<8x16xi64>, tensor<8x16x48xf32>) -> tensor<96x48xf32>
+  // CHECK: dtc.gather_elements %{{.*}}[%{{.*}}] dim = 1 : (tensor<4x8xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+  %ix = dtc.constant dense<0> : tensor<4x2xi64>
+  %ge = dtc.gather_elements %x[%ix] dim = 1 : (tensor<4x8xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+  // CHECK: dtc.scatter_elements_add %{{.*}} into %{{.*}}[%{{.*}}] dim = 1 : (tensor<4x8xf32>, tensor<4x2xi64>, tensor<4x2xf32>) -> tensor<4x8xf32>
+  %se = dtc.scatter_elements_add %ge into %x[%ix] dim = 1 : (tensor<4x8xf32>, tensor<4x2xi64>, tensor<4x2xf32>) -> tensor<4x8xf32>
+  // CHECK: dtc.top_k %{{.*}} k = 3 dim = 1 smallest : tensor<4x8xf32> -> (tensor<4x3xf32>, tensor<4x3xi64>)
+  %tv, %ti = dtc.top_k %x k = 3 dim = 1 smallest : tensor<4x8xf32> -> (tensor<4x3xf32>, tensor<4x3xi64>)
   // CHECK: dtc.update_slice %{{.*}} into %{{.*}} starts = [3, 7] strides = [-1, -2] : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %8 = dtc.update_slice %5 into %x starts = [3, 7] strides = [-1, -2] : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return

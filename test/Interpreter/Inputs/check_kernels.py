@@ -238,6 +238,28 @@ ci = rand((6,), np.int32)
 case("cumsum_i32", "%r = dtc.cumsum %a dim = 0 : tensor<6xi32>\n  return %r : tensor<6xi32>",
      [ci], [np.cumsum(ci).astype(np.int32)], ["tensor<6xi32>"])
 
+src = rand((3, 5))
+idx = np.array([[0, 4], [-1, 2], [3, 3]], np.int64)
+case("gather_elements", "%r = dtc.gather_elements %a[%b] dim = 1 : (tensor<3x5xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>\n"
+     "  return %r : tensor<3x2xf32>", [src, idx], [np.take_along_axis(src, idx % 5, axis=1)], ["tensor<3x2xf32>"])
+upd2 = rand((3, 2))
+expected_scatter = src.astype(np.float64).copy()
+for r in range(3):
+    for c in range(2):
+        expected_scatter[r, idx[r, c] % 5] += upd2[r, c]
+case("scatter_elements_add", "%r = dtc.scatter_elements_add %c into %a[%b] dim = 1 : "
+     "(tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32>\n  return %r : tensor<3x5xf32>",
+     [src, idx, upd2], [expected_scatter.astype(np.float32)], ["tensor<3x5xf32>"])
+tk = np.array([[3, 1, 3, 2, 0], [5, 6, 7, 7, 1], [0, 0, 0, 0, 0]], np.float32)
+order = np.argsort(-tk, axis=1, kind="stable")[:, :3]
+case("top_k", "%v, %i = dtc.top_k %a k = 3 dim = 1 : tensor<3x5xf32> -> (tensor<3x3xf32>, tensor<3x3xi64>)\n"
+     "  return %v, %i : tensor<3x3xf32>, tensor<3x3xi64>", [tk],
+     [np.take_along_axis(tk, order, axis=1), order.astype(np.int64)], ["tensor<3x3xf32>", "tensor<3x3xi64>"])
+low = np.argsort(tk, axis=1, kind="stable")[:, :2]
+case("top_k_smallest", "%v, %i = dtc.top_k %a k = 2 dim = 1 smallest : tensor<3x5xf32> -> (tensor<3x2xf32>, tensor<3x2xi64>)\n"
+     "  return %v, %i : tensor<3x2xf32>, tensor<3x2xi64>", [tk],
+     [np.take_along_axis(tk, low, axis=1), low.astype(np.int64)], ["tensor<3x2xf32>", "tensor<3x2xi64>"])
+
 
 def run_case(dtc_run, workdir, name, body, inputs, expected, result_types, rtol, atol):
     case_dir = os.path.join(workdir, name)

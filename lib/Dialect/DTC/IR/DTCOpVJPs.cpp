@@ -449,6 +449,41 @@ LogicalResult ScatterAddOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   return success();
 }
 
+LogicalResult GatherElementsOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                         SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value zeros = e.zeros(getInput().getType());
+  operandGrads.append({ScatterElementsAddOp::create(
+                           b, getLoc(), zeros.getType(), zeros, getIndices(),
+                           resultGrads[0], getDim())
+                           .getResult(),
+                       Value()});
+  return success();
+}
+
+LogicalResult ScatterElementsAddOp::buildVJP(
+    OpBuilder &b, ValueRange resultGrads, SmallVectorImpl<Value> &operandGrads) {
+  Value g = resultGrads[0];
+  operandGrads.append({g, Value(),
+                       GatherElementsOp::create(b, getLoc(), getUpdates().getType(),
+                                                g, getIndices(), getDim())
+                           .getResult()});
+  return success();
+}
+
+LogicalResult TopKOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  // The selected elements receive their values' gradients.
+  Emitter e(b, getLoc());
+  Value zeros = e.zeros(getInput().getType());
+  Value g = resultGrads[0] ? resultGrads[0] : e.zeros(getValues().getType());
+  operandGrads.push_back(ScatterElementsAddOp::create(b, getLoc(),
+                                                      zeros.getType(), zeros,
+                                                      getIndices(), g, getDim())
+                             .getResult());
+  return success();
+}
+
 LogicalResult ReshapeOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                   SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());

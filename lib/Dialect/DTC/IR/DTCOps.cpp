@@ -290,6 +290,57 @@ LogicalResult ScatterAddOp::verify() {
   return success();
 }
 
+/// Checks indices for gather_elements/scatter_elements_add: same rank as
+/// the input, no larger in any dimension but `dim`.
+static LogicalResult checkElementIndices(Operation *op, RankedTensorType input,
+                                         RankedTensorType indices, int64_t dim) {
+  if (failed(checkDim(op->getLoc(), dim, input.getRank())))
+    return failure();
+  if (indices.getRank() != input.getRank())
+    return op->emitOpError("indices must have the input's rank");
+  for (int64_t i = 0, e = input.getRank(); i < e; ++i)
+    if (i != dim && indices.getDimSize(i) > input.getDimSize(i))
+      return op->emitOpError("indices dimension ")
+             << i << " is larger than the input's";
+  return success();
+}
+
+LogicalResult GatherElementsOp::verify() {
+  if (getType().getShape() != getIndices().getType().getShape() ||
+      getType().getElementType() != getInput().getType().getElementType())
+    return emitOpError("result must have the shape of the indices and the "
+                       "element type of the input");
+  return checkElementIndices(*this, getInput().getType(),
+                             getIndices().getType(), getDim());
+}
+
+LogicalResult ScatterElementsAddOp::verify() {
+  if (getUpdates().getType().getShape() != getIndices().getType().getShape() ||
+      getUpdates().getType().getElementType() != getType().getElementType())
+    return emitOpError("updates must have the shape of the indices and the "
+                       "element type of the input");
+  return checkElementIndices(*this, getInput().getType(),
+                             getIndices().getType(), getDim());
+}
+
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t dim = adaptor.getDim(), k = adaptor.getK();
+  if (failed(checkDim(loc, dim, type.getRank())))
+    return failure();
+  if (k < 0 || k > type.getDimSize(dim))
+    return emitOptionalError(loc, "k = ", k, " is not in [0, ",
+                             type.getDimSize(dim), "]");
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = k;
+  inferred.append({type.clone(shape),
+                   RankedTensorType::get(shape, IntegerType::get(context, 64))});
+  return success();
+}
+
 LogicalResult ReshapeOp::verify() {
   if (getInput().getType().getNumElements() != getType().getNumElements())
     return emitOpError("input has ")

@@ -436,6 +436,73 @@ def DTC_GatherOp : DTC_Op<"gather",
                        "functional-type(operands, results)";
 }
 
+def DTC_GatherElementsOp : DTC_Op<"gather_elements",
+    [Pure, DTC_Differentiable]> {
+  let summary = "Gather elements along one dimension (take_along_dim)";
+  let description = [{
+    `result[i0, .., id, .., in] = input[i0, .., indices[i0, .., id, .., in],
+    .., in]`: the result has the shape of `indices`, which has the input's
+    rank and, in every dimension but `dim`, a size no larger than the
+    input's. Negative indices count from the end; an index out of range is a
+    run-time error.
+
+    ```mlir
+    %y = dtc.gather_elements %x[%idx] dim = 1
+        : (tensor<4x8xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+    ```
+  }];
+  let arguments = (ins DTC_Tensor:$input, DTC_IndexTensor:$indices,
+                   I64Attr:$dim);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$input `[` $indices `]` `dim` `=` $dim attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DTC_ScatterElementsAddOp : DTC_Op<"scatter_elements_add", [Pure,
+    DTC_Differentiable, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Add elements into a tensor at indices (the adjoint of "
+                "gather_elements)";
+  let description = [{
+    `result = input`, then `result[.., indices[i..], ..] += updates[i..]`
+    along `dim`, as `dtc.gather_elements` reads; `updates` has the shape of
+    `indices`. Repeated indices accumulate.
+
+    ```mlir
+    %g = dtc.scatter_elements_add %dy into %zeros[%idx] dim = 1
+        : (tensor<4x8xf32>, tensor<4x2xi64>, tensor<4x2xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins DTC_NumericTensor:$input, DTC_IndexTensor:$indices,
+                   DTC_NumericTensor:$updates, I64Attr:$dim);
+  let results = (outs DTC_NumericTensor:$result);
+  let assemblyFormat = "$updates `into` $input `[` $indices `]` `dim` `=` $dim "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DTC_TopKOp : DTC_Op<"top_k", [Pure, InferTypeOpAdaptor,
+    DTC_Differentiable]> {
+  let summary = "The k largest (or smallest) elements along one dimension";
+  let description = [{
+    `values` holds the `k` largest elements along `dim` (smallest with
+    `smallest`) in descending (ascending) order, ties broken by the lower
+    index; `indices` holds their i64 positions.
+
+    ```mlir
+    %v, %i = dtc.top_k %scores k = 2 dim = 1
+        : tensor<16x8xf32> -> (tensor<16x2xf32>, tensor<16x2xi64>)
+    ```
+  }];
+  let arguments = (ins DTC_NumericTensor:$input, I64Attr:$k, I64Attr:$dim,
+                   UnitAttr:$smallest);
+  let results = (outs DTC_NumericTensor:$values,
+                 StaticShapeTensorOf<[I64]>:$indices);
+  let assemblyFormat = "$input `k` `=` $k `dim` `=` $dim "
+      "(`smallest` $smallest^)? attr-dict `:` type($input) `->` "
+      "`(` type($values) `,` type($indices) `)`";
+}
+
 def DTC_ReshapeOp : DTC_Op<"reshape",
     [Pure, SameOperandsAndResultElementType, DTC_Differentiable]> {
   let summary = "Reinterpret the shape, keeping row-major element order";
