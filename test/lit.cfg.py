@@ -21,6 +21,7 @@ llvm_config.use_default_substitutions()
 
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%onnx_node_dir", "/usr/share/libonnx-testdata/data/node"))
+config.substitutions.append(("%dtc_tools_dir", config.dtc_tools_dir))
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tools = [

@@ -143,6 +143,7 @@ private:
 };
 
 void addComposedImporters(OpImporterTable &table);
+void addEinsumImporter(OpImporterTable &table);
 void addElementwiseImporters(OpImporterTable &table);
 void addMathImporters(OpImporterTable &table);
 void addShapeImporters(OpImporterTable &table);

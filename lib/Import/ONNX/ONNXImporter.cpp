@@ -37,6 +37,7 @@ static const OpImporterTable &opImporters() {
   static const OpImporterTable table = [] {
     OpImporterTable t;
     addComposedImporters(t);
+    addEinsumImporter(t);
     addElementwiseImporters(t);
     addMathImporters(t);
     addShapeImporters(t);
