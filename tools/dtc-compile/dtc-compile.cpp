@@ -22,7 +22,6 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -46,10 +45,14 @@ static cl::list<std::string> inputShapes(
     cl::desc("Shape of a graph input, NAME=DxDx... (repeatable)"));
 static cl::opt<std::string> freeze(
     "freeze", cl::cat(importCat),
-    cl::desc("Regex of parameters that are not trained"));
+    cl::desc("Regex of initializers that are not trained (imported as "
+             "constants)"));
 static cl::opt<std::string> trainable(
     "trainable", cl::cat(importCat),
-    cl::desc("Regex of the parameters that are trained (default: all)"));
+    cl::desc("Regex of the initializers that are trained (default: all)"));
+static cl::opt<bool> listParams(
+    "list-params", cl::cat(importCat),
+    cl::desc("Print the initializers (name, shape, type, trainable) and exit"));
 
 static cl::opt<std::string> loss("loss", cl::cat(lossCat),
                                  cl::desc("cross-entropy, or output:NAME"),
@@ -107,27 +110,6 @@ static cl::opt<int64_t> totalSteps("total-steps", cl::cat(optCat),
 static cl::opt<double> minLr("min-lr", cl::cat(optCat), cl::init(0),
                              cl::desc("Final learning rate"));
 
-/// Marks the parameters --freeze and --trainable exclude as not trainable.
-static LogicalResult selectTrainable(func::FuncOp func) {
-  llvm::Regex freezeRegex(freeze), trainableRegex(trainable);
-  std::string error;
-  for (auto [flag, regex] : {std::pair(&freeze, &freezeRegex),
-                             std::pair(&trainable, &trainableRegex)})
-    if (!flag->empty() && !regex->isValid(error))
-      return func.emitError("invalid --") << flag->ArgStr << " regex: " << error;
-  Builder b(func.getContext());
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    auto name = func.getArgAttrOfType<StringAttr>(i, kParamAttrName);
-    if (!name)
-      continue;
-    bool trains = (trainable.empty() || trainableRegex.match(name)) &&
-                  (freeze.empty() || !freezeRegex.match(name));
-    if (!trains)
-      func.setArgAttr(i, kTrainableAttrName, b.getBoolAttr(false));
-  }
-  return success();
-}
-
 static llvm::json::Array describeArguments(func::FuncOp func, StringRef key) {
   llvm::json::Array list;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
@@ -169,19 +151,31 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }
+  importOptions.freeze = freeze;
+  importOptions.trainable = trainable;
+  std::vector<InitializerInfo> initializers;
+  importOptions.initializers = &initializers;
   llvm::errs() << "dtc-compile: importing " << modelPath << "\n";
   OwningOpRef<ModuleOp> module =
       importONNXModel(&context, modelPath, importOptions);
   if (!module)
     return 1;
+  if (listParams) {
+    for (const InitializerInfo &init : initializers)
+      llvm::outs() << llvm::formatv("{0,-40} {1,-16} {2}\n", init.name,
+                                    describe(init.shape, init.dtype),
+                                    init.trainable ? "trainable" : "constant");
+    return 0;
+  }
   auto func = *module->getOps<func::FuncOp>().begin();
-  if (failed(selectTrainable(func)))
-    return 1;
   func.setSymName("train_step");
   if (!teacherPath.empty()) {
     llvm::errs() << "dtc-compile: importing the teacher " << teacherPath << "\n";
+    ONNXImportOptions teacherOptions;
+    teacherOptions.boundInputs = importOptions.boundInputs;
+    teacherOptions.inputShapes = importOptions.inputShapes;
     OwningOpRef<ModuleOp> teacher =
-        importONNXModel(&context, teacherPath, importOptions);
+        importONNXModel(&context, teacherPath, teacherOptions);
     if (!teacher)
       return 1;
     auto teacherFunc = *teacher->getOps<func::FuncOp>().begin();

@@ -31,11 +31,25 @@ static llvm::cl::list<std::string> inputShapes(
                    "static ones"),
     llvm::cl::value_desc("name=8x16"));
 
+static llvm::cl::opt<std::string> freeze(
+    "freeze", llvm::cl::desc("Regex of float initializers to import as "
+                             "constants instead of parameters"));
+static llvm::cl::opt<std::string> trainable(
+    "trainable", llvm::cl::desc("Regex of the float initializers that are "
+                                "parameters (default: all)"));
+static llvm::cl::opt<bool> shapesOnly(
+    "shapes-only",
+    llvm::cl::desc("Import parameters from their shapes alone, without "
+                   "reading their data (external data files may be absent)"));
+
 static OwningOpRef<Operation *> importONNX(llvm::SourceMgr &sourceMgr,
                                            MLIRContext *context) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   dtc::ONNXImportOptions options;
+  options.freeze = freeze;
+  options.trainable = trainable;
+  options.shapesOnly = shapesOnly;
   std::string shapeError = dtc::parseInputShapes(inputShapes, options.inputShapes);
   if (!shapeError.empty()) {
     emitError(UnknownLoc::get(context)) << shapeError;

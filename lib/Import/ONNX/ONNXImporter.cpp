@@ -17,6 +17,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Regex.h"
 
 #include <climits>
 #include <cmath>
@@ -197,25 +198,59 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
         kInputAttrName, builder.getStringAttr(input.name()))));
     argValues.emplace_back(input.name(), std::nullopt);
   }
+  llvm::Regex freeze(options.freeze), trainable(options.trainable);
+  std::string regexError;
+  for (auto [flag, pattern, regex] :
+       {std::tuple("freeze", &options.freeze, &freeze),
+        std::tuple("trainable", &options.trainable, &trainable)})
+    if (!pattern->empty() && !regex->isValid(regexError))
+      return emitError(fileLoc) << "invalid --" << flag << " regex: "
+                                << regexError;
   for (const onnx::TensorProto &init : graph.initializer()) {
-    std::string error;
-    std::optional<Tensor> value = tensorFromProto(init, baseDir, error);
-    if (!value)
-      return emitError(fileLoc) << "initializer: " << error;
-    // Integer initializers (shapes, indices) and non-finite ones (-inf
-    // causal masks) are constants, not trainable parameters.
-    if (!value->isFloat() ||
-        llvm::any_of(value->floats(), [](double x) { return !std::isfinite(x); })) {
+    std::optional<DType> dtype = dtypeFromOnnx(init.data_type());
+    if (!dtype)
+      return emitError(fileLoc)
+             << "initializer '" << init.name() << "' has unsupported element "
+             << "type "
+             << onnx::TensorProto::DataType_Name(
+                    static_cast<onnx::TensorProto::DataType>(init.data_type()));
+    Shape shape(init.dims().begin(), init.dims().end());
+    bool selected = isFloatDType(*dtype) &&
+                    (options.trainable.empty() || trainable.match(init.name())) &&
+                    (options.freeze.empty() || !freeze.match(init.name()));
+    std::optional<Tensor> value;
+    if (!(selected && options.shapesOnly)) {
+      std::string error;
+      value = tensorFromProto(init, baseDir, error);
+      if (!value)
+        return emitError(fileLoc) << "initializer: " << error;
+      // Non-finite initializers (-inf causal masks) are constants.
+      if (selected && llvm::any_of(value->floats(), [](double x) {
+            return !std::isfinite(x);
+          }))
+        selected = false;
+    } else if (llvm::any_of(shape, [](int64_t d) { return d < 0; })) {
+      return emitError(fileLoc)
+             << "initializer '" << init.name() << "' has a negative dimension";
+    }
+    if (options.initializers)
+      options.initializers->push_back({init.name(), shape, *dtype, selected});
+    if (!selected) {
       folded.emplace_back(init.name(), std::move(*value));
       continue;
     }
-    argTypes.push_back(tensorTypeOf(context, *value));
-    argAttrs.push_back(builder.getDictionaryAttr(
-        {builder.getNamedAttr(kParamAttrName,
-                              builder.getStringAttr(init.name())),
-         builder.getNamedAttr(kValueAttrName, resourceAttrFromTensor(
-                                                  context, init.name(), *value))}));
-    argValues.emplace_back(init.name(), std::move(*value));
+    SmallVector<NamedAttribute> attrs = {builder.getNamedAttr(
+        kParamAttrName, builder.getStringAttr(init.name()))};
+    if (value) {
+      argTypes.push_back(tensorTypeOf(context, *value));
+      attrs.push_back(builder.getNamedAttr(
+          kValueAttrName, resourceAttrFromTensor(context, init.name(), *value)));
+    } else {
+      argTypes.push_back(
+          RankedTensorType::get(shape, elementTypeOf(context, *dtype)));
+    }
+    argAttrs.push_back(builder.getDictionaryAttr(attrs));
+    argValues.emplace_back(init.name(), std::move(value));
   }
 
   func = func::FuncOp::create(fileLoc, "forward",
@@ -229,9 +264,13 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
       constants[arg] = *named.second;
   }
   for (auto &[name, tensor] : folded) {
+    // Frozen weights travel as blobs, like parameters; small constants
+    // stay readable.
+    ElementsAttr attr = tensor.numElements() > 64
+                            ? resourceAttrFromTensor(context, name, tensor)
+                            : denseAttrFromTensor(context, tensor);
     Value value = ConstantOp::create(
-        builder, NameLoc::get(builder.getStringAttr(name), fileLoc),
-        denseAttrFromTensor(context, tensor));
+        builder, NameLoc::get(builder.getStringAttr(name), fileLoc), attr);
     values[name] = value;
     constants[value] = tensor;
   }

@@ -7,6 +7,10 @@
 // Constant nodes become `dtc.constant` ops. Every op is located at its ONNX
 // node's name, so diagnostics name the user's node.
 //
+// Initializers the user freezes (--freeze/--trainable regexes) become
+// constants too. With `shapesOnly`, parameters are imported from their
+// declared shapes without reading their data, for planning large models.
+//
 // dtc compiles static shapes: operands that determine a shape (Reshape's
 // shape, Slice's starts/ends, axes operands, ...) must be constants. A graph
 // input used that way can be bound to a value (`boundInputs`), which is then
@@ -25,6 +29,16 @@
 
 namespace mlir::dtc {
 
+/// What the importer made of one initializer.
+struct InitializerInfo {
+  std::string name;
+  Shape shape;
+  DType dtype;
+  /// A trainable parameter (an argument), or a constant: integers,
+  /// non-finite values, and what --freeze/--trainable exclude.
+  bool trainable;
+};
+
 struct ONNXImportOptions {
   /// Values for graph inputs, by name. Those that determine shapes are folded
   /// in as constants; those whose declared shape is symbolic lend it theirs.
@@ -33,6 +47,15 @@ struct ONNXImportOptions {
   /// may replace static ones (a smaller batch, say); shape computations in
   /// the graph follow them.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Float initializers whose names match are constants, not parameters.
+  std::string freeze;
+  /// When set, only float initializers whose names match are parameters.
+  std::string trainable;
+  /// Import parameters from their shapes alone: their data (external files
+  /// included) is not read, and they carry no initial value. For planning.
+  bool shapesOnly = false;
+  /// When set, receives one entry per initializer.
+  std::vector<InitializerInfo> *initializers = nullptr;
 };
 
 /// Parses `--input-shape` values ("name=8x16"; several separated by commas)
