@@ -219,7 +219,10 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
                     (options.trainable.empty() || trainable.match(init.name())) &&
                     (options.freeze.empty() || !freeze.match(init.name()));
     std::optional<Tensor> value;
-    if (!(selected && options.shapesOnly)) {
+    // Shapes-only mode reads no float data: frozen initializers become
+    // parameters marked not trainable rather than constants.
+    bool byShape = options.shapesOnly && isFloatDType(*dtype);
+    if (!byShape) {
       std::string error;
       value = tensorFromProto(init, baseDir, error);
       if (!value)
@@ -235,12 +238,15 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
     }
     if (options.initializers)
       options.initializers->push_back({init.name(), shape, *dtype, selected});
-    if (!selected) {
+    if (!selected && !byShape) {
       folded.emplace_back(init.name(), std::move(*value));
       continue;
     }
     SmallVector<NamedAttribute> attrs = {builder.getNamedAttr(
         kParamAttrName, builder.getStringAttr(init.name()))};
+    if (!selected)
+      attrs.push_back(
+          builder.getNamedAttr(kTrainableAttrName, builder.getBoolAttr(false)));
     if (value) {
       argTypes.push_back(tensorTypeOf(context, *value));
       attrs.push_back(builder.getNamedAttr(

@@ -51,8 +51,11 @@ struct ONNXImportOptions {
   std::string freeze;
   /// When set, only float initializers whose names match are parameters.
   std::string trainable;
-  /// Import parameters from their shapes alone: their data (external files
-  /// included) is not read, and they carry no initial value. For planning.
+  /// Import float initializers from their shapes alone: their data
+  /// (external files included) is not read, they carry no initial value,
+  /// and frozen ones are parameters marked `dtc.trainable = false` (so
+  /// non-finite masks cannot be told apart: freeze them). Integer
+  /// initializers are still read. For planning large models.
   bool shapesOnly = false;
   /// When set, receives one entry per initializer.
   std::vector<InitializerInfo> *initializers = nullptr;
