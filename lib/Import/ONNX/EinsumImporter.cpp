@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <cctype>
 #include <map>
 
 using namespace mlir;
@@ -72,11 +73,35 @@ private:
                 << " inputs";
       return failure();
     }
+    // Subscripts are letters, with at most one "..." per term.
+    auto wellFormed = [](StringRef term) {
+      size_t dots = term.find("...");
+      std::string rest = term.str();
+      if (dots != StringRef::npos)
+        rest.erase(dots, 3);
+      return llvm::all_of(rest, [](char c) { return std::isalpha(c); });
+    };
+    StringRef given =
+        arrow == std::string::npos ? StringRef() : StringRef(equation).substr(arrow + 2);
+    if (!llvm::all_of(terms, wellFormed) || !wellFormed(given)) {
+      n.error() << "malformed equation '" << equation << "'";
+      return failure();
+    }
     int64_t ellipsisRank = 0;
     for (auto [i, term] : llvm::enumerate(terms)) {
+      if (!n.hasInput(i)) {
+        n.error() << "input " << i << " is missing";
+        return failure();
+      }
       int64_t rank = n.inputType(i).getRank();
+      int64_t letters = term.size() - (term.contains("...") ? 3 : 0);
+      if (letters > rank) {
+        n.error() << "subscripts '" << term.str() << "' do not match input "
+                  << i << " of rank " << rank;
+        return failure();
+      }
       if (term.contains("..."))
-        ellipsisRank = std::max<int64_t>(ellipsisRank, rank - (term.size() - 3));
+        ellipsisRank = std::max<int64_t>(ellipsisRank, rank - letters);
     }
     auto expand = [&](StringRef term, int64_t rank) {
       size_t dots = term.find("...");
@@ -102,15 +127,15 @@ private:
       operands.push_back({n.input(i), labels});
     }
     if (arrow != std::string::npos) {
-      std::string given = equation.substr(arrow + 2);
       size_t dots = given.find("...");
-      if (dots != std::string::npos) {
+      if (dots != StringRef::npos) {
         std::string ellipsis;
         for (int64_t j = 0; j < ellipsisRank; ++j)
           ellipsis += static_cast<char>('0' + j);
-        output = given.substr(0, dots) + ellipsis + given.substr(dots + 3);
+        output = given.substr(0, dots).str() + ellipsis +
+                 given.substr(dots + 3).str();
       } else {
-        output = given;
+        output = given.str();
       }
     } else {
       // Implicit output: the broadcast dimensions, then the labels used
@@ -121,9 +146,10 @@ private:
         if (count == 1 && !std::isdigit(c))
           output += c;
     }
-    for (char c : output)
-      if (!uses.count(c)) {
-        n.error() << "output label '" << c << "' appears in no operand";
+    for (auto [i, c] : llvm::enumerate(output))
+      if (!uses.count(c) || output.find(c, i + 1) != std::string::npos) {
+        n.error() << "output label '" << c
+                  << "' appears in no operand, or twice in the output";
         return failure();
       }
     return success();
