@@ -21,7 +21,7 @@ echo "== Running it on the reference executor (batch: $example/data)"
 build/bin/dtc-run "$out/model.mlir" --inputs "$example/data" --outputs "$out/outputs"
 echo "== Comparing with PyTorch's output"
 /usr/bin/python3 test/Utils/compare_npy.py "$out/outputs/logits.npy" \
-  "$example/data/expected/logits.npy" --rtol 1e-4 --atol 1e-5
+  "$example/data/expected/logits.npy" --rtol 1e-5 --atol 1e-5 --rel-l2 1e-5
 
 echo "== Compiling the training step"
 build/bin/dtc-compile "$example/model.onnx" -o "$out/train" \

@@ -88,11 +88,15 @@ private:
 
 } // namespace
 
+/// The location of a node's ops: the ONNX name of its (first) output value
+/// within the node's name, within the file.
 Location ModelImporter::locationOf(const onnx::NodeProto &node) {
-  std::string name = node.name();
-  if (name.empty() && node.output_size() > 0)
-    name = node.output(0);
-  return NameLoc::get(StringAttr::get(context, name), fileLoc);
+  Location loc = fileLoc;
+  if (!node.name().empty())
+    loc = NameLoc::get(StringAttr::get(context, node.name()), loc);
+  if (node.output_size() > 0 && !node.output(0).empty())
+    loc = NameLoc::get(StringAttr::get(context, node.output(0)), loc);
+  return loc;
 }
 
 FailureOr<RankedTensorType>

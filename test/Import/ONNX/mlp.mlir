@@ -25,3 +25,9 @@
 // CHECK:      fc1.weight: "0x
 
 // EXEC: probs: 2x3x2xf32 =
+
+// Every op is located at the ONNX value it computes, within its node.
+// RUN: dtc-translate --import-onnx %S/Inputs/mlp.onnx --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
+// LOC: dtc.relu %{{.*}} loc([[RELU:#loc[0-9]+]])
+// LOC: [[NODE:#loc[0-9]+]] = loc("/act/Relu"(
+// LOC: [[RELU]] = loc("a"([[NODE]]))
