@@ -10,10 +10,13 @@ label is the next token, counting up by one modulo the vocabulary, a task
 the model can learn). The outputs are committed.
 """
 import os
+import sys
 
-import numpy as np
 import torch
 from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from export_example import export  # noqa: E402
 
 VOCAB, DIM, HEADS, SEQ, BATCH = 64, 32, 4, 8, 2
 
@@ -69,21 +72,7 @@ def build_model():
 
 
 def main():
-    model = build_model()
-    ids = torch.randint(0, VOCAB, (BATCH, SEQ))
-    with torch.no_grad():
-        logits = model(ids)
-    torch.onnx.export(model, (ids,), "model.onnx", input_names=["ids"],
-                      output_names=["logits"], opset_version=17,
-                      do_constant_folding=False)
-    os.makedirs("data/expected", exist_ok=True)
-    np.save("data/ids.npy", ids.numpy())
-    np.save("data/expected/logits.npy", logits.numpy())
-    os.makedirs("task", exist_ok=True)
-    starts = torch.randint(0, VOCAB, (BATCH, 1))
-    task_ids = (starts + torch.arange(SEQ)) % VOCAB
-    np.save("task/ids.npy", task_ids.numpy())
-    np.save("task/labels.npy", ((task_ids + 1) % VOCAB).numpy())
+    export(build_model(), VOCAB, SEQ, BATCH)
 
 
 if __name__ == "__main__":

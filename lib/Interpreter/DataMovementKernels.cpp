@@ -42,18 +42,18 @@ std::vector<int64_t> windowOffsets(const Shape &inputShape,
   return stridedOffsets(outShape, origin, delta);
 }
 
-LogicalResult gather(GatherOp op, Operands in, Results &out) {
-  const Tensor &input = *in[0], &indices = *in[1];
-  Tensor result = makeTensor(op.getResult());
-  DimSplit split = splitAt(input.shape(), op.getDim());
-  int64_t count = indices.numElements();
+/// For gather and scatter_add: the offset in a tensor of `shape` of each
+/// element of a gather result (`indices` replacing dimension `dim`).
+FailureOr<std::vector<int64_t>> gatherOffsets(Operation *op, const Shape &shape,
+                                              const Tensor &indices,
+                                              int64_t dim) {
+  DimSplit split = splitAt(shape, dim);
   std::vector<int64_t> offsets;
-  offsets.reserve(result.numElements());
+  offsets.reserve(split.outer * indices.numElements() * split.inner);
   for (int64_t o = 0; o < split.outer; ++o) {
-    for (int64_t j = 0; j < count; ++j) {
-      int64_t index = indices.ints()[j];
+    for (int64_t index : indices.ints()) {
       if (index < -split.size || index >= split.size)
-        return op.emitError("index ")
+        return op->emitError("index ")
                << index << " is out of range for dimension of size "
                << split.size;
       if (index < 0)
@@ -62,33 +62,32 @@ LogicalResult gather(GatherOp op, Operands in, Results &out) {
         offsets.push_back((o * split.size + index) * split.inner + k);
     }
   }
-  copyFrom(input, offsets, result);
+  return offsets;
+}
+
+LogicalResult gather(GatherOp op, Operands in, Results &out) {
+  Tensor result = makeTensor(op.getResult());
+  FailureOr<std::vector<int64_t>> offsets =
+      gatherOffsets(op, in[0]->shape(), *in[1], op.getDim());
+  if (failed(offsets))
+    return failure();
+  copyFrom(*in[0], *offsets, result);
   out.push_back(std::move(result));
   return success();
 }
 
 LogicalResult scatterAdd(ScatterAddOp op, Operands in, Results &out) {
-  const Tensor &indices = *in[1], &updates = *in[2];
+  const Tensor &updates = *in[2];
   Tensor result = *in[0];
-  DimSplit split = splitAt(result.shape(), op.getDim());
-  int64_t count = indices.numElements(), from = 0;
-  for (int64_t o = 0; o < split.outer; ++o) {
-    for (int64_t j = 0; j < count; ++j) {
-      int64_t index = indices.ints()[j];
-      if (index < -split.size || index >= split.size)
-        return op.emitError("index ")
-               << index << " is out of range for dimension of size "
-               << split.size;
-      if (index < 0)
-        index += split.size;
-      int64_t to = (o * split.size + index) * split.inner;
-      for (int64_t k = 0; k < split.inner; ++k, ++from) {
-        if (result.isFloat())
-          result.floats()[to + k] += updates.floats()[from];
-        else
-          result.ints()[to + k] += updates.ints()[from];
-      }
-    }
+  FailureOr<std::vector<int64_t>> offsets =
+      gatherOffsets(op, result.shape(), *in[1], op.getDim());
+  if (failed(offsets))
+    return failure();
+  for (size_t i = 0; i < offsets->size(); ++i) {
+    if (result.isFloat())
+      result.floats()[(*offsets)[i]] += updates.floats()[i];
+    else
+      result.ints()[(*offsets)[i]] += updates.ints()[i];
   }
   out.push_back(std::move(result));
   return success();
