@@ -27,6 +27,10 @@ Value i64Scalar(NodeImporter &n, int64_t value) {
 /// Tile: out[i] = in[i mod d], via reshape [1, d0, 1, d1, ...], broadcast
 /// to [r0, d0, r1, d1, ...] and reshape to [r0*d0, r1*d1, ...].
 LogicalResult importTile(NodeImporter &n) {
+  if (n.opset < 6) {
+    n.error() << "the opset-1 form (tiles and axis inputs) is not supported";
+    return failure();
+  }
   FailureOr<SmallVector<int64_t>> repeats = n.constantInts(1, "repeats");
   if (failed(repeats))
     return failure();

@@ -193,6 +193,16 @@ void mlir::dtc::addElementwiseImporters(OpImporterTable &table) {
   table.add("Where", 3, importWhere);
   table.add("Clip", 1, importClip);
   table.add("Cast", 1, [](NodeImporter &n) {
+    // Opsets 1-5 name the target type as a string ("FLOAT").
+    const onnx::AttributeProto *to = n.attribute("to");
+    onnx::TensorProto::DataType named;
+    if (to && to->type() == onnx::AttributeProto::STRING) {
+      if (!onnx::TensorProto::DataType_Parse(to->s(), &named)) {
+        n.error() << "unknown target type '" << to->s() << "'";
+        return failure();
+      }
+      return convertTo(n, named);
+    }
     return convertTo(n, n.intAttr("to", 0));
   });
   table.add("CastLike", 2, [](NodeImporter &n) {

@@ -308,12 +308,13 @@ LogicalResult importExpand(NodeImporter &n) {
 }
 
 LogicalResult importConcat(NodeImporter &n) {
-  if (!n.attribute("axis")) {
+  // The axis defaults to 1 before opset 4 and is required from then on.
+  if (!n.attribute("axis") && n.opset >= 4) {
     n.error() << "needs an axis attribute";
     return failure();
   }
   FailureOr<int64_t> dim =
-      n.normalizeAxis(n.intAttr("axis", 0), n.inputType(0).getRank());
+      n.normalizeAxis(n.intAttr("axis", 1), n.inputType(0).getRank());
   if (failed(dim))
     return failure();
   for (unsigned i = 0; i < n.inputs.size(); ++i)

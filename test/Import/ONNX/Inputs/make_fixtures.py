@@ -127,3 +127,12 @@ save("masked",
      [helper.make_node("Add", ["x", "mask"], ["y"], name="/mask/Add")],
      [f32("x", [3, 3])], [f32("y", [3, 3])],
      [init("mask", mask)])
+
+# Legacy forms: Cast with a string target type (opsets 1-5), Concat without
+# an axis (default 1 before opset 4).
+save("cast_opset1",
+     [helper.make_node("Cast", ["x"], ["y"], name="/cast", to="INT32")],
+     [f32("x", [3])], [helper.make_tensor_value_info("y", TensorProto.INT32, [3])], opset=1)
+save("concat_opset1",
+     [helper.make_node("Concat", ["x", "x"], ["y"], name="/concat")],
+     [f32("x", [2, 3])], [f32("y", [2, 6])], opset=1)
