@@ -51,6 +51,8 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   if (options.loss == "distillation")
     pm.addPass(createInlineTeacher());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  if (options.precision == "bf16")
+    funcPm.addPass(createMixedPrecision());
   funcPm.addPass(createAttachLoss(loss));
   funcPm.addPass(createAutodiff());
   funcPm.addPass(createOptimizer(opt));

@@ -76,6 +76,10 @@ static cl::opt<double> temperature("temperature", cl::cat(lossCat),
 static cl::opt<double> alpha("alpha", cl::cat(lossCat), cl::init(0.5),
                              cl::desc("Weight of the distillation term"));
 
+static cl::opt<std::string> precision(
+    "precision", cl::cat(optCat), cl::init("fp32"),
+    cl::desc("fp32, or bf16: compute in bf16 with fp32 master weights, "
+             "optimizer state and loss"));
 static cl::opt<std::string> optimizer("optimizer", cl::cat(optCat),
                                       cl::desc("adamw or sgd"),
                                       cl::init("adamw"));
@@ -191,6 +195,12 @@ int main(int argc, char **argv) {
   options.logits = logits;
   options.labels = labels;
   options.ignoreIndex = ignoreIndex;
+  if (precision != "fp32" && precision != "bf16") {
+    llvm::errs() << "error: unknown --precision '" << precision
+                 << "' (fp32 or bf16; fp16 with loss scaling is not built yet)\n";
+    return 1;
+  }
+  options.precision = precision;
   options.optimizer = optimizer;
   options.lr = lr;
   options.beta1 = beta1;

@@ -56,6 +56,10 @@ struct TrainingPipelineOptions
   Option<double> alpha{*this, "alpha",
                        llvm::cl::desc("Weight of the distillation term"),
                        llvm::cl::init(0.5)};
+  Option<std::string> precision{*this, "precision",
+                                llvm::cl::desc("fp32, or bf16 (bf16 compute, "
+                                               "fp32 master weights)"),
+                                llvm::cl::init("fp32")};
   Option<std::string> optimizer{*this, "optimizer",
                                 llvm::cl::desc("adamw or sgd"),
                                 llvm::cl::init("adamw")};
@@ -97,7 +101,8 @@ struct TrainingPipelineOptions
 
 /// Builds the training step from a forward function: dtc-attach-loss,
 /// dtc-autodiff, dtc-optimizer, then dtc-simplify; for loss=distillation,
-/// dtc-inline-teacher first (the module then holds @teacher too).
+/// dtc-inline-teacher first (the module then holds @teacher too); for
+/// precision=bf16, dtc-mixed-precision before the loss.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 

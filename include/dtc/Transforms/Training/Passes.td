@@ -55,6 +55,31 @@ def AttachLoss : Pass<"dtc-attach-loss", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def MixedPrecision : Pass<"dtc-mixed-precision", "mlir::func::FuncOp"> {
+  let summary = "Compute a forward function in bf16 with fp32 master weights";
+  let description = [{
+    Runs before dtc-attach-loss, on the model's forward function. Float
+    parameters stay f32 (the master weights the optimizer updates); every
+    use casts them to bf16 (one cast per use, so that a tied weight's
+    gradients meet, and add up, in f32). Ops compute in bf16, except those
+    that accumulate or normalize, which compute in f32 on f32 operands:
+    softmax, log_softmax, layer_norm, rms_norm, reduce_sum, reduce_mean
+    (and iota, whose integers bf16 cannot hold). The function's float
+    results are cast back to f32, so the loss dtc-attach-loss builds on
+    them is computed in f32. Gradients reach the parameters through the
+    casts' VJPs, in f32.
+
+    ```mlir
+    // before: %y = dtc.matmul %x, %w : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+    // after:  %xb = dtc.cast %x : tensor<2x4xf32> to tensor<2x4xbf16>
+    //         %wb = dtc.cast %w : tensor<4x3xf32> to tensor<4x3xbf16>
+    //         %yb = dtc.matmul %xb, %wb : (...) -> tensor<2x3xbf16>
+    //         %y = dtc.cast %yb : tensor<2x3xbf16> to tensor<2x3xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def InlineTeacher : Pass<"dtc-inline-teacher", "mlir::ModuleOp"> {
   let summary = "Run a frozen teacher model inside the student's function";
   let description = [{

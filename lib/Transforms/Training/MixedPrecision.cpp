@@ -1,0 +1,75 @@
+//===- MixedPrecision.cpp - bf16 compute with f32 master weights ----------===//
+
+#include "dtc/Transforms/Training/Passes.h"
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+
+namespace mlir::dtc {
+#define GEN_PASS_DEF_MIXEDPRECISION
+#include "dtc/Transforms/Training/Passes.h.inc"
+} // namespace mlir::dtc
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+/// Ops that accumulate or normalize, and so compute in f32.
+bool computesInF32(Operation *op) {
+  return isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp, ReduceSumOp,
+             ReduceMeanOp, IotaOp>(op);
+}
+
+struct MixedPrecisionPass
+    : public dtc::impl::MixedPrecisionBase<MixedPrecisionPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    OpBuilder b(&getContext());
+    Type bf16 = b.getBF16Type(), f32 = b.getF32Type();
+    auto castTo = [&](Value value, Type elementType, Location loc) -> Value {
+      auto type = cast<RankedTensorType>(value.getType());
+      if (type.getElementType() == elementType)
+        return value;
+      return CastOp::create(b, loc, type.clone(elementType), value);
+    };
+
+    Block &body = func.getBody().front();
+    for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
+      if (isa<ConstantOp>(op)) // cast where used
+        continue;
+      bool floatOp = llvm::any_of(op.getOperandTypes(), isFloatTensor) ||
+                     llvm::any_of(op.getResultTypes(), isFloatTensor);
+      if (!floatOp)
+        continue;
+      Type target = computesInF32(&op) ? f32 : bf16;
+      b.setInsertionPoint(&op);
+      // A cast per use: a value used twice gets two casts, whose gradients
+      // meet in the higher precision.
+      for (OpOperand &operand : op.getOpOperands())
+        if (isFloatTensor(operand.get().getType()))
+          operand.set(castTo(operand.get(), target, op.getLoc()));
+      for (Value result : op.getResults())
+        if (isFloatTensor(result.getType()))
+          result.setType(cast<RankedTensorType>(result.getType()).clone(target));
+    }
+    // Results (the logits) go back to f32: the loss is computed in f32.
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    b.setInsertionPoint(ret);
+    for (OpOperand &operand : ret->getOpOperands())
+      if (isFloatTensor(operand.get().getType()))
+        operand.set(castTo(operand.get(), f32, ret.getLoc()));
+    if (failed(verify(func)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

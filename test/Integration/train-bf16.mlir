@@ -1,0 +1,24 @@
+// bf16 mixed precision (bf16 compute, fp32 master weights, optimizer state
+// and loss) against PyTorch's fp32 trajectory, within the bf16 bound of
+// docs/Training.md: loss 4u = 1.6e-2 relative, gradients 0.1 relative L2,
+// AdamW updates 0.2 relative L2 (u = 2^-8, bf16's unit roundoff).
+// RUN: rm -rf %t && dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --precision bf16
+// RUN: FileCheck %s --check-prefix=IR < %t/gpt/train_step.mlir
+// IR: dtc.matmul {{.*}} -> tensor<2x8x96xbf16>
+// IR: dtc.layer_norm {{.*}} -> (tensor<2x8x32xf32>
+// IR-NOT: dtc.state = "exp_avg/wte.weight"} : tensor<64x32xbf16>
+// RUN: dtc-run %t/gpt --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-dump
+// RUN: %python %S/../Utils/compare_training.py %t/gpt-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --precision bf16 --freeze '^rope_'
+// RUN: dtc-run %t/llama --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-dump
+// RUN: %python %S/../Utils/compare_training.py %t/llama-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s
+// The parameters and the optimizer state stay f32:
+// RUN: FileCheck %s --check-prefix=STATE < %t/llama/manifest.json
+// STATE: "name": "embed.weight",
+// STATE: "type": "tensor<64x32xf32>"
+// STATE: "name": "exp_avg/embed.weight",
+// STATE-NEXT: "type": "tensor<64x32xf32>"
+// CHECK-NOT: FAIL
+// CHECK: 0 failed
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --precision fp8 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: unknown --precision 'fp8' (fp32 or bf16; fp16 with loss scaling is not built yet)
