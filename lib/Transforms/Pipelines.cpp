@@ -46,6 +46,7 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   opt.clipGradNorm = options.clipGradNorm;
   opt.schedule = options.schedule;
   opt.warmupSteps = options.warmupSteps;
+  opt.warmupStartFactor = options.warmupStartFactor;
   opt.totalSteps = options.totalSteps;
   opt.minLr = options.minLr;
   if (options.loss == "distillation")

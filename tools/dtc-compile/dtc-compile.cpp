@@ -37,16 +37,16 @@ static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
                                       cl::Required);
 static cl::opt<std::string> outDir("o", cl::desc("Output directory"),
                                    cl::value_desc("dir"), cl::Required);
-static cl::opt<std::string> bindInputs(
-    "bind-inputs", cl::cat(importCat),
-    cl::desc("Tensors for graph inputs that determine shapes"));
-static cl::list<std::string> inputShapes(
-    "input-shape", cl::cat(importCat),
-    cl::desc("Shape of a graph input, NAME=DxDx... (repeatable)"));
-static cl::opt<std::string> freeze(
-    "freeze", cl::cat(importCat),
-    cl::desc("Regex of initializers that are not trained (imported as "
-             "constants)"));
+static cl::opt<std::string>
+    bindInputs("bind-inputs", cl::cat(importCat),
+               cl::desc("Tensors for graph inputs that determine shapes"));
+static cl::list<std::string>
+    inputShapes("input-shape", cl::cat(importCat),
+                cl::desc("Shape of a graph input, NAME=DxDx... (repeatable)"));
+static cl::opt<std::string>
+    freeze("freeze", cl::cat(importCat),
+           cl::desc("Regex of initializers that are not trained (imported as "
+                    "constants)"));
 static cl::opt<std::string> trainable(
     "trainable", cl::cat(importCat),
     cl::desc("Regex of the initializers that are trained (default: all)"));
@@ -100,14 +100,19 @@ static cl::opt<bool> nesterov("nesterov", cl::cat(optCat),
 static cl::opt<std::string> noDecay(
     "no-decay", cl::cat(optCat),
     cl::desc("Regex of parameters without weight decay (e.g. 'bias|ln')"));
-static cl::opt<double> clipGradNorm(
-    "clip-grad-norm", cl::cat(optCat), cl::init(0),
-    cl::desc("Clip the global gradient norm to this (0: off)"));
-static cl::opt<std::string> schedule("schedule", cl::cat(optCat),
-                                     cl::init("constant"),
-                                     cl::desc("constant or warmup-cosine"));
+static cl::opt<double>
+    clipGradNorm("clip-grad-norm", cl::cat(optCat), cl::init(0),
+                 cl::desc("Clip the global gradient norm to this (0: off)"));
+static cl::opt<std::string>
+    schedule("schedule", cl::cat(optCat), cl::init("constant"),
+             cl::desc("constant, or warmup-cosine (PyTorch's LinearLR then "
+                      "CosineAnnealingLR)"));
 static cl::opt<int64_t> warmupSteps("warmup-steps", cl::cat(optCat),
                                     cl::init(0), cl::desc("Warm-up steps"));
+static cl::opt<double> warmupStartFactor(
+    "warmup-start-factor", cl::cat(optCat), cl::init(1.0 / 3),
+    cl::desc("First learning-rate factor of the warm-up (LinearLR's "
+             "start_factor)"));
 static cl::opt<int64_t> totalSteps("total-steps", cl::cat(optCat),
                                    cl::init(1000),
                                    cl::desc("Length of the cosine schedule"));
@@ -174,7 +179,8 @@ int main(int argc, char **argv) {
   auto func = *module->getOps<func::FuncOp>().begin();
   func.setSymName("train_step");
   if (!teacherPath.empty()) {
-    llvm::errs() << "dtc-compile: importing the teacher " << teacherPath << "\n";
+    llvm::errs() << "dtc-compile: importing the teacher " << teacherPath
+                 << "\n";
     ONNXImportOptions teacherOptions;
     teacherOptions.boundInputs = importOptions.boundInputs;
     teacherOptions.inputShapes = importOptions.inputShapes;
@@ -196,8 +202,9 @@ int main(int argc, char **argv) {
   options.labels = labels;
   options.ignoreIndex = ignoreIndex;
   if (precision != "fp32" && precision != "bf16") {
-    llvm::errs() << "error: unknown --precision '" << precision
-                 << "' (fp32 or bf16; fp16 with loss scaling is not built yet)\n";
+    llvm::errs()
+        << "error: unknown --precision '" << precision
+        << "' (fp32 or bf16; fp16 with loss scaling is not built yet)\n";
     return 1;
   }
   options.precision = precision;
@@ -213,6 +220,7 @@ int main(int argc, char **argv) {
   options.clipGradNorm = clipGradNorm;
   options.schedule = schedule;
   options.warmupSteps = warmupSteps;
+  options.warmupStartFactor = warmupStartFactor;
   options.totalSteps = totalSteps;
   options.minLr = minLr;
   llvm::errs() << "dtc-compile: building the training step\n";

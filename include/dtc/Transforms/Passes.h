@@ -92,6 +92,10 @@ struct TrainingPipelineOptions
   Option<int64_t> warmupSteps{*this, "warmup-steps",
                               llvm::cl::desc("Warm-up steps"),
                               llvm::cl::init(0)};
+  Option<double> warmupStartFactor{
+      *this, "warmup-start-factor",
+      llvm::cl::desc("Warm-up's first learning-rate factor"),
+      llvm::cl::init(1.0 / 3)};
   Option<int64_t> totalSteps{*this, "total-steps",
                              llvm::cl::desc("Steps of the cosine schedule"),
                              llvm::cl::init(1000)};

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dtc/Transforms/Training/Passes.h"
 #include "Signature.h"
+#include "dtc/Transforms/Training/Passes.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/IR/Builders.h"
@@ -32,8 +32,8 @@ public:
 
   Value f64(double value) {
     auto type = RankedTensorType::get({}, b.getF64Type());
-    return ConstantOp::create(b, loc,
-                              DenseElementsAttr::get(type, b.getF64FloatAttr(value)));
+    return ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getF64FloatAttr(value)));
   }
   Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
@@ -53,7 +53,8 @@ public:
   }
   Value sumOfSquares(Value x) {
     SmallVector<int64_t> all;
-    for (int64_t i = 0, e = cast<RankedTensorType>(x.getType()).getRank(); i < e; ++i)
+    for (int64_t i = 0, e = cast<RankedTensorType>(x.getType()).getRank();
+         i < e; ++i)
       all.push_back(i);
     return ReduceSumOp::create(b, loc, mul(x, x), all, false);
   }
@@ -117,8 +118,8 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
         DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
                                b.getI64IntegerAttr(1)));
     Value nextStep = u.add(step, one);
-    Value t = CastOp::create(b, u.loc, RankedTensorType::get({}, b.getF64Type()),
-                             nextStep);
+    Value t = CastOp::create(
+        b, u.loc, RankedTensorType::get({}, b.getF64Type()), nextStep);
     Value lrT = learningRate(u, step);
 
     // Global-norm clipping, as torch.nn.utils.clip_grad_norm_: the norm of
@@ -146,14 +147,15 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
     for (BlockArgument param : params) {
       std::string name = parameterName(param).str();
       Value g = applied[name];
-      bool decays = weightDecay != 0 &&
-                    !(!noDecay.empty() && noDecayRegex.match(name));
+      bool decays =
+          weightDecay != 0 && !(!noDecay.empty() && noDecayRegex.match(name));
       Value p = param;
       if (optimizer == "adamw") {
         BlockArgument m = state(param.getType(), "exp_avg/" + name);
         BlockArgument v = state(param.getType(), "exp_avg_sq/" + name);
         if (decays) // decoupled: p *= 1 - lr * wd
-          p = u.mul(p, u.like(u.sub(u.f64(1), u.mul(lrT, u.f64(weightDecay))), p));
+          p = u.mul(p,
+                    u.like(u.sub(u.f64(1), u.mul(lrT, u.f64(weightDecay))), p));
         Value m2 = u.add(u.mul(m, u.like(u.f64(beta1), p)),
                          u.mul(g, u.like(u.f64(1 - beta1), p)));
         Value v2 = u.add(u.mul(v, u.like(u.f64(beta2), p)),
@@ -186,23 +188,27 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
   }
 
   /// The learning rate at 0-based step `step`, an f64 scalar: constant, or
-  /// lr * (step + 1) / warmup during warm-up, then a cosine from lr down to
-  /// min-lr at total-steps.
+  /// PyTorch's SequentialLR of LinearLR(start_factor, total_iters = warmup)
+  /// and CosineAnnealingLR(T_max = total - warmup, eta_min = min-lr):
+  /// lr * (f + (1 - f) * k / W) for k < W, then
+  /// min + (lr - min) * (1 + cos(pi * (k - W) / (total - W))) / 2.
   Value learningRate(UpdateBuilder &u, Value step) {
     if (schedule == "constant")
       return u.f64(lr);
     OpBuilder &b = u.b;
-    Value k = CastOp::create(b, u.loc, RankedTensorType::get({}, b.getF64Type()),
-                             step);
-    Value warm = u.mul(u.f64(lr / std::max<int64_t>(warmupSteps, 1)),
-                       u.add(k, u.f64(1)));
+    Value k = CastOp::create(b, u.loc,
+                             RankedTensorType::get({}, b.getF64Type()), step);
+    double w = std::max<int64_t>(warmupSteps, 1);
+    Value warm =
+        u.mul(u.f64(lr), u.add(u.f64(warmupStartFactor),
+                               u.mul(u.f64((1 - warmupStartFactor) / w), k)));
     double span = std::max<int64_t>(totalSteps - warmupSteps, 1);
-    Value progress = u.min(u.max(u.div(u.sub(k, u.f64(warmupSteps)), u.f64(span)),
-                                 u.f64(0)),
-                           u.f64(1));
+    Value progress =
+        u.min(u.max(u.div(u.sub(k, u.f64(warmupSteps)), u.f64(span)), u.f64(0)),
+              u.f64(1));
     Value cosine = CosOp::create(b, u.loc, u.mul(progress, u.f64(M_PI)));
-    Value decayed = u.add(u.f64(minLr),
-                          u.mul(u.f64(0.5 * (lr - minLr)), u.add(u.f64(1), cosine)));
+    Value decayed = u.add(u.f64(minLr), u.mul(u.f64(0.5 * (lr - minLr)),
+                                              u.add(u.f64(1), cosine)));
     Value inWarmup = CompareOp::create(b, u.loc, ComparisonPredicate::LT, k,
                                        u.f64(warmupSteps));
     return SelectOp::create(b, u.loc, inWarmup, warm, decayed);

@@ -9,7 +9,9 @@ autograd + torch.optim on one fixed batch (some labels ignored) are
 recorded as the dumps dtc-run writes, under <model>/<optimizer>/:
 loss.npy (each step's loss), grad/<param>.npy (last step's gradients) and
 param/<param>.npy (parameters after the last step); tiny_transformer/distill/
-is AdamW on the knowledge-distillation loss from tiny_transformer/teacher.onnx.
+is AdamW on the knowledge-distillation loss from tiny_transformer/teacher.onnx;
+tiny_transformer/schedule/ is five AdamW steps with no decay for biases and
+norms, gradient clipping and a warm-up + cosine schedule.
 <model>/batch/ holds the
 batch and <model>/initial/ the parameters before training. The outputs are
 committed; the matching dtc-compile flags are in test/Integration/train-*.mlir.
@@ -46,10 +48,11 @@ def save_dir(path, tensors):
         np.save(os.path.join(path, name + ".npy"), tensor.detach().numpy())
 
 
-def train(example, model, optimizer, ids, labels, out, teacher=None):
-    """STEPS steps; writes the trajectory as dtc-run --dump does."""
+def train(example, model, optimizer, ids, labels, out, teacher=None, steps=STEPS,
+          scheduler=None, clip=None):
+    """Trains; writes the trajectory as dtc-run --dump does."""
     losses = []
-    for _ in range(STEPS):
+    for _ in range(steps):
         optimizer.zero_grad()
         logits = model(ids).reshape(-1, example.VOCAB)
         loss = torch.nn.functional.cross_entropy(logits, labels.reshape(-1), ignore_index=-100)
@@ -62,7 +65,11 @@ def train(example, model, optimizer, ids, labels, out, teacher=None):
         loss.backward()
         losses.append(loss.item())
         grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
     os.makedirs(out, exist_ok=True)
     np.save(f"{out}/loss.npy", np.array(losses, np.float32))
     save_dir(f"{out}/grad", grads)
@@ -92,6 +99,19 @@ def main():
             model = example.build_model().train()
             train(example, model, OPTIMIZERS["adamw"](model.parameters()), ids, labels,
                   f"{model_name}/distill", teacher)
+            # No weight decay for biases and norms, gradient clipping, and
+            # warm-up then cosine decay, over five steps.
+            model = example.build_model().train()
+            no_decay = [p for n, p in model.named_parameters() if "bias" in n or "ln" in n]
+            decay = [p for n, p in model.named_parameters() if not ("bias" in n or "ln" in n)]
+            optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
+                                           {"params": no_decay, "weight_decay": 0.0}], lr=1e-2)
+            scheduler = torch.optim.lr_scheduler.SequentialLR(optimizer, [
+                torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=0.25, total_iters=2),
+                torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=3, eta_min=1e-3)],
+                milestones=[2])
+            train(example, model, optimizer, ids, labels, f"{model_name}/schedule", steps=5,
+                  scheduler=scheduler, clip=0.5)
 
 
 if __name__ == "__main__":

@@ -139,9 +139,11 @@ def Optimizer : Pass<"dtc-optimizer", "mlir::func::FuncOp"> {
     Nesterov), after optional global-norm clipping as
     `torch.nn.utils.clip_grad_norm_` (the returned gradients are those before
     clipping). Parameters whose name matches `no-decay` get no weight decay.
-    The learning rate is constant, or (`schedule=warmup-cosine`) rises
-    linearly over `warmup-steps` and then follows a cosine to `min-lr` at
-    `total-steps`. Scalar coefficients are computed in f64.
+    The learning rate is constant, or (`schedule=warmup-cosine`) PyTorch's
+    `SequentialLR` of `LinearLR(start_factor=warmup-start-factor,
+    total_iters=warmup-steps)` and `CosineAnnealingLR(T_max=total-steps -
+    warmup-steps, eta_min=min-lr)`, in closed form. Scalar coefficients are
+    computed in f64.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
@@ -163,6 +165,9 @@ def Optimizer : Pass<"dtc-optimizer", "mlir::func::FuncOp"> {
            "constant or warmup-cosine">,
     Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
            "Linear warm-up steps (warmup-cosine)">,
+    Option<"warmupStartFactor", "warmup-start-factor", "double",
+           /*default=*/"1.0 / 3", "Warm-up's first learning-rate factor, as "
+           "LinearLR's start_factor (warmup-cosine)">,
     Option<"totalSteps", "total-steps", "int64_t", /*default=*/"1000",
            "Step at which the cosine reaches min-lr (warmup-cosine)">,
     Option<"minLr", "min-lr", "double", /*default=*/"0",
