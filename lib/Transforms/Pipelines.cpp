@@ -52,8 +52,13 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   if (options.loss == "distillation")
     pm.addPass(createInlineTeacher());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  if (options.precision == "bf16")
-    funcPm.addPass(createMixedPrecision());
+  if (options.precision == "bf16" || options.precision == "fp16") {
+    MixedPrecisionOptions mixed;
+    mixed.type = options.precision == "bf16" ? "bf16" : "f16";
+    mixed.initScale = options.initScale;
+    mixed.growthInterval = options.growthInterval;
+    funcPm.addPass(createMixedPrecision(mixed));
+  }
   funcPm.addPass(createAttachLoss(loss));
   funcPm.addPass(createAutodiff());
   funcPm.addPass(createOptimizer(opt));

@@ -21,4 +21,4 @@
 // CHECK-NOT: FAIL
 // CHECK: 0 failed
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --precision fp8 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: unknown --precision 'fp8' (fp32 or bf16; fp16 with loss scaling is not built yet)
+// BAD: error: unknown --precision 'fp8' (fp32, bf16 or fp16)

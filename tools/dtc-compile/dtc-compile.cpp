@@ -78,8 +78,15 @@ static cl::opt<double> alpha("alpha", cl::cat(lossCat), cl::init(0.5),
 
 static cl::opt<std::string> precision(
     "precision", cl::cat(optCat), cl::init("fp32"),
-    cl::desc("fp32, or bf16: compute in bf16 with fp32 master weights, "
-             "optimizer state and loss"));
+    cl::desc("fp32; bf16: compute in bf16 with fp32 master weights, "
+             "optimizer state and loss; fp16: the same in fp16 with dynamic "
+             "loss scaling"));
+static cl::opt<double> initScale(
+    "init-scale", cl::cat(optCat), cl::init(65536.0),
+    cl::desc("fp16: initial loss scale (GradScaler's default)"));
+static cl::opt<int64_t> growthInterval(
+    "growth-interval", cl::cat(optCat), cl::init(2000),
+    cl::desc("fp16: finite steps before the loss scale doubles"));
 static cl::opt<std::string> optimizer("optimizer", cl::cat(optCat),
                                       cl::desc("adamw or sgd"),
                                       cl::init("adamw"));
@@ -201,13 +208,14 @@ int main(int argc, char **argv) {
   options.logits = logits;
   options.labels = labels;
   options.ignoreIndex = ignoreIndex;
-  if (precision != "fp32" && precision != "bf16") {
-    llvm::errs()
-        << "error: unknown --precision '" << precision
-        << "' (fp32 or bf16; fp16 with loss scaling is not built yet)\n";
+  if (precision != "fp32" && precision != "bf16" && precision != "fp16") {
+    llvm::errs() << "error: unknown --precision '" << precision
+                 << "' (fp32, bf16 or fp16)\n";
     return 1;
   }
   options.precision = precision;
+  options.initScale = initScale;
+  options.growthInterval = growthInterval;
   options.optimizer = optimizer;
   options.lr = lr;
   options.beta1 = beta1;

@@ -47,7 +47,7 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options) {
     return fail(error), 1;
 
   // Inputs from the batch, parameters from --init or the module, optimizer
-  // state zero.
+  // state zero unless the module gives its start (a loss scale).
   provided = batch;
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
     std::string name = getArgumentName(step, i);
@@ -56,7 +56,8 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options) {
       auto it = init.find(encodeFileName(name));
       if (it != init.end())
         provided[name] = it->second;
-    } else if (step.getArgAttr(i, kStateAttrName)) {
+    } else if (step.getArgAttr(i, kStateAttrName) &&
+               !step.getArgAttr(i, kValueAttrName)) {
       provided[name] = Tensor(*dtypeOf(type.getElementType()),
                               Shape(type.getShape()));
     }

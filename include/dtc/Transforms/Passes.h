@@ -56,10 +56,18 @@ struct TrainingPipelineOptions
   Option<double> alpha{*this, "alpha",
                        llvm::cl::desc("Weight of the distillation term"),
                        llvm::cl::init(0.5)};
-  Option<std::string> precision{*this, "precision",
-                                llvm::cl::desc("fp32, or bf16 (bf16 compute, "
-                                               "fp32 master weights)"),
-                                llvm::cl::init("fp32")};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("fp32, bf16 (bf16 compute, fp32 master weights), or "
+                     "fp16 (the same with dynamic loss scaling)"),
+      llvm::cl::init("fp32")};
+  Option<double> initScale{*this, "init-scale",
+                           llvm::cl::desc("Initial loss scale (fp16)"),
+                           llvm::cl::init(65536.0)};
+  Option<int64_t> growthInterval{
+      *this, "growth-interval",
+      llvm::cl::desc("Finite steps before the loss scale doubles (fp16)"),
+      llvm::cl::init(2000)};
   Option<std::string> optimizer{*this, "optimizer",
                                 llvm::cl::desc("adamw or sgd"),
                                 llvm::cl::init("adamw")};
@@ -106,7 +114,7 @@ struct TrainingPipelineOptions
 /// Builds the training step from a forward function: dtc-attach-loss,
 /// dtc-autodiff, dtc-optimizer, then dtc-simplify; for loss=distillation,
 /// dtc-inline-teacher first (the module then holds @teacher too); for
-/// precision=bf16, dtc-mixed-precision before the loss.
+/// precision=bf16 or fp16, dtc-mixed-precision before the loss.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 

@@ -74,11 +74,19 @@ struct AutodiffPass : public dtc::impl::AutodiffBase<AutodiffPass> {
       Value &slot = grads[value];
       slot = slot ? AddOp::create(builder, loc, slot, grad).getResult() : grad;
     };
+    // The backward pass starts from d loss / d loss = 1, or from the loss
+    // scale under dynamic loss scaling (dtc-mixed-precision type=f16).
     auto lossType = cast<RankedTensorType>(loss.getType());
-    grads[loss] = ConstantOp::create(
-        builder, func.getLoc(),
-        DenseElementsAttr::get(lossType,
-                               FloatAttr::get(lossType.getElementType(), 1.0)));
+    if (BlockArgument scale = stateArgument(func, "loss_scale"))
+      grads[loss] =
+          scale.getType() == lossType
+              ? Value(scale)
+              : CastOp::create(builder, func.getLoc(), lossType, scale).getResult();
+    else
+      grads[loss] = ConstantOp::create(
+          builder, func.getLoc(),
+          DenseElementsAttr::get(lossType,
+                                 FloatAttr::get(lossType.getElementType(), 1.0)));
 
     for (Operation *op : llvm::reverse(forward)) {
       SmallVector<Value> resultGrads;

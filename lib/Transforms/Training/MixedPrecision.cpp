@@ -1,6 +1,7 @@
 //===- MixedPrecision.cpp - bf16 compute with f32 master weights ----------===//
 
 #include "dtc/Transforms/Training/Passes.h"
+#include "Signature.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/IR/Builders.h"
@@ -29,12 +30,20 @@ bool computesInF32(Operation *op) {
 
 struct MixedPrecisionPass
     : public dtc::impl::MixedPrecisionBase<MixedPrecisionPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
     OpBuilder b(&getContext());
-    Type bf16 = b.getBF16Type(), f32 = b.getF32Type();
+    if (type != "bf16" && type != "f16") {
+      func.emitError("unknown mixed-precision type '") << type
+                                                        << "' (bf16 or f16)";
+      return signalPassFailure();
+    }
+    Type low = type == "f16" ? Type(b.getF16Type()) : Type(b.getBF16Type());
+    Type f32 = b.getF32Type();
     auto castTo = [&](Value value, Type elementType, Location loc) -> Value {
       auto type = cast<RankedTensorType>(value.getType());
       if (type.getElementType() == elementType)
@@ -50,7 +59,7 @@ struct MixedPrecisionPass
                      llvm::any_of(op.getResultTypes(), isFloatTensor);
       if (!floatOp)
         continue;
-      Type target = computesInF32(&op) ? f32 : bf16;
+      Type target = computesInF32(&op) ? f32 : low;
       b.setInsertionPoint(&op);
       // A cast per use: a value used twice gets two casts, whose gradients
       // meet in the higher precision.
@@ -67,8 +76,27 @@ struct MixedPrecisionPass
     for (OpOperand &operand : ret->getOpOperands())
       if (isFloatTensor(operand.get().getType()))
         operand.set(castTo(operand.get(), f32, ret.getLoc()));
+    if (type == "f16")
+      addLossScaling(func, b);
     if (failed(verify(func)))
       return signalPassFailure();
+  }
+
+  /// The state of dynamic loss scaling, which dtc-autodiff and
+  /// dtc-optimizer act on.
+  void addLossScaling(func::FuncOp func, OpBuilder &b) {
+    auto scaleType = RankedTensorType::get({}, b.getF32Type());
+    appendArgument(
+        func, scaleType,
+        {b.getNamedAttr(kStateAttrName, b.getStringAttr("loss_scale")),
+         b.getNamedAttr(kValueAttrName,
+                        DenseElementsAttr::get(scaleType,
+                                               b.getF32FloatAttr(initScale))),
+         b.getNamedAttr(kGrowthIntervalAttrName,
+                        b.getI64IntegerAttr(growthInterval))});
+    appendArgument(
+        func, RankedTensorType::get({}, b.getI64Type()),
+        {b.getNamedAttr(kStateAttrName, b.getStringAttr("growth_tracker"))});
   }
 };
 

@@ -51,13 +51,14 @@ public:
       return value;
     return CastOp::create(b, loc, from.clone(to), value);
   }
-  Value sumOfSquares(Value x) {
+  Value sumAll(Value x) {
     SmallVector<int64_t> all;
     for (int64_t i = 0, e = cast<RankedTensorType>(x.getType()).getRank();
          i < e; ++i)
       all.push_back(i);
-    return ReduceSumOp::create(b, loc, mul(x, x), all, false);
+    return ReduceSumOp::create(b, loc, x, all, false);
   }
+  Value sumOfSquares(Value x) { return sumAll(mul(x, x)); }
 
   OpBuilder &b;
   Location loc;
@@ -105,9 +106,11 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
       return appendArgument(
           func, type, {b.getNamedAttr(kStateAttrName, b.getStringAttr(name))});
     };
-    auto update = [&](Value value, std::string name) {
-      appendResult(func, value,
-                   {b.getNamedAttr(kUpdateAttrName, b.getStringAttr(name))});
+    // The new values, each with the argument it replaces: appended as
+    // results at the end, when a skipped step can still keep the old ones.
+    SmallVector<std::tuple<Value, Value, std::string>> updates;
+    auto update = [&](Value value, Value old, std::string name) {
+      updates.emplace_back(value, old, name);
     };
 
     // t = step + 1, as torch.optim counts; the learning rate for this step.
@@ -127,10 +130,14 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
     llvm::StringMap<Value> applied;
     for (BlockArgument param : params)
       applied[parameterName(param)] = grads[parameterName(param)];
+    Value foundInf;
+    BlockArgument scale = stateArgument(func, "loss_scale");
+    if (scale)
+      foundInf = unscaleGradients(func, u, ret, scale, applied);
     if (clipGradNorm > 0 && !params.empty()) {
       Value total;
       for (BlockArgument param : params) {
-        Value g = grads[parameterName(param)];
+        Value g = applied[parameterName(param)];
         Value norm = u.sqrt(u.sumOfSquares(g));
         Value squared = u.mul(norm, norm);
         total = total ? u.add(total, squared) : squared;
@@ -166,9 +173,9 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
         Value denom = u.add(u.div(u.sqrt(v2), u.like(u.sqrt(bc2), p)),
                             u.like(u.f64(eps), p));
         p = u.sub(p, u.mul(u.like(stepSize, p), u.div(m2, denom)));
-        update(p, name);
-        update(m2, "exp_avg/" + name);
-        update(v2, "exp_avg_sq/" + name);
+        update(p, param, name);
+        update(m2, m, "exp_avg/" + name);
+        update(v2, v, "exp_avg_sq/" + name);
         continue;
       }
       Value d = g;
@@ -178,13 +185,81 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
         BlockArgument buf = state(param.getType(), "momentum_buffer/" + name);
         Value buf2 = u.add(u.mul(buf, u.like(u.f64(momentum), p)), d);
         d = nesterov ? u.add(d, u.mul(buf2, u.like(u.f64(momentum), p))) : buf2;
-        update(u.sub(p, u.mul(d, u.like(lrT, p))), name);
-        update(buf2, "momentum_buffer/" + name);
+        update(u.sub(p, u.mul(d, u.like(lrT, p))), param, name);
+        update(buf2, buf, "momentum_buffer/" + name);
         continue;
       }
-      update(u.sub(p, u.mul(d, u.like(lrT, p))), name);
+      update(u.sub(p, u.mul(d, u.like(lrT, p))), param, name);
     }
-    update(nextStep, "step");
+    update(nextStep, step, "step");
+    if (scale)
+      updateLossScale(func, u, scale, foundInf, update);
+    for (auto &[value, old, name] : updates) {
+      // A step whose gradients overflowed changes nothing but the scale.
+      if (foundInf && name != "loss_scale" && name != "growth_tracker")
+        value = SelectOp::create(b, u.loc, foundInf, old, value);
+      appendResult(func, value,
+                   {b.getNamedAttr(kUpdateAttrName, b.getStringAttr(name))});
+    }
+  }
+
+  /// Dynamic loss scaling, as torch.cuda.amp.GradScaler: unscales the
+  /// gradients by 1 / scale in f32 (also the returned ones, which are the
+  /// true gradients) and returns whether any is not finite.
+  Value unscaleGradients(func::FuncOp func, UpdateBuilder &u,
+                         func::ReturnOp ret, Value scale,
+                         llvm::StringMap<Value> &applied) {
+    OpBuilder &b = u.b;
+    Value invScale = u.div(u.like(u.f64(1), scale), scale);
+    Value nonFinite;
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      auto name = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
+      if (!name)
+        continue;
+      Value g = ret.getOperand(i);
+      Value unscaled = u.mul(g, u.like(invScale, g));
+      ret->setOperand(i, unscaled);
+      applied[name.getValue()] = unscaled;
+      // x - x is 0 for finite x and NaN otherwise.
+      Value diff = u.sub(unscaled, unscaled);
+      Value bad = CompareOp::create(b, u.loc, ComparisonPredicate::NE, diff,
+                                    u.like(u.f64(0), diff));
+      auto countType = cast<RankedTensorType>(bad.getType()).clone(b.getF32Type());
+      Value count = u.sumAll(CastOp::create(b, u.loc, countType, bad));
+      nonFinite = nonFinite ? u.add(nonFinite, count) : count;
+    }
+    if (!nonFinite)
+      nonFinite = u.like(u.f64(0), scale);
+    return CompareOp::create(b, u.loc, ComparisonPredicate::GT, nonFinite,
+                             u.like(u.f64(0), nonFinite));
+  }
+
+  /// The next loss scale and growth tracker: halve on overflow, double
+  /// after growth_interval finite steps in a row.
+  template <typename Update>
+  void updateLossScale(func::FuncOp func, UpdateBuilder &u, Value scale,
+                       Value foundInf, Update update) {
+    OpBuilder &b = u.b;
+    BlockArgument tracker = stateArgument(func, "growth_tracker");
+    auto interval = func.getArgAttrOfType<IntegerAttr>(
+        cast<BlockArgument>(scale).getArgNumber(), kGrowthIntervalAttrName);
+    auto i64 = [&](int64_t value) -> Value {
+      return ConstantOp::create(
+          b, u.loc,
+          DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                                 b.getI64IntegerAttr(value)));
+    };
+    Value next = u.add(tracker, i64(1));
+    Value grow = CompareOp::create(b, u.loc, ComparisonPredicate::GE, next,
+                                   i64(interval ? interval.getInt() : 2000));
+    Value grown = SelectOp::create(b, u.loc, grow,
+                                   u.mul(scale, u.like(u.f64(2), scale)), scale);
+    update(SelectOp::create(b, u.loc, foundInf,
+                            u.mul(scale, u.like(u.f64(0.5), scale)), grown),
+           scale, "loss_scale");
+    update(SelectOp::create(b, u.loc, foundInf, i64(0),
+                            SelectOp::create(b, u.loc, grow, i64(0), next)),
+           tracker, "growth_tracker");
   }
 
   /// The learning rate at 0-based step `step`, an f64 scalar: constant, or

@@ -23,6 +23,8 @@ void setResults(func::FuncOp func, ArrayRef<Value> values,
                 ArrayRef<DictionaryAttr> attrs);
 /// The arguments marked `dtc.param` and not `dtc.trainable = false`.
 SmallVector<BlockArgument> trainableParameters(func::FuncOp func);
+/// The argument marked `dtc.state = name`, or null.
+BlockArgument stateArgument(func::FuncOp func, StringRef name);
 /// The `dtc.param` name of a parameter argument.
 StringRef parameterName(BlockArgument param);
 

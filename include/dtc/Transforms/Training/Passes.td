@@ -56,7 +56,8 @@ def AttachLoss : Pass<"dtc-attach-loss", "mlir::func::FuncOp"> {
 }
 
 def MixedPrecision : Pass<"dtc-mixed-precision", "mlir::func::FuncOp"> {
-  let summary = "Compute a forward function in bf16 with fp32 master weights";
+  let summary = "Compute a forward function in bf16 or fp16 with fp32 master "
+                "weights";
   let description = [{
     Runs before dtc-attach-loss, on the model's forward function. Float
     parameters stay f32 (the master weights the optimizer updates); every
@@ -69,6 +70,14 @@ def MixedPrecision : Pass<"dtc-mixed-precision", "mlir::func::FuncOp"> {
     them is computed in f32. Gradients reach the parameters through the
     casts' VJPs, in f32.
 
+    With `type=f16`, whose range is narrow, the loss is also scaled
+    dynamically as `torch.cuda.amp.GradScaler` does: the pass adds the
+    state `loss_scale` (f32, starting at `init-scale`) and `growth_tracker`
+    (i64); dtc-autodiff then seeds the backward pass with the scale, and
+    dtc-optimizer unscales the gradients, skips the whole update when any
+    is not finite, and halves the scale (or doubles it after
+    `growth-interval` finite steps in a row).
+
     ```mlir
     // before: %y = dtc.matmul %x, %w : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
     // after:  %xb = dtc.cast %x : tensor<2x4xf32> to tensor<2x4xbf16>
@@ -77,6 +86,15 @@ def MixedPrecision : Pass<"dtc-mixed-precision", "mlir::func::FuncOp"> {
     //         %y = dtc.cast %yb : tensor<2x3xbf16> to tensor<2x3xf32>
     ```
   }];
+  let options = [
+    Option<"type", "type", "std::string", /*default=*/"\"bf16\"",
+           "Compute type: bf16 or f16 (f16 adds dynamic loss scaling)">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "Initial loss scale (f16)">,
+    Option<"growthInterval", "growth-interval", "int64_t",
+           /*default=*/"2000",
+           "Finite steps after which the loss scale doubles (f16)">
+  ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 

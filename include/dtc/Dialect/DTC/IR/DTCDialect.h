@@ -30,6 +30,10 @@ inline constexpr llvm::StringLiteral kTrainableAttrName = "dtc.trainable";
 inline constexpr llvm::StringLiteral kGradAttrName = "dtc.grad";
 /// Argument attribute: optimizer state ("step", "exp_avg/<param>", ...).
 inline constexpr llvm::StringLiteral kStateAttrName = "dtc.state";
+/// Argument attribute of the `loss_scale` state: after this many finite
+/// steps in a row, dynamic loss scaling doubles the scale.
+inline constexpr llvm::StringLiteral kGrowthIntervalAttrName =
+    "dtc.growth_interval";
 /// Result attribute: the new value of the named argument (a parameter or
 /// state), which a runner feeds back as that argument on the next step.
 inline constexpr llvm::StringLiteral kUpdateAttrName = "dtc.update";
