@@ -10,6 +10,7 @@
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Interpreter/TensorAttr.h"
+#include "dtc/Runtime/Philox.h"
 
 #include <cmath>
 #include <type_traits>
@@ -118,6 +119,20 @@ int64_t floatToInt(double value) {
 } // namespace
 
 void mlir::dtc::addElementwiseKernels(KernelTable &table) {
+  table.add<DropoutOp>([](DropoutOp op, Operands in,
+                          Results &out) -> LogicalResult {
+    Tensor result = makeTensor(op.getResult());
+    double ratio = op.getRatio().convertToDouble();
+    uint64_t step = static_cast<uint64_t>(in[1]->ints()[0]);
+    for (int64_t i = 0, e = result.numElements(); i < e; ++i) {
+      double uniform =
+          dropoutUniform(i, step, op.getSeed(), op.getStream());
+      result.floats()[i] =
+          uniform >= ratio ? in[0]->floats()[i] / (1.0 - ratio) : 0.0;
+    }
+    out.push_back(std::move(result));
+    return success();
+  });
   table.add<ConstantOp>([](ConstantOp op, Operands, Results &out) -> LogicalResult {
     FailureOr<Tensor> value = tensorFromAttr(op.getValue());
     if (failed(value))

@@ -50,6 +50,13 @@ static cl::opt<std::string>
 static cl::opt<std::string> trainable(
     "trainable", cl::cat(importCat),
     cl::desc("Regex of the initializers that are trained (default: all)"));
+static cl::opt<bool> dropout(
+    "dropout", cl::cat(importCat),
+    cl::desc("Train with the model's Dropout nodes (masks from a "
+             "counter-based generator keyed on --seed, the site and the "
+             "step); without it they are the identity"));
+static cl::opt<int64_t> seed("seed", cl::cat(importCat), cl::init(0),
+                             cl::desc("Seed of the dropout masks"));
 static cl::opt<bool> listParams(
     "list-params", cl::cat(importCat),
     cl::desc("Print the initializers (name, shape, type, trainable) and exit"));
@@ -167,6 +174,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }
+  importOptions.trainingDropout = dropout;
+  importOptions.dropoutSeed = seed;
   importOptions.freeze = freeze;
   importOptions.trainable = trainable;
   std::vector<InitializerInfo> initializers;

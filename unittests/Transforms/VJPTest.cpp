@@ -183,6 +183,10 @@ const VJPCase kCases[] = {
     {"cumsum", {"2x5"}, "  %y = dtc.cumsum %p0 dim = 1 : tensor<2x5xf64>", "2x5"},
     {"cumsum_exclusive_reverse", {"2x5"},
      "  %y = dtc.cumsum %p0 dim = 1 exclusive reverse : tensor<2x5xf64>", "2x5"},
+    {"dropout", {"4x5"},
+     "  %s = dtc.constant dense<3> : tensor<i64>\n"
+     "  %y = dtc.dropout %p0, %s ratio = 0.3 seed = 1 stream = 2 : (tensor<4x5xf64>, tensor<i64>) -> tensor<4x5xf64>",
+     "4x5"},
     {"softmax", {"2x5"}, "  %y = dtc.softmax %p0 dim = 1 : tensor<2x5xf64>", "2x5"},
     {"log_softmax", {"3x4"}, "  %y = dtc.log_softmax %p0 dim = 0 : tensor<3x4xf64>", "3x4"},
     {"layer_norm", {"2x3x4", "3x4", "3x4"},

@@ -9,6 +9,8 @@
 
 #include "NodeImporter.h"
 
+#include "dtc/Import/ONNX/ONNXImporter.h"
+
 #include "dtc/Interpreter/TensorAttr.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -143,32 +145,62 @@ LogicalResult importOneHot(NodeImporter &n) {
   return n.setResult(n.create<SelectOp>(hot, pick(1), pick(0)));
 }
 
-/// Dropout outside training, or with ratio 0, is the identity, with an
-/// all-true mask.
+/// Dropout is the identity (with an all-true mask) outside training or with
+/// ratio 0; in training (--dropout) it is dtc.dropout, keyed on the seed,
+/// the node's position among the dropout sites, and the training step.
 LogicalResult importDropout(NodeImporter &n) {
-  if (n.hasInput(2)) {
-    FailureOr<Tensor> training = n.constantInput(2, "training_mode");
-    if (failed(training))
+  double ratio = n.opset < 12 ? n.floatAttr("ratio", 0.5) : 0.5;
+  if (n.opset >= 12 && n.hasInput(1)) {
+    FailureOr<Tensor> value = n.constantInput(1, "ratio");
+    if (failed(value))
       return failure();
-    bool zeroRatio = false;
-    if (n.hasInput(1)) {
-      FailureOr<Tensor> ratio = n.constantInput(1, "ratio");
-      if (failed(ratio))
-        return failure();
-      zeroRatio = ratio->at(0) == 0;
-    }
-    if (training->at(0) != 0 && !zeroRatio) {
-      n.error() << "training-mode Dropout is not supported at import (dtc "
-                   "draws dropout masks in its training passes)";
+    ratio = value->at(0);
+  }
+  bool training = n.model.options.trainingDropout;
+  if (n.hasInput(2)) {
+    FailureOr<Tensor> mode = n.constantInput(2, "training_mode");
+    if (failed(mode))
+      return failure();
+    if (mode->at(0) != 0 && ratio != 0 && !training) {
+      n.error() << "training-mode Dropout: import it for training "
+                   "(dtc-compile --dropout), where dtc draws its masks";
       return failure();
     }
   }
-  n.results.push_back(n.input(0));
+  if (!(ratio >= 0 && ratio < 1)) {
+    n.error() << "ratio " << ratio << " is not in [0, 1)";
+    return failure();
+  }
+  auto maskType = n.inputType(0).clone(n.builder.getI1Type());
+  if (!training || ratio == 0) {
+    n.results.push_back(n.input(0));
+    if (n.node.output_size() > 1)
+      n.results.push_back(ConstantOp::create(
+          n.builder, n.loc,
+          DenseElementsAttr::get(maskType, n.builder.getBoolAttr(true))));
+    return success();
+  }
+  int64_t stream = n.model.dropoutSites++;
+  auto dropout = [&](Value x) {
+    return DropoutOp::create(n.builder, n.loc, x.getType(), x,
+                             n.model.stepArgument(), APFloat(ratio),
+                             n.model.options.dropoutSeed, stream)
+        .getResult();
+  };
+  if (failed(n.setResult(dropout(n.input(0)))))
+    return failure();
   if (n.node.output_size() > 1) {
-    auto maskType = n.inputType(0).clone(n.builder.getI1Type());
-    n.results.push_back(ConstantOp::create(
-        n.builder, n.loc,
-        DenseElementsAttr::get(maskType, n.builder.getBoolAttr(true))));
+    // The mask: where a tensor of ones survives.
+    Value ones = n.scalar(1, n.inputType(0).getElementType());
+    Value kept = dropout(n.reshape(
+        BroadcastOp::create(n.builder, n.loc,
+                            n.inputType(0).clone(ArrayRef<int64_t>{
+                                n.inputType(0).getNumElements()}),
+                            ones),
+        n.inputType(0).getShape()));
+    n.results.push_back(CompareOp::create(n.builder, n.loc,
+                                          ComparisonPredicate::NE, kept,
+                                          n.scalar(0, n.inputType(0).getElementType())));
   }
   return success();
 }

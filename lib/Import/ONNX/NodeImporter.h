@@ -22,6 +22,19 @@
 
 namespace mlir::dtc {
 
+struct ONNXImportOptions;
+
+/// What importers of some nodes need from the model importer beyond the
+/// node: the options, and the training step (which training-mode dropout
+/// keys its masks on).
+struct ModelContext {
+  const ONNXImportOptions &options;
+  /// The `dtc.state = "step"` argument, created on first use.
+  std::function<Value()> stepArgument;
+  /// Dropout sites imported so far; each draws from its own stream.
+  int64_t dropoutSites = 0;
+};
+
 class NodeImporter {
 public:
   /// Returns the known constant value of `value`, evaluating constant
@@ -30,15 +43,16 @@ public:
 
   NodeImporter(const onnx::NodeProto &node, ArrayRef<Value> inputs,
                int64_t opset, OpBuilder &builder, Location loc,
-               ConstantResolver resolveConstant)
+               ConstantResolver resolveConstant, ModelContext &model)
       : node(node), inputs(inputs), opset(opset), builder(builder), loc(loc),
-        resolveConstant(std::move(resolveConstant)) {}
+        model(model), resolveConstant(std::move(resolveConstant)) {}
 
   const onnx::NodeProto &node;
   const ArrayRef<Value> inputs; // null where an optional input is absent
   const int64_t opset;
   OpBuilder &builder;
   const Location loc;
+  ModelContext &model;
   /// What the op importer produced, one value per node output.
   SmallVector<Value> results;
 

@@ -84,6 +84,22 @@ private:
   llvm::StringMap<Value> values;
   /// Known values of constants and of constant subgraphs evaluated so far.
   llvm::DenseMap<Value, Tensor> constants;
+  ModelContext modelContext{options, [this] { return stepArgument(); }};
+  BlockArgument step;
+
+  /// The training step as a function argument (for dropout masks).
+  Value stepArgument() {
+    if (!step) {
+      unsigned index = func.getNumArguments();
+      (void)func.insertArgument(
+          index, RankedTensorType::get({}, builder.getI64Type()),
+          builder.getDictionaryAttr(builder.getNamedAttr(
+              kStateAttrName, builder.getStringAttr("step"))),
+          fileLoc);
+      step = func.getArgument(index);
+    }
+    return step;
+  }
 };
 
 } // namespace
@@ -358,7 +374,8 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node) {
       return nodeError() << "needs " << entry->requiredInputs
                          << " inputs but has " << i;
   NodeImporter nodeImporter(node, inputs, opset, builder, loc,
-                            [this](Value v) { return resolveConstant(v); });
+                            [this](Value v) { return resolveConstant(v); },
+                            modelContext);
   if (failed(entry->importer(nodeImporter)))
     return failure();
   for (Value result : nodeImporter.results) {

@@ -114,8 +114,10 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
     };
 
     // t = step + 1, as torch.optim counts; the learning rate for this step.
-    BlockArgument step =
-        state(RankedTensorType::get({}, b.getI64Type()), "step");
+    // The importer may have made the step an argument already (dropout).
+    BlockArgument step = stateArgument(func, "step");
+    if (!step)
+      step = state(RankedTensorType::get({}, b.getI64Type()), "step");
     Value one = ConstantOp::create(
         b, u.loc,
         DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),

@@ -391,3 +391,19 @@ func.func @top_k_k(%x: tensor<4x8xf32>) {
   // expected-error @-1 {{failed to infer returned types}}
   return
 }
+
+// -----
+
+func.func @dropout_ratio(%x: tensor<4xf32>, %s: tensor<i64>) {
+  // expected-error @+1 {{ratio must be in [0, 1)}}
+  %0 = dtc.dropout %x, %s ratio = 1.0 seed = 0 stream = 0 : (tensor<4xf32>, tensor<i64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_step(%x: tensor<4xf32>, %s: tensor<2xi64>) {
+  // expected-error @+1 {{step must be a scalar}}
+  %0 = dtc.dropout %x, %s ratio = 0.5 seed = 0 stream = 0 : (tensor<4xf32>, tensor<2xi64>) -> tensor<4xf32>
+  return
+}

@@ -57,6 +57,11 @@ struct ONNXImportOptions {
   /// non-finite masks cannot be told apart: freeze them). Integer
   /// initializers are still read. For planning large models.
   bool shapesOnly = false;
+  /// Import Dropout nodes as training-mode dtc.dropout (masks keyed on
+  /// `dropoutSeed`, the node's position and a `dtc.state = "step"`
+  /// argument), instead of the identity.
+  bool trainingDropout = false;
+  int64_t dropoutSeed = 0;
   /// When set, receives one entry per initializer.
   std::vector<InitializerInfo> *initializers = nullptr;
 };

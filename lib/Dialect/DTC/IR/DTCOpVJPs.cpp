@@ -182,6 +182,17 @@ DTC_UNARY_VJP(SigmoidOp, e.mul(g, e.mul(z, e.sub(e.scalar(1, z), z))))
 DTC_UNARY_VJP(SoftplusOp, e.mul(g, e.sigmoid(x)))
 #undef DTC_UNARY_VJP
 
+LogicalResult DropoutOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  // The same mask, redrawn: dropout is linear in its input.
+  operandGrads.append({DropoutOp::create(b, getLoc(), resultGrads[0].getType(),
+                                         resultGrads[0], getStep(), getRatio(),
+                                         getSeed(), getStream())
+                           .getResult(),
+                       Value()});
+  return success();
+}
+
 LogicalResult SiluOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());

@@ -113,6 +113,15 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
                         elementTypeOf(adaptor.getOnTrue()), inferred);
 }
 
+LogicalResult DropoutOp::verify() {
+  double ratio = getRatio().convertToDouble();
+  if (!(ratio >= 0 && ratio < 1))
+    return emitOpError("ratio must be in [0, 1)");
+  if (getStep().getType().getRank() != 0)
+    return emitOpError("step must be a scalar");
+  return success();
+}
+
 LogicalResult SelectOp::verify() {
   if (elementTypeOf(getOnTrue()) != elementTypeOf(getOnFalse()))
     return emitOpError("on_true and on_false must have the same element type");

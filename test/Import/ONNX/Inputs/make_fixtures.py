@@ -136,3 +136,15 @@ save("cast_opset1",
 save("concat_opset1",
      [helper.make_node("Concat", ["x", "x"], ["y"], name="/concat")],
      [f32("x", [2, 3])], [f32("y", [2, 6])], opset=1)
+
+# A classifier with dropout, for training-mode dropout.
+save("dropout_classifier",
+     [helper.make_node("MatMul", ["x", "w"], ["h"], name="/fc/MatMul"),
+      helper.make_node("Constant", [], ["ratio"], name="/ratio",
+                       value=numpy_helper.from_array(np.array(0.25, np.float32))),
+      helper.make_node("Dropout", ["h", "ratio"], ["logits"], name="/drop/Dropout")],
+     [f32("x", [4, 16])], [f32("logits", [4, 8])],
+     [init("w", rng.standard_normal((16, 8), dtype=np.float32))], opset=13)
+os.makedirs("dropout_batch", exist_ok=True)
+np.save("dropout_batch/x.npy", rng.standard_normal((4, 16), dtype=np.float32))
+np.save("dropout_batch/labels.npy", np.array([1, 0, 7, 3], np.int64))

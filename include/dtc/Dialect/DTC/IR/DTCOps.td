@@ -138,6 +138,32 @@ def DTC_GeluOp : DTC_Op<"gelu",
       "$input `approximate` `=` $approximate attr-dict `:` type($result)";
 }
 
+def DTC_DropoutOp : DTC_Op<"dropout", [Pure, DTC_Differentiable,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "Training-mode dropout from a counter-based generator";
+  let description = [{
+    `result[i] = keep(i) ? input[i] / (1 - ratio) : 0`, where element `i`
+    (its row-major index) is kept when the uniform number Philox4x32-10
+    draws for key (`seed`, `stream`) and counter (`i`, `step`) is at least
+    `ratio`. The mask is thus a pure function of the seed, the stream (one
+    per dropout site), the training step and the element's index: the
+    backward pass redraws it instead of saving it, and a partitioned program
+    that passes global indices draws the same mask as one device.
+
+    ```mlir
+    %y = dtc.dropout %x, %step ratio = 1.0e-01 seed = 0 stream = 3
+        : (tensor<8x16x48xf32>, tensor<i64>) -> tensor<8x16x48xf32>
+    ```
+  }];
+  let arguments = (ins DTC_FloatTensor:$input,
+                   StaticShapeTensorOf<[I64]>:$step, F64Attr:$ratio,
+                   I64Attr:$seed, I64Attr:$stream);
+  let results = (outs DTC_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $step `ratio` `=` $ratio `seed` `=` $seed "
+      "`stream` `=` $stream attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise binary ops with numpy broadcasting
 //===----------------------------------------------------------------------===//
