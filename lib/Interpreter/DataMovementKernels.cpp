@@ -112,7 +112,8 @@ LogicalResult forEachElementIndex(Operation *op, const Shape &shape,
       target += size;
     int64_t offset = 0;
     for (size_t d = 0; d < ishape.size(); ++d)
-      offset += (static_cast<int64_t>(d) == dim ? target : index[d]) * strides[d];
+      offset +=
+          (static_cast<int64_t>(d) == dim ? target : index[d]) * strides[d];
     visit(i, offset);
     for (int64_t d = static_cast<int64_t>(ishape.size()) - 1; d >= 0; --d) {
       if (++index[d] < ishape[d])
@@ -150,7 +151,8 @@ void mlir::dtc::addDataMovementKernels(KernelTable &table) {
     if (failed(forEachElementIndex(op, input.shape(), *in[1], op.getDim(),
                                    [&](int64_t i, int64_t from) {
                                      if (result.isFloat())
-                                       result.floats()[i] = input.floats()[from];
+                                       result.floats()[i] =
+                                           input.floats()[from];
                                      else
                                        result.ints()[i] = input.ints()[from];
                                    })))
@@ -165,7 +167,8 @@ void mlir::dtc::addDataMovementKernels(KernelTable &table) {
     if (failed(forEachElementIndex(op, result.shape(), *in[1], op.getDim(),
                                    [&](int64_t i, int64_t to) {
                                      if (result.isFloat())
-                                       result.floats()[to] += updates.floats()[i];
+                                       result.floats()[to] +=
+                                           updates.floats()[i];
                                      else
                                        result.ints()[to] += updates.ints()[i];
                                    })))
@@ -173,72 +176,78 @@ void mlir::dtc::addDataMovementKernels(KernelTable &table) {
     out.push_back(std::move(result));
     return success();
   });
-  table.add<UpdateSliceOp>([](UpdateSliceOp op, Operands in,
-                              Results &out) -> LogicalResult {
-    const Tensor &update = *in[0];
-    Tensor result = *in[1];
-    std::vector<int64_t> offsets = windowOffsets(
-        result.shape(), update.shape(), op.getStarts(), op.getStrides());
-    for (size_t i = 0; i < offsets.size(); ++i) {
-      if (result.isFloat())
-        result.floats()[offsets[i]] = update.floats()[i];
-      else
-        result.ints()[offsets[i]] = update.ints()[i];
-    }
-    out.push_back(std::move(result));
-    return success();
-  });
-  table.add<ReshapeOp>([](ReshapeOp op, Operands in, Results &out) -> LogicalResult {
-    out.push_back(in[0]->reshaped(makeTensor(op.getResult()).shape()));
-    return success();
-  });
-  table.add<BroadcastOp>([](BroadcastOp op, Operands in, Results &out) -> LogicalResult {
+  table.add<UpdateSliceOp>(
+      [](UpdateSliceOp op, Operands in, Results &out) -> LogicalResult {
+        const Tensor &update = *in[0];
+        Tensor result = *in[1];
+        std::vector<int64_t> offsets = windowOffsets(
+            result.shape(), update.shape(), op.getStarts(), op.getStrides());
+        for (size_t i = 0; i < offsets.size(); ++i) {
+          if (result.isFloat())
+            result.floats()[offsets[i]] = update.floats()[i];
+          else
+            result.ints()[offsets[i]] = update.ints()[i];
+        }
+        out.push_back(std::move(result));
+        return success();
+      });
+  table.add<ReshapeOp>(
+      [](ReshapeOp op, Operands in, Results &out) -> LogicalResult {
+        out.push_back(in[0]->reshaped(makeTensor(op.getResult()).shape()));
+        return success();
+      });
+  table.add<BroadcastOp>([](BroadcastOp op, Operands in,
+                            Results &out) -> LogicalResult {
     Tensor result = makeTensor(op.getResult());
     copyFrom(*in[0], broadcastOffsets(in[0]->shape(), result.shape()), result);
     out.push_back(std::move(result));
     return success();
   });
-  table.add<SliceOp>([](SliceOp op, Operands in, Results &out) -> LogicalResult {
-    Tensor result = makeTensor(op.getResult());
-    copyFrom(*in[0],
-             windowOffsets(in[0]->shape(), result.shape(), op.getStarts(),
-                           op.getStrides()),
-             result);
-    out.push_back(std::move(result));
-    return success();
-  });
-  table.add<SplitOp>([](SplitOp op, Operands in, Results &out) -> LogicalResult {
-    int64_t dim = op.getDim(), start = 0;
-    for (Value value : op.getResults()) {
-      Tensor result = makeTensor(value);
-      Shape base(result.rank(), 0), step(result.rank(), 1);
-      base[dim] = start;
-      start += result.shape()[dim];
-      copyFrom(*in[0], windowOffsets(in[0]->shape(), result.shape(), base, step),
-               result);
-      out.push_back(std::move(result));
-    }
-    return success();
-  });
-  table.add<ConcatOp>([](ConcatOp op, Operands in, Results &out) -> LogicalResult {
-    Tensor result = makeTensor(op.getResult());
-    DimSplit outSplit = splitAt(result.shape(), op.getDim());
-    int64_t position = 0; // along dim, where the current operand starts
-    for (const Tensor *input : in) {
-      DimSplit split = splitAt(input->shape(), op.getDim());
-      for (int64_t o = 0; o < split.outer; ++o) {
-        for (int64_t j = 0; j < split.size * split.inner; ++j) {
-          int64_t from = o * split.size * split.inner + j;
-          int64_t to = (o * outSplit.size + position) * outSplit.inner + j;
-          if (result.isFloat())
-            result.floats()[to] = input->floats()[from];
-          else
-            result.ints()[to] = input->ints()[from];
+  table.add<SliceOp>(
+      [](SliceOp op, Operands in, Results &out) -> LogicalResult {
+        Tensor result = makeTensor(op.getResult());
+        copyFrom(*in[0],
+                 windowOffsets(in[0]->shape(), result.shape(), op.getStarts(),
+                               op.getStrides()),
+                 result);
+        out.push_back(std::move(result));
+        return success();
+      });
+  table.add<SplitOp>(
+      [](SplitOp op, Operands in, Results &out) -> LogicalResult {
+        int64_t dim = op.getDim(), start = 0;
+        for (Value value : op.getResults()) {
+          Tensor result = makeTensor(value);
+          Shape base(result.rank(), 0), step(result.rank(), 1);
+          base[dim] = start;
+          start += result.shape()[dim];
+          copyFrom(*in[0],
+                   windowOffsets(in[0]->shape(), result.shape(), base, step),
+                   result);
+          out.push_back(std::move(result));
         }
-      }
-      position += split.size;
-    }
-    out.push_back(std::move(result));
-    return success();
-  });
+        return success();
+      });
+  table.add<ConcatOp>(
+      [](ConcatOp op, Operands in, Results &out) -> LogicalResult {
+        Tensor result = makeTensor(op.getResult());
+        DimSplit outSplit = splitAt(result.shape(), op.getDim());
+        int64_t position = 0; // along dim, where the current operand starts
+        for (const Tensor *input : in) {
+          DimSplit split = splitAt(input->shape(), op.getDim());
+          for (int64_t o = 0; o < split.outer; ++o) {
+            for (int64_t j = 0; j < split.size * split.inner; ++j) {
+              int64_t from = o * split.size * split.inner + j;
+              int64_t to = (o * outSplit.size + position) * outSplit.inner + j;
+              if (result.isFloat())
+                result.floats()[to] = input->floats()[from];
+              else
+                result.ints()[to] = input->ints()[from];
+            }
+          }
+          position += split.size;
+        }
+        out.push_back(std::move(result));
+        return success();
+      });
 }

@@ -66,16 +66,14 @@ LogicalResult binary(Operation *op, Operands in, Results &out, Fn fn) {
   return success();
 }
 
-template <typename T>
-T maxPropagatingNaN(T a, T b) {
+template <typename T> T maxPropagatingNaN(T a, T b) {
   if constexpr (std::is_floating_point_v<T>)
     if (std::isnan(a) || std::isnan(b))
       return NAN;
   return a < b ? b : a;
 }
 
-template <typename T>
-T minPropagatingNaN(T a, T b) {
+template <typename T> T minPropagatingNaN(T a, T b) {
   if constexpr (std::is_floating_point_v<T>)
     if (std::isnan(a) || std::isnan(b))
       return NAN;
@@ -85,12 +83,18 @@ T minPropagatingNaN(T a, T b) {
 template <typename T>
 bool comparePredicate(ComparisonPredicate predicate, T a, T b) {
   switch (predicate) {
-  case ComparisonPredicate::EQ: return a == b;
-  case ComparisonPredicate::NE: return a != b;
-  case ComparisonPredicate::LT: return a < b;
-  case ComparisonPredicate::LE: return a <= b;
-  case ComparisonPredicate::GT: return a > b;
-  case ComparisonPredicate::GE: return a >= b;
+  case ComparisonPredicate::EQ:
+    return a == b;
+  case ComparisonPredicate::NE:
+    return a != b;
+  case ComparisonPredicate::LT:
+    return a < b;
+  case ComparisonPredicate::LE:
+    return a <= b;
+  case ComparisonPredicate::GT:
+    return a > b;
+  case ComparisonPredicate::GE:
+    return a >= b;
   }
   return false;
 }
@@ -125,21 +129,21 @@ void mlir::dtc::addElementwiseKernels(KernelTable &table) {
     double ratio = op.getRatio().convertToDouble();
     uint64_t step = static_cast<uint64_t>(in[1]->ints()[0]);
     for (int64_t i = 0, e = result.numElements(); i < e; ++i) {
-      double uniform =
-          dropoutUniform(i, step, op.getSeed(), op.getStream());
+      double uniform = dropoutUniform(i, step, op.getSeed(), op.getStream());
       result.floats()[i] =
           uniform >= ratio ? in[0]->floats()[i] / (1.0 - ratio) : 0.0;
     }
     out.push_back(std::move(result));
     return success();
   });
-  table.add<ConstantOp>([](ConstantOp op, Operands, Results &out) -> LogicalResult {
-    FailureOr<Tensor> value = tensorFromAttr(op.getValue());
-    if (failed(value))
-      return op.emitError("cannot decode the constant's value");
-    out.push_back(std::move(*value));
-    return success();
-  });
+  table.add<ConstantOp>(
+      [](ConstantOp op, Operands, Results &out) -> LogicalResult {
+        FailureOr<Tensor> value = tensorFromAttr(op.getValue());
+        if (failed(value))
+          return op.emitError("cannot decode the constant's value");
+        out.push_back(std::move(*value));
+        return success();
+      });
   table.add<IotaOp>([](IotaOp op, Operands, Results &out) -> LogicalResult {
     Tensor result = makeTensor(op.getResult());
     DimSplit split = splitAt(result.shape(), op.getDim());
@@ -164,13 +168,14 @@ void mlir::dtc::addElementwiseKernels(KernelTable &table) {
   table.add<SqrtOp>([](SqrtOp op, Operands in, Results &out) -> LogicalResult {
     return unaryFloat(op, in, out, [](double x) { return std::sqrt(x); });
   });
-  table.add<RsqrtOp>([](RsqrtOp op, Operands in, Results &out) -> LogicalResult {
-    return unaryFloat(op, in, out,
-                      [](double x) { return 1.0 / std::sqrt(x); });
+  table.add<RsqrtOp>([](RsqrtOp op, Operands in,
+                        Results &out) -> LogicalResult {
+    return unaryFloat(op, in, out, [](double x) { return 1.0 / std::sqrt(x); });
   });
-  table.add<ReciprocalOp>([](ReciprocalOp op, Operands in, Results &out) -> LogicalResult {
-    return unaryFloat(op, in, out, [](double x) { return 1.0 / x; });
-  });
+  table.add<ReciprocalOp>(
+      [](ReciprocalOp op, Operands in, Results &out) -> LogicalResult {
+        return unaryFloat(op, in, out, [](double x) { return 1.0 / x; });
+      });
   table.add<TanhOp>([](TanhOp op, Operands in, Results &out) -> LogicalResult {
     return unaryFloat(op, in, out, [](double x) { return std::tanh(x); });
   });
@@ -183,18 +188,20 @@ void mlir::dtc::addElementwiseKernels(KernelTable &table) {
   table.add<CosOp>([](CosOp op, Operands in, Results &out) -> LogicalResult {
     return unaryFloat(op, in, out, [](double x) { return std::cos(x); });
   });
-  table.add<SigmoidOp>([](SigmoidOp op, Operands in, Results &out) -> LogicalResult {
-    return unaryFloat(op, in, out, sigmoid);
-  });
+  table.add<SigmoidOp>(
+      [](SigmoidOp op, Operands in, Results &out) -> LogicalResult {
+        return unaryFloat(op, in, out, sigmoid);
+      });
   table.add<SiluOp>([](SiluOp op, Operands in, Results &out) -> LogicalResult {
     return unaryFloat(op, in, out, [](double x) { return x * sigmoid(x); });
   });
-  table.add<SoftplusOp>([](SoftplusOp op, Operands in, Results &out) -> LogicalResult {
-    // log1p(e^-|x|) + max(x, 0) does not overflow for large |x|.
-    return unaryFloat(op, in, out, [](double x) {
-      return std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.0);
-    });
-  });
+  table.add<SoftplusOp>(
+      [](SoftplusOp op, Operands in, Results &out) -> LogicalResult {
+        // log1p(e^-|x|) + max(x, 0) does not overflow for large |x|.
+        return unaryFloat(op, in, out, [](double x) {
+          return std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.0);
+        });
+      });
   table.add<GeluOp>([](GeluOp op, Operands in, Results &out) -> LogicalResult {
     if (op.getApproximate() == GeluApproximation::Tanh)
       return unaryFloat(op, in, out, geluTanh);
@@ -259,31 +266,33 @@ void mlir::dtc::addElementwiseKernels(KernelTable &table) {
     return binary(op, in, out,
                   [](auto a, auto b) -> decltype(a) { return !a != !b; });
   });
-  table.add<CompareOp>([](CompareOp op, Operands in, Results &out) -> LogicalResult {
-    ComparisonPredicate predicate = op.getPredicate();
-    return binary(op, in, out, [predicate](auto a, auto b) -> decltype(a) {
-      return comparePredicate(predicate, a, b);
-    });
-  });
+  table.add<CompareOp>(
+      [](CompareOp op, Operands in, Results &out) -> LogicalResult {
+        ComparisonPredicate predicate = op.getPredicate();
+        return binary(op, in, out, [predicate](auto a, auto b) -> decltype(a) {
+          return comparePredicate(predicate, a, b);
+        });
+      });
 
-  table.add<SelectOp>([](SelectOp op, Operands in, Results &out) -> LogicalResult {
-    Tensor result = makeTensor(op.getResult());
-    const Shape &shape = result.shape();
-    std::vector<int64_t> cond = broadcastOffsets(in[0]->shape(), shape);
-    std::vector<int64_t> onTrue = broadcastOffsets(in[1]->shape(), shape);
-    std::vector<int64_t> onFalse = broadcastOffsets(in[2]->shape(), shape);
-    for (int64_t i = 0, e = result.numElements(); i < e; ++i) {
-      bool pick = in[0]->ints()[cond[i]] != 0;
-      const Tensor &source = pick ? *in[1] : *in[2];
-      int64_t offset = pick ? onTrue[i] : onFalse[i];
-      if (result.isFloat())
-        result.floats()[i] = source.floats()[offset];
-      else
-        result.ints()[i] = source.ints()[offset];
-    }
-    out.push_back(std::move(result));
-    return success();
-  });
+  table.add<SelectOp>(
+      [](SelectOp op, Operands in, Results &out) -> LogicalResult {
+        Tensor result = makeTensor(op.getResult());
+        const Shape &shape = result.shape();
+        std::vector<int64_t> cond = broadcastOffsets(in[0]->shape(), shape);
+        std::vector<int64_t> onTrue = broadcastOffsets(in[1]->shape(), shape);
+        std::vector<int64_t> onFalse = broadcastOffsets(in[2]->shape(), shape);
+        for (int64_t i = 0, e = result.numElements(); i < e; ++i) {
+          bool pick = in[0]->ints()[cond[i]] != 0;
+          const Tensor &source = pick ? *in[1] : *in[2];
+          int64_t offset = pick ? onTrue[i] : onFalse[i];
+          if (result.isFloat())
+            result.floats()[i] = source.floats()[offset];
+          else
+            result.ints()[i] = source.ints()[offset];
+        }
+        out.push_back(std::move(result));
+        return success();
+      });
 
   table.add<CastOp>([](CastOp op, Operands in, Results &out) -> LogicalResult {
     Tensor result = makeTensor(op.getResult());

@@ -17,8 +17,7 @@ Tensor mlir::dtc::makeTensor(Value value) {
   return Tensor(*dtypeOf(type.getElementType()), Shape(type.getShape()));
 }
 
-std::vector<int64_t> mlir::dtc::stridedOffsets(const Shape &out,
-                                               int64_t origin,
+std::vector<int64_t> mlir::dtc::stridedOffsets(const Shape &out, int64_t origin,
                                                const Shape &step) {
   std::vector<int64_t> offsets(numElementsOf(out));
   Shape index(out.size(), 0);
@@ -68,7 +67,8 @@ static const KernelTable &kernelTable() {
   return table;
 }
 
-LogicalResult mlir::dtc::evaluateOp(Operation *op, ArrayRef<const Tensor *> operands,
+LogicalResult mlir::dtc::evaluateOp(Operation *op,
+                                    ArrayRef<const Tensor *> operands,
                                     SmallVectorImpl<Tensor> &results) {
   const Kernel *kernel = kernelTable().lookup(op);
   if (!kernel)
@@ -154,8 +154,8 @@ mlir::dtc::bindArguments(func::FuncOp func,
         rounded.roundToElementType();
         tensor = std::move(rounded);
       }
-    } else if (auto value = func.getArgAttrOfType<ElementsAttr>(
-                   i, kValueAttrName)) {
+    } else if (auto value =
+                   func.getArgAttrOfType<ElementsAttr>(i, kValueAttrName)) {
       FailureOr<Tensor> decoded = tensorFromAttr(value);
       if (failed(decoded))
         return func.emitError("cannot decode the value of parameter '")
@@ -166,7 +166,8 @@ mlir::dtc::bindArguments(func::FuncOp func,
     }
     if (tensor.shape() != Shape(type.getShape()) || tensor.dtype() != *dtype)
       return func.emitError("input '")
-             << name << "' has type " << describe(tensor.shape(), tensor.dtype())
+             << name << "' has type "
+             << describe(tensor.shape(), tensor.dtype())
              << " but the function expects " << type;
     arguments.push_back(std::move(tensor));
   }

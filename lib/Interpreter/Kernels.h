@@ -25,8 +25,7 @@ using Kernel = std::function<LogicalResult(Operation *, Operands, Results &)>;
 class KernelTable {
 public:
   /// Registers `fn(OpTy, Operands, Results&) -> LogicalResult` for OpTy.
-  template <typename OpTy, typename Fn>
-  void add(Fn fn) {
+  template <typename OpTy, typename Fn> void add(Fn fn) {
     kernels[TypeID::get<OpTy>()] = [fn](Operation *op, Operands in,
                                         Results &out) {
       return fn(cast<OpTy>(op), in, out);
@@ -56,8 +55,7 @@ std::vector<int64_t> stridedOffsets(const Shape &out, int64_t origin,
 
 /// For each element of a tensor of shape `out`, the row-major offset of the
 /// element of a tensor of shape `operand` that numpy broadcasting reads.
-std::vector<int64_t> broadcastOffsets(const Shape &operand,
-                                      const Shape &out);
+std::vector<int64_t> broadcastOffsets(const Shape &operand, const Shape &out);
 
 /// The extent of `shape` before, at and after dimension `dim`:
 /// {prod(shape[:dim]), shape[dim], prod(shape[dim+1:])}.

@@ -35,12 +35,11 @@ LogicalResult reduce(OpTy op, Operands in, Results &out, ReduceKind kind) {
   if (count == 0 && (kind == ReduceKind::Max || kind == ReduceKind::Min))
     return op.emitError("max/min reduction over an empty dimension");
 
-  std::vector<double> acc(result.numElements(),
-                          kind == ReduceKind::Max
-                              ? -std::numeric_limits<double>::infinity()
-                          : kind == ReduceKind::Min
-                              ? std::numeric_limits<double>::infinity()
-                              : 0.0);
+  std::vector<double> acc(
+      result.numElements(),
+      kind == ReduceKind::Max   ? -std::numeric_limits<double>::infinity()
+      : kind == ReduceKind::Min ? std::numeric_limits<double>::infinity()
+                                : 0.0);
   std::vector<int64_t> intAcc(result.numElements(),
                               kind == ReduceKind::Max   ? INT64_MIN
                               : kind == ReduceKind::Min ? INT64_MAX
@@ -54,8 +53,8 @@ LogicalResult reduce(OpTy op, Operands in, Results &out, ReduceKind kind) {
       else if (std::isnan(x) || std::isnan(acc[t]))
         acc[t] = NAN; // max/min propagate NaN
       else
-        acc[t] = kind == ReduceKind::Max ? std::max(acc[t], x)
-                                         : std::min(acc[t], x);
+        acc[t] =
+            kind == ReduceKind::Max ? std::max(acc[t], x) : std::min(acc[t], x);
     } else {
       int64_t x = input.ints()[i];
       if (kind == ReduceKind::Max)
@@ -70,8 +69,8 @@ LogicalResult reduce(OpTy op, Operands in, Results &out, ReduceKind kind) {
     if (result.isFloat())
       result.floats()[i] = kind == ReduceKind::Mean ? acc[i] / count : acc[i];
     else
-      result.ints()[i] = kind == ReduceKind::Mean ? intAcc[i] / count
-                                                  : intAcc[i];
+      result.ints()[i] =
+          kind == ReduceKind::Mean ? intAcc[i] / count : intAcc[i];
   }
   out.push_back(std::move(result));
   return success();
@@ -201,9 +200,10 @@ LogicalResult argMax(ArgMaxOp op, Operands in, Results &out) {
       double bestValue = input.at(o * split.size * split.inner + k);
       for (int64_t j = 1; j < split.size; ++j) {
         double x = input.at((o * split.size + j) * split.inner + k);
-        bool better = std::isnan(x) ? !std::isnan(bestValue) || last
-                                    : !std::isnan(bestValue) &&
-                                          (last ? x >= bestValue : x > bestValue);
+        bool better = std::isnan(x)
+                          ? !std::isnan(bestValue) || last
+                          : !std::isnan(bestValue) &&
+                                (last ? x >= bestValue : x > bestValue);
         if (better) {
           best = j;
           bestValue = x;
@@ -249,7 +249,8 @@ LogicalResult cumSum(CumSumOp op, Operands in, Results &out) {
 
 LogicalResult topK(TopKOp op, Operands in, Results &out) {
   const Tensor &input = *in[0];
-  Tensor values = makeTensor(op.getValues()), indices = makeTensor(op.getIndices());
+  Tensor values = makeTensor(op.getValues()),
+         indices = makeTensor(op.getIndices());
   DimSplit split = splitAt(input.shape(), op.getDim());
   int64_t k = op.getK();
   bool smallest = op.getSmallest();
@@ -287,33 +288,41 @@ void mlir::dtc::addReductionKernels(KernelTable &table) {
   table.add<TopKOp>(topK);
   table.add<ArgMaxOp>(argMax);
   table.add<CumSumOp>(cumSum);
-  table.add<ReduceSumOp>([](ReduceSumOp op, Operands in, Results &out) -> LogicalResult {
-    return reduce(op, in, out, ReduceKind::Sum);
-  });
-  table.add<ReduceMeanOp>([](ReduceMeanOp op, Operands in, Results &out) -> LogicalResult {
-    return reduce(op, in, out, ReduceKind::Mean);
-  });
-  table.add<ReduceMaxOp>([](ReduceMaxOp op, Operands in, Results &out) -> LogicalResult {
-    return reduce(op, in, out, ReduceKind::Max);
-  });
-  table.add<ReduceMinOp>([](ReduceMinOp op, Operands in, Results &out) -> LogicalResult {
-    return reduce(op, in, out, ReduceKind::Min);
-  });
-  table.add<SoftmaxOp>([](SoftmaxOp op, Operands in, Results &out) -> LogicalResult {
-    return softmax(op, in, out, op.getDim(), /*logarithm=*/false);
-  });
-  table.add<LogSoftmaxOp>([](LogSoftmaxOp op, Operands in, Results &out) -> LogicalResult {
-    return softmax(op, in, out, op.getDim(), /*logarithm=*/true);
-  });
-  table.add<LayerNormOp>([](LayerNormOp op, Operands in, Results &out) -> LogicalResult {
-    normalize(op, in, out, op.getDim(), op.getEpsilon().convertToDouble(),
-              /*withMean=*/true);
-    return success();
-  });
-  table.add<RMSNormOp>([](RMSNormOp op, Operands in, Results &out) -> LogicalResult {
-    normalize(op, in, out, op.getDim(), op.getEpsilon().convertToDouble(),
-              /*withMean=*/false);
-    return success();
-  });
+  table.add<ReduceSumOp>(
+      [](ReduceSumOp op, Operands in, Results &out) -> LogicalResult {
+        return reduce(op, in, out, ReduceKind::Sum);
+      });
+  table.add<ReduceMeanOp>(
+      [](ReduceMeanOp op, Operands in, Results &out) -> LogicalResult {
+        return reduce(op, in, out, ReduceKind::Mean);
+      });
+  table.add<ReduceMaxOp>(
+      [](ReduceMaxOp op, Operands in, Results &out) -> LogicalResult {
+        return reduce(op, in, out, ReduceKind::Max);
+      });
+  table.add<ReduceMinOp>(
+      [](ReduceMinOp op, Operands in, Results &out) -> LogicalResult {
+        return reduce(op, in, out, ReduceKind::Min);
+      });
+  table.add<SoftmaxOp>(
+      [](SoftmaxOp op, Operands in, Results &out) -> LogicalResult {
+        return softmax(op, in, out, op.getDim(), /*logarithm=*/false);
+      });
+  table.add<LogSoftmaxOp>(
+      [](LogSoftmaxOp op, Operands in, Results &out) -> LogicalResult {
+        return softmax(op, in, out, op.getDim(), /*logarithm=*/true);
+      });
+  table.add<LayerNormOp>(
+      [](LayerNormOp op, Operands in, Results &out) -> LogicalResult {
+        normalize(op, in, out, op.getDim(), op.getEpsilon().convertToDouble(),
+                  /*withMean=*/true);
+        return success();
+      });
+  table.add<RMSNormOp>(
+      [](RMSNormOp op, Operands in, Results &out) -> LogicalResult {
+        normalize(op, in, out, op.getDim(), op.getEpsilon().convertToDouble(),
+                  /*withMean=*/false);
+        return success();
+      });
   table.add<MatmulOp>(matmul);
 }

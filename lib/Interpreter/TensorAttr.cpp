@@ -37,16 +37,26 @@ std::optional<DType> mlir::dtc::dtypeOf(Type type) {
 Type mlir::dtc::elementTypeOf(MLIRContext *context, DType dtype) {
   Builder b(context);
   switch (dtype) {
-  case DType::F32: return b.getF32Type();
-  case DType::F64: return b.getF64Type();
-  case DType::BF16: return b.getBF16Type();
-  case DType::F16: return b.getF16Type();
-  case DType::I64: return b.getI64Type();
-  case DType::I32: return b.getI32Type();
-  case DType::I16: return b.getI16Type();
-  case DType::I8: return b.getI8Type();
-  case DType::U8: return IntegerType::get(context, 8, IntegerType::Unsigned);
-  case DType::Bool: return b.getI1Type();
+  case DType::F32:
+    return b.getF32Type();
+  case DType::F64:
+    return b.getF64Type();
+  case DType::BF16:
+    return b.getBF16Type();
+  case DType::F16:
+    return b.getF16Type();
+  case DType::I64:
+    return b.getI64Type();
+  case DType::I32:
+    return b.getI32Type();
+  case DType::I16:
+    return b.getI16Type();
+  case DType::I8:
+    return b.getI8Type();
+  case DType::U8:
+    return IntegerType::get(context, 8, IntegerType::Unsigned);
+  case DType::Bool:
+    return b.getI1Type();
   }
   return {};
 }
@@ -106,8 +116,8 @@ ElementsAttr mlir::dtc::resourceAttrFromTensor(MLIRContext *context,
                                                StringRef name,
                                                const Tensor &tensor) {
   std::vector<char> bytes = tensor.toBytes();
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      bytes, alignof(int64_t));
+  AsmResourceBlob blob =
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(int64_t));
   return DenseResourceElementsAttr::get(tensorTypeOf(context, tensor), name,
                                         std::move(blob));
 }

@@ -73,15 +73,15 @@ std::optional<Tensor> readNpy(const std::string &path, std::string &error) {
       shapePos == std::string::npos || header[descrPos] != '\'' ||
       header[shapePos] != '(')
     return fail("header lacks descr, fortran_order or shape");
-  std::string descr =
-      header.substr(descrPos + 1, header.find('\'', descrPos + 1) - descrPos - 1);
+  std::string descr = header.substr(
+      descrPos + 1, header.find('\'', descrPos + 1) - descrPos - 1);
   if (header.compare(fortranPos, 4, "True") == 0)
     return fail("fortran_order arrays are not supported; save with "
                 "np.ascontiguousarray");
   const NpyDType *match = nullptr;
   for (const NpyDType &candidate : kNpyDTypes)
-    if (descr == candidate.descr || (descr[0] == '=' &&
-                                     descr.substr(1) == candidate.descr + 1))
+    if (descr == candidate.descr ||
+        (descr[0] == '=' && descr.substr(1) == candidate.descr + 1))
       match = &candidate;
   if (!match)
     return fail("unsupported dtype '" + descr + "'");
@@ -102,7 +102,8 @@ std::optional<Tensor> readNpy(const std::string &path, std::string &error) {
       return fail("negative dimension");
   }
   // Compare the header's element count with the data before allocating.
-  size_t dataBytes = bytes.size() - dataStart, expected = dtypeSize(match->dtype);
+  size_t dataBytes = bytes.size() - dataStart,
+         expected = dtypeSize(match->dtype);
   for (int64_t dim : shape) {
     if (dim > 0 && expected > dataBytes / dim + 1)
       return fail("shape " + describe(shape, match->dtype) +

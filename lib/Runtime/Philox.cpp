@@ -19,10 +19,10 @@ std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> ctr,
 
 double dropoutUniform(uint64_t element, uint64_t step, uint64_t seed,
                       uint64_t stream) {
-  std::array<uint32_t, 4> bits = philox4x32(
-      {uint32_t(element), uint32_t(element >> 32), uint32_t(step),
-       uint32_t(step >> 32)},
-      {uint32_t(seed), uint32_t(stream)});
+  std::array<uint32_t, 4> bits =
+      philox4x32({uint32_t(element), uint32_t(element >> 32), uint32_t(step),
+                  uint32_t(step >> 32)},
+                 {uint32_t(seed), uint32_t(stream)});
   return bits[0] * 0x1p-32;
 }
 

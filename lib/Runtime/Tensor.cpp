@@ -10,16 +10,26 @@ namespace mlir::dtc {
 
 const char *dtypeName(DType dtype) {
   switch (dtype) {
-  case DType::F32: return "f32";
-  case DType::F64: return "f64";
-  case DType::BF16: return "bf16";
-  case DType::F16: return "f16";
-  case DType::I64: return "i64";
-  case DType::I32: return "i32";
-  case DType::I16: return "i16";
-  case DType::I8: return "i8";
-  case DType::U8: return "ui8";
-  case DType::Bool: return "i1";
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::I64:
+    return "i64";
+  case DType::I32:
+    return "i32";
+  case DType::I16:
+    return "i16";
+  case DType::I8:
+    return "i8";
+  case DType::U8:
+    return "ui8";
+  case DType::Bool:
+    return "i1";
   }
   return "?";
 }
@@ -27,15 +37,19 @@ const char *dtypeName(DType dtype) {
 size_t dtypeSize(DType dtype) {
   switch (dtype) {
   case DType::F64:
-  case DType::I64: return 8;
+  case DType::I64:
+    return 8;
   case DType::F32:
-  case DType::I32: return 4;
+  case DType::I32:
+    return 4;
   case DType::BF16:
   case DType::F16:
-  case DType::I16: return 2;
+  case DType::I16:
+    return 2;
   case DType::I8:
   case DType::U8:
-  case DType::Bool: return 1;
+  case DType::Bool:
+    return 1;
   }
   return 0;
 }
@@ -63,22 +77,31 @@ static float bf16BitsToFloat(uint16_t half) {
 
 double roundFloat(double value, DType dtype) {
   switch (dtype) {
-  case DType::F32: return static_cast<float>(value);
+  case DType::F32:
+    return static_cast<float>(value);
   case DType::BF16:
     return bf16BitsToFloat(floatToBF16Bits(static_cast<float>(value)));
-  case DType::F16: return static_cast<double>(static_cast<_Float16>(value));
-  default: return value;
+  case DType::F16:
+    return static_cast<double>(static_cast<_Float16>(value));
+  default:
+    return value;
   }
 }
 
 int64_t wrapInt(int64_t value, DType dtype) {
   switch (dtype) {
-  case DType::I32: return static_cast<int32_t>(value);
-  case DType::I16: return static_cast<int16_t>(value);
-  case DType::I8: return static_cast<int8_t>(value);
-  case DType::U8: return static_cast<uint8_t>(value);
-  case DType::Bool: return value != 0;
-  default: return value;
+  case DType::I32:
+    return static_cast<int32_t>(value);
+  case DType::I16:
+    return static_cast<int16_t>(value);
+  case DType::I8:
+    return static_cast<int8_t>(value);
+  case DType::U8:
+    return static_cast<uint8_t>(value);
+  case DType::Bool:
+    return value != 0;
+  default:
+    return value;
   }
 }
 
@@ -129,8 +152,7 @@ Tensor Tensor::reshaped(Shape shape) const {
   return result;
 }
 
-template <typename T>
-static void packAs(const Tensor &tensor, char *out) {
+template <typename T> static void packAs(const Tensor &tensor, char *out) {
   // Integers must not pass through double, which cannot hold all of i64.
   for (int64_t i = 0, e = tensor.numElements(); i < e; ++i) {
     T value = tensor.isFloat() ? static_cast<T>(tensor.floats()[i])
@@ -143,27 +165,42 @@ std::vector<char> Tensor::toBytes() const {
   std::vector<char> bytes(byteSize());
   char *out = bytes.data();
   switch (elementType) {
-  case DType::F32: packAs<float>(*this, out); break;
-  case DType::F64: packAs<double>(*this, out); break;
-  case DType::F16: packAs<_Float16>(*this, out); break;
+  case DType::F32:
+    packAs<float>(*this, out);
+    break;
+  case DType::F64:
+    packAs<double>(*this, out);
+    break;
+  case DType::F16:
+    packAs<_Float16>(*this, out);
+    break;
   case DType::BF16:
     for (int64_t i = 0, e = numElements(); i < e; ++i) {
       uint16_t bits = floatToBF16Bits(static_cast<float>(floatData[i]));
       std::memcpy(out + 2 * i, &bits, 2);
     }
     break;
-  case DType::I64: packAs<int64_t>(*this, out); break;
-  case DType::I32: packAs<int32_t>(*this, out); break;
-  case DType::I16: packAs<int16_t>(*this, out); break;
-  case DType::I8: packAs<int8_t>(*this, out); break;
+  case DType::I64:
+    packAs<int64_t>(*this, out);
+    break;
+  case DType::I32:
+    packAs<int32_t>(*this, out);
+    break;
+  case DType::I16:
+    packAs<int16_t>(*this, out);
+    break;
+  case DType::I8:
+    packAs<int8_t>(*this, out);
+    break;
   case DType::U8:
-  case DType::Bool: packAs<uint8_t>(*this, out); break;
+  case DType::Bool:
+    packAs<uint8_t>(*this, out);
+    break;
   }
   return bytes;
 }
 
-template <typename T>
-static void unpackAs(const char *bytes, Tensor &tensor) {
+template <typename T> static void unpackAs(const char *bytes, Tensor &tensor) {
   for (int64_t i = 0, e = tensor.numElements(); i < e; ++i) {
     T value;
     std::memcpy(&value, bytes + i * sizeof(T), sizeof(T));
@@ -177,9 +214,15 @@ static void unpackAs(const char *bytes, Tensor &tensor) {
 Tensor Tensor::fromBytes(DType dtype, Shape shape, const char *bytes) {
   Tensor tensor(dtype, std::move(shape));
   switch (dtype) {
-  case DType::F32: unpackAs<float>(bytes, tensor); break;
-  case DType::F64: unpackAs<double>(bytes, tensor); break;
-  case DType::F16: unpackAs<_Float16>(bytes, tensor); break;
+  case DType::F32:
+    unpackAs<float>(bytes, tensor);
+    break;
+  case DType::F64:
+    unpackAs<double>(bytes, tensor);
+    break;
+  case DType::F16:
+    unpackAs<_Float16>(bytes, tensor);
+    break;
   case DType::BF16:
     for (int64_t i = 0, e = tensor.numElements(); i < e; ++i) {
       uint16_t bits;
@@ -187,11 +230,21 @@ Tensor Tensor::fromBytes(DType dtype, Shape shape, const char *bytes) {
       tensor.floats()[i] = bf16BitsToFloat(bits);
     }
     break;
-  case DType::I64: unpackAs<int64_t>(bytes, tensor); break;
-  case DType::I32: unpackAs<int32_t>(bytes, tensor); break;
-  case DType::I16: unpackAs<int16_t>(bytes, tensor); break;
-  case DType::I8: unpackAs<int8_t>(bytes, tensor); break;
-  case DType::U8: unpackAs<uint8_t>(bytes, tensor); break;
+  case DType::I64:
+    unpackAs<int64_t>(bytes, tensor);
+    break;
+  case DType::I32:
+    unpackAs<int32_t>(bytes, tensor);
+    break;
+  case DType::I16:
+    unpackAs<int16_t>(bytes, tensor);
+    break;
+  case DType::I8:
+    unpackAs<int8_t>(bytes, tensor);
+    break;
+  case DType::U8:
+    unpackAs<uint8_t>(bytes, tensor);
+    break;
   case DType::Bool:
     unpackAs<uint8_t>(bytes, tensor);
     tensor.roundToElementType();

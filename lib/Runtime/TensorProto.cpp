@@ -12,17 +12,28 @@ namespace mlir::dtc {
 
 std::optional<DType> dtypeFromOnnx(int32_t onnxDataType) {
   switch (onnxDataType) {
-  case onnx::TensorProto::FLOAT: return DType::F32;
-  case onnx::TensorProto::DOUBLE: return DType::F64;
-  case onnx::TensorProto::BFLOAT16: return DType::BF16;
-  case onnx::TensorProto::FLOAT16: return DType::F16;
-  case onnx::TensorProto::INT64: return DType::I64;
-  case onnx::TensorProto::INT32: return DType::I32;
-  case onnx::TensorProto::INT16: return DType::I16;
-  case onnx::TensorProto::INT8: return DType::I8;
-  case onnx::TensorProto::UINT8: return DType::U8;
-  case onnx::TensorProto::BOOL: return DType::Bool;
-  default: return std::nullopt;
+  case onnx::TensorProto::FLOAT:
+    return DType::F32;
+  case onnx::TensorProto::DOUBLE:
+    return DType::F64;
+  case onnx::TensorProto::BFLOAT16:
+    return DType::BF16;
+  case onnx::TensorProto::FLOAT16:
+    return DType::F16;
+  case onnx::TensorProto::INT64:
+    return DType::I64;
+  case onnx::TensorProto::INT32:
+    return DType::I32;
+  case onnx::TensorProto::INT16:
+    return DType::I16;
+  case onnx::TensorProto::INT8:
+    return DType::I8;
+  case onnx::TensorProto::UINT8:
+    return DType::U8;
+  case onnx::TensorProto::BOOL:
+    return DType::Bool;
+  default:
+    return std::nullopt;
   }
 }
 
@@ -52,8 +63,10 @@ static bool readExternal(const onnx::TensorProto &proto,
   if (length < 0)
     length = size - offset;
   if (offset < 0 || offset + length > size) {
-    error = "tensor '" + proto.name() + "': external data range runs past "
-            "the end of '" + path + "'";
+    error = "tensor '" + proto.name() +
+            "': external data range runs past "
+            "the end of '" +
+            path + "'";
     return false;
   }
   bytes.resize(length);

@@ -88,9 +88,9 @@ static cl::opt<std::string> precision(
     cl::desc("fp32; bf16: compute in bf16 with fp32 master weights, "
              "optimizer state and loss; fp16: the same in fp16 with dynamic "
              "loss scaling"));
-static cl::opt<double> initScale(
-    "init-scale", cl::cat(optCat), cl::init(65536.0),
-    cl::desc("fp16: initial loss scale (GradScaler's default)"));
+static cl::opt<double>
+    initScale("init-scale", cl::cat(optCat), cl::init(65536.0),
+              cl::desc("fp16: initial loss scale (GradScaler's default)"));
 static cl::opt<int64_t> growthInterval(
     "growth-interval", cl::cat(optCat), cl::init(2000),
     cl::desc("fp16: finite steps before the loss scale doubles"));

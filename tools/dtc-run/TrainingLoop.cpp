@@ -43,7 +43,8 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options) {
   if (options.batchDir.empty())
     return fail("training needs --batch DIR (the inputs and labels)"), 1;
   if (!readTensorDir(options.batchDir, batch, error) ||
-      (!options.initDir.empty() && !readTensorDir(options.initDir, init, error)))
+      (!options.initDir.empty() &&
+       !readTensorDir(options.initDir, init, error)))
     return fail(error), 1;
 
   // Inputs from the batch, parameters from --init or the module, optimizer
@@ -58,8 +59,8 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options) {
         provided[name] = it->second;
     } else if (step.getArgAttr(i, kStateAttrName) &&
                !step.getArgAttr(i, kValueAttrName)) {
-      provided[name] = Tensor(*dtypeOf(type.getElementType()),
-                              Shape(type.getShape()));
+      provided[name] =
+          Tensor(*dtypeOf(type.getElementType()), Shape(type.getShape()));
     }
   }
   FailureOr<SmallVector<Tensor>> bound = bindArguments(step, provided);
@@ -80,7 +81,8 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options) {
       lossIndex = i;
     if (auto grad = step.getResultAttrOfType<StringAttr>(i, kGradAttrName))
       grads.emplace_back(i, grad.str());
-    if (auto update = step.getResultAttrOfType<StringAttr>(i, kUpdateAttrName)) {
+    if (auto update =
+            step.getResultAttrOfType<StringAttr>(i, kUpdateAttrName)) {
       auto it = argIndex.find(update.getValue());
       if (it == argIndex.end())
         return fail("result " + std::to_string(i) + " updates '" +
@@ -112,7 +114,8 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options) {
   for (int64_t k = 0; k < options.steps; ++k) {
     // The step's arguments are donated to it: parameters and state are
     // freed once used, and their updates become the next step's arguments.
-    FailureOr<SmallVector<Tensor>> out = interpretFunction(step, std::move(args));
+    FailureOr<SmallVector<Tensor>> out =
+        interpretFunction(step, std::move(args));
     if (failed(out))
       return 1;
     results = std::move(*out);

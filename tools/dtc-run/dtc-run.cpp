@@ -14,10 +14,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TrainingLoop.h"
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Interpreter/Interpreter.h"
 #include "dtc/Runtime/TensorIO.h"
-#include "TrainingLoop.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -147,8 +147,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }
-  FailureOr<SmallVector<Tensor>> arguments =
-      bindArguments(func, provided);
+  FailureOr<SmallVector<Tensor>> arguments = bindArguments(func, provided);
   if (failed(arguments))
     return 1;
   FailureOr<SmallVector<Tensor>> results =

@@ -31,12 +31,13 @@ static llvm::cl::list<std::string> inputShapes(
                    "static ones"),
     llvm::cl::value_desc("name=8x16"));
 
-static llvm::cl::opt<std::string> freeze(
-    "freeze", llvm::cl::desc("Regex of float initializers to import as "
-                             "constants instead of parameters"));
-static llvm::cl::opt<std::string> trainable(
-    "trainable", llvm::cl::desc("Regex of the float initializers that are "
-                                "parameters (default: all)"));
+static llvm::cl::opt<std::string>
+    freeze("freeze", llvm::cl::desc("Regex of float initializers to import as "
+                                    "constants instead of parameters"));
+static llvm::cl::opt<std::string>
+    trainable("trainable",
+              llvm::cl::desc("Regex of the float initializers that are "
+                             "parameters (default: all)"));
 static llvm::cl::opt<bool> shapesOnly(
     "shapes-only",
     llvm::cl::desc("Import parameters from their shapes alone, without "
@@ -50,7 +51,8 @@ static OwningOpRef<Operation *> importONNX(llvm::SourceMgr &sourceMgr,
   options.freeze = freeze;
   options.trainable = trainable;
   options.shapesOnly = shapesOnly;
-  std::string shapeError = dtc::parseInputShapes(inputShapes, options.inputShapes);
+  std::string shapeError =
+      dtc::parseInputShapes(inputShapes, options.inputShapes);
   if (!shapeError.empty()) {
     emitError(UnknownLoc::get(context)) << shapeError;
     return nullptr;

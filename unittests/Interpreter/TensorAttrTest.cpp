@@ -39,9 +39,9 @@ TEST(TensorAttrTest, DenseAndResourceRoundTrip) {
 
 TEST(TensorAttrTest, ElementTypes) {
   MLIRContext context;
-  for (DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16,
-                      DType::I64, DType::I32, DType::I16, DType::I8,
-                      DType::U8, DType::Bool})
+  for (DType dtype :
+       {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I64, DType::I32,
+        DType::I16, DType::I8, DType::U8, DType::Bool})
     EXPECT_EQ(dtypeOf(elementTypeOf(&context, dtype)), dtype);
   EXPECT_FALSE(dtypeOf(IntegerType::get(&context, 16, IntegerType::Unsigned)));
 }

@@ -1,4 +1,5 @@
-//===- NpyTest.cpp - .npy reading and writing ------------------------------===//
+//===- NpyTest.cpp - .npy reading and writing
+//------------------------------===//
 //
 // The expected bytes are numpy's format specification: magic, version 1.0,
 // little-endian header length, a dict padded to a multiple of 64 bytes.
@@ -32,7 +33,8 @@ TEST(NpyTest, WritesNumpysFormat) {
   std::string error, path = tempPath("w.npy");
   ASSERT_TRUE(writeNpy(path, t, error)) << error;
   // What numpy 1.24's np.save writes for np.array([1, -1], np.int32).
-  std::string dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }";
+  std::string dict =
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }";
   std::string expected = std::string("\x93NUMPY\x01\x00\x76\x00", 10) + dict +
                          std::string(128 - 10 - dict.size() - 1, ' ') + "\n" +
                          std::string("\x01\0\0\0\xff\xff\xff\xff", 8);
@@ -40,9 +42,9 @@ TEST(NpyTest, WritesNumpysFormat) {
 }
 
 TEST(NpyTest, RoundTripsEveryType) {
-  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::I64,
-                      DType::I32, DType::I16, DType::I8, DType::U8,
-                      DType::Bool}) {
+  for (DType dtype :
+       {DType::F32, DType::F64, DType::F16, DType::I64, DType::I32, DType::I16,
+        DType::I8, DType::U8, DType::Bool}) {
     Tensor t(dtype, {2, 3});
     for (int64_t i = 0; i < 6; ++i) {
       if (t.isFloat())

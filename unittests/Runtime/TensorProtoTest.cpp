@@ -1,4 +1,5 @@
-//===- TensorProtoTest.cpp - ONNX TensorProto decoding ---------------------===//
+//===- TensorProtoTest.cpp - ONNX TensorProto decoding
+//---------------------===//
 
 #include "dtc/Runtime/TensorIO.h"
 

@@ -1,4 +1,5 @@
-//===- TensorTest.cpp - element-type rounding and packing ------------------===//
+//===- TensorTest.cpp - element-type rounding and packing
+//------------------===//
 
 #include "dtc/Runtime/Tensor.h"
 
@@ -13,12 +14,13 @@ namespace {
 
 // bf16 keeps 8 significant bits: between 1 and 2 its spacing is 2^-7.
 TEST(TensorTest, BF16RoundsToNearestEven) {
-  EXPECT_EQ(roundFloat(1.0 + std::ldexp(1.0, -8), DType::BF16), 1.0); // tie: even
+  EXPECT_EQ(roundFloat(1.0 + std::ldexp(1.0, -8), DType::BF16),
+            1.0); // tie: even
   EXPECT_EQ(roundFloat(1.0 + 3 * std::ldexp(1.0, -8), DType::BF16),
             1.0 + std::ldexp(1.0, -6)); // tie: rounds up to even
-  EXPECT_EQ(roundFloat(1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -12),
-                       DType::BF16),
-            1.0 + std::ldexp(1.0, -7)); // above the tie
+  EXPECT_EQ(
+      roundFloat(1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -12), DType::BF16),
+      1.0 + std::ldexp(1.0, -7)); // above the tie
   EXPECT_TRUE(std::isnan(roundFloat(NAN, DType::BF16)));
   EXPECT_TRUE(std::isinf(roundFloat(INFINITY, DType::BF16)));
 }

@@ -77,9 +77,9 @@ std::string buildModule(const VJPCase &c, std::mt19937 &rng) {
          (shape.empty() ? weights : "[" + weights + "]") + "> : tensor<" +
          std::to_string(count) + "xf64>\n" +
          "  %cs = dtc.reshape %c : tensor<" + std::to_string(count) +
-         "xf64> to " + type + "\n" +
-         "  %m = dtc.mul %y, %cs : (" + type + ", " + type + ") -> " + type +
-         "\n" + "  %l = dtc.reduce_sum %m dims = [" + dims + "] : " + type +
+         "xf64> to " + type + "\n" + "  %m = dtc.mul %y, %cs : (" + type +
+         ", " + type + ") -> " + type + "\n" +
+         "  %l = dtc.reduce_sum %m dims = [" + dims + "] : " + type +
          " -> tensor<f64>\n  return %l : tensor<f64>\n}\n";
   return out;
 }
@@ -147,99 +147,188 @@ TEST_P(VJPTest, MatchesFiniteDifferences) {
   }
 
 const VJPCase kCases[] = {
-    UNARY("neg"), UNARY("abs"), UNARY("relu"), UNARY("exp"),
-    UNARY("log", 0.5, 2.0), UNARY("sqrt", 0.5, 2.0), UNARY("rsqrt", 0.5, 2.0),
-    UNARY("reciprocal", 0.5, 2.0), UNARY("tanh"), UNARY("erf"), UNARY("sin"),
-    UNARY("cos"), UNARY("sigmoid"), UNARY("silu"), UNARY("softplus"),
-    {"gelu_none", {"2x3"}, "  %y = dtc.gelu %p0 approximate = none : tensor<2x3xf64>", "2x3"},
-    {"gelu_tanh", {"2x3"}, "  %y = dtc.gelu %p0 approximate = tanh : tensor<2x3xf64>", "2x3"},
-    BINARY("add"), BINARY("sub"), BINARY("mul"), BINARY("div", 0.5, 2.0),
-    BINARY("pow", 0.5, 2.0), BINARY("max"), BINARY("min"),
-    {"select", {"2x3", "3"},
-     "  %k = dtc.constant dense<[[true, false, true], [false, false, true]]> : tensor<2x3xi1>\n"
-     "  %y = dtc.select %k, %p0, %p1 : (tensor<2x3xi1>, tensor<2x3xf64>, tensor<3xf64>) -> tensor<2x3xf64>",
+    UNARY("neg"),
+    UNARY("abs"),
+    UNARY("relu"),
+    UNARY("exp"),
+    UNARY("log", 0.5, 2.0),
+    UNARY("sqrt", 0.5, 2.0),
+    UNARY("rsqrt", 0.5, 2.0),
+    UNARY("reciprocal", 0.5, 2.0),
+    UNARY("tanh"),
+    UNARY("erf"),
+    UNARY("sin"),
+    UNARY("cos"),
+    UNARY("sigmoid"),
+    UNARY("silu"),
+    UNARY("softplus"),
+    {"gelu_none",
+     {"2x3"},
+     "  %y = dtc.gelu %p0 approximate = none : tensor<2x3xf64>",
      "2x3"},
-    {"matmul", {"2x1x3x4", "5x4x2"},
-     "  %y = dtc.matmul %p0, %p1 : (tensor<2x1x3x4xf64>, tensor<5x4x2xf64>) -> tensor<2x5x3x2xf64>",
+    {"gelu_tanh",
+     {"2x3"},
+     "  %y = dtc.gelu %p0 approximate = tanh : tensor<2x3xf64>",
+     "2x3"},
+    BINARY("add"),
+    BINARY("sub"),
+    BINARY("mul"),
+    BINARY("div", 0.5, 2.0),
+    BINARY("pow", 0.5, 2.0),
+    BINARY("max"),
+    BINARY("min"),
+    {"select",
+     {"2x3", "3"},
+     "  %k = dtc.constant dense<[[true, false, true], [false, false, true]]> : "
+     "tensor<2x3xi1>\n"
+     "  %y = dtc.select %k, %p0, %p1 : (tensor<2x3xi1>, tensor<2x3xf64>, "
+     "tensor<3xf64>) -> tensor<2x3xf64>",
+     "2x3"},
+    {"matmul",
+     {"2x1x3x4", "5x4x2"},
+     "  %y = dtc.matmul %p0, %p1 : (tensor<2x1x3x4xf64>, tensor<5x4x2xf64>) -> "
+     "tensor<2x5x3x2xf64>",
      "2x5x3x2"},
-    {"matmul_transpose_lhs", {"4x3", "4x2"},
-     "  %y = dtc.matmul %p0, %p1 transpose_lhs : (tensor<4x3xf64>, tensor<4x2xf64>) -> tensor<3x2xf64>",
+    {"matmul_transpose_lhs",
+     {"4x3", "4x2"},
+     "  %y = dtc.matmul %p0, %p1 transpose_lhs : (tensor<4x3xf64>, "
+     "tensor<4x2xf64>) -> tensor<3x2xf64>",
      "3x2"},
-    {"matmul_transpose_rhs", {"3x4", "2x4"},
-     "  %y = dtc.matmul %p0, %p1 transpose_rhs : (tensor<3x4xf64>, tensor<2x4xf64>) -> tensor<3x2xf64>",
+    {"matmul_transpose_rhs",
+     {"3x4", "2x4"},
+     "  %y = dtc.matmul %p0, %p1 transpose_rhs : (tensor<3x4xf64>, "
+     "tensor<2x4xf64>) -> tensor<3x2xf64>",
      "3x2"},
-    {"matmul_transpose_both", {"2x4x3", "2x4"},
-     "  %y = dtc.matmul %p0, %p1 transpose_lhs transpose_rhs : (tensor<2x4x3xf64>, tensor<2x4xf64>) -> tensor<2x3x2xf64>",
+    {"matmul_transpose_both",
+     {"2x4x3", "2x4"},
+     "  %y = dtc.matmul %p0, %p1 transpose_lhs transpose_rhs : "
+     "(tensor<2x4x3xf64>, tensor<2x4xf64>) -> tensor<2x3x2xf64>",
      "2x3x2"},
-    {"reduce_sum", {"2x3x4"},
-     "  %y = dtc.reduce_sum %p0 dims = [0, 2] : tensor<2x3x4xf64> -> tensor<3xf64>", "3"},
-    {"reduce_mean", {"2x3x4"},
-     "  %y = dtc.reduce_mean %p0 dims = [1] keep_dims : tensor<2x3x4xf64> -> tensor<2x1x4xf64>",
+    {"reduce_sum",
+     {"2x3x4"},
+     "  %y = dtc.reduce_sum %p0 dims = [0, 2] : tensor<2x3x4xf64> -> "
+     "tensor<3xf64>",
+     "3"},
+    {"reduce_mean",
+     {"2x3x4"},
+     "  %y = dtc.reduce_mean %p0 dims = [1] keep_dims : tensor<2x3x4xf64> -> "
+     "tensor<2x1x4xf64>",
      "2x1x4"},
-    {"reduce_max", {"2x3x4"},
-     "  %y = dtc.reduce_max %p0 dims = [2] : tensor<2x3x4xf64> -> tensor<2x3xf64>", "2x3"},
-    {"reduce_min", {"2x3x4"},
-     "  %y = dtc.reduce_min %p0 dims = [0, 1] : tensor<2x3x4xf64> -> tensor<4xf64>", "4"},
-    {"cumsum", {"2x5"}, "  %y = dtc.cumsum %p0 dim = 1 : tensor<2x5xf64>", "2x5"},
-    {"cumsum_exclusive_reverse", {"2x5"},
-     "  %y = dtc.cumsum %p0 dim = 1 exclusive reverse : tensor<2x5xf64>", "2x5"},
-    {"dropout", {"4x5"},
+    {"reduce_max",
+     {"2x3x4"},
+     "  %y = dtc.reduce_max %p0 dims = [2] : tensor<2x3x4xf64> -> "
+     "tensor<2x3xf64>",
+     "2x3"},
+    {"reduce_min",
+     {"2x3x4"},
+     "  %y = dtc.reduce_min %p0 dims = [0, 1] : tensor<2x3x4xf64> -> "
+     "tensor<4xf64>",
+     "4"},
+    {"cumsum",
+     {"2x5"},
+     "  %y = dtc.cumsum %p0 dim = 1 : tensor<2x5xf64>",
+     "2x5"},
+    {"cumsum_exclusive_reverse",
+     {"2x5"},
+     "  %y = dtc.cumsum %p0 dim = 1 exclusive reverse : tensor<2x5xf64>",
+     "2x5"},
+    {"dropout",
+     {"4x5"},
      "  %s = dtc.constant dense<3> : tensor<i64>\n"
-     "  %y = dtc.dropout %p0, %s ratio = 0.3 seed = 1 stream = 2 : (tensor<4x5xf64>, tensor<i64>) -> tensor<4x5xf64>",
+     "  %y = dtc.dropout %p0, %s ratio = 0.3 seed = 1 stream = 2 : "
+     "(tensor<4x5xf64>, tensor<i64>) -> tensor<4x5xf64>",
      "4x5"},
-    {"softmax", {"2x5"}, "  %y = dtc.softmax %p0 dim = 1 : tensor<2x5xf64>", "2x5"},
-    {"log_softmax", {"3x4"}, "  %y = dtc.log_softmax %p0 dim = 0 : tensor<3x4xf64>", "3x4"},
-    {"layer_norm", {"2x3x4", "3x4", "3x4"},
+    {"softmax",
+     {"2x5"},
+     "  %y = dtc.softmax %p0 dim = 1 : tensor<2x5xf64>",
+     "2x5"},
+    {"log_softmax",
+     {"3x4"},
+     "  %y = dtc.log_softmax %p0 dim = 0 : tensor<3x4xf64>",
+     "3x4"},
+    {"layer_norm",
+     {"2x3x4", "3x4", "3x4"},
      "  %y, %mu, %r = dtc.layer_norm %p0, %p1, %p2 dim = 1 epsilon = 1.0e-05 : "
      "(tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64>) -> "
      "(tensor<2x3x4xf64>, tensor<2x1x1xf64>, tensor<2x1x1xf64>)",
      "2x3x4"},
-    {"layer_norm_no_bias", {"3x5", "5"},
+    {"layer_norm_no_bias",
+     {"3x5", "5"},
      "  %y, %mu, %r = dtc.layer_norm %p0, %p1 dim = 1 epsilon = 1.0e-05 : "
-     "(tensor<3x5xf64>, tensor<5xf64>) -> (tensor<3x5xf64>, tensor<3x1xf64>, tensor<3x1xf64>)",
+     "(tensor<3x5xf64>, tensor<5xf64>) -> (tensor<3x5xf64>, tensor<3x1xf64>, "
+     "tensor<3x1xf64>)",
      "3x5"},
-    {"rms_norm", {"3x5", "5"},
+    {"rms_norm",
+     {"3x5", "5"},
      "  %y = dtc.rms_norm %p0, %p1 dim = 1 epsilon = 1.0e-06 : "
      "(tensor<3x5xf64>, tensor<5xf64>) -> tensor<3x5xf64>",
      "3x5"},
-    {"gather", {"5x3"},
+    {"gather",
+     {"5x3"},
      "  %i = dtc.constant dense<[[0, 4], [4, -2]]> : tensor<2x2xi64>\n"
-     "  %y = dtc.gather %p0[%i] dim = 0 : (tensor<5x3xf64>, tensor<2x2xi64>) -> tensor<2x2x3xf64>",
+     "  %y = dtc.gather %p0[%i] dim = 0 : (tensor<5x3xf64>, tensor<2x2xi64>) "
+     "-> tensor<2x2x3xf64>",
      "2x2x3"},
-    {"scatter_add", {"5x3", "2x2x3"},
+    {"scatter_add",
+     {"5x3", "2x2x3"},
      "  %i = dtc.constant dense<[[0, 4], [4, -2]]> : tensor<2x2xi64>\n"
-     "  %y = dtc.scatter_add %p1 into %p0[%i] dim = 0 : (tensor<5x3xf64>, tensor<2x2xi64>, tensor<2x2x3xf64>) -> tensor<5x3xf64>",
+     "  %y = dtc.scatter_add %p1 into %p0[%i] dim = 0 : (tensor<5x3xf64>, "
+     "tensor<2x2xi64>, tensor<2x2x3xf64>) -> tensor<5x3xf64>",
      "5x3"},
-    {"gather_elements", {"3x5"},
+    {"gather_elements",
+     {"3x5"},
      "  %i = dtc.constant dense<[[0, 4], [-1, 2], [3, 3]]> : tensor<3x2xi64>\n"
-     "  %y = dtc.gather_elements %p0[%i] dim = 1 : (tensor<3x5xf64>, tensor<3x2xi64>) -> tensor<3x2xf64>",
+     "  %y = dtc.gather_elements %p0[%i] dim = 1 : (tensor<3x5xf64>, "
+     "tensor<3x2xi64>) -> tensor<3x2xf64>",
      "3x2"},
-    {"scatter_elements_add", {"3x5", "3x2"},
+    {"scatter_elements_add",
+     {"3x5", "3x2"},
      "  %i = dtc.constant dense<[[0, 4], [-1, 2], [3, 3]]> : tensor<3x2xi64>\n"
-     "  %y = dtc.scatter_elements_add %p1 into %p0[%i] dim = 1 : (tensor<3x5xf64>, tensor<3x2xi64>, tensor<3x2xf64>) -> tensor<3x5xf64>",
+     "  %y = dtc.scatter_elements_add %p1 into %p0[%i] dim = 1 : "
+     "(tensor<3x5xf64>, tensor<3x2xi64>, tensor<3x2xf64>) -> tensor<3x5xf64>",
      "3x5"},
-    {"top_k", {"3x5"},
-     "  %y, %i = dtc.top_k %p0 k = 2 dim = 1 : tensor<3x5xf64> -> (tensor<3x2xf64>, tensor<3x2xi64>)",
+    {"top_k",
+     {"3x5"},
+     "  %y, %i = dtc.top_k %p0 k = 2 dim = 1 : tensor<3x5xf64> -> "
+     "(tensor<3x2xf64>, tensor<3x2xi64>)",
      "3x2"},
-    {"reshape", {"2x6"}, "  %y = dtc.reshape %p0 : tensor<2x6xf64> to tensor<3x4xf64>", "3x4"},
-    {"transpose", {"2x3x4"},
-     "  %y = dtc.transpose %p0 permutation = [2, 0, 1] : tensor<2x3x4xf64> -> tensor<4x2x3xf64>",
+    {"reshape",
+     {"2x6"},
+     "  %y = dtc.reshape %p0 : tensor<2x6xf64> to tensor<3x4xf64>",
+     "3x4"},
+    {"transpose",
+     {"2x3x4"},
+     "  %y = dtc.transpose %p0 permutation = [2, 0, 1] : tensor<2x3x4xf64> -> "
+     "tensor<4x2x3xf64>",
      "4x2x3"},
-    {"broadcast", {"3x1"}, "  %y = dtc.broadcast %p0 : tensor<3x1xf64> to tensor<2x3x4xf64>", "2x3x4"},
-    {"concat", {"2x3", "2x1"},
-     "  %y = dtc.concat %p0, %p1, %p0 dim = 1 : (tensor<2x3xf64>, tensor<2x1xf64>, tensor<2x3xf64>) -> tensor<2x7xf64>",
+    {"broadcast",
+     {"3x1"},
+     "  %y = dtc.broadcast %p0 : tensor<3x1xf64> to tensor<2x3x4xf64>",
+     "2x3x4"},
+    {"concat",
+     {"2x3", "2x1"},
+     "  %y = dtc.concat %p0, %p1, %p0 dim = 1 : (tensor<2x3xf64>, "
+     "tensor<2x1xf64>, tensor<2x3xf64>) -> tensor<2x7xf64>",
      "2x7"},
-    {"slice", {"3x5"},
-     "  %y = dtc.slice %p0 starts = [2, 4] sizes = [2, 3] strides = [-1, -2] : tensor<3x5xf64> -> tensor<2x3xf64>",
+    {"slice",
+     {"3x5"},
+     "  %y = dtc.slice %p0 starts = [2, 4] sizes = [2, 3] strides = [-1, -2] : "
+     "tensor<3x5xf64> -> tensor<2x3xf64>",
      "2x3"},
-    {"update_slice", {"2x2", "3x5"},
-     "  %y = dtc.update_slice %p0 into %p1 starts = [0, 1] strides = [2, 3] : (tensor<2x2xf64>, tensor<3x5xf64>) -> tensor<3x5xf64>",
+    {"update_slice",
+     {"2x2", "3x5"},
+     "  %y = dtc.update_slice %p0 into %p1 starts = [0, 1] strides = [2, 3] : "
+     "(tensor<2x2xf64>, tensor<3x5xf64>) -> tensor<3x5xf64>",
      "3x5"},
-    {"split", {"2x5"},
-     "  %a, %b = dtc.split %p0 dim = 1 sizes = [2, 3] : tensor<2x5xf64> -> tensor<2x2xf64>, tensor<2x3xf64>\n"
-     "  %y = dtc.mul %b, %b : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>",
+    {"split",
+     {"2x5"},
+     "  %a, %b = dtc.split %p0 dim = 1 sizes = [2, 3] : tensor<2x5xf64> -> "
+     "tensor<2x2xf64>, tensor<2x3xf64>\n"
+     "  %y = dtc.mul %b, %b : (tensor<2x3xf64>, tensor<2x3xf64>) -> "
+     "tensor<2x3xf64>",
      "2x3"},
-    {"reused_value", {"3"},
+    {"reused_value",
+     {"3"},
      "  %s = dtc.sin %p0 : tensor<3xf64>\n"
      "  %y = dtc.mul %s, %p0 : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>",
      "3"},

@@ -36,8 +36,8 @@ LogicalResult evaluateOp(Operation *op, ArrayRef<const Tensor *> operands,
 /// Runs `func` on `arguments` (one per function argument, of its type) and
 /// returns its results. The arguments are donated: each tensor, arguments
 /// included, is freed as soon as its last user has run.
-FailureOr<SmallVector<Tensor>>
-interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments);
+FailureOr<SmallVector<Tensor>> interpretFunction(func::FuncOp func,
+                                                 SmallVector<Tensor> arguments);
 
 /// Builds the argument list of `func` from tensors matched by name
 /// (getArgumentName): each
@@ -47,8 +47,7 @@ interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments);
 /// missing, when its shape or element type differs from the argument's
 /// type, or when the argument is not a static tensor of a dtc element type.
 FailureOr<SmallVector<Tensor>>
-bindArguments(func::FuncOp func,
-              const std::map<std::string, Tensor> &provided);
+bindArguments(func::FuncOp func, const std::map<std::string, Tensor> &provided);
 
 } // namespace mlir::dtc
 

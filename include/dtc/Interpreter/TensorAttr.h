@@ -23,8 +23,7 @@ RankedTensorType tensorTypeOf(MLIRContext *context, const Tensor &tensor);
 /// kinds, on unsupported element types and on missing resource blobs.
 FailureOr<Tensor> tensorFromAttr(ElementsAttr attr);
 /// A dense elements attribute holding `tensor`.
-ElementsAttr denseAttrFromTensor(MLIRContext *context,
-                                 const Tensor &tensor);
+ElementsAttr denseAttrFromTensor(MLIRContext *context, const Tensor &tensor);
 /// A dense_resource attribute holding `tensor` in a builtin-dialect blob
 /// named after `name`: how parameter values travel with a module.
 ElementsAttr resourceAttrFromTensor(MLIRContext *context, StringRef name,

@@ -53,7 +53,8 @@ LogicalResult importTile(NodeImporter &n) {
     result.push_back(repeat * dim);
   }
   Value spread = n.reshape(n.input(0), interleaved);
-  Value tiled = BroadcastOp::create(n.builder, n.loc, type.clone(expanded), spread);
+  Value tiled =
+      BroadcastOp::create(n.builder, n.loc, type.clone(expanded), spread);
   return n.setResult(n.reshape(tiled, result));
 }
 
@@ -89,9 +90,10 @@ LogicalResult importTrilu(NodeImporter &n) {
   if (type.getNumElements() == 0)
     return n.setResult(n.input(0));
   bool upper = n.intAttr("upper", 1) != 0;
-  Value keep = CompareOp::create(
-      n.builder, n.loc, upper ? ComparisonPredicate::GE : ComparisonPredicate::LE,
-      columnMinusRow(n, type), i64Scalar(n, k));
+  Value keep = CompareOp::create(n.builder, n.loc,
+                                 upper ? ComparisonPredicate::GE
+                                       : ComparisonPredicate::LE,
+                                 columnMinusRow(n, type), i64Scalar(n, k));
   Value zero = n.scalar(0, type.getElementType());
   return n.setResult(n.create<SelectOp>(keep, n.input(0), zero));
 }
@@ -132,8 +134,9 @@ LogicalResult importOneHot(NodeImporter &n) {
   SmallVector<int64_t> kept(shape), out(shape);
   kept.insert(kept.begin() + axis, 1);
   out.insert(out.begin() + axis, depth);
-  Value classes = IotaOp::create(
-      n.builder, n.loc, RankedTensorType::get(out, n.builder.getI64Type()), axis);
+  Value classes =
+      IotaOp::create(n.builder, n.loc,
+                     RankedTensorType::get(out, n.builder.getI64Type()), axis);
   Value hot = CompareOp::create(n.builder, n.loc, ComparisonPredicate::EQ,
                                 classes, n.reshape(indices, kept));
   Value flat = n.reshape(n.input(2), {2});
@@ -192,15 +195,15 @@ LogicalResult importDropout(NodeImporter &n) {
   if (n.node.output_size() > 1) {
     // The mask: where a tensor of ones survives.
     Value ones = n.scalar(1, n.inputType(0).getElementType());
-    Value kept = dropout(n.reshape(
-        BroadcastOp::create(n.builder, n.loc,
-                            n.inputType(0).clone(ArrayRef<int64_t>{
-                                n.inputType(0).getNumElements()}),
-                            ones),
-        n.inputType(0).getShape()));
-    n.results.push_back(CompareOp::create(n.builder, n.loc,
-                                          ComparisonPredicate::NE, kept,
-                                          n.scalar(0, n.inputType(0).getElementType())));
+    Value kept = dropout(
+        n.reshape(BroadcastOp::create(n.builder, n.loc,
+                                      n.inputType(0).clone(ArrayRef<int64_t>{
+                                          n.inputType(0).getNumElements()}),
+                                      ones),
+                  n.inputType(0).getShape()));
+    n.results.push_back(
+        CompareOp::create(n.builder, n.loc, ComparisonPredicate::NE, kept,
+                          n.scalar(0, n.inputType(0).getElementType())));
   }
   return success();
 }

@@ -81,8 +81,9 @@ private:
         rest.erase(dots, 3);
       return llvm::all_of(rest, [](char c) { return std::isalpha(c); });
     };
-    StringRef given =
-        arrow == std::string::npos ? StringRef() : StringRef(equation).substr(arrow + 2);
+    StringRef given = arrow == std::string::npos
+                          ? StringRef()
+                          : StringRef(equation).substr(arrow + 2);
     if (!llvm::all_of(terms, wellFormed) || !wellFormed(given)) {
       n.error() << "malformed equation '" << equation << "'";
       return failure();
@@ -118,8 +119,8 @@ private:
       int64_t rank = n.inputType(i).getRank();
       std::string labels = expand(term, rank);
       if (static_cast<int64_t>(labels.size()) != rank) {
-        n.error() << "subscripts '" << term.str() << "' do not match input " << i
-                  << " of rank " << rank;
+        n.error() << "subscripts '" << term.str() << "' do not match input "
+                  << i << " of rank " << rank;
         return failure();
       }
       for (char c : labels)
@@ -279,13 +280,14 @@ private:
       resultShape.push_back(dimOf(a, c));
     for (char c : freeB)
       resultShape.push_back(dimOf(b, c));
-    FailureOr<Value> pa = permute(a.value, a.labels, batch + freeA + contracted);
-    FailureOr<Value> pb = permute(b.value, b.labels, batch + contracted + freeB);
+    FailureOr<Value> pa =
+        permute(a.value, a.labels, batch + freeA + contracted);
+    FailureOr<Value> pb =
+        permute(b.value, b.labels, batch + contracted + freeB);
     if (failed(pa) || failed(pb))
       return failure();
-    FailureOr<Value> mm = n.create<MatmulOp>(n.reshape(*pa, {bt, m, k}),
-                                            n.reshape(*pb, {bt, k, nn}), false,
-                                            false);
+    FailureOr<Value> mm = n.create<MatmulOp>(
+        n.reshape(*pa, {bt, m, k}), n.reshape(*pb, {bt, k, nn}), false, false);
     if (failed(mm))
       return failure();
     return Labeled{n.reshape(*mm, resultShape), batch + freeA + freeB};
@@ -306,5 +308,6 @@ private:
 } // namespace
 
 void mlir::dtc::addEinsumImporter(OpImporterTable &table) {
-  table.add("Einsum", 1, [](NodeImporter &n) { return EinsumLowering(n).run(); });
+  table.add("Einsum", 1,
+            [](NodeImporter &n) { return EinsumLowering(n).run(); });
 }

@@ -17,8 +17,7 @@ using namespace mlir::dtc;
 
 namespace {
 
-template <typename OpTy>
-LogicalResult importUnary(NodeImporter &n) {
+template <typename OpTy> LogicalResult importUnary(NodeImporter &n) {
   return n.setResult(OpTy::create(n.builder, n.loc, n.input(0)).getResult());
 }
 
@@ -33,8 +32,7 @@ LogicalResult checkNumpyBroadcasting(NodeImporter &n) {
   return success();
 }
 
-template <typename OpTy>
-LogicalResult importBinary(NodeImporter &n) {
+template <typename OpTy> LogicalResult importBinary(NodeImporter &n) {
   if (failed(checkNumpyBroadcasting(n)))
     return failure();
   return n.setResult(n.create<OpTy>(n.input(0), n.input(1)));
@@ -47,8 +45,7 @@ LogicalResult importCompare(NodeImporter &n, ComparisonPredicate predicate) {
 }
 
 /// Folds a variadic op (Max, Min, Sum) over its inputs with a binary op.
-template <typename OpTy>
-FailureOr<Value> foldVariadic(NodeImporter &n) {
+template <typename OpTy> FailureOr<Value> foldVariadic(NodeImporter &n) {
   if (n.inputs.empty()) {
     n.error() << "needs at least one input";
     return failure();
@@ -63,8 +60,7 @@ FailureOr<Value> foldVariadic(NodeImporter &n) {
   return acc;
 }
 
-template <typename OpTy>
-LogicalResult importVariadic(NodeImporter &n) {
+template <typename OpTy> LogicalResult importVariadic(NodeImporter &n) {
   return n.setResult(foldVariadic<OpTy>(n));
 }
 
@@ -80,13 +76,12 @@ LogicalResult importMean(NodeImporter &n) {
 LogicalResult importPow(NodeImporter &n) {
   // The exponent may have another element type; dtc computes in the base's.
   Type baseType = n.inputType(0).getElementType();
-  return n.setResult(n.create<PowOp>(
-      n.input(0), n.convertElementType(n.input(1), baseType)));
+  return n.setResult(
+      n.create<PowOp>(n.input(0), n.convertElementType(n.input(1), baseType)));
 }
 
 LogicalResult importWhere(NodeImporter &n) {
-  return n.setResult(
-      n.create<SelectOp>(n.input(0), n.input(1), n.input(2)));
+  return n.setResult(n.create<SelectOp>(n.input(0), n.input(1), n.input(2)));
 }
 
 LogicalResult convertTo(NodeImporter &n, int64_t onnxType) {
@@ -160,7 +155,8 @@ void mlir::dtc::addElementwiseImporters(OpImporterTable &table) {
   table.add("Softplus", 1, importUnary<SoftplusOp>);
   table.add("Not", 1, importUnary<NotOp>);
   table.add("Gelu", 1, importGelu);
-  table.add("Identity", 1, [](NodeImporter &n) { return n.setResult(n.input(0)); });
+  table.add("Identity", 1,
+            [](NodeImporter &n) { return n.setResult(n.input(0)); });
 
   table.add("Add", 2, importBinary<AddOp>);
   table.add("Sub", 2, importBinary<SubOp>);
@@ -206,7 +202,7 @@ void mlir::dtc::addElementwiseImporters(OpImporterTable &table) {
     return convertTo(n, n.intAttr("to", 0));
   });
   table.add("CastLike", 2, [](NodeImporter &n) {
-    return n.setResult(n.convertElementType(
-        n.input(0), n.inputType(1).getElementType()));
+    return n.setResult(
+        n.convertElementType(n.input(0), n.inputType(1).getElementType()));
   });
 }

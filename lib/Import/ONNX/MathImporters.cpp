@@ -13,7 +13,8 @@ namespace {
 /// column vector, and the added dimension is removed from the result.
 LogicalResult importMatMul(NodeImporter &n) {
   Value lhs = n.input(0), rhs = n.input(1);
-  ArrayRef<int64_t> ls = n.inputType(0).getShape(), rs = n.inputType(1).getShape();
+  ArrayRef<int64_t> ls = n.inputType(0).getShape(),
+                    rs = n.inputType(1).getShape();
   if (ls.empty() || rs.empty()) {
     n.error() << "operands must have rank >= 1";
     return failure();
@@ -65,8 +66,7 @@ LogicalResult importGemm(NodeImporter &n) {
 /// Softmax and LogSoftmax. From opset 13 they normalize along `axis`
 /// (default -1); before, the input is viewed as a matrix split at `axis`
 /// (default 1) and each row is normalized.
-template <typename OpTy>
-LogicalResult importSoftmax(NodeImporter &n) {
+template <typename OpTy> LogicalResult importSoftmax(NodeImporter &n) {
   ArrayRef<int64_t> shape = n.inputType(0).getShape();
   int64_t rank = shape.size();
   bool coerced = n.opset < 13;
@@ -131,8 +131,8 @@ FailureOr<Value> toNormalizedShape(NodeImporter &n, Value value,
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getShape() == normalized)
     return value;
-  auto result = BroadcastOp::create(n.builder, n.loc, type.clone(normalized),
-                                    value);
+  auto result =
+      BroadcastOp::create(n.builder, n.loc, type.clone(normalized), value);
   FailureOr<Operation *> op = n.verified(result);
   if (failed(op))
     return failure();
@@ -141,7 +141,8 @@ FailureOr<Value> toNormalizedShape(NodeImporter &n, Value value,
 
 LogicalResult importNorm(NodeImporter &n, bool rms) {
   auto type = n.inputType(0);
-  FailureOr<int64_t> dim = n.normalizeAxis(n.intAttr("axis", -1), type.getRank());
+  FailureOr<int64_t> dim =
+      n.normalizeAxis(n.intAttr("axis", -1), type.getRank());
   if (failed(dim))
     return failure();
   ArrayRef<int64_t> normalized = type.getShape().drop_front(*dim);
@@ -150,7 +151,8 @@ LogicalResult importNorm(NodeImporter &n, bool rms) {
     return failure();
   double epsilon = n.floatAttr("epsilon", 1e-5f);
   if (rms)
-    return n.setResult(n.create<RMSNormOp>(n.input(0), *scale, *dim, APFloat(epsilon)));
+    return n.setResult(
+        n.create<RMSNormOp>(n.input(0), *scale, *dim, APFloat(epsilon)));
   Value bias;
   if (n.hasInput(2)) {
     FailureOr<Value> shaped = toNormalizedShape(n, n.input(2), normalized);
@@ -158,9 +160,8 @@ LogicalResult importNorm(NodeImporter &n, bool rms) {
       return failure();
     bias = *shaped;
   }
-  FailureOr<Operation *> op =
-      n.createInferred<LayerNormOp>(3, n.input(0), *scale, bias, *dim,
-                                    APFloat(epsilon));
+  FailureOr<Operation *> op = n.createInferred<LayerNormOp>(
+      3, n.input(0), *scale, bias, *dim, APFloat(epsilon));
   if (failed(op))
     return failure();
   llvm::append_range(n.results, (*op)->getResults());
@@ -172,9 +173,9 @@ LogicalResult importArgMax(NodeImporter &n) {
       n.normalizeAxis(n.intAttr("axis", 0), n.inputType(0).getRank());
   if (failed(dim))
     return failure();
-  return n.setResult(n.create<ArgMaxOp>(n.input(0), *dim,
-                                        n.intAttr("keepdims", 1) != 0,
-                                        n.intAttr("select_last_index", 0) != 0));
+  return n.setResult(
+      n.create<ArgMaxOp>(n.input(0), *dim, n.intAttr("keepdims", 1) != 0,
+                         n.intAttr("select_last_index", 0) != 0));
 }
 
 LogicalResult importCumSum(NodeImporter &n) {
@@ -185,7 +186,8 @@ LogicalResult importCumSum(NodeImporter &n) {
     n.error() << "axis must be a single integer";
     return failure();
   }
-  FailureOr<int64_t> dim = n.normalizeAxis(axis->front(), n.inputType(0).getRank());
+  FailureOr<int64_t> dim =
+      n.normalizeAxis(axis->front(), n.inputType(0).getRank());
   if (failed(dim))
     return failure();
   auto op = CumSumOp::create(n.builder, n.loc, n.input(0), *dim,
@@ -236,18 +238,14 @@ void mlir::dtc::addMathImporters(OpImporterTable &table) {
   table.add("Gemm", 2, importGemm);
   table.add("Softmax", 1, importSoftmax<SoftmaxOp>);
   table.add("LogSoftmax", 1, importSoftmax<LogSoftmaxOp>);
-  table.add("ReduceSum", 1, [](NodeImporter &n) {
-    return importReduce<ReduceSumOp>(n, 13);
-  });
-  table.add("ReduceMean", 1, [](NodeImporter &n) {
-    return importReduce<ReduceMeanOp>(n, 18);
-  });
-  table.add("ReduceMax", 1, [](NodeImporter &n) {
-    return importReduce<ReduceMaxOp>(n, 18);
-  });
-  table.add("ReduceMin", 1, [](NodeImporter &n) {
-    return importReduce<ReduceMinOp>(n, 18);
-  });
+  table.add("ReduceSum", 1,
+            [](NodeImporter &n) { return importReduce<ReduceSumOp>(n, 13); });
+  table.add("ReduceMean", 1,
+            [](NodeImporter &n) { return importReduce<ReduceMeanOp>(n, 18); });
+  table.add("ReduceMax", 1,
+            [](NodeImporter &n) { return importReduce<ReduceMaxOp>(n, 18); });
+  table.add("ReduceMin", 1,
+            [](NodeImporter &n) { return importReduce<ReduceMinOp>(n, 18); });
   table.add("LayerNormalization", 2,
             [](NodeImporter &n) { return importNorm(n, /*rms=*/false); });
   table.add("RMSNormalization", 2,

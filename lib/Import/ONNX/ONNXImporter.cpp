@@ -123,11 +123,11 @@ ModelImporter::typeOf(const onnx::ValueInfoProto &info, const Tensor *bound) {
   const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
   std::optional<DType> dtype = dtypeFromOnnx(tensorType.elem_type());
   if (!dtype)
-    return emitError(fileLoc)
-           << "graph value '" << info.name() << "' has unsupported element type "
-           << onnx::TensorProto::DataType_Name(
-                  static_cast<onnx::TensorProto::DataType>(
-                      tensorType.elem_type()));
+    return emitError(fileLoc) << "graph value '" << info.name()
+                              << "' has unsupported element type "
+                              << onnx::TensorProto::DataType_Name(
+                                     static_cast<onnx::TensorProto::DataType>(
+                                         tensorType.elem_type()));
   Type elementType = elementTypeOf(context, *dtype);
   if (bound) {
     // The bound value fixes symbolic dimensions and must match the rest.
@@ -135,7 +135,8 @@ ModelImporter::typeOf(const onnx::ValueInfoProto &info, const Tensor *bound) {
                    (!tensorType.has_shape() ||
                     tensorType.shape().dim_size() == bound->rank());
     for (auto [i, dim] : llvm::enumerate(tensorType.shape().dim()))
-      if (matches && dim.has_dim_value() && dim.dim_value() != bound->shape()[i])
+      if (matches && dim.has_dim_value() &&
+          dim.dim_value() != bound->shape()[i])
         matches = false;
     if (!matches)
       return emitError(fileLoc)
@@ -147,7 +148,8 @@ ModelImporter::typeOf(const onnx::ValueInfoProto &info, const Tensor *bound) {
   auto requested = options.inputShapes.find(info.name());
   if (requested != options.inputShapes.end()) {
     if (tensorType.has_shape() &&
-        tensorType.shape().dim_size() != static_cast<int>(requested->second.size()))
+        tensorType.shape().dim_size() !=
+            static_cast<int>(requested->second.size()))
       return emitError(fileLoc)
              << "--input-shape gives '" << info.name() << "' rank "
              << requested->second.size() << " but the model declares rank "
@@ -224,8 +226,8 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
        {std::tuple("freeze", &options.freeze, &freeze),
         std::tuple("trainable", &options.trainable, &trainable)})
     if (!pattern->empty() && !regex->isValid(regexError))
-      return emitError(fileLoc) << "invalid --" << flag << " regex: "
-                                << regexError;
+      return emitError(fileLoc)
+             << "invalid --" << flag << " regex: " << regexError;
   for (const onnx::TensorProto &init : graph.initializer()) {
     std::optional<DType> dtype = dtypeFromOnnx(init.data_type());
     if (!dtype)
@@ -235,9 +237,10 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
              << onnx::TensorProto::DataType_Name(
                     static_cast<onnx::TensorProto::DataType>(init.data_type()));
     Shape shape(init.dims().begin(), init.dims().end());
-    bool selected = isFloatDType(*dtype) &&
-                    (options.trainable.empty() || trainable.match(init.name())) &&
-                    (options.freeze.empty() || !freeze.match(init.name()));
+    bool selected =
+        isFloatDType(*dtype) &&
+        (options.trainable.empty() || trainable.match(init.name())) &&
+        (options.freeze.empty() || !freeze.match(init.name()));
     std::optional<Tensor> value;
     // Shapes-only mode reads no float data: frozen initializers become
     // parameters marked not trainable rather than constants.
@@ -248,9 +251,8 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
       if (!value)
         return emitError(fileLoc) << "initializer: " << error;
       // Non-finite initializers (-inf causal masks) are constants.
-      if (selected && llvm::any_of(value->floats(), [](double x) {
-            return !std::isfinite(x);
-          }))
+      if (selected && llvm::any_of(value->floats(),
+                                   [](double x) { return !std::isfinite(x); }))
         selected = false;
     } else if (llvm::any_of(shape, [](int64_t d) { return d < 0; })) {
       return emitError(fileLoc)
@@ -270,7 +272,8 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
     if (value) {
       argTypes.push_back(tensorTypeOf(context, *value));
       attrs.push_back(builder.getNamedAttr(
-          kValueAttrName, resourceAttrFromTensor(context, init.name(), *value)));
+          kValueAttrName,
+          resourceAttrFromTensor(context, init.name(), *value)));
     } else {
       argTypes.push_back(
           RankedTensorType::get(shape, elementTypeOf(context, *dtype)));
@@ -373,9 +376,9 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node) {
     if (i >= inputs.size() || !inputs[i])
       return nodeError() << "needs " << entry->requiredInputs
                          << " inputs but has " << i;
-  NodeImporter nodeImporter(node, inputs, opset, builder, loc,
-                            [this](Value v) { return resolveConstant(v); },
-                            modelContext);
+  NodeImporter nodeImporter(
+      node, inputs, opset, builder, loc,
+      [this](Value v) { return resolveConstant(v); }, modelContext);
   if (failed(entry->importer(nodeImporter)))
     return failure();
   for (Value result : nodeImporter.results) {
@@ -431,8 +434,8 @@ LogicalResult ModelImporter::buildReturn(const onnx::GraphProto &graph) {
         kOutputAttrName, builder.getStringAttr(output.name()))));
   }
   func::ReturnOp::create(builder, fileLoc, results);
-  func.setFunctionType(builder.getFunctionType(
-      func.getArgumentTypes(), ValueRange(results).getTypes()));
+  func.setFunctionType(builder.getFunctionType(func.getArgumentTypes(),
+                                               ValueRange(results).getTypes()));
   func.setAllResultAttrs(resultAttrs);
   return success();
 }

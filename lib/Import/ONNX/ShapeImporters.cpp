@@ -81,8 +81,8 @@ LogicalResult checkConstantSize(NodeImporter &n, ArrayRef<int64_t> shape) {
   int64_t count = 1;
   for (int64_t dim : shape) {
     if (dim > 0 && count > kMaxConstantElements / dim) {
-      n.error() << "the constant would have more than "
-                << kMaxConstantElements << " elements";
+      n.error() << "the constant would have more than " << kMaxConstantElements
+                << " elements";
       return failure();
     }
     count *= dim;
@@ -161,8 +161,8 @@ LogicalResult importReshape(NodeImporter &n) {
   for (auto [i, dim] : llvm::enumerate(*requested)) {
     if (dim == 0 && !allowZero) {
       if (i >= in.size()) {
-        n.error() << "shape entry " << i << " is 0 (copy) but the input has rank "
-                  << in.size();
+        n.error() << "shape entry " << i
+                  << " is 0 (copy) but the input has rank " << in.size();
         return failure();
       }
       dim = in[i];
@@ -301,10 +301,10 @@ LogicalResult importExpand(NodeImporter &n) {
   }
   if (*shape == SmallVector<int64_t>(n.inputType(0).getShape()))
     return n.setResult(n.input(0));
-  return n.setResult(
-      BroadcastOp::create(n.builder, n.loc, n.inputType(0).clone(*shape),
-                          n.input(0))
-          .getResult());
+  return n.setResult(BroadcastOp::create(n.builder, n.loc,
+                                         n.inputType(0).clone(*shape),
+                                         n.input(0))
+                         .getResult());
 }
 
 LogicalResult importConcat(NodeImporter &n) {
@@ -393,7 +393,8 @@ LogicalResult importSlice(NodeImporter &n) {
 
 LogicalResult importSplit(NodeImporter &n) {
   auto type = n.inputType(0);
-  FailureOr<int64_t> dim = n.normalizeAxis(n.intAttr("axis", 0), type.getRank());
+  FailureOr<int64_t> dim =
+      n.normalizeAxis(n.intAttr("axis", 0), type.getRank());
   if (failed(dim))
     return failure();
   int64_t total = type.getDimSize(*dim);
@@ -451,12 +452,12 @@ LogicalResult importGatherElements(NodeImporter &n) {
 
 ArrayRef<unsigned> mlir::dtc::staticOperandIndices(StringRef opType) {
   static const llvm::StringMap<SmallVector<unsigned>> table = {
-      {"Reshape", {1}},       {"Expand", {1}},     {"Squeeze", {1}},
-      {"Unsqueeze", {1}},     {"Split", {1}},      {"Slice", {1, 2, 3, 4}},
-      {"ReduceSum", {1}},     {"ReduceMean", {1}}, {"ReduceMax", {1}},
-      {"ReduceMin", {1}},     {"ConstantOfShape", {0}},
-      {"Range", {0, 1, 2}},    {"Tile", {1}},       {"Trilu", {1}},
-      {"OneHot", {1}},        {"Dropout", {1, 2}},    {"CumSum", {1}},       {"TopK", {1}},
+      {"Reshape", {1}},    {"Expand", {1}},          {"Squeeze", {1}},
+      {"Unsqueeze", {1}},  {"Split", {1}},           {"Slice", {1, 2, 3, 4}},
+      {"ReduceSum", {1}},  {"ReduceMean", {1}},      {"ReduceMax", {1}},
+      {"ReduceMin", {1}},  {"ConstantOfShape", {0}}, {"Range", {0, 1, 2}},
+      {"Tile", {1}},       {"Trilu", {1}},           {"OneHot", {1}},
+      {"Dropout", {1, 2}}, {"CumSum", {1}},          {"TopK", {1}},
   };
   auto it = table.find(opType);
   return it == table.end() ? ArrayRef<unsigned>() : ArrayRef(it->second);

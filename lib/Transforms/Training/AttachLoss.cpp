@@ -1,7 +1,7 @@
 //===- AttachLoss.cpp - make the function return a training loss ----------===//
 
-#include "dtc/Transforms/Training/Passes.h"
 #include "Signature.h"
+#include "dtc/Transforms/Training/Passes.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/IR/Builders.h"
@@ -45,7 +45,8 @@ Value buildCrossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
   keptShape.back() = 1;
   Value column = ReshapeOp::create(
       b, loc, RankedTensorType::get(keptShape, b.getI64Type()), labels);
-  Value onehot = CompareOp::create(b, loc, ComparisonPredicate::EQ, classes, column);
+  Value onehot =
+      CompareOp::create(b, loc, ComparisonPredicate::EQ, classes, column);
   Value zero = scalar(elementType, b.getFloatAttr(elementType, 0));
   Value picked = ReduceSumOp::create(
       b, loc, SelectOp::create(b, loc, onehot, logp, zero).getResult(),
@@ -108,9 +109,10 @@ struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
     StringRef spec(loss);
     if (spec.consume_front("output:")) {
       lossValue = findOutput(func, spec);
-      auto type = lossValue ? dyn_cast<RankedTensorType>(lossValue.getType())
-                            : nullptr;
-      if (!type || type.getRank() != 0 || !isa<FloatType>(type.getElementType())) {
+      auto type =
+          lossValue ? dyn_cast<RankedTensorType>(lossValue.getType()) : nullptr;
+      if (!type || type.getRank() != 0 ||
+          !isa<FloatType>(type.getElementType())) {
         func.emitError("loss output '")
             << spec << "' must be a scalar float result of the function";
         return signalPassFailure();
@@ -120,13 +122,15 @@ struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
       auto type = logitsValue
                       ? dyn_cast<RankedTensorType>(logitsValue.getType())
                       : nullptr;
-      if (!type || type.getRank() < 2 || !isa<FloatType>(type.getElementType())) {
+      if (!type || type.getRank() < 2 ||
+          !isa<FloatType>(type.getElementType())) {
         func.emitError("cross-entropy needs a float output named '")
-            << logits << "' with the classes along its last dimension (rank >= 2)";
+            << logits
+            << "' with the classes along its last dimension (rank >= 2)";
         return signalPassFailure();
       }
-      auto labelsType = RankedTensorType::get(type.getShape().drop_back(),
-                                              b.getI64Type());
+      auto labelsType =
+          RankedTensorType::get(type.getShape().drop_back(), b.getI64Type());
       Value labelsArg = appendArgument(
           func, labelsType,
           {b.getNamedAttr(kInputAttrName, b.getStringAttr(labels))});
@@ -153,8 +157,8 @@ struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
       return signalPassFailure();
     }
     setResults(func, {lossValue},
-               {b.getDictionaryAttr(b.getNamedAttr(kOutputAttrName,
-                                                   b.getStringAttr("loss")))});
+               {b.getDictionaryAttr(
+                   b.getNamedAttr(kOutputAttrName, b.getStringAttr("loss")))});
   }
 };
 

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dtc/Transforms/Training/Passes.h"
 #include "Signature.h"
+#include "dtc/Transforms/Training/Passes.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/IR/Builders.h"
@@ -81,12 +81,13 @@ struct AutodiffPass : public dtc::impl::AutodiffBase<AutodiffPass> {
       grads[loss] =
           scale.getType() == lossType
               ? Value(scale)
-              : CastOp::create(builder, func.getLoc(), lossType, scale).getResult();
+              : CastOp::create(builder, func.getLoc(), lossType, scale)
+                    .getResult();
     else
       grads[loss] = ConstantOp::create(
           builder, func.getLoc(),
-          DenseElementsAttr::get(lossType,
-                                 FloatAttr::get(lossType.getElementType(), 1.0)));
+          DenseElementsAttr::get(
+              lossType, FloatAttr::get(lossType.getElementType(), 1.0)));
 
     for (Operation *op : llvm::reverse(forward)) {
       SmallVector<Value> resultGrads;
@@ -125,9 +126,10 @@ struct AutodiffPass : public dtc::impl::AutodiffBase<AutodiffPass> {
             DenseElementsAttr::get(type,
                                    FloatAttr::get(type.getElementType(), 0.0)));
       }
-      appendResult(func, grad,
-                   {builder.getNamedAttr(
-                       kGradAttrName, builder.getStringAttr(parameterName(param)))});
+      appendResult(
+          func, grad,
+          {builder.getNamedAttr(kGradAttrName,
+                                builder.getStringAttr(parameterName(param)))});
     }
   }
 };

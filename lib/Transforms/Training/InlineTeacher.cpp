@@ -1,7 +1,7 @@
 //===- InlineTeacher.cpp - a frozen teacher inside the student's step -----===//
 
-#include "dtc/Transforms/Training/Passes.h"
 #include "Signature.h"
+#include "dtc/Transforms/Training/Passes.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/IR/Builders.h"
@@ -38,7 +38,8 @@ struct InlineTeacherPass
     IRMapping mapping;
     for (BlockArgument arg : teacher.getArguments()) {
       unsigned i = arg.getArgNumber();
-      if (auto param = teacher.getArgAttrOfType<StringAttr>(i, kParamAttrName)) {
+      if (auto param =
+              teacher.getArgAttrOfType<StringAttr>(i, kParamAttrName)) {
         SmallVector<NamedAttribute> attrs = {
             b.getNamedAttr(kParamAttrName,
                            b.getStringAttr("teacher/" + param.str())),
@@ -66,10 +67,11 @@ struct InlineTeacherPass
       b.clone(op, mapping);
     auto teacherReturn = cast<func::ReturnOp>(teacherBody.getTerminator());
     for (auto [i, value] : llvm::enumerate(teacherReturn.getOperands()))
-      appendResult(student, mapping.lookup(value),
-                   {b.getNamedAttr(kOutputAttrName,
-                                   b.getStringAttr("teacher/" +
-                                                   dtc::getResultName(teacher, i)))});
+      appendResult(
+          student, mapping.lookup(value),
+          {b.getNamedAttr(
+              kOutputAttrName,
+              b.getStringAttr("teacher/" + dtc::getResultName(teacher, i)))});
     teacher.erase();
   }
 };

@@ -1,7 +1,7 @@
 //===- MixedPrecision.cpp - bf16 compute with f32 master weights ----------===//
 
-#include "dtc/Transforms/Training/Passes.h"
 #include "Signature.h"
+#include "dtc/Transforms/Training/Passes.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/IR/Builders.h"
@@ -38,8 +38,8 @@ struct MixedPrecisionPass
       return;
     OpBuilder b(&getContext());
     if (type != "bf16" && type != "f16") {
-      func.emitError("unknown mixed-precision type '") << type
-                                                        << "' (bf16 or f16)";
+      func.emitError("unknown mixed-precision type '")
+          << type << "' (bf16 or f16)";
       return signalPassFailure();
     }
     Type low = type == "f16" ? Type(b.getF16Type()) : Type(b.getBF16Type());
@@ -52,7 +52,8 @@ struct MixedPrecisionPass
     };
 
     Block &body = func.getBody().front();
-    for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
+    for (Operation &op :
+         llvm::make_early_inc_range(body.without_terminator())) {
       if (isa<ConstantOp>(op)) // cast where used
         continue;
       bool floatOp = llvm::any_of(op.getOperandTypes(), isFloatTensor) ||
@@ -68,7 +69,8 @@ struct MixedPrecisionPass
           operand.set(castTo(operand.get(), target, op.getLoc()));
       for (Value result : op.getResults())
         if (isFloatTensor(result.getType()))
-          result.setType(cast<RankedTensorType>(result.getType()).clone(target));
+          result.setType(
+              cast<RankedTensorType>(result.getType()).clone(target));
     }
     // Results (the logits) go back to f32: the loss is computed in f32.
     auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -89,9 +91,9 @@ struct MixedPrecisionPass
     appendArgument(
         func, scaleType,
         {b.getNamedAttr(kStateAttrName, b.getStringAttr("loss_scale")),
-         b.getNamedAttr(kValueAttrName,
-                        DenseElementsAttr::get(scaleType,
-                                               b.getF32FloatAttr(initScale))),
+         b.getNamedAttr(
+             kValueAttrName,
+             DenseElementsAttr::get(scaleType, b.getF32FloatAttr(initScale))),
          b.getNamedAttr(kGrowthIntervalAttrName,
                         b.getI64IntegerAttr(growthInterval))});
     appendArgument(

@@ -226,7 +226,8 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
       Value diff = u.sub(unscaled, unscaled);
       Value bad = CompareOp::create(b, u.loc, ComparisonPredicate::NE, diff,
                                     u.like(u.f64(0), diff));
-      auto countType = cast<RankedTensorType>(bad.getType()).clone(b.getF32Type());
+      auto countType =
+          cast<RankedTensorType>(bad.getType()).clone(b.getF32Type());
       Value count = u.sumAll(CastOp::create(b, u.loc, countType, bad));
       nonFinite = nonFinite ? u.add(nonFinite, count) : count;
     }
@@ -254,8 +255,8 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
     Value next = u.add(tracker, i64(1));
     Value grow = CompareOp::create(b, u.loc, ComparisonPredicate::GE, next,
                                    i64(interval ? interval.getInt() : 2000));
-    Value grown = SelectOp::create(b, u.loc, grow,
-                                   u.mul(scale, u.like(u.f64(2), scale)), scale);
+    Value grown = SelectOp::create(
+        b, u.loc, grow, u.mul(scale, u.like(u.f64(2), scale)), scale);
     update(SelectOp::create(b, u.loc, foundInf,
                             u.mul(scale, u.like(u.f64(0.5), scale)), grown),
            scale, "loss_scale");

@@ -41,7 +41,8 @@ SmallVector<BlockArgument> mlir::dtc::trainableParameters(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments()) {
     unsigned i = arg.getArgNumber();
     auto trainable = func.getArgAttrOfType<BoolAttr>(i, kTrainableAttrName);
-    if (func.getArgAttr(i, kParamAttrName) && (!trainable || trainable.getValue()))
+    if (func.getArgAttr(i, kParamAttrName) &&
+        (!trainable || trainable.getValue()))
       params.push_back(arg);
   }
   return params;
@@ -49,8 +50,8 @@ SmallVector<BlockArgument> mlir::dtc::trainableParameters(func::FuncOp func) {
 
 BlockArgument mlir::dtc::stateArgument(func::FuncOp func, StringRef name) {
   for (BlockArgument arg : func.getArguments())
-    if (auto state =
-            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kStateAttrName))
+    if (auto state = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                       kStateAttrName))
       if (state.getValue() == name)
         return arg;
   return BlockArgument();

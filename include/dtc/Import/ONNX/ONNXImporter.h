@@ -68,8 +68,9 @@ struct ONNXImportOptions {
 
 /// Parses `--input-shape` values ("name=8x16"; several separated by commas)
 /// into `shapes`; returns an error message, or "" on success.
-std::string parseInputShapes(llvm::ArrayRef<std::string> specs,
-                             std::map<std::string, std::vector<int64_t>> &shapes);
+std::string
+parseInputShapes(llvm::ArrayRef<std::string> specs,
+                 std::map<std::string, std::vector<int64_t>> &shapes);
 
 /// Imports the ONNX model file at `path`. Emits diagnostics and returns null
 /// on failure (unreadable or corrupt file, unsupported op, opset or type,

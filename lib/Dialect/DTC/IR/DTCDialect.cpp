@@ -37,8 +37,7 @@ std::string mlir::dtc::getArgumentName(FunctionOpInterface func,
   return "arg" + std::to_string(index);
 }
 
-std::string mlir::dtc::getResultName(FunctionOpInterface func,
-                                     unsigned index) {
+std::string mlir::dtc::getResultName(FunctionOpInterface func, unsigned index) {
   DictionaryAttr attrs = func.getResultAttrDict(index);
   if (std::string name = nameAttr(attrs, kOutputAttrName); !name.empty())
     return name;

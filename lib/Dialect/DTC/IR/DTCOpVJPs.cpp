@@ -52,7 +52,8 @@ public:
     Type elementType = cast<RankedTensorType>(like.getType()).getElementType();
     auto type = RankedTensorType::get({}, elementType);
     return ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, FloatAttr::get(elementType, value)));
+        b, loc,
+        DenseElementsAttr::get(type, FloatAttr::get(elementType, value)));
   }
   Value scale(Value x, double factor) { return mul(x, scalar(factor, x)); }
   Value zeros(Type type) {
@@ -107,7 +108,8 @@ public:
 
 /// Shape of a reduction's result with the reduced dimensions kept as 1.
 SmallVector<int64_t> keptShape(Value input, ArrayRef<int64_t> dims) {
-  SmallVector<int64_t> shape(cast<RankedTensorType>(input.getType()).getShape());
+  SmallVector<int64_t> shape(
+      cast<RankedTensorType>(input.getType()).getShape());
   for (int64_t dim : dims)
     shape[dim] = 1;
   return shape;
@@ -123,8 +125,8 @@ SmallVector<int64_t> trailingDims(int64_t from, int64_t rank) {
 /// The gradient of max (isMax) or min with respect to its lhs: all of g
 /// where lhs wins, half of it on ties.
 Value extremumGrad(Emitter &e, Value g, Value self, Value other, bool isMax) {
-  Value wins = e.compare(isMax ? ComparisonPredicate::GT : ComparisonPredicate::LT,
-                         self, other);
+  Value wins = e.compare(
+      isMax ? ComparisonPredicate::GT : ComparisonPredicate::LT, self, other);
   Value ties = e.compare(ComparisonPredicate::EQ, self, other);
   Value zero = e.scalar(0, g);
   return e.sumTo(e.select(wins, g, e.select(ties, e.scale(g, 0.5), zero)),
@@ -137,7 +139,8 @@ template <typename OpTy>
 Value extremumReduceGrad(Emitter &e, OpTy op, Value g) {
   Value input = op.getInput();
   SmallVector<int64_t> kept = keptShape(input, op.getDims());
-  Value extremum = e.broadcastTo(e.reshape(op.getResult(), kept), input.getType());
+  Value extremum =
+      e.broadcastTo(e.reshape(op.getResult(), kept), input.getType());
   Type elementType = cast<RankedTensorType>(input.getType()).getElementType();
   Value mask = e.castTo(e.compare(ComparisonPredicate::EQ, input, extremum),
                         elementType);
@@ -164,18 +167,22 @@ Value extremumReduceGrad(Emitter &e, OpTy op, Value g) {
   }
 
 DTC_UNARY_VJP(NegOp, e.neg(g))
-DTC_UNARY_VJP(AbsOp, e.select(e.compare(ComparisonPredicate::GT, x, e.scalar(0, x)), g,
-                              e.select(e.compare(ComparisonPredicate::LT, x, e.scalar(0, x)),
-                                       e.neg(g), e.scalar(0, g))))
-DTC_UNARY_VJP(ReluOp, e.select(e.compare(ComparisonPredicate::GT, x, e.scalar(0, x)), g,
-                               e.scalar(0, g)))
+DTC_UNARY_VJP(AbsOp,
+              e.select(e.compare(ComparisonPredicate::GT, x, e.scalar(0, x)), g,
+                       e.select(e.compare(ComparisonPredicate::LT, x,
+                                          e.scalar(0, x)),
+                                e.neg(g), e.scalar(0, g))))
+DTC_UNARY_VJP(ReluOp,
+              e.select(e.compare(ComparisonPredicate::GT, x, e.scalar(0, x)), g,
+                       e.scalar(0, g)))
 DTC_UNARY_VJP(ExpOp, e.mul(g, z))
 DTC_UNARY_VJP(LogOp, e.div(g, x))
 DTC_UNARY_VJP(SqrtOp, e.div(g, e.scale(z, 2)))
 DTC_UNARY_VJP(RsqrtOp, e.mul(e.scale(g, -0.5), e.mul(z, e.mul(z, z))))
 DTC_UNARY_VJP(ReciprocalOp, e.neg(e.mul(g, e.mul(z, z))))
 DTC_UNARY_VJP(TanhOp, e.mul(g, e.sub(e.scalar(1, z), e.mul(z, z))))
-DTC_UNARY_VJP(ErfOp, e.mul(e.scale(g, 2 / std::sqrt(M_PI)), e.exp(e.neg(e.mul(x, x)))))
+DTC_UNARY_VJP(ErfOp,
+              e.mul(e.scale(g, 2 / std::sqrt(M_PI)), e.exp(e.neg(e.mul(x, x)))))
 DTC_UNARY_VJP(SinOp, e.mul(g, e.cos(x)))
 DTC_UNARY_VJP(CosOp, e.neg(e.mul(g, e.sin(x))))
 DTC_UNARY_VJP(SigmoidOp, e.mul(g, e.mul(z, e.sub(e.scalar(1, z), z))))
@@ -185,11 +192,11 @@ DTC_UNARY_VJP(SoftplusOp, e.mul(g, e.sigmoid(x)))
 LogicalResult DropoutOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                   SmallVectorImpl<Value> &operandGrads) {
   // The same mask, redrawn: dropout is linear in its input.
-  operandGrads.append({DropoutOp::create(b, getLoc(), resultGrads[0].getType(),
-                                         resultGrads[0], getStep(), getRatio(),
-                                         getSeed(), getStream())
-                           .getResult(),
-                       Value()});
+  operandGrads.append(
+      {DropoutOp::create(b, getLoc(), resultGrads[0].getType(), resultGrads[0],
+                         getStep(), getRatio(), getSeed(), getStream())
+           .getResult(),
+       Value()});
   return success();
 }
 
@@ -209,8 +216,10 @@ LogicalResult GeluOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   Value x = getInput(), d;
   if (getApproximate() == GeluApproximation::None) {
     // Phi(x) + x * phi(x)
-    Value cdf = e.scale(e.add(e.scalar(1, x), e.erf(e.scale(x, M_SQRT1_2))), 0.5);
-    Value pdf = e.scale(e.exp(e.scale(e.mul(x, x), -0.5)), 1 / std::sqrt(2 * M_PI));
+    Value cdf =
+        e.scale(e.add(e.scalar(1, x), e.erf(e.scale(x, M_SQRT1_2))), 0.5);
+    Value pdf =
+        e.scale(e.exp(e.scale(e.mul(x, x), -0.5)), 1 / std::sqrt(2 * M_PI));
     d = e.add(cdf, e.mul(x, pdf));
   } else {
     // 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3c x^2), t = tanh(k (x + c x^3))
@@ -234,8 +243,8 @@ LogicalResult AddOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                               SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());
   Value g = resultGrads[0];
-  operandGrads.append({e.sumTo(g, getLhs().getType()),
-                       e.sumTo(g, getRhs().getType())});
+  operandGrads.append(
+      {e.sumTo(g, getLhs().getType()), e.sumTo(g, getRhs().getType())});
   return success();
 }
 
@@ -243,8 +252,8 @@ LogicalResult SubOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                               SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());
   Value g = resultGrads[0];
-  operandGrads.append({e.sumTo(g, getLhs().getType()),
-                       e.sumTo(e.neg(g), getRhs().getType())});
+  operandGrads.append(
+      {e.sumTo(g, getLhs().getType()), e.sumTo(e.neg(g), getRhs().getType())});
   return success();
 }
 
@@ -252,8 +261,8 @@ LogicalResult MulOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                               SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());
   Value g = resultGrads[0], x = getLhs(), y = getRhs();
-  operandGrads.append({e.sumTo(e.mul(g, y), x.getType()),
-                       e.sumTo(e.mul(g, x), y.getType())});
+  operandGrads.append(
+      {e.sumTo(e.mul(g, y), x.getType()), e.sumTo(e.mul(g, x), y.getType())});
   return success();
 }
 
@@ -306,9 +315,9 @@ LogicalResult SelectOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                  SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());
   Value g = resultGrads[0], zero = e.scalar(0, g), c = getCond();
-  operandGrads.append(
-      {Value(), e.sumTo(e.select(c, g, zero), getOnTrue().getType()),
-       e.sumTo(e.select(c, zero, g), getOnFalse().getType())});
+  operandGrads.append({Value(),
+                       e.sumTo(e.select(c, g, zero), getOnTrue().getType()),
+                       e.sumTo(e.select(c, zero, g), getOnFalse().getType())});
   return success();
 }
 
@@ -409,7 +418,8 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                        "inv_std_dev results");
   Emitter e(b, getLoc());
   Value g = resultGrads[0], x = getInput();
-  SmallVector<int64_t> dims = trailingDims(getDim(), getInput().getType().getRank());
+  SmallVector<int64_t> dims =
+      trailingDims(getDim(), getInput().getType().getRank());
   Value xhat = e.mul(e.sub(x, getMean()), getInvStdDev());
   Value gxhat = e.mul(g, getScale());
   // dx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))
@@ -425,14 +435,17 @@ LogicalResult RMSNormOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                   SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());
   Value g = resultGrads[0], x = getInput();
-  SmallVector<int64_t> dims = trailingDims(getDim(), getInput().getType().getRank());
+  SmallVector<int64_t> dims =
+      trailingDims(getDim(), getInput().getType().getRank());
   Value eps = e.scalar(getEpsilon().convertToDouble(), x);
   Value r = e.rsqrt(e.add(e.reduceMean(e.mul(x, x), dims), eps));
   Value gs = e.mul(g, getScale());
   // dx = r * gs - x * r^3 * mean(gs * x)
   Value r3 = e.mul(r, e.mul(r, r));
-  Value gx = e.sub(e.mul(r, gs), e.mul(x, e.mul(r3, e.reduceMean(e.mul(gs, x), dims))));
-  operandGrads.append({gx, e.sumTo(e.mul(g, e.mul(x, r)), getScale().getType())});
+  Value gx = e.sub(e.mul(r, gs),
+                   e.mul(x, e.mul(r3, e.reduceMean(e.mul(gs, x), dims))));
+  operandGrads.append(
+      {gx, e.sumTo(e.mul(g, e.mul(x, r)), getScale().getType())});
   return success();
 }
 
@@ -444,10 +457,11 @@ LogicalResult GatherOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                  SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());
   Value zeros = e.zeros(getInput().getType());
-  operandGrads.append({ScatterAddOp::create(b, getLoc(), zeros.getType(), zeros,
-                                            getIndices(), resultGrads[0], getDim())
-                           .getResult(),
-                       Value()});
+  operandGrads.append(
+      {ScatterAddOp::create(b, getLoc(), zeros.getType(), zeros, getIndices(),
+                            resultGrads[0], getDim())
+           .getResult(),
+       Value()});
   return success();
 }
 
@@ -464,21 +478,23 @@ LogicalResult GatherElementsOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                          SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());
   Value zeros = e.zeros(getInput().getType());
-  operandGrads.append({ScatterElementsAddOp::create(
-                           b, getLoc(), zeros.getType(), zeros, getIndices(),
-                           resultGrads[0], getDim())
-                           .getResult(),
-                       Value()});
+  operandGrads.append(
+      {ScatterElementsAddOp::create(b, getLoc(), zeros.getType(), zeros,
+                                    getIndices(), resultGrads[0], getDim())
+           .getResult(),
+       Value()});
   return success();
 }
 
-LogicalResult ScatterElementsAddOp::buildVJP(
-    OpBuilder &b, ValueRange resultGrads, SmallVectorImpl<Value> &operandGrads) {
+LogicalResult
+ScatterElementsAddOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
   Value g = resultGrads[0];
-  operandGrads.append({g, Value(),
-                       GatherElementsOp::create(b, getLoc(), getUpdates().getType(),
-                                                g, getIndices(), getDim())
-                           .getResult()});
+  operandGrads.append(
+      {g, Value(),
+       GatherElementsOp::create(b, getLoc(), getUpdates().getType(), g,
+                                getIndices(), getDim())
+           .getResult()});
   return success();
 }
 
@@ -551,8 +567,9 @@ LogicalResult UpdateSliceOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                       SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());
   Value g = resultGrads[0];
-  Value window = SliceOp::create(b, getLoc(), g, getStarts(),
-                                 getUpdate().getType().getShape(), getStrides());
+  Value window =
+      SliceOp::create(b, getLoc(), g, getStarts(),
+                      getUpdate().getType().getShape(), getStrides());
   Value rest = UpdateSliceOp::create(b, getLoc(), g.getType(),
                                      e.zeros(getUpdate().getType()), g,
                                      getStarts(), getStrides());

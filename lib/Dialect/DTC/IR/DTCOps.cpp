@@ -53,8 +53,8 @@ static Type elementTypeOf(Value value) {
 }
 
 static LogicalResult inferBroadcastTypes(std::optional<Location> loc,
-                                    ValueRange operands, Type elementType,
-                                    SmallVectorImpl<Type> &inferred) {
+                                         ValueRange operands, Type elementType,
+                                         SmallVectorImpl<Type> &inferred) {
   SmallVector<ArrayRef<int64_t>> shapes;
   for (Value operand : operands)
     shapes.push_back(shapeOf(operand));
@@ -102,7 +102,7 @@ LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &inferred) {
   return inferBroadcastTypes(loc, {adaptor.getLhs(), adaptor.getRhs()},
-                        IntegerType::get(context, 1), inferred);
+                             IntegerType::get(context, 1), inferred);
 }
 
 LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
@@ -110,7 +110,7 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &inferred) {
   return inferBroadcastTypes(loc, adaptor.getOperands(),
-                        elementTypeOf(adaptor.getOnTrue()), inferred);
+                             elementTypeOf(adaptor.getOnTrue()), inferred);
 }
 
 LogicalResult DropoutOp::verify() {
@@ -153,8 +153,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   if (adaptor.getTransposeRhs())
     std::swap(kr, n);
   if (kl != kr)
-    return emitOptionalError(loc, "contracting dimensions differ (", kl,
-                             " vs ", kr, ")");
+    return emitOptionalError(loc, "contracting dimensions differ (", kl, " vs ",
+                             kr, ")");
   FailureOr<SmallVector<int64_t>> batch =
       broadcastShapes({lhs.drop_back(2), rhs.drop_back(2)});
   if (failed(batch))
@@ -170,8 +170,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
 //===----------------------------------------------------------------------===//
 
 static LogicalResult inferReduceTypes(std::optional<Location> loc, Value input,
-                                 ArrayRef<int64_t> dims, bool keepDims,
-                                 SmallVectorImpl<Type> &inferred) {
+                                      ArrayRef<int64_t> dims, bool keepDims,
+                                      SmallVectorImpl<Type> &inferred) {
   ArrayRef<int64_t> shape = shapeOf(input);
   for (auto [i, dim] : llvm::enumerate(dims)) {
     if (failed(checkDim(loc, dim, shape.size())))
@@ -218,9 +218,8 @@ LogicalResult LogSoftmaxOp::verify() {
 
 /// Checks that `scale` (and `bias`) have the normalized shape of a norm over
 /// `[dim, rank)` of `input`.
-static LogicalResult checkNormOperands(std::optional<Location> loc,
-                                       Value input, Value scale, Value bias,
-                                       int64_t dim) {
+static LogicalResult checkNormOperands(std::optional<Location> loc, Value input,
+                                       Value scale, Value bias, int64_t dim) {
   ArrayRef<int64_t> shape = shapeOf(input);
   if (failed(checkDim(loc, dim, shape.size())))
     return failure();
@@ -302,7 +301,8 @@ LogicalResult ScatterAddOp::verify() {
 /// Checks indices for gather_elements/scatter_elements_add: same rank as
 /// the input, no larger in any dimension but `dim`.
 static LogicalResult checkElementIndices(Operation *op, RankedTensorType input,
-                                         RankedTensorType indices, int64_t dim) {
+                                         RankedTensorType indices,
+                                         int64_t dim) {
   if (failed(checkDim(op->getLoc(), dim, input.getRank())))
     return failure();
   if (indices.getRank() != input.getRank())
@@ -345,16 +345,17 @@ LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
                              type.getDimSize(dim), "]");
   SmallVector<int64_t> shape(type.getShape());
   shape[dim] = k;
-  inferred.append({type.clone(shape),
-                   RankedTensorType::get(shape, IntegerType::get(context, 64))});
+  inferred.append(
+      {type.clone(shape),
+       RankedTensorType::get(shape, IntegerType::get(context, 64))});
   return success();
 }
 
 LogicalResult ReshapeOp::verify() {
   if (getInput().getType().getNumElements() != getType().getNumElements())
-    return emitOpError("input has ")
-           << getInput().getType().getNumElements()
-           << " elements but the result type has " << getType().getNumElements();
+    return emitOpError("input has ") << getInput().getType().getNumElements()
+                                     << " elements but the result type has "
+                                     << getType().getNumElements();
   return success();
 }
 
@@ -459,8 +460,8 @@ static LogicalResult checkWindow(std::optional<Location> loc,
     if (sizes[i] < 0)
       return emitOptionalError(loc, "size of dimension ", i, " is negative");
     int64_t last = starts[i] + (sizes[i] - 1) * strides[i];
-    if (sizes[i] > 0 && (starts[i] < 0 || starts[i] >= dim || last < 0 ||
-                         last >= dim))
+    if (sizes[i] > 0 &&
+        (starts[i] < 0 || starts[i] >= dim || last < 0 || last >= dim))
       return emitOptionalError(loc, "dimension ", i,
                                " reads outside the input");
   }
@@ -506,9 +507,8 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
     inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
   }
   if (total != type.getDimSize(dim))
-    return emitOptionalError(loc, "sizes add up to ", total,
-                             " but dimension ", dim, " has ",
-                             type.getDimSize(dim));
+    return emitOptionalError(loc, "sizes add up to ", total, " but dimension ",
+                             dim, " has ", type.getDimSize(dim));
   return success();
 }
 

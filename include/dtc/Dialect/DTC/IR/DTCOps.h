@@ -25,7 +25,8 @@ namespace mlir::dtc {
 
 /// The numpy broadcast of `shapes`, or failure when two dimensions differ and
 /// neither is 1.
-FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes);
+FailureOr<SmallVector<int64_t>>
+broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes);
 
 } // namespace mlir::dtc
 
