@@ -8,6 +8,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools   # LLVM/MLIR 22, lit, FileCheck
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libgtest-dev googletest
+  libopenmpi-dev openmpi-bin                                # the MPI engine, mpirun
   python3 python3-numpy python3-onnx                       # test tooling (Debian's python3)
 )
 

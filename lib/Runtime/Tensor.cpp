@@ -88,6 +88,23 @@ double roundFloat(double value, DType dtype) {
   }
 }
 
+uint16_t halfBitsFromFloat(float value, DType dtype) {
+  if (dtype == DType::BF16)
+    return floatToBF16Bits(value);
+  _Float16 half = static_cast<_Float16>(value);
+  uint16_t bits;
+  std::memcpy(&bits, &half, 2);
+  return bits;
+}
+
+float floatFromHalfBits(uint16_t bits, DType dtype) {
+  if (dtype == DType::BF16)
+    return bf16BitsToFloat(bits);
+  _Float16 half;
+  std::memcpy(&half, &bits, 2);
+  return static_cast<float>(half);
+}
+
 int64_t wrapInt(int64_t value, DType dtype) {
   switch (dtype) {
   case DType::I32:

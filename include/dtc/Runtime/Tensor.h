@@ -36,6 +36,11 @@ double roundFloat(double value, DType dtype);
 /// for bool.
 int64_t wrapInt(int64_t value, DType dtype);
 
+/// The 16-bit pattern of a float in bf16 or f16 (round to nearest even),
+/// and back.
+uint16_t halfBitsFromFloat(float value, DType dtype);
+float floatFromHalfBits(uint16_t bits, DType dtype);
+
 using Shape = std::vector<int64_t>;
 
 int64_t numElementsOf(const Shape &shape);

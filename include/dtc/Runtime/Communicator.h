@@ -1,0 +1,157 @@
+//===- Communicator.h - collectives over a device mesh ----------*- C++ -*-===//
+//
+// The runtime's view of the devices: a mesh of named axes (`dp`, `tp`, ...)
+// over the world of ranks, and collectives among the ranks that differ only
+// along some of the axes. Ranks are laid out in mesh order with the last
+// axis varying fastest, so the ranks of a `tp` group are neighbours.
+//
+// Two engines implement it: MPI (host tensors, for the reference executor
+// under mpirun) and NCCL (GPU, bootstrapped over MPI). Both count their
+// traffic per call by the nccl-tests bus-bytes convention, so that the
+// compiler's report can be checked against what actually moved.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_RUNTIME_COMMUNICATOR_H
+#define DTC_RUNTIME_COMMUNICATOR_H
+
+#include "dtc/Runtime/Tensor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace mlir::dtc {
+
+/// Named mesh axes and their sizes, in order.
+struct MeshShape {
+  std::vector<std::string> axes;
+  std::vector<int64_t> sizes;
+
+  int64_t numDevices() const;
+  /// The index of `axis`, or -1.
+  int64_t axisIndex(const std::string &axis) const;
+  /// Coordinates of `rank` along every axis (the last axis fastest).
+  std::vector<int64_t> coordinates(int64_t rank) const;
+  /// Parses "dp=2,tp=2"; returns an error message, or "" on success.
+  static std::string parse(const std::string &spec, MeshShape &mesh);
+};
+
+enum class ReduceKind { Sum, Max, Min };
+
+enum class CollectiveKind {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  Broadcast,
+  SendRecv
+};
+const char *collectiveName(CollectiveKind kind);
+
+/// Traffic of one kind of collective, as nccl-tests counts bus bytes:
+/// all-reduce 2(n-1)/n * S, all-gather and reduce-scatter (n-1)/n * S (S the
+/// larger of input and output), all-to-all (n-1)/n * S, broadcast and
+/// point-to-point S.
+struct CollectiveCount {
+  int64_t calls = 0;
+  double busBytes = 0;
+};
+
+/// A handle of an asynchronous collective; `wait` completes it.
+class PendingCollective {
+public:
+  virtual ~PendingCollective();
+  /// Blocks until the collective is done and writes its result.
+  virtual void wait() = 0;
+};
+
+class Communicator {
+public:
+  virtual ~Communicator();
+
+  const MeshShape &mesh() const { return meshShape; }
+  virtual int64_t rank() const = 0;
+  virtual int64_t worldSize() const = 0;
+
+  /// The group of ranks that differ from this one only along `axes`: its
+  /// size and this rank's index in it (row-major over `axes` in mesh order).
+  int64_t groupSize(const std::vector<std::string> &axes) const;
+  int64_t groupRank(const std::vector<std::string> &axes) const;
+
+  // The collectives. `axes` name the group; tensors are host tensors of
+  // the same type on every rank of the group. Each call counts its traffic.
+
+  /// Reduces `tensor` elementwise over the group, in place.
+  void allReduce(Tensor &tensor, const std::vector<std::string> &axes,
+                 ReduceKind kind);
+  /// Concatenates the group's tensors along `dim`, in group order.
+  Tensor allGather(const Tensor &tensor, const std::vector<std::string> &axes,
+                   int64_t dim);
+  /// Sums over the group and keeps this rank's chunk along `dim`.
+  Tensor reduceScatter(const Tensor &tensor,
+                       const std::vector<std::string> &axes, int64_t dim);
+  /// Splits along `splitDim`, sends chunk r to group rank r, and
+  /// concatenates what arrives along `concatDim`.
+  Tensor allToAll(const Tensor &tensor, const std::vector<std::string> &axes,
+                  int64_t splitDim, int64_t concatDim);
+  /// Copies group rank `root`'s tensor to the others, in place.
+  void broadcast(Tensor &tensor, const std::vector<std::string> &axes,
+                 int64_t root);
+  /// Sends `tensor` to world rank `peer` and receives one of the same type.
+  Tensor sendRecv(const Tensor &tensor, int64_t peer);
+
+  /// Starts an all-reduce and returns at once; the reduction lands in
+  /// `tensor` when the handle's `wait` returns.
+  std::unique_ptr<PendingCollective>
+  allReduceStart(Tensor &tensor, const std::vector<std::string> &axes,
+                 ReduceKind kind);
+
+  const std::map<CollectiveKind, CollectiveCount> &counts() const {
+    return traffic;
+  }
+
+protected:
+  explicit Communicator(MeshShape mesh) : meshShape(std::move(mesh)) {}
+
+  /// The engine's primitives, on packed element bytes over a group.
+  virtual void allReduceBytes(std::vector<char> &bytes, DType dtype,
+                              const std::vector<std::string> &axes,
+                              ReduceKind kind) = 0;
+  virtual std::unique_ptr<PendingCollective>
+  allReduceBytesStart(std::vector<char> &bytes, DType dtype,
+                      const std::vector<std::string> &axes,
+                      ReduceKind kind) = 0;
+  /// Rank-major concatenation of every group member's `bytes`.
+  virtual std::vector<char> allGatherBytes(const std::vector<char> &bytes,
+                                           const std::vector<std::string> &axes) = 0;
+  /// Sums block r of every member's `bytes` (of `groupSize` equal blocks)
+  /// into group rank r; returns this rank's sum.
+  virtual std::vector<char>
+  reduceScatterBytes(const std::vector<char> &bytes, DType dtype,
+                     const std::vector<std::string> &axes) = 0;
+  /// Block r of `bytes` (of `groupSize` equal blocks) to group rank r; the
+  /// received blocks in rank order.
+  virtual std::vector<char> allToAllBytes(const std::vector<char> &bytes,
+                                          const std::vector<std::string> &axes) = 0;
+  virtual void broadcastBytes(std::vector<char> &bytes,
+                              const std::vector<std::string> &axes,
+                              int64_t root) = 0;
+  virtual std::vector<char> sendRecvBytes(const std::vector<char> &bytes,
+                                          int64_t peer) = 0;
+
+  void count(CollectiveKind kind, double busBytes);
+
+private:
+  MeshShape meshShape;
+  std::map<CollectiveKind, CollectiveCount> traffic;
+};
+
+/// The MPI engine (MPI must be initialized). The world size must equal the
+/// mesh's device count; `error` says so otherwise.
+std::unique_ptr<Communicator> createMPICommunicator(const MeshShape &mesh,
+                                                   std::string &error);
+
+} // namespace mlir::dtc
+
+#endif // DTC_RUNTIME_COMMUNICATOR_H

@@ -1,0 +1,158 @@
+//===- CommunicatorTest.cpp - the MPI engine on a dp=2 x tp=2 mesh --------===//
+//
+// Run under `mpirun -np 4`. Every rank builds tensors from its own
+// coordinates, so each collective's expected result is computed here from
+// the rank layout (the last mesh axis fastest), independently of MPI.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Runtime/Communicator.h"
+
+#include <mpi.h>
+
+#include "gtest/gtest.h"
+
+using namespace mlir::dtc;
+
+namespace {
+
+MeshShape mesh2x2() { return {{"dp", "tp"}, {2, 2}}; }
+
+class CommunicatorTest : public testing::Test {
+protected:
+  void SetUp() override {
+    std::string error;
+    comm = createMPICommunicator(mesh2x2(), error);
+    ASSERT_TRUE(comm) << error;
+    rank = comm->rank();
+    dp = rank / 2;
+    tp = rank % 2;
+  }
+  Tensor make(DType dtype, Shape shape, std::function<double(int64_t)> f) {
+    Tensor t(dtype, shape);
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      if (t.isFloat())
+        t.floats()[i] = f(i);
+      else
+        t.ints()[i] = static_cast<int64_t>(f(i));
+    }
+    t.roundToElementType();
+    return t;
+  }
+  std::unique_ptr<Communicator> comm;
+  int64_t rank, dp, tp;
+};
+
+TEST_F(CommunicatorTest, RankLayout) {
+  ASSERT_EQ(comm->worldSize(), 4);
+  // tp groups are neighbours: ranks {0,1} and {2,3}.
+  EXPECT_EQ(comm->groupSize({"tp"}), 2);
+  EXPECT_EQ(comm->groupRank({"tp"}), tp);
+  EXPECT_EQ(comm->groupRank({"dp"}), dp);
+  EXPECT_EQ(comm->groupRank({"dp", "tp"}), rank);
+  EXPECT_EQ(mesh2x2().coordinates(3), (std::vector<int64_t>{1, 1}));
+}
+
+TEST_F(CommunicatorTest, AllReduceEveryTypeAndKind) {
+  for (DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16,
+                      DType::I64, DType::I32}) {
+    // Small integers: exact in every type.
+    Tensor sum = make(dtype, {3}, [&](int64_t i) { return rank + i; });
+    comm->allReduce(sum, {"tp"}, ReduceKind::Sum);
+    Tensor max = make(dtype, {3}, [&](int64_t i) { return rank * 2 - i; });
+    comm->allReduce(max, {"dp"}, ReduceKind::Max);
+    Tensor min = make(dtype, {3}, [&](int64_t i) { return rank * 2 - i; });
+    comm->allReduce(min, {"dp", "tp"}, ReduceKind::Min);
+    for (int64_t i = 0; i < 3; ++i) {
+      // tp partners: 2*dp and 2*dp+1.
+      EXPECT_EQ(sum.at(i), (2 * dp) + (2 * dp + 1) + 2 * i) << dtypeName(dtype);
+      // dp partners: tp and 2+tp; the max is the latter's.
+      EXPECT_EQ(max.at(i), (2 + tp) * 2 - i) << dtypeName(dtype);
+      EXPECT_EQ(min.at(i), -i) << dtypeName(dtype);
+    }
+  }
+  // bf16 sums round to bf16: 1 + 2^-8 (twice) rounds to nearest even.
+  Tensor halves = make(DType::BF16, {1}, [](int64_t) { return 1.0; });
+  if (rank % 2)
+    halves.floats()[0] = 0x1p-8;
+  comm->allReduce(halves, {"tp"}, ReduceKind::Sum);
+  EXPECT_EQ(halves.at(0), 1.0); // 1 + 2^-8 is a tie, to even
+}
+
+TEST_F(CommunicatorTest, GatherScatterAllToAll) {
+  // all_gather over dp along dim 1: [2, 1] -> [2, 2].
+  Tensor piece = make(DType::F32, {2, 1}, [&](int64_t i) { return 10 * dp + i; });
+  Tensor gathered = comm->allGather(piece, {"dp"}, 1);
+  ASSERT_EQ(gathered.shape(), (Shape{2, 2}));
+  EXPECT_EQ(gathered.floats(), (std::vector<double>{0, 10, 1, 11}));
+
+  // reduce_scatter over tp along dim 0: [4, 1] -> [2, 1], summed.
+  Tensor full = make(DType::F32, {4, 1}, [&](int64_t i) { return i + rank; });
+  Tensor mine = comm->reduceScatter(full, {"tp"}, 0);
+  ASSERT_EQ(mine.shape(), (Shape{2, 1}));
+  for (int64_t j = 0; j < 2; ++j)
+    EXPECT_EQ(mine.at(j), 2 * (2 * tp + j) + (2 * dp) + (2 * dp + 1));
+
+  // all_to_all over the 4 ranks: split dim 0 (4 rows), concat along dim 1.
+  Tensor rows = make(DType::I64, {4, 1}, [&](int64_t i) { return 100 * rank + i; });
+  Tensor swapped = comm->allToAll(rows, {"dp", "tp"}, 0, 1);
+  ASSERT_EQ(swapped.shape(), (Shape{1, 4}));
+  for (int64_t r = 0; r < 4; ++r)
+    EXPECT_EQ(swapped.at(r), 100 * r + rank); // row `rank` of rank r
+}
+
+TEST_F(CommunicatorTest, BroadcastSendRecvAndAsync) {
+  Tensor value = make(DType::F32, {2}, [&](int64_t i) { return rank + 0.5 * i; });
+  comm->broadcast(value, {"dp"}, 1);
+  EXPECT_EQ(value.at(0), 2 + tp); // from dp coordinate 1
+  Tensor mine = make(DType::I32, {1}, [&](int64_t) { return rank; });
+  Tensor theirs = comm->sendRecv(mine, rank ^ 1);
+  EXPECT_EQ(theirs.at(0), rank ^ 1);
+  Tensor async = make(DType::F32, {4}, [&](int64_t) { return 1.0; });
+  auto pending = comm->allReduceStart(async, {"dp", "tp"}, ReduceKind::Sum);
+  pending->wait();
+  EXPECT_EQ(async.at(3), 4.0);
+}
+
+TEST_F(CommunicatorTest, TrafficIsCountedAsBusBytes) {
+  Tensor t = make(DType::F32, {8}, [](int64_t) { return 1.0; }); // 32 bytes
+  comm->allReduce(t, {"tp"}, ReduceKind::Sum);                   // 2(1/2)*32
+  comm->allGather(t, {"dp", "tp"}, 0);                           // 3/4*128
+  comm->reduceScatter(t, {"dp"}, 0);                             // 1/2*32
+  const auto &counts = comm->counts();
+  EXPECT_EQ(counts.at(CollectiveKind::AllReduce).calls, 1);
+  EXPECT_DOUBLE_EQ(counts.at(CollectiveKind::AllReduce).busBytes, 32);
+  EXPECT_DOUBLE_EQ(counts.at(CollectiveKind::AllGather).busBytes, 96);
+  EXPECT_DOUBLE_EQ(counts.at(CollectiveKind::ReduceScatter).busBytes, 16);
+}
+
+TEST_F(CommunicatorTest, MeshMustMatchTheWorld) {
+  std::string error;
+  EXPECT_FALSE(createMPICommunicator({{"dp"}, {3}}, error));
+  EXPECT_EQ(error, "the mesh dp=3 has 3 devices but 4 ranks were launched "
+                   "(mpirun -np 3)");
+  MeshShape parsed;
+  EXPECT_EQ(MeshShape::parse("dp=2,tp=4", parsed), "");
+  EXPECT_EQ(parsed.sizes, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(MeshShape::parse("dp=2,dp=2", parsed),
+            "mesh axis 'dp' is given twice");
+  EXPECT_EQ(MeshShape::parse("dp=0", parsed),
+            "bad mesh axis 'dp=0' (expected NAME=SIZE, e.g. dp=2)");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  testing::InitGoogleTest(&argc, argv);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) // one rank reports; every rank's failures still fail the run
+    delete testing::UnitTest::GetInstance()->listeners().Release(
+        testing::UnitTest::GetInstance()->listeners().default_result_printer());
+  int failed = RUN_ALL_TESTS();
+  int anyFailed = 0;
+  MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return anyFailed;
+}
