@@ -152,6 +152,13 @@ private:
 std::unique_ptr<Communicator> createMPICommunicator(const MeshShape &mesh,
                                                    std::string &error);
 
+/// The NCCL engine (MPI must be initialized; one GPU per rank, rank modulo
+/// the visible devices). Fails with `error` without a CUDA device or when
+/// the world size does not match the mesh. Built when CUDA and NCCL are
+/// found (DTC_HAVE_NCCL).
+std::unique_ptr<Communicator> createNCCLCommunicator(const MeshShape &mesh,
+                                                    std::string &error);
+
 } // namespace mlir::dtc
 
 #endif // DTC_RUNTIME_COMMUNICATOR_H
