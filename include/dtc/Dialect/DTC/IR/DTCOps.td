@@ -15,6 +15,7 @@ include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Type constraints
@@ -682,6 +683,132 @@ def DTC_UpdateSliceOp : DTC_Op<"update_slice", [Pure, DTC_Differentiable,
   let assemblyFormat = "$update `into` $input `starts` `=` $starts `strides` "
       "`=` $strides attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Device mesh and collectives
+//===----------------------------------------------------------------------===//
+
+def DTC_MeshOp : DTC_Op<"mesh", [Symbol]> {
+  let summary = "A device mesh: named axes with sizes";
+  let description = [{
+    The devices of a distributed program as a grid of named axes. Ranks are
+    laid out in axis order with the last axis varying fastest (so the ranks
+    of the last axis's groups are neighbours). Collectives name the mesh and
+    the axes of their groups.
+
+    ```mlir
+    dtc.mesh @mesh ["dp" = 2, "tp" = 4]
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axes,
+                   DenseI64ArrayAttr:$sizes);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The size of `axis`, or -1 when the mesh has no such axis.
+    int64_t axisSize(::llvm::StringRef axis);
+  }];
+}
+
+def DTC_CollectiveReduction : I32EnumAttr<"CollectiveReduction",
+    "how a collective reduces", [
+      I32EnumAttrCase<"Sum", 0, "sum">, I32EnumAttrCase<"Max", 1, "max">,
+      I32EnumAttrCase<"Min", 2, "min">
+    ]> {
+  let cppNamespace = "::mlir::dtc";
+}
+
+class DTC_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : DTC_Op<mnemonic, traits # [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let hasVerifier = 1;
+  code commonDescription = [{
+    The group is the ranks of `mesh` that differ from this one only along
+    `axes`. `reason`, when present, says which op and which sharding
+    conflict made the collective necessary (for reports).
+  }];
+}
+
+def DTC_AllReduceOp : DTC_CollectiveOp<"all_reduce",
+    [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Reduce a tensor elementwise over a mesh group";
+  let description = [{
+    Every rank of the group receives the elementwise sum (max, min) of the
+    group's tensors.
+
+    ```mlir
+    %y = dtc.all_reduce %x on @mesh axes = ["tp"] kind = sum
+        {reason = "row-parallel matmul /h.0/attn/proj"} : tensor<8x16x48xf32>
+    ```
+  }] # commonDescription;
+  let arguments = (ins DTC_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                   StrArrayAttr:$axes, DTC_CollectiveReduction:$kind,
+                   OptionalAttr<StrAttr>:$reason);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$input `on` $mesh `axes` `=` $axes `kind` `=` $kind "
+                       "attr-dict `:` type($result)";
+}
+
+def DTC_AllGatherOp : DTC_CollectiveOp<"all_gather",
+    [SameOperandsAndResultElementType]> {
+  let summary = "Concatenate a mesh group's tensors along one dimension";
+  let description = [{
+    The result holds the group's tensors concatenated along `dim` in group
+    order; its `dim` is the input's times the group size.
+
+    ```mlir
+    %y = dtc.all_gather %x on @mesh axes = ["tp"] dim = 1
+        : tensor<8x4x48xf32> -> tensor<8x16x48xf32>
+    ```
+  }] # commonDescription;
+  let arguments = (ins DTC_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                   StrArrayAttr:$axes, I64Attr:$dim,
+                   OptionalAttr<StrAttr>:$reason);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$input `on` $mesh `axes` `=` $axes `dim` `=` $dim "
+                       "attr-dict `:` type($input) `->` type($result)";
+}
+
+def DTC_ReduceScatterOp : DTC_CollectiveOp<"reduce_scatter",
+    [SameOperandsAndResultElementType]> {
+  let summary = "Sum over a mesh group and keep one chunk along a dimension";
+  let description = [{
+    The group's tensors are summed; group rank r keeps chunk r of the sum
+    along `dim`, which the group size divides.
+
+    ```mlir
+    %g = dtc.reduce_scatter %x on @mesh axes = ["dp"] dim = 0
+        {reason = "ZeRO-2 gradient shard"} : tensor<96x48xf32> -> tensor<48x48xf32>
+    ```
+  }] # commonDescription;
+  let arguments = (ins DTC_NumericTensor:$input, FlatSymbolRefAttr:$mesh,
+                   StrArrayAttr:$axes, I64Attr:$dim,
+                   OptionalAttr<StrAttr>:$reason);
+  let results = (outs DTC_NumericTensor:$result);
+  let assemblyFormat = "$input `on` $mesh `axes` `=` $axes `dim` `=` $dim "
+                       "attr-dict `:` type($input) `->` type($result)";
+}
+
+def DTC_AllToAllOp : DTC_CollectiveOp<"all_to_all",
+    [SameOperandsAndResultElementType]> {
+  let summary = "Exchange chunks among a mesh group";
+  let description = [{
+    The input is split into group-size chunks along `split_dim`; chunk r
+    goes to group rank r, and the chunks that arrive are concatenated along
+    `concat_dim` in group order (expert-parallel dispatch and combine).
+
+    ```mlir
+    %y = dtc.all_to_all %x on @mesh axes = ["ep"] split_dim = 0 concat_dim = 1
+        : tensor<8x16xf32> -> tensor<4x32xf32>
+    ```
+  }] # commonDescription;
+  let arguments = (ins DTC_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                   StrArrayAttr:$axes, I64Attr:$split_dim, I64Attr:$concat_dim,
+                   OptionalAttr<StrAttr>:$reason);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$input `on` $mesh `axes` `=` $axes `split_dim` `=` "
+      "$split_dim `concat_dim` `=` $concat_dim attr-dict `:` type($input) "
+      "`->` type($result)";
 }
 
 #endif // DTC_OPS_TD
