@@ -16,12 +16,17 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dtc_obj_root, "test")
 
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+# Multi-rank tests run real mpirun, as root in CI, more ranks than cores.
+config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+config.environment["OMP_NUM_THREADS"] = "1"
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%onnx_node_dir", "/usr/share/libonnx-testdata/data/node"))
 config.substitutions.append(("%dtc_tools_dir", config.dtc_tools_dir))
+config.substitutions.append(("%mpirun", "mpirun --oversubscribe"))
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tools = [

@@ -56,9 +56,14 @@ DimSplit mlir::dtc::splitAt(const Shape &shape, int64_t dim) {
   return split;
 }
 
+static thread_local Communicator *activeCommunicator = nullptr;
+
+Communicator *mlir::dtc::currentCommunicator() { return activeCommunicator; }
+
 static const KernelTable &kernelTable() {
   static const KernelTable table = [] {
     KernelTable t;
+    addCollectiveKernels(t);
     addElementwiseKernels(t);
     addReductionKernels(t);
     addDataMovementKernels(t);
@@ -89,7 +94,13 @@ LogicalResult mlir::dtc::evaluateOp(Operation *op,
 }
 
 FailureOr<SmallVector<Tensor>>
-mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments) {
+mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
+                             Communicator *communicator) {
+  struct Scope { // the communicator of this interpretation
+    Communicator *previous = activeCommunicator;
+    ~Scope() { activeCommunicator = previous; }
+  } scope;
+  activeCommunicator = communicator;
   Block &body = func.getBody().front();
   // Values stay alive until their last user has run.
   llvm::DenseMap<Value, std::shared_ptr<const Tensor>> values;

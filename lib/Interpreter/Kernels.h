@@ -9,6 +9,7 @@
 #ifndef DTC_LIB_INTERPRETER_KERNELS_H
 #define DTC_LIB_INTERPRETER_KERNELS_H
 
+#include "dtc/Interpreter/Interpreter.h"
 #include "dtc/Runtime/Tensor.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/TypeID.h"
@@ -40,6 +41,7 @@ private:
   llvm::DenseMap<TypeID, Kernel> kernels;
 };
 
+void addCollectiveKernels(KernelTable &table);
 void addElementwiseKernels(KernelTable &table);
 void addReductionKernels(KernelTable &table);
 void addDataMovementKernels(KernelTable &table);

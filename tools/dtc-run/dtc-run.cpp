@@ -15,6 +15,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "TrainingLoop.h"
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Runtime/Communicator.h"
+
+#include <mpi.h>
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Interpreter/Interpreter.h"
 #include "dtc/Runtime/TensorIO.h"
@@ -104,6 +108,57 @@ static void printSummary(llvm::raw_ostream &os, const std::string &name,
   os << "\n";
 }
 
+/// Runs the function once on the inputs and writes its outputs. With several
+/// ranks, DIR/rank<N>/ overrides DIR's files for rank N, and the outputs go
+/// to OUTDIR/rank<N>/.
+static int runOnce(func::FuncOp func, Communicator *comm) {
+  std::string error;
+  bool ranked = comm && comm->worldSize() > 1;
+  std::string rankDir = ranked ? "/rank" + std::to_string(comm->rank()) : "";
+  std::map<std::string, Tensor> provided, own;
+  if (!inputsDir.empty() &&
+      (!readTensorDir(inputsDir, provided, error) ||
+       (ranked && llvm::sys::fs::is_directory(inputsDir + rankDir) &&
+        !readTensorDir(inputsDir + rankDir, own, error)))) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  for (auto &[name, tensor] : own)
+    provided[name] = tensor;
+  FailureOr<SmallVector<Tensor>> arguments = bindArguments(func, provided);
+  if (failed(arguments))
+    return 1;
+  FailureOr<SmallVector<Tensor>> results =
+      interpretFunction(func, std::move(*arguments), comm);
+  if (failed(results))
+    return 1;
+
+  std::string outDir = outputsDir.empty() ? "" : outputsDir + rankDir;
+  if (!outDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outDir)) {
+      llvm::errs() << "error: cannot create '" << outDir
+                   << "': " << ec.message() << "\n";
+      return 1;
+    }
+  }
+  for (auto [i, result] : llvm::enumerate(*results)) {
+    std::string name = getResultName(func, i);
+    std::string line;
+    llvm::raw_string_ostream os(line);
+    if (ranked)
+      os << "[rank " << comm->rank() << "] ";
+    printSummary(os, name, result);
+    llvm::outs() << line;
+    if (!outDir.empty() &&
+        !writeNpy(outDir + "/" + name + ".npy", result, error)) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
+  }
+  llvm::outs().flush();
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::ParseCommandLineOptions(
@@ -142,34 +197,35 @@ int main(int argc, char **argv) {
     return runTraining(func, {batchDir, initDir, dumpDir, steps, logEvery});
   }
 
-  std::map<std::string, Tensor> provided;
-  if (!inputsDir.empty() && !readTensorDir(inputsDir, provided, error)) {
-    llvm::errs() << "error: " << error << "\n";
+  // A module with a dtc.mesh runs on the ranks mpirun launched, one
+  // communicator over the mesh; a failing rank then ends them all, since
+  // the others may be waiting in a collective.
+  SmallVector<dtc::MeshOp> meshes(module->getOps<dtc::MeshOp>());
+  if (meshes.size() > 1) {
+    meshes[1].emitError("dtc-run supports one mesh per module");
     return 1;
   }
-  FailureOr<SmallVector<Tensor>> arguments = bindArguments(func, provided);
-  if (failed(arguments))
-    return 1;
-  FailureOr<SmallVector<Tensor>> results =
-      interpretFunction(func, std::move(*arguments));
-  if (failed(results))
-    return 1;
-
-  if (!outputsDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputsDir)) {
-      llvm::errs() << "error: cannot create '" << outputsDir
-                   << "': " << ec.message() << "\n";
-      return 1;
-    }
+  if (meshes.empty())
+    return runOnce(func, nullptr);
+  MPI_Init(&argc, &argv);
+  MeshShape mesh;
+  for (auto [axis, size] : llvm::zip(meshes[0].getAxes(), meshes[0].getSizes())) {
+    mesh.axes.push_back(cast<StringAttr>(axis).str());
+    mesh.sizes.push_back(size);
   }
-  for (auto [i, result] : llvm::enumerate(*results)) {
-    std::string name = getResultName(func, i);
-    printSummary(llvm::outs(), name, result);
-    if (!outputsDir.empty() &&
-        !writeNpy(outputsDir + "/" + name + ".npy", result, error)) {
+  std::unique_ptr<Communicator> comm = createMPICommunicator(mesh, error);
+  if (!comm) {
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
       llvm::errs() << "error: " << error << "\n";
-      return 1;
-    }
+    MPI_Finalize();
+    return 1;
   }
-  return 0;
+  int status = runOnce(func, comm.get());
+  if (status != 0 && comm->worldSize() > 1)
+    MPI_Abort(MPI_COMM_WORLD, status);
+  comm.reset();
+  MPI_Finalize();
+  return status;
 }

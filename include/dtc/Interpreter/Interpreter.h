@@ -22,6 +22,8 @@
 
 namespace mlir::dtc {
 
+class Communicator;
+
 /// The largest tensor, in elements, the reference executor materializes
 /// (32 GiB of f64): beyond it an op fails with a diagnostic instead of
 /// exhausting memory.
@@ -35,13 +37,18 @@ LogicalResult evaluateOp(Operation *op, ArrayRef<const Tensor *> operands,
 
 /// Runs `func` on `arguments` (one per function argument, of its type) and
 /// returns its results. The arguments are donated: each tensor, arguments
-/// included, is freed as soon as its last user has run.
-FailureOr<SmallVector<Tensor>> interpretFunction(func::FuncOp func,
-                                                 SmallVector<Tensor> arguments);
+/// included, is freed as soon as its last user has run. Collectives run on
+/// `communicator` (this rank's view of the mesh).
+FailureOr<SmallVector<Tensor>>
+interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
+                  Communicator *communicator = nullptr);
+
+/// The communicator of the interpretation in progress, or null.
+Communicator *currentCommunicator();
 
 /// Builds the argument list of `func` from tensors matched by name
-/// (getArgumentName): each
-/// argument takes the provided tensor of its name, or, for a parameter, its
+/// (getArgumentName): each argument takes the provided tensor of its name,
+/// or, for a parameter, its
 /// `dtc.value`. A bf16 argument also takes an f32 tensor, rounded (.npy files
 /// cannot hold bf16). Emits an error naming the argument when one is
 /// missing, when its shape or element type differs from the argument's
