@@ -1,5 +1,6 @@
 //===- Pipelines.cpp - dtc pass pipelines and registration ----------------===//
 
+#include "dtc/Transforms/Parallel/Passes.h"
 #include "dtc/Transforms/Passes.h"
 #include "dtc/Transforms/Training/Passes.h"
 
@@ -61,13 +62,19 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   }
   funcPm.addPass(createAttachLoss(loss));
   funcPm.addPass(createAutodiff());
-  funcPm.addPass(createOptimizer(opt));
+  if (options.dataParallel > 1) {
+    DataParallelOptions dp;
+    dp.size = options.dataParallel;
+    pm.addPass(createDataParallel(dp));
+  }
+  pm.addNestedPass<func::FuncOp>(createOptimizer(opt));
   buildSimplifyPipeline(pm, SimplifyPipelineOptions());
 }
 
 void mlir::dtc::registerDTCPasses() {
   registerDTCTransformsPasses();
   registerTrainingPasses();
+  registerParallelPasses();
   PassPipelineRegistration<SimplifyPipelineOptions>(
       "dtc-simplify",
       "Fold constant subgraphs (dtc-fold-constants), canonicalize and CSE",

@@ -11,6 +11,7 @@
 
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
+#include "dtc/Runtime/Communicator.h"
 #include "dtc/Runtime/TensorIO.h"
 #include "dtc/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -94,6 +95,11 @@ static cl::opt<double>
 static cl::opt<int64_t> growthInterval(
     "growth-interval", cl::cat(optCat), cl::init(2000),
     cl::desc("fp16: finite steps before the loss scale doubles"));
+static cl::OptionCategory parallelCat("Parallelism options");
+static cl::opt<std::string> meshSpec(
+    "mesh", cl::cat(parallelCat),
+    cl::desc("Device mesh, e.g. dp=2 (data parallelism over the batch; run "
+             "the result with mpirun -np 2 dtc-run)"));
 static cl::opt<std::string> optimizer("optimizer", cl::cat(optCat),
                                       cl::desc("adamw or sgd"),
                                       cl::init("adamw"));
@@ -161,6 +167,9 @@ int main(int argc, char **argv) {
       "  dtc-run OUT --batch DIR --steps K [--dump DIR]\n");
 
   MLIRContext context;
+  // Errors name the op and the problem; a dump of the whole function after
+  // them buries the message.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   ONNXImportOptions importOptions;
@@ -221,6 +230,17 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: unknown --precision '" << precision
                  << "' (fp32, bf16 or fp16)\n";
     return 1;
+  }
+  if (!meshSpec.empty()) {
+    MeshShape mesh;
+    std::string meshError = MeshShape::parse(meshSpec, mesh);
+    if (meshError.empty() && (mesh.axes.size() != 1 || mesh.axes[0] != "dp"))
+      meshError = "only a data-parallel mesh (dp=N) is supported so far";
+    if (!meshError.empty()) {
+      llvm::errs() << "error: --mesh: " << meshError << "\n";
+      return 1;
+    }
+    options.dataParallel = mesh.sizes[0];
   }
   options.precision = precision;
   options.initScale = initScale;

@@ -5,6 +5,7 @@
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Interpreter/Interpreter.h"
 #include "dtc/Interpreter/TensorAttr.h"
+#include "dtc/Runtime/Communicator.h"
 #include "dtc/Runtime/TensorIO.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
@@ -37,7 +38,51 @@ bool dump(const std::string &dir, const std::string &subdir,
 
 } // namespace
 
-int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options) {
+/// Rank `rank`'s share of `tensor` along its first dimension.
+static std::optional<Tensor> shareOf(const Tensor &tensor, int64_t rank,
+                                     int64_t ranks) {
+  if (tensor.rank() == 0 || tensor.shape()[0] % ranks != 0)
+    return std::nullopt;
+  Shape shape = tensor.shape();
+  shape[0] /= ranks;
+  std::vector<char> bytes = tensor.toBytes();
+  size_t part = bytes.size() / ranks;
+  return Tensor::fromBytes(tensor.dtype(), shape, bytes.data() + rank * part);
+}
+
+/// Prints, on rank 0, one line per rank: its time and the collectives it
+/// ran per step, as its Communicator counted them. Every rank runs the same
+/// program, so the counted kinds line up across ranks.
+static void reportPerRank(Communicator &comm, int64_t steps,
+                          double secondsPerStep, bool lead) {
+  std::map<CollectiveKind, CollectiveCount> counts = comm.counts();
+  std::vector<double> mine{secondsPerStep};
+  for (const auto &[kind, count] : counts) {
+    mine.push_back(static_cast<double>(count.calls) / steps);
+    mine.push_back(count.busBytes / steps);
+  }
+  Tensor row(DType::F64, {1, static_cast<int64_t>(mine.size())});
+  row.floats() = mine;
+  Tensor all = comm.allGather(row, comm.mesh().axes, 0);
+  if (!lead)
+    return;
+  for (int64_t r = 0, e = all.shape()[0]; r < e; ++r) {
+    const double *values = all.floats().data() + r * mine.size();
+    llvm::outs() << llvm::format("rank %lld per step: %.4f s",
+                                 static_cast<long long>(r), values[0]);
+    size_t i = 1;
+    for (const auto &entry : counts) {
+      llvm::outs() << llvm::format(", %s %.0f calls, %.0f bus bytes",
+                                   collectiveName(entry.first), values[i],
+                                   values[i + 1]);
+      i += 2;
+    }
+    llvm::outs() << "\n";
+  }
+}
+
+int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
+                           Communicator *comm) {
   std::map<std::string, Tensor> batch, init, provided;
   std::string error;
   if (options.batchDir.empty())
@@ -46,6 +91,27 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options) {
       (!options.initDir.empty() &&
        !readTensorDir(options.initDir, init, error)))
     return fail(error), 1;
+  bool lead = !comm || comm->rank() == 0;
+  if (comm) {
+    for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+      if (!step.getArgAttr(i, kInputAttrName))
+        continue;
+      std::string name = getArgumentName(step, i);
+      auto it = batch.find(name);
+      if (it == batch.end())
+        continue; // bindArguments reports it
+      std::optional<Tensor> share =
+          shareOf(it->second, comm->rank(), comm->worldSize());
+      if (!share)
+        return fail("input '" + name + "' (" +
+                    describe(it->second.shape(), it->second.dtype()) +
+                    ") does not split into " +
+                    std::to_string(comm->worldSize()) +
+                    " equal shares along its first dimension"),
+               1;
+      it->second = std::move(*share);
+    }
+  }
 
   // Inputs from the batch, parameters from --init or the module, optimizer
   // state zero unless the module gives its start (a loss scale).
@@ -115,7 +181,7 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options) {
     // The step's arguments are donated to it: parameters and state are
     // freed once used, and their updates become the next step's arguments.
     FailureOr<SmallVector<Tensor>> out =
-        interpretFunction(step, std::move(args));
+        interpretFunction(step, std::move(args), comm);
     if (failed(out))
       return 1;
     results = std::move(*out);
@@ -124,7 +190,7 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options) {
       args[arg] = std::move(results[result]);
     double loss = results[*lossIndex].at(0);
     losses.floats()[k] = loss;
-    if ((k + 1) % logEvery == 0 || k + 1 == options.steps) {
+    if (lead && ((k + 1) % logEvery == 0 || k + 1 == options.steps)) {
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
@@ -136,8 +202,15 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options) {
     }
   }
   losses.roundToElementType();
+  if (comm)
+    reportPerRank(
+        *comm, options.steps,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                .count() /
+            options.steps,
+        lead);
 
-  if (options.dumpDir.empty())
+  if (options.dumpDir.empty() || !lead)
     return 0;
   if (!dump(options.dumpDir, "", "loss", losses))
     return 1;

@@ -27,8 +27,14 @@ struct TrainingOptions {
   int64_t logEvery = 0;
 };
 
+class Communicator;
+
 /// Trains; returns the process exit code (diagnostics already printed).
-int runTraining(func::FuncOp step, const TrainingOptions &options);
+/// With a communicator (a data-parallel step), each rank takes its share of
+/// the batch along the first dimension of every input, and rank 0 prints
+/// and dumps (the parameters and gradients are replicated).
+int runTraining(func::FuncOp step, const TrainingOptions &options,
+                Communicator *comm = nullptr);
 
 } // namespace mlir::dtc
 

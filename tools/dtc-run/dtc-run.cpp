@@ -18,7 +18,6 @@
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Runtime/Communicator.h"
 
-#include <mpi.h>
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Interpreter/Interpreter.h"
 #include "dtc/Runtime/TensorIO.h"
@@ -33,6 +32,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include <mpi.h>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -189,13 +189,16 @@ int main(int argc, char **argv) {
   func::FuncOp func = findFunction(*module);
   if (!func)
     return 1;
-  if (training) {
-    if (steps < 1) {
-      llvm::errs() << "error: --steps must be at least 1\n";
-      return 1;
-    }
-    return runTraining(func, {batchDir, initDir, dumpDir, steps, logEvery});
+  if (training && steps < 1) {
+    llvm::errs() << "error: --steps must be at least 1\n";
+    return 1;
   }
+  auto run = [&](Communicator *comm) {
+    return training ? runTraining(func,
+                                  {batchDir, initDir, dumpDir, steps, logEvery},
+                                  comm)
+                    : runOnce(func, comm);
+  };
 
   // A module with a dtc.mesh runs on the ranks mpirun launched, one
   // communicator over the mesh; a failing rank then ends them all, since
@@ -206,10 +209,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (meshes.empty())
-    return runOnce(func, nullptr);
+    return run(nullptr);
   MPI_Init(&argc, &argv);
   MeshShape mesh;
-  for (auto [axis, size] : llvm::zip(meshes[0].getAxes(), meshes[0].getSizes())) {
+  for (auto [axis, size] :
+       llvm::zip(meshes[0].getAxes(), meshes[0].getSizes())) {
     mesh.axes.push_back(cast<StringAttr>(axis).str());
     mesh.sizes.push_back(size);
   }
@@ -222,7 +226,7 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 1;
   }
-  int status = runOnce(func, comm.get());
+  int status = run(comm.get());
   if (status != 0 && comm->worldSize() > 1)
     MPI_Abort(MPI_COMM_WORLD, status);
   comm.reset();

@@ -68,6 +68,10 @@ struct TrainingPipelineOptions
       *this, "growth-interval",
       llvm::cl::desc("Finite steps before the loss scale doubles (fp16)"),
       llvm::cl::init(2000)};
+  Option<int64_t> dataParallel{
+      *this, "dp",
+      llvm::cl::desc("Data-parallel ranks (dtc-data-parallel; 1: none)"),
+      llvm::cl::init(1)};
   Option<std::string> optimizer{*this, "optimizer",
                                 llvm::cl::desc("adamw or sgd"),
                                 llvm::cl::init("adamw")};

@@ -1,0 +1,25 @@
+//===- Passes.h - parallelism passes ----------------------------*- C++ -*-===//
+//
+// The passes that turn a global-view training step into a per-rank program
+// with explicit collectives (so far: data parallelism over the batch).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_TRANSFORMS_PARALLEL_PASSES_H
+#define DTC_TRANSFORMS_PARALLEL_PASSES_H
+
+#include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::dtc {
+
+#define GEN_PASS_DECL
+#include "dtc/Transforms/Parallel/Passes.h.inc"
+
+/// Registers the parallelism passes (for dtc-opt).
+void registerParallelPasses();
+
+} // namespace mlir::dtc
+
+#endif // DTC_TRANSFORMS_PARALLEL_PASSES_H
