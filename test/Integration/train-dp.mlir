@@ -9,18 +9,37 @@
 // IR: dtc.mesh @mesh ["dp" = 2]
 // IR: func.func @train_step(%arg0: tensor<1x8xi64> {dtc.input = "ids"}
 // IR: dtc.all_reduce {{.*}} on @mesh axes = ["dp"] kind = sum {reason = "data-parallel: gradient of
-// RUN: %mpirun -np 2 dtc-run %t/gpt --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-dump | FileCheck %s --check-prefix=GPT-LOG
+// RUN: %mpirun -np 2 dtc-run %t/gpt --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-dump > %t/gpt.log
+// RUN: FileCheck %s --check-prefix=GPT-LOG < %t/gpt.log
 // GPT-LOG: step     3/3
 // GPT-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 19 calls, 68488 bus bytes
 // GPT-LOG-NEXT: rank 1 per step: {{[0-9.]+}} s, all_reduce 19 calls, 68488 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2
-// RUN: %mpirun -np 2 dtc-run %t/llama --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-dump | FileCheck %s --check-prefix=LLAMA-LOG
+// RUN: %mpirun -np 2 dtc-run %t/llama --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-dump > %t/llama.log
+// RUN: FileCheck %s --check-prefix=LLAMA-LOG < %t/llama.log
 // LLAMA-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 22 calls, 82568 bus bytes
 // LLAMA-LOG-NEXT: rank 1 per step: {{[0-9.]+}} s, all_reduce 22 calls, 82568 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/llama-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK: 0 failed
+// The compiler's report (OUT/report.json) lists the same collectives, calls
+// and bus bytes as each rank's Communicator counted:
+// RUN: %python %S/../Utils/compare_report.py %t/gpt/report.json %t/gpt.log | FileCheck %s --check-prefix=AGREE
+// RUN: %python %S/../Utils/compare_report.py %t/llama/report.json %t/llama.log | FileCheck %s --check-prefix=AGREE
+// AGREE-NOT: FAIL
+// AGREE: 2 ranks, 0 failed
+// Memory per rank: 17120 f32 parameters (PyTorch's count) and as many
+// gradients, AdamW's two moments plus the i64 step: 2 * 68480 + 8.
+// RUN: FileCheck %s --check-prefix=REPORT < %t/gpt/report.json
+// REPORT: "all_reduce": {
+// REPORT-NEXT: "bus_bytes": 68488,
+// REPORT-NEXT: "calls": 19
+// REPORT: "reason": "data-parallel: gradient of head.weight (summed over the batch shards)"
+// REPORT: "memory_bytes_per_rank": {
+// REPORT-NEXT: "gradients": 68480,
+// REPORT-NEXT: "optimizer_state": 136968,
+// REPORT-NEXT: "parameters": 68480
 // Meshes the data-parallel path cannot honour are refused by name:
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --mesh tp=2 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: --mesh: only a data-parallel mesh (dp=N) is supported so far

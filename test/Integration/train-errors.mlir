@@ -2,7 +2,7 @@
 // RUN: rm -rf %t && dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/step 2>&1 | FileCheck %s --check-prefix=PROGRESS
 // PROGRESS: dtc-compile: importing
 // PROGRESS: dtc-compile: building the training step
-// PROGRESS: dtc-compile: wrote {{.*}}train_step.mlir and {{.*}}manifest.json
+// PROGRESS: dtc-compile: wrote {{.*}}train_step.mlir, {{.*}}manifest.json and {{.*}}report.json
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/step/manifest.json
 // MANIFEST: "function": "train_step"
 // MANIFEST: "name": "labels"

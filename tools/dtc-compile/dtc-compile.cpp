@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Report.h"
+
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
 #include "dtc/Runtime/Communicator.h"
@@ -300,7 +302,17 @@ int main(int argc, char **argv) {
                                       llvm::json::Value(std::move(manifest)))
                      << "\n";
   manifestFile->keep();
-  llvm::errs() << "dtc-compile: wrote " << outDir << "/train_step.mlir and "
-               << outDir << "/manifest.json\n";
+
+  auto reportFile = openOutputFile(outDir + "/report.json", &error);
+  if (!reportFile) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  reportFile->os() << llvm::formatv("{0:2}",
+                                    llvm::json::Value(reportStep(func)))
+                   << "\n";
+  reportFile->keep();
+  llvm::errs() << "dtc-compile: wrote " << outDir << "/train_step.mlir, "
+               << outDir << "/manifest.json and " << outDir << "/report.json\n";
   return 0;
 }

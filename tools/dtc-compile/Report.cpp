@@ -1,0 +1,98 @@
+//===- Report.cpp - what a compiled step needs per rank -------------------===//
+//
+// Counts from the IR what the Communicator counts at run time, so that the
+// two can be checked against each other.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Report.h"
+
+#include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+static int64_t byteSize(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return tensor.getNumElements() * ((tensor.getElementTypeBitWidth() + 7) / 8);
+}
+
+/// Bus bytes of one call over a group of `n`, as nccl-tests counts them.
+static double busBytes(Operation *op, int64_t n) {
+  double share = static_cast<double>(n - 1) / n;
+  int64_t in = byteSize(op->getOperand(0).getType());
+  int64_t out = byteSize(op->getResult(0).getType());
+  if (isa<AllReduceOp>(op))
+    return 2 * share * in;
+  return share * std::max(in, out);
+}
+
+llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
+  int64_t params = 0, state = 0, grads = 0;
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+    if (step.getArgAttr(i, kParamAttrName))
+      params += byteSize(step.getArgument(i).getType());
+    if (step.getArgAttr(i, kStateAttrName))
+      state += byteSize(step.getArgument(i).getType());
+  }
+  for (unsigned i = 0, e = step.getNumResults(); i < e; ++i)
+    if (step.getResultAttr(i, kGradAttrName))
+      grads += byteSize(step.getResultTypes()[i]);
+
+  llvm::json::Array collectives;
+  struct Total {
+    int64_t calls = 0;
+    double busBytes = 0;
+  };
+  std::map<std::string, Total> totals;
+  step.walk([&](Operation *op) {
+    if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp>(op))
+      return;
+    auto meshRef = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+    auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshRef);
+    auto axes = op->getAttrOfType<ArrayAttr>("axes");
+    int64_t n = 1;
+    llvm::json::Array axisNames;
+    for (auto axis : axes.getAsValueRange<StringAttr>()) {
+      n *= mesh.axisSize(axis);
+      axisNames.push_back(axis.str());
+    }
+    std::string kind = op->getName().stripDialect().str();
+    double bytes = busBytes(op, n);
+    auto reason = op->getAttrOfType<StringAttr>("reason");
+    collectives.push_back(
+        llvm::json::Object{{"kind", kind},
+                           {"axes", std::move(axisNames)},
+                           {"bus_bytes", bytes},
+                           {"reason", reason ? reason.str() : std::string()}});
+    Total &total = totals[kind];
+    ++total.calls;
+    total.busBytes += bytes;
+  });
+
+  llvm::errs() << llvm::format(
+      "dtc-compile: per rank: parameters %lld B, gradients %lld B, "
+      "optimizer state %lld B\n",
+      static_cast<long long>(params), static_cast<long long>(grads),
+      static_cast<long long>(state));
+  llvm::json::Object perKind;
+  for (const auto &[kind, total] : totals) {
+    llvm::errs() << llvm::format(
+        "dtc-compile: per rank per step: %s %lld calls, %.0f bus bytes\n",
+        kind.c_str(), static_cast<long long>(total.calls), total.busBytes);
+    perKind[kind] = llvm::json::Object{{"calls", total.calls},
+                                       {"bus_bytes", total.busBytes}};
+  }
+  return llvm::json::Object{
+      {"memory_bytes_per_rank", llvm::json::Object{{"parameters", params},
+                                                   {"gradients", grads},
+                                                   {"optimizer_state", state}}},
+      {"collectives_per_step", std::move(collectives)},
+      {"collective_totals_per_step", std::move(perKind)}};
+}

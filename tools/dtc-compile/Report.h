@@ -1,0 +1,19 @@
+//===- Report.h - what a compiled step needs per rank -----------*- C++ -*-===//
+
+#ifndef DTC_TOOLS_DTC_COMPILE_REPORT_H
+#define DTC_TOOLS_DTC_COMPILE_REPORT_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/JSON.h"
+
+namespace mlir::dtc {
+
+/// The per-rank report of a compiled step: memory by category (parameters,
+/// gradients, optimizer state) and every collective it runs per step with
+/// its kind, axes, bus bytes (nccl-tests convention) and reason, plus the
+/// totals per kind. Prints a summary to stderr.
+llvm::json::Object reportStep(func::FuncOp step);
+
+} // namespace mlir::dtc
+
+#endif // DTC_TOOLS_DTC_COMPILE_REPORT_H
