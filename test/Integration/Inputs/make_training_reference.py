@@ -11,7 +11,9 @@ loss.npy (each step's loss), grad/<param>.npy (last step's gradients) and
 param/<param>.npy (parameters after the last step); tiny_transformer/distill/
 is AdamW on the knowledge-distillation loss from tiny_transformer/teacher.onnx;
 tiny_transformer/schedule/ is five AdamW steps with no decay for biases and
-norms, gradient clipping and a warm-up + cosine schedule.
+norms, gradient clipping and a warm-up + cosine schedule; <model>/b4/ is
+the model exported at batch 4 with a batch of 4 and its AdamW trajectory
+(for dp=4).
 <model>/batch/ holds the
 batch and <model>/initial/ the parameters before training. The outputs are
 committed; the matching dtc-compile flags are in test/Integration/train-*.mlir.
@@ -76,6 +78,23 @@ def train(example, model, optimizer, ids, labels, out, teacher=None, steps=STEPS
     save_dir(f"{out}/param", dict(model.named_parameters()))
 
 
+def batch_of_four(model_name, example):
+    """dp=4 needs a batch that 4 divides (the exports bake the batch in):
+    <model>/b4/ holds the model exported at batch 4, such a batch, and three
+    AdamW steps on it from the same initial parameters."""
+    out = f"{model_name}/b4"
+    torch.manual_seed(2)
+    ids = torch.randint(0, example.VOCAB, (4, example.SEQ))
+    labels = torch.roll(ids, -1, dims=1)
+    labels[0, -1] = -100
+    labels[3, 5] = -100
+    save_dir(f"{out}/batch", {"ids": ids, "labels": labels})
+    torch.onnx.export(example.build_model(), (ids,), f"{out}/model.onnx", input_names=["ids"],
+                      output_names=["logits"], opset_version=17, do_constant_folding=False)
+    model = example.build_model().train()
+    train(example, model, OPTIMIZERS["adamw"](model.parameters()), ids, labels, f"{out}/adamw")
+
+
 def main():
     for model_name in MODELS:
         example = load_example(model_name)
@@ -90,6 +109,7 @@ def main():
             model = example.build_model().train()
             train(example, model, make_optimizer(model.parameters()), ids, labels,
                   f"{model_name}/{opt_name}")
+        batch_of_four(model_name, example)
         if model_name == "tiny_transformer":
             torch.manual_seed(7)
             teacher = example.TinyLM().eval()
