@@ -32,13 +32,15 @@ using namespace mlir;
 using namespace mlir::dtc;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory outputCat("Output options");
 static cl::OptionCategory importCat("Import options");
 static cl::OptionCategory lossCat("Loss options");
 static cl::OptionCategory optCat("Optimizer options");
 
 static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
                                       cl::Required);
-static cl::opt<std::string> outDir("o", cl::desc("Output directory"),
+static cl::opt<std::string> outDir("o", cl::cat(outputCat),
+                                   cl::desc("Output directory"),
                                    cl::value_desc("dir"), cl::Required);
 static cl::opt<std::string>
     bindInputs("bind-inputs", cl::cat(importCat),
@@ -162,11 +164,18 @@ static llvm::json::Array describeArguments(func::FuncOp func, StringRef key) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // Only dtc-compile's own options in --help, not LLVM's.
+  cl::HideUnrelatedOptions(
+      {&outputCat, &importCat, &lossCat, &optCat, &parallelCat});
   cl::ParseCommandLineOptions(
       argc, argv,
       "dtc-compile: compiles an ONNX model into a training step\n\n"
-      "Writes OUT/train_step.mlir and OUT/manifest.json; run the step with\n"
-      "  dtc-run OUT --batch DIR --steps K [--dump DIR]\n");
+      "Writes OUT/train_step.mlir, OUT/manifest.json (what the step takes\n"
+      "and returns) and OUT/report.json (memory per rank, collectives per\n"
+      "step); run the step with\n"
+      "  dtc-run OUT --batch DIR --steps K [--dump DIR]\n"
+      "or, for --mesh dp=N,\n"
+      "  mpirun -np N dtc-run OUT --batch DIR --steps K [--dump DIR]\n");
 
   MLIRContext context;
   // Errors name the op and the problem; a dump of the whole function after

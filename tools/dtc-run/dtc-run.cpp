@@ -37,19 +37,23 @@
 using namespace mlir;
 using namespace mlir::dtc;
 
+static llvm::cl::OptionCategory runCat("Running a function");
 static llvm::cl::opt<std::string> modulePath(llvm::cl::Positional,
                                              llvm::cl::desc("<module.mlir>"),
                                              llvm::cl::Required);
 static llvm::cl::opt<std::string>
-    inputsDir("inputs", llvm::cl::desc("Directory of input tensors (.npy or "
-                                       "ONNX TensorProto .pb), matched to "
-                                       "function arguments by name"));
+    inputsDir("inputs", llvm::cl::cat(runCat),
+              llvm::cl::desc("Directory of input tensors (.npy or "
+                             "ONNX TensorProto .pb), matched to "
+                             "function arguments by name"));
 static llvm::cl::opt<std::string>
-    outputsDir("outputs", llvm::cl::desc("Directory to write each result to, "
-                                         "as <output name>.npy"));
+    outputsDir("outputs", llvm::cl::cat(runCat),
+               llvm::cl::desc("Directory to write each result to, "
+                              "as <output name>.npy"));
 static llvm::cl::opt<std::string>
-    functionName("function", llvm::cl::desc("Function to run (default: the "
-                                            "module's only public function)"));
+    functionName("function", llvm::cl::cat(runCat),
+                 llvm::cl::desc("Function to run (default: the "
+                                "module's only public function)"));
 
 static llvm::cl::OptionCategory trainCat("Training (when the positional "
                                          "argument is a dtc-compile output)");
@@ -161,12 +165,16 @@ static int runOnce(func::FuncOp func, Communicator *comm) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // Only dtc-run's own options in --help, not LLVM's.
+  llvm::cl::HideUnrelatedOptions({&runCat, &trainCat});
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "dtc reference executor: runs a dtc function on the CPU\n\n"
       "  dtc-run MODULE.mlir --inputs DIR [--outputs DIR] [--function NAME]\n"
       "  dtc-run OUT --batch DIR --steps K [--init DIR] [--dump DIR]\n"
-      "      (OUT written by dtc-compile: trains for K steps)\n");
+      "      (OUT written by dtc-compile: trains for K steps)\n"
+      "  mpirun -np N dtc-run ...\n"
+      "      (a module with a dtc.mesh of N devices: one process per rank)\n");
 
   MLIRContext context;
   context.loadDialect<mlir::dtc::DTCDialect, func::FuncDialect>();
