@@ -62,6 +62,11 @@ static cl::opt<bool> dropout(
              "step); without it they are the identity"));
 static cl::opt<int64_t> seed("seed", cl::cat(importCat), cl::init(0),
                              cl::desc("Seed of the dropout masks"));
+static cl::opt<bool> shapesOnly(
+    "shapes-only", cl::cat(importCat),
+    cl::desc("Compile from the parameters' shapes alone, without reading "
+             "their data (external data may be absent; frozen initializers "
+             "become untrained parameters); dtc-run then needs --init"));
 static cl::opt<bool> listParams(
     "list-params", cl::cat(importCat),
     cl::desc("Print the initializers (name, shape, type, trainable) and exit"));
@@ -194,6 +199,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }
+  importOptions.shapesOnly = shapesOnly;
   importOptions.trainingDropout = dropout;
   importOptions.dropoutSeed = seed;
   importOptions.freeze = freeze;
