@@ -44,7 +44,7 @@
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --mesh tp=2 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: --mesh: only a data-parallel mesh (dp=N) is supported so far
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --mesh dp=3 2>&1 | FileCheck %s --check-prefix=INDIVISIBLE
-// INDIVISIBLE: error: input 'ids' of type 'tensor<2x8xi64>': its batch (dimension 0) does not divide over 3 data-parallel ranks
+// INDIVISIBLE: error: input 'ids' of type 'tensor<2x8xi64>': its batch (dimension 0) does not divide over 3 data-parallel shards
 // INDIVISIBLE-NOT: see current operation
 // Dropout would draw per-rank masks from local element indices, unlike the
 // single device; it is refused until the partitioner passes global indices.

@@ -22,7 +22,7 @@ func.func @linear(%x: tensor<4x3xf32> {dtc.input = "x"}, %w: tensor<3x2xf32> {dt
 // -----
 
 // A batch that does not divide over the ranks is refused by input name.
-// expected-error @+1 {{input 'x' of type 'tensor<3x2xf32>': its batch (dimension 0) does not divide over 2 data-parallel ranks}}
+// expected-error @+1 {{input 'x' of type 'tensor<3x2xf32>': its batch (dimension 0) does not divide over 2 data-parallel shards}}
 func.func @odd_batch(%x: tensor<3x2xf32> {dtc.input = "x"}, %w: tensor<2xf32> {dtc.param = "w"})
     -> (tensor<f32> {dtc.output = "loss"}) {
   %y = dtc.mul %x, %w : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
