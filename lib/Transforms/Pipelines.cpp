@@ -67,6 +67,11 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
     dp.size = options.dataParallel;
     pm.addPass(createDataParallel(dp));
   }
+  if (options.gradAccum > 1) {
+    GradientAccumulationOptions accumulation;
+    accumulation.microbatches = options.gradAccum;
+    pm.addPass(createGradientAccumulation(accumulation));
+  }
   pm.addNestedPass<func::FuncOp>(createOptimizer(opt));
   buildSimplifyPipeline(pm, SimplifyPipelineOptions());
 }

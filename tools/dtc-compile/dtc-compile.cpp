@@ -109,6 +109,11 @@ static cl::opt<std::string> meshSpec(
     "mesh", cl::cat(parallelCat),
     cl::desc("Device mesh, e.g. dp=2 (data parallelism over the batch; run "
              "the result with mpirun -np 2 dtc-run)"));
+static cl::opt<int64_t> gradAccum(
+    "grad-accum", cl::cat(parallelCat), cl::init(1),
+    cl::desc("Run each (per-rank) batch as N microbatches in sequence, "
+             "adding their gradients before one update"),
+    cl::value_desc("N"));
 static cl::opt<std::string> optimizer("optimizer", cl::cat(optCat),
                                       cl::desc("adamw or sgd"),
                                       cl::init("adamw"));
@@ -259,6 +264,11 @@ int main(int argc, char **argv) {
     }
     options.dataParallel = mesh.sizes[0];
   }
+  if (gradAccum < 1) {
+    llvm::errs() << "error: --grad-accum must be at least 1\n";
+    return 1;
+  }
+  options.gradAccum = gradAccum;
   options.precision = precision;
   options.initScale = initScale;
   options.growthInterval = growthInterval;

@@ -72,6 +72,11 @@ struct TrainingPipelineOptions
       *this, "dp",
       llvm::cl::desc("Data-parallel ranks (dtc-data-parallel; 1: none)"),
       llvm::cl::init(1)};
+  Option<int64_t> gradAccum{
+      *this, "grad-accum",
+      llvm::cl::desc("Microbatches whose gradients add up before one update "
+                     "(dtc-gradient-accumulation; 1: none)"),
+      llvm::cl::init(1)};
   Option<std::string> optimizer{*this, "optimizer",
                                 llvm::cl::desc("adamw or sgd"),
                                 llvm::cl::init("adamw")};

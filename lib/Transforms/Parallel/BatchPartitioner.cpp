@@ -158,7 +158,7 @@ private:
 
   /// Whether replicated `value` holds the same values at every index of
   /// dimension `dim` (a broadcast along it, an iota along another
-  /// dimension, a splat, or elementwise ops of such values).
+  /// dimension, a splat, or elementwise ops and slices of such values).
   bool uniformAlong(Value value, int64_t dim) {
     auto type = cast<RankedTensorType>(value.getType());
     if (dim < 0 || type.getDimSize(dim) == 1)
@@ -172,7 +172,7 @@ private:
       return isa<SplatElementsAttr>(constant.getValue());
     if (isa<BroadcastOp>(def) || def->hasTrait<OpTrait::Elementwise>() ||
         isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp,
-            SelectOp, AndOp, OrOp, XorOp, CastOp>(def))
+            SelectOp, AndOp, OrOp, XorOp, CastOp, SliceOp>(def))
       return llvm::all_of(def->getOperands(), [&](Value operand) {
         int64_t rank = cast<RankedTensorType>(operand.getType()).getRank();
         return uniformAlong(operand, dim - (type.getRank() - rank));

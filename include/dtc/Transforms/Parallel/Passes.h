@@ -1,7 +1,8 @@
 //===- Passes.h - parallelism passes ----------------------------*- C++ -*-===//
 //
 // The passes that turn a global-view training step into a per-rank program
-// with explicit collectives (so far: data parallelism over the batch).
+// with explicit collectives, and that run its batch in pieces (so far:
+// data parallelism and gradient accumulation, both over the batch).
 //
 //===----------------------------------------------------------------------===//
 

@@ -28,4 +28,27 @@ def DataParallel : Pass<"dtc-data-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def GradientAccumulation : Pass<"dtc-gradient-accumulation", "mlir::ModuleOp"> {
+  let summary = "Run the batch as K microbatches in sequence, summing gradients";
+  let description = [{
+    Runs after dtc-autodiff (and dtc-data-parallel) and before
+    dtc-optimizer. Cuts the batch (dimension 0 of every model input) into K
+    microbatches, builds the program of one microbatch with the same batch
+    partitioner as data parallelism, and unrolls it K times in the step,
+    each copy reading its rows of the inputs. Where data parallelism would
+    all-reduce a partial sum, the copies' parts are added: the gradients
+    and the loss accumulate as each microbatch finishes (so a microbatch's
+    activations are dead before the next begins, and with data parallelism
+    the gradients are all-reduced once, after the last microbatch); a sum
+    needed inside the step, such as the loss's count of labels, is computed
+    from every microbatch first, so the result is the full batch's step, as
+    PyTorch's accumulation with the loss divided by the global token count.
+  }];
+  let options = [
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"2",
+           "Number of microbatches">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 #endif // DTC_TRANSFORMS_PARALLEL_PASSES_TD
