@@ -8,6 +8,7 @@
 
 #include "dtc/Runtime/Communicator.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,8 +46,9 @@ std::string MeshShape::parse(const std::string &spec, MeshShape &mesh) {
   while (std::getline(stream, entry, ',')) {
     size_t eq = entry.find('=');
     char *end = nullptr;
-    long long size =
-        eq == std::string::npos ? 0 : std::strtoll(entry.c_str() + eq + 1, &end, 10);
+    long long size = eq == std::string::npos
+                         ? 0
+                         : std::strtoll(entry.c_str() + eq + 1, &end, 10);
     if (eq == 0 || eq == std::string::npos || size < 1 || *end != '\0')
       return "bad mesh axis '" + entry + "' (expected NAME=SIZE, e.g. dp=2)";
     std::string name = entry.substr(0, eq);
@@ -62,12 +64,18 @@ std::string MeshShape::parse(const std::string &spec, MeshShape &mesh) {
 
 const char *collectiveName(CollectiveKind kind) {
   switch (kind) {
-  case CollectiveKind::AllReduce: return "all_reduce";
-  case CollectiveKind::AllGather: return "all_gather";
-  case CollectiveKind::ReduceScatter: return "reduce_scatter";
-  case CollectiveKind::AllToAll: return "all_to_all";
-  case CollectiveKind::Broadcast: return "broadcast";
-  case CollectiveKind::SendRecv: return "send_recv";
+  case CollectiveKind::AllReduce:
+    return "all_reduce";
+  case CollectiveKind::AllGather:
+    return "all_gather";
+  case CollectiveKind::ReduceScatter:
+    return "reduce_scatter";
+  case CollectiveKind::AllToAll:
+    return "all_to_all";
+  case CollectiveKind::Broadcast:
+    return "broadcast";
+  case CollectiveKind::SendRecv:
+    return "send_recv";
   }
   return "?";
 }
@@ -93,14 +101,38 @@ int64_t Communicator::groupSize(const std::vector<std::string> &axes) const {
   return n;
 }
 
-int64_t Communicator::groupRank(const std::vector<std::string> &axes) const {
-  std::vector<int64_t> coords = meshShape.coordinates(rank());
+static bool contains(const std::vector<std::string> &axes,
+                     const std::string &axis) {
+  return std::find(axes.begin(), axes.end(), axis) != axes.end();
+}
+
+/// Row-major index of `rank`'s coordinates on the mesh axes that are
+/// (`inAxes`) or are not in `axes`, in mesh order.
+static int64_t coordinateIndex(const MeshShape &mesh, int64_t rank,
+                               const std::vector<std::string> &axes,
+                               bool inAxes) {
+  std::vector<int64_t> coords = mesh.coordinates(rank);
   int64_t index = 0;
-  for (size_t i = 0; i < meshShape.axes.size(); ++i)
-    for (const std::string &axis : axes)
-      if (axis == meshShape.axes[i])
-        index = index * meshShape.sizes[i] + coords[i];
+  for (size_t i = 0; i < mesh.axes.size(); ++i)
+    if (contains(axes, mesh.axes[i]) == inAxes)
+      index = index * mesh.sizes[i] + coords[i];
   return index;
+}
+
+int64_t Communicator::groupRank(const std::vector<std::string> &axes) const {
+  return coordinateIndex(meshShape, rank(), axes, /*inAxes=*/true);
+}
+
+int64_t Communicator::groupId(const std::vector<std::string> &axes) const {
+  return coordinateIndex(meshShape, rank(), axes, /*inAxes=*/false);
+}
+
+std::string Communicator::groupKey(const std::vector<std::string> &axes) const {
+  std::string key;
+  for (const std::string &axis : meshShape.axes)
+    if (contains(axes, axis))
+      key += axis + ",";
+  return key;
 }
 
 void Communicator::count(CollectiveKind kind, double busBytes) {
@@ -192,17 +224,15 @@ void Communicator::allReduce(Tensor &tensor,
   count(CollectiveKind::AllReduce, 2.0 * (n - 1) / n * bytes.size());
 }
 
-std::unique_ptr<PendingCollective>
-Communicator::allReduceStart(Tensor &tensor,
-                             const std::vector<std::string> &axes,
-                             ReduceKind kind) {
+std::unique_ptr<PendingCollective> Communicator::allReduceStart(
+    Tensor &tensor, const std::vector<std::string> &axes, ReduceKind kind) {
   int64_t n = groupSize(axes);
   auto bytes = std::make_unique<std::vector<char>>(tensor.toBytes());
   count(CollectiveKind::AllReduce, 2.0 * (n - 1) / n * bytes->size());
   std::unique_ptr<PendingCollective> engine =
       allReduceBytesStart(*bytes, tensor.dtype(), axes, kind);
-  return std::make_unique<PendingAllReduce>(std::move(engine),
-                                            std::move(bytes), tensor);
+  return std::make_unique<PendingAllReduce>(std::move(engine), std::move(bytes),
+                                            tensor);
 }
 
 Tensor Communicator::allGather(const Tensor &tensor,

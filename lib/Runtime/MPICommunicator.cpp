@@ -22,7 +22,7 @@ void reduceHalves(void *in, void *inout, int *len, MPI_Datatype *) {
   auto *b = static_cast<uint16_t *>(inout);
   for (int i = 0; i < *len; ++i) {
     float x = floatFromHalfBits(a[i], Half), y = floatFromHalfBits(b[i], Half);
-    float r = Kind == ReduceKind::Sum ? x + y
+    float r = Kind == ReduceKind::Sum   ? x + y
               : Kind == ReduceKind::Max ? std::max(x, y)
                                         : std::min(x, y);
     b[i] = halfBitsFromFloat(r, Half);
@@ -31,16 +31,24 @@ void reduceHalves(void *in, void *inout, int *len, MPI_Datatype *) {
 
 MPI_Datatype mpiType(DType dtype) {
   switch (dtype) {
-  case DType::F32: return MPI_FLOAT;
-  case DType::F64: return MPI_DOUBLE;
+  case DType::F32:
+    return MPI_FLOAT;
+  case DType::F64:
+    return MPI_DOUBLE;
   case DType::BF16:
-  case DType::F16: return MPI_UINT16_T;
-  case DType::I64: return MPI_INT64_T;
-  case DType::I32: return MPI_INT32_T;
-  case DType::I16: return MPI_INT16_T;
-  case DType::I8: return MPI_INT8_T;
+  case DType::F16:
+    return MPI_UINT16_T;
+  case DType::I64:
+    return MPI_INT64_T;
+  case DType::I32:
+    return MPI_INT32_T;
+  case DType::I16:
+    return MPI_INT16_T;
+  case DType::I8:
+    return MPI_INT8_T;
   case DType::U8:
-  case DType::Bool: return MPI_UINT8_T;
+  case DType::Bool:
+    return MPI_UINT8_T;
   }
   return MPI_BYTE;
 }
@@ -59,9 +67,12 @@ public:
   explicit MPICommunicator(const MeshShape &mesh) : Communicator(mesh) {
     MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
     MPI_Comm_size(MPI_COMM_WORLD, &worldCount);
-    MPI_Op_create(reduceHalves<DType::BF16, ReduceKind::Sum>, 1, &halfOps[0][0]);
-    MPI_Op_create(reduceHalves<DType::BF16, ReduceKind::Max>, 1, &halfOps[0][1]);
-    MPI_Op_create(reduceHalves<DType::BF16, ReduceKind::Min>, 1, &halfOps[0][2]);
+    MPI_Op_create(reduceHalves<DType::BF16, ReduceKind::Sum>, 1,
+                  &halfOps[0][0]);
+    MPI_Op_create(reduceHalves<DType::BF16, ReduceKind::Max>, 1,
+                  &halfOps[0][1]);
+    MPI_Op_create(reduceHalves<DType::BF16, ReduceKind::Min>, 1,
+                  &halfOps[0][2]);
     MPI_Op_create(reduceHalves<DType::F16, ReduceKind::Sum>, 1, &halfOps[1][0]);
     MPI_Op_create(reduceHalves<DType::F16, ReduceKind::Max>, 1, &halfOps[1][1]);
     MPI_Op_create(reduceHalves<DType::F16, ReduceKind::Min>, 1, &halfOps[1][2]);
@@ -95,8 +106,9 @@ protected:
     return std::make_unique<MPIPending>(request);
   }
 
-  std::vector<char> allGatherBytes(const std::vector<char> &bytes,
-                                   const std::vector<std::string> &axes) override {
+  std::vector<char>
+  allGatherBytes(const std::vector<char> &bytes,
+                 const std::vector<std::string> &axes) override {
     std::vector<char> out(bytes.size() * groupSize(axes));
     MPI_Allgather(bytes.data(), bytes.size(), MPI_BYTE, out.data(),
                   bytes.size(), MPI_BYTE, group(axes));
@@ -108,14 +120,15 @@ protected:
                      const std::vector<std::string> &axes) override {
     int64_t n = groupSize(axes);
     std::vector<char> out(bytes.size() / n);
-    MPI_Reduce_scatter_block(bytes.data(), out.data(),
-                             elements(out, dtype), mpiType(dtype),
-                             op(dtype, ReduceKind::Sum), group(axes));
+    MPI_Reduce_scatter_block(bytes.data(), out.data(), elements(out, dtype),
+                             mpiType(dtype), op(dtype, ReduceKind::Sum),
+                             group(axes));
     return out;
   }
 
-  std::vector<char> allToAllBytes(const std::vector<char> &bytes,
-                                  const std::vector<std::string> &axes) override {
+  std::vector<char>
+  allToAllBytes(const std::vector<char> &bytes,
+                const std::vector<std::string> &axes) override {
     int64_t block = bytes.size() / groupSize(axes);
     std::vector<char> out(bytes.size());
     MPI_Alltoall(bytes.data(), block, MPI_BYTE, out.data(), block, MPI_BYTE,
@@ -147,7 +160,7 @@ private:
     int k = static_cast<int>(kind);
     if (dtype == DType::BF16 || dtype == DType::F16)
       return halfOps[dtype == DType::BF16 ? 0 : 1][k];
-    return kind == ReduceKind::Sum ? MPI_SUM
+    return kind == ReduceKind::Sum   ? MPI_SUM
            : kind == ReduceKind::Max ? MPI_MAX
                                      : MPI_MIN;
   }
@@ -155,20 +168,12 @@ private:
   /// The communicator of the ranks that differ from this one only along
   /// `axes`, ordered by their coordinates on `axes`.
   MPI_Comm group(const std::vector<std::string> &axes) {
-    std::string key;
-    for (const std::string &axis : mesh().axes)
-      if (std::find(axes.begin(), axes.end(), axis) != axes.end())
-        key += axis + ",";
+    std::string key = groupKey(axes);
     auto it = groups.find(key);
     if (it != groups.end())
       return it->second;
-    std::vector<int64_t> coords = mesh().coordinates(worldRank);
-    int color = 0;
-    for (size_t i = 0; i < mesh().axes.size(); ++i)
-      if (std::find(axes.begin(), axes.end(), mesh().axes[i]) == axes.end())
-        color = color * mesh().sizes[i] + coords[i];
     MPI_Comm comm;
-    MPI_Comm_split(MPI_COMM_WORLD, color, groupRank(axes), &comm);
+    MPI_Comm_split(MPI_COMM_WORLD, groupId(axes), groupRank(axes), &comm);
     groups[key] = comm;
     return comm;
   }
@@ -181,13 +186,14 @@ private:
 } // namespace
 
 std::unique_ptr<Communicator> createMPICommunicator(const MeshShape &mesh,
-                                                   std::string &error) {
+                                                    std::string &error) {
   int size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size != mesh.numDevices()) {
     std::string axes;
     for (size_t i = 0; i < mesh.axes.size(); ++i)
-      axes += (i ? "," : "") + mesh.axes[i] + "=" + std::to_string(mesh.sizes[i]);
+      axes +=
+          (i ? "," : "") + mesh.axes[i] + "=" + std::to_string(mesh.sizes[i]);
     error = "the mesh " + axes + " has " + std::to_string(mesh.numDevices()) +
             " devices but " + std::to_string(size) +
             " ranks were launched (mpirun -np " +

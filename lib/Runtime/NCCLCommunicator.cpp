@@ -39,22 +39,31 @@ void check(ncclResult_t status, const char *what) {
 
 ncclDataType_t ncclType(DType dtype) {
   switch (dtype) {
-  case DType::F32: return ncclFloat32;
-  case DType::F64: return ncclFloat64;
-  case DType::BF16: return ncclBfloat16;
-  case DType::F16: return ncclFloat16;
-  case DType::I64: return ncclInt64;
-  case DType::I32: return ncclInt32;
-  case DType::I8: return ncclInt8;
+  case DType::F32:
+    return ncclFloat32;
+  case DType::F64:
+    return ncclFloat64;
+  case DType::BF16:
+    return ncclBfloat16;
+  case DType::F16:
+    return ncclFloat16;
+  case DType::I64:
+    return ncclInt64;
+  case DType::I32:
+    return ncclInt32;
+  case DType::I8:
+    return ncclInt8;
   case DType::U8:
-  case DType::Bool: return ncclUint8;
-  case DType::I16: break; // moved as bytes, never reduced
+  case DType::Bool:
+    return ncclUint8;
+  case DType::I16:
+    break; // moved as bytes, never reduced
   }
   return ncclUint8;
 }
 
 ncclRedOp_t ncclOp(ReduceKind kind) {
-  return kind == ReduceKind::Sum ? ncclSum
+  return kind == ReduceKind::Sum   ? ncclSum
          : kind == ReduceKind::Max ? ncclMax
                                    : ncclMin;
 }
@@ -136,12 +145,13 @@ protected:
     return std::make_unique<NCCLPending>(std::move(buffer), bytes, stream);
   }
 
-  std::vector<char> allGatherBytes(const std::vector<char> &bytes,
-                                   const std::vector<std::string> &axes) override {
+  std::vector<char>
+  allGatherBytes(const std::vector<char> &bytes,
+                 const std::vector<std::string> &axes) override {
     DeviceBuffer in(bytes.size()), out(bytes.size() * groupSize(axes));
     in.upload(bytes, stream);
-    check(ncclAllGather(in.data, out.data, bytes.size(), ncclUint8,
-                        group(axes), stream),
+    check(ncclAllGather(in.data, out.data, bytes.size(), ncclUint8, group(axes),
+                        stream),
           "ncclAllGather");
     return finish(out);
   }
@@ -157,8 +167,9 @@ protected:
     return finish(out);
   }
 
-  std::vector<char> allToAllBytes(const std::vector<char> &bytes,
-                                  const std::vector<std::string> &axes) override {
+  std::vector<char>
+  allToAllBytes(const std::vector<char> &bytes,
+                const std::vector<std::string> &axes) override {
     int64_t n = groupSize(axes);
     size_t block = bytes.size() / n;
     DeviceBuffer in(bytes.size()), out(bytes.size());
@@ -166,8 +177,8 @@ protected:
     ncclComm_t comm = group(axes);
     check(ncclGroupStart(), "ncclGroupStart");
     for (int64_t r = 0; r < n; ++r) {
-      check(ncclSend(static_cast<char *>(in.data) + r * block, block,
-                     ncclUint8, r, comm, stream),
+      check(ncclSend(static_cast<char *>(in.data) + r * block, block, ncclUint8,
+                     r, comm, stream),
             "ncclSend");
       check(ncclRecv(static_cast<char *>(out.data) + r * block, block,
                      ncclUint8, r, comm, stream),
@@ -182,8 +193,8 @@ protected:
                       int64_t root) override {
     DeviceBuffer buffer(bytes.size());
     buffer.upload(bytes, stream);
-    check(ncclBroadcast(buffer.data, buffer.data, bytes.size(), ncclUint8,
-                        root, group(axes), stream),
+    check(ncclBroadcast(buffer.data, buffer.data, bytes.size(), ncclUint8, root,
+                        group(axes), stream),
           "ncclBroadcast");
     bytes = finish(buffer);
   }
@@ -214,21 +225,13 @@ private:
   /// The NCCL communicator of the ranks that differ from this one only
   /// along `axes`, bootstrapped over the matching MPI communicator.
   ncclComm_t group(const std::vector<std::string> &axes) {
-    std::string key;
-    for (const std::string &axis : mesh().axes)
-      if (std::find(axes.begin(), axes.end(), axis) != axes.end())
-        key += axis + ",";
+    std::string key = groupKey(axes);
     auto it = groups.find(key);
     if (it != groups.end())
       return it->second;
-    std::vector<int64_t> coords = mesh().coordinates(worldRank);
-    int color = 0;
-    for (size_t i = 0; i < mesh().axes.size(); ++i)
-      if (std::find(axes.begin(), axes.end(), mesh().axes[i]) == axes.end())
-        color = color * mesh().sizes[i] + coords[i];
     MPI_Comm mpiGroup;
     int groupIndex = groupRank(axes);
-    MPI_Comm_split(MPI_COMM_WORLD, color, groupIndex, &mpiGroup);
+    MPI_Comm_split(MPI_COMM_WORLD, groupId(axes), groupIndex, &mpiGroup);
     ncclUniqueId id;
     if (groupIndex == 0)
       check(ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -249,7 +252,7 @@ private:
 } // namespace
 
 std::unique_ptr<Communicator> createNCCLCommunicator(const MeshShape &mesh,
-                                                    std::string &error) {
+                                                     std::string &error) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     error = "no CUDA device is visible";

@@ -114,6 +114,13 @@ public:
 protected:
   explicit Communicator(MeshShape mesh) : meshShape(std::move(mesh)) {}
 
+  /// Which group along `axes` this rank belongs to: the index of its
+  /// coordinates on the other axes (the same on every member, distinct
+  /// between groups), as the engines' communicator splits want it.
+  int64_t groupId(const std::vector<std::string> &axes) const;
+  /// A name for the set `axes` whatever their order, to cache groups by.
+  std::string groupKey(const std::vector<std::string> &axes) const;
+
   /// The engine's primitives, on packed element bytes over a group.
   virtual void allReduceBytes(std::vector<char> &bytes, DType dtype,
                               const std::vector<std::string> &axes,
@@ -123,8 +130,9 @@ protected:
                       const std::vector<std::string> &axes,
                       ReduceKind kind) = 0;
   /// Rank-major concatenation of every group member's `bytes`.
-  virtual std::vector<char> allGatherBytes(const std::vector<char> &bytes,
-                                           const std::vector<std::string> &axes) = 0;
+  virtual std::vector<char>
+  allGatherBytes(const std::vector<char> &bytes,
+                 const std::vector<std::string> &axes) = 0;
   /// Sums block r of every member's `bytes` (of `groupSize` equal blocks)
   /// into group rank r; returns this rank's sum.
   virtual std::vector<char>
@@ -132,8 +140,9 @@ protected:
                      const std::vector<std::string> &axes) = 0;
   /// Block r of `bytes` (of `groupSize` equal blocks) to group rank r; the
   /// received blocks in rank order.
-  virtual std::vector<char> allToAllBytes(const std::vector<char> &bytes,
-                                          const std::vector<std::string> &axes) = 0;
+  virtual std::vector<char>
+  allToAllBytes(const std::vector<char> &bytes,
+                const std::vector<std::string> &axes) = 0;
   virtual void broadcastBytes(std::vector<char> &bytes,
                               const std::vector<std::string> &axes,
                               int64_t root) = 0;
@@ -150,14 +159,14 @@ private:
 /// The MPI engine (MPI must be initialized). The world size must equal the
 /// mesh's device count; `error` says so otherwise.
 std::unique_ptr<Communicator> createMPICommunicator(const MeshShape &mesh,
-                                                   std::string &error);
+                                                    std::string &error);
 
 /// The NCCL engine (MPI must be initialized; one GPU per rank, rank modulo
 /// the visible devices). Fails with `error` without a CUDA device or when
 /// the world size does not match the mesh. Built when CUDA and NCCL are
 /// found (DTC_HAVE_NCCL).
 std::unique_ptr<Communicator> createNCCLCommunicator(const MeshShape &mesh,
-                                                    std::string &error);
+                                                     std::string &error);
 
 } // namespace mlir::dtc
 
