@@ -9,7 +9,7 @@
 #include "Signature.h"
 #include "dtc/Transforms/Training/Passes.h"
 
-#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/Regex.h"
 
@@ -26,23 +26,15 @@ using namespace mlir::dtc;
 namespace {
 
 /// Scalar arithmetic in f64 and tensor updates, as dtc ops before the return.
-class UpdateBuilder {
+class UpdateBuilder : public OpEmitter {
 public:
-  UpdateBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  using OpEmitter::OpEmitter;
 
   Value f64(double value) {
     auto type = RankedTensorType::get({}, b.getF64Type());
     return ConstantOp::create(
         b, loc, DenseElementsAttr::get(type, b.getF64FloatAttr(value)));
   }
-  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
-  Value pow(Value x, Value y) { return PowOp::create(b, loc, x, y); }
-  Value sqrt(Value x) { return SqrtOp::create(b, loc, x); }
-  Value min(Value x, Value y) { return MinOp::create(b, loc, x, y); }
-  Value max(Value x, Value y) { return MaxOp::create(b, loc, x, y); }
   /// `value` converted to the element type of `like`.
   Value like(Value value, Value like) {
     auto from = cast<RankedTensorType>(value.getType());
@@ -59,9 +51,6 @@ public:
     return ReduceSumOp::create(b, loc, x, all, false);
   }
   Value sumOfSquares(Value x) { return sumAll(mul(x, x)); }
-
-  OpBuilder &b;
-  Location loc;
 };
 
 struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {

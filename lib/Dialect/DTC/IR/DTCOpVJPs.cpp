@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -22,24 +22,10 @@ using namespace mlir::dtc;
 namespace {
 
 /// The vocabulary VJPs are written in: dtc ops built at one location.
-class Emitter {
+class Emitter : public OpEmitter {
 public:
-  Emitter(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  using OpEmitter::OpEmitter;
 
-  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
-  Value pow(Value x, Value y) { return PowOp::create(b, loc, x, y); }
-  Value neg(Value x) { return NegOp::create(b, loc, x); }
-  Value exp(Value x) { return ExpOp::create(b, loc, x); }
-  Value log(Value x) { return LogOp::create(b, loc, x); }
-  Value erf(Value x) { return ErfOp::create(b, loc, x); }
-  Value tanh(Value x) { return TanhOp::create(b, loc, x); }
-  Value sin(Value x) { return SinOp::create(b, loc, x); }
-  Value cos(Value x) { return CosOp::create(b, loc, x); }
-  Value sigmoid(Value x) { return SigmoidOp::create(b, loc, x); }
-  Value rsqrt(Value x) { return RsqrtOp::create(b, loc, x); }
   Value compare(ComparisonPredicate p, Value x, Value y) {
     return CompareOp::create(b, loc, p, x, y);
   }
@@ -101,9 +87,6 @@ public:
       grad = reduceSum(grad, dims, /*keepDims=*/true);
     return reshape(grad, to);
   }
-
-  OpBuilder &b;
-  Location loc;
 };
 
 /// Shape of a reduction's result with the reduced dimensions kept as 1.

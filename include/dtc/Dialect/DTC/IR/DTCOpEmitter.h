@@ -1,0 +1,45 @@
+//===- DTCOpEmitter.h - elementwise dtc ops at one location -----*- C++ -*-===//
+//
+// The arithmetic that passes write (VJPs, optimizer updates) as calls:
+// `e.mul(e.add(x, y), z)` instead of one create() per op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_DIALECT_DTC_IR_DTCOPEMITTER_H
+#define DTC_DIALECT_DTC_IR_DTCOPEMITTER_H
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::dtc {
+
+/// Builds elementwise dtc ops with `b` at `loc`.
+class OpEmitter {
+public:
+  OpEmitter(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
+  Value pow(Value x, Value y) { return PowOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return MinOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return MaxOp::create(b, loc, x, y); }
+  Value neg(Value x) { return NegOp::create(b, loc, x); }
+  Value exp(Value x) { return ExpOp::create(b, loc, x); }
+  Value log(Value x) { return LogOp::create(b, loc, x); }
+  Value sqrt(Value x) { return SqrtOp::create(b, loc, x); }
+  Value rsqrt(Value x) { return RsqrtOp::create(b, loc, x); }
+  Value erf(Value x) { return ErfOp::create(b, loc, x); }
+  Value tanh(Value x) { return TanhOp::create(b, loc, x); }
+  Value sin(Value x) { return SinOp::create(b, loc, x); }
+  Value cos(Value x) { return CosOp::create(b, loc, x); }
+  Value sigmoid(Value x) { return SigmoidOp::create(b, loc, x); }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+} // namespace mlir::dtc
+
+#endif // DTC_DIALECT_DTC_IR_DTCOPEMITTER_H
