@@ -172,6 +172,27 @@ static llvm::json::Array describeArguments(func::FuncOp func, StringRef key) {
   return list;
 }
 
+/// Writes `path` through `write`; false (with an error printed) when it
+/// cannot be opened.
+static bool writeOutput(const std::string &path,
+                        llvm::function_ref<void(raw_ostream &)> write) {
+  std::string error;
+  auto file = openOutputFile(path, &error);
+  if (!file) {
+    llvm::errs() << "error: " << error << "\n";
+    return false;
+  }
+  write(file->os());
+  file->keep();
+  return true;
+}
+
+static bool writeJson(const std::string &path, llvm::json::Object object) {
+  return writeOutput(path, [&](raw_ostream &os) {
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(object))) << "\n";
+  });
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // Only dtc-compile's own options in --help, not LLVM's.
@@ -298,13 +319,9 @@ int main(int argc, char **argv) {
                  << "\n";
     return 1;
   }
-  auto output = openOutputFile(outDir + "/train_step.mlir", &error);
-  if (!output) {
-    llvm::errs() << "error: " << error << "\n";
+  if (!writeOutput(outDir + "/train_step.mlir",
+                   [&](raw_ostream &os) { module->print(os); }))
     return 1;
-  }
-  module->print(output->os());
-  output->keep();
 
   std::string pipeline;
   llvm::raw_string_ostream pipelineText(pipeline);
@@ -318,25 +335,9 @@ int main(int argc, char **argv) {
       {"inputs", describeArguments(func, kInputAttrName)},
       {"state", describeArguments(func, kStateAttrName)},
   };
-  auto manifestFile = openOutputFile(outDir + "/manifest.json", &error);
-  if (!manifestFile) {
-    llvm::errs() << "error: " << error << "\n";
+  if (!writeJson(outDir + "/manifest.json", std::move(manifest)) ||
+      !writeJson(outDir + "/report.json", reportStep(func)))
     return 1;
-  }
-  manifestFile->os() << llvm::formatv("{0:2}",
-                                      llvm::json::Value(std::move(manifest)))
-                     << "\n";
-  manifestFile->keep();
-
-  auto reportFile = openOutputFile(outDir + "/report.json", &error);
-  if (!reportFile) {
-    llvm::errs() << "error: " << error << "\n";
-    return 1;
-  }
-  reportFile->os() << llvm::formatv("{0:2}",
-                                    llvm::json::Value(reportStep(func)))
-                   << "\n";
-  reportFile->keep();
   llvm::errs() << "dtc-compile: wrote " << outDir << "/train_step.mlir, "
                << outDir << "/manifest.json and " << outDir << "/report.json\n";
   return 0;
