@@ -214,6 +214,13 @@ private:
 
 } // namespace
 
+Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r) {
+  Shape shape = tensor.shape();
+  shape[dim] /= n;
+  return Tensor::fromBytes(tensor.dtype(), shape,
+                           chunkBytes(tensor, dim, n, r).data());
+}
+
 void Communicator::allReduce(Tensor &tensor,
                              const std::vector<std::string> &axes,
                              ReduceKind kind) {

@@ -38,18 +38,6 @@ bool dump(const std::string &dir, const std::string &subdir,
 
 } // namespace
 
-/// Rank `rank`'s share of `tensor` along its first dimension.
-static std::optional<Tensor> shareOf(const Tensor &tensor, int64_t rank,
-                                     int64_t ranks) {
-  if (tensor.rank() == 0 || tensor.shape()[0] % ranks != 0)
-    return std::nullopt;
-  Shape shape = tensor.shape();
-  shape[0] /= ranks;
-  std::vector<char> bytes = tensor.toBytes();
-  size_t part = bytes.size() / ranks;
-  return Tensor::fromBytes(tensor.dtype(), shape, bytes.data() + rank * part);
-}
-
 /// Prints, on rank 0, one line per rank: its time and the collectives it
 /// ran per step, as its Communicator counted them. Every rank runs the same
 /// program, so the counted kinds line up across ranks.
@@ -100,16 +88,15 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
       auto it = batch.find(name);
       if (it == batch.end())
         continue; // bindArguments reports it
-      std::optional<Tensor> share =
-          shareOf(it->second, comm->rank(), comm->worldSize());
-      if (!share)
+      const Tensor &whole = it->second;
+      if (whole.rank() == 0 || whole.shape()[0] % comm->worldSize() != 0)
         return fail("input '" + name + "' (" +
-                    describe(it->second.shape(), it->second.dtype()) +
+                    describe(whole.shape(), whole.dtype()) +
                     ") does not split into " +
                     std::to_string(comm->worldSize()) +
                     " equal shares along its first dimension"),
                1;
-      it->second = std::move(*share);
+      it->second = chunkOf(whole, 0, comm->worldSize(), comm->rank());
     }
   }
 
@@ -177,6 +164,11 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
   Tensor losses(DType::F32, {options.steps});
   SmallVector<Tensor> results;
   auto start = std::chrono::steady_clock::now();
+  auto secondsSinceStart = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
   for (int64_t k = 0; k < options.steps; ++k) {
     // The step's arguments are donated to it: parameters and state are
     // freed once used, and their updates become the next step's arguments.
@@ -191,9 +183,7 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
     double loss = results[*lossIndex].at(0);
     losses.floats()[k] = loss;
     if (lead && ((k + 1) % logEvery == 0 || k + 1 == options.steps)) {
-      double seconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
+      double seconds = secondsSinceStart();
       llvm::outs() << llvm::format("step %5lld/%lld  loss %.6f  %.3f s/step\n",
                                    static_cast<long long>(k + 1),
                                    static_cast<long long>(options.steps), loss,
@@ -203,12 +193,8 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
   }
   losses.roundToElementType();
   if (comm)
-    reportPerRank(
-        *comm, options.steps,
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                .count() /
-            options.steps,
-        lead);
+    reportPerRank(*comm, options.steps, secondsSinceStart() / options.steps,
+                  lead);
 
   if (options.dumpDir.empty() || !lead)
     return 0;

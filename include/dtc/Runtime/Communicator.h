@@ -49,6 +49,10 @@ enum class CollectiveKind {
 };
 const char *collectiveName(CollectiveKind kind);
 
+/// Chunk `r` of `n` equal chunks of `tensor` along `dim` (`n` divides it):
+/// what a split over `n` ranks leaves rank `r`.
+Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r);
+
 /// Traffic of one kind of collective, as nccl-tests counts bus bytes:
 /// all-reduce 2(n-1)/n * S, all-gather and reduce-scatter (n-1)/n * S (S the
 /// larger of input and output), all-to-all (n-1)/n * S, broadcast and
