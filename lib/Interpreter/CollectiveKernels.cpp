@@ -72,6 +72,16 @@ void mlir::dtc::addCollectiveKernels(KernelTable &table) {
         (*comm)->reduceScatter(*in[0], axesOf(op.getAxes()), op.getDim()));
     return success();
   });
+  table.add<ShardOp>([](ShardOp op, Operands in,
+                        Results &out) -> LogicalResult {
+    FailureOr<Communicator *> comm = communicatorFor(op);
+    if (failed(comm))
+      return failure();
+    std::vector<std::string> axes = axesOf(op.getAxes());
+    out.push_back(chunkOf(*in[0], op.getDim(), (*comm)->groupSize(axes),
+                          (*comm)->groupRank(axes), op.getBlocks()));
+    return success();
+  });
   table.add<AllToAllOp>([](AllToAllOp op, Operands in,
                            Results &out) -> LogicalResult {
     FailureOr<Communicator *> comm = communicatorFor(op);

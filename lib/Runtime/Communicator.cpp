@@ -214,11 +214,35 @@ private:
 
 } // namespace
 
-Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r) {
+Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r,
+               int64_t blocks) {
+  // Blocks are a reshape of `dim` into [blocks, size / blocks], whose inner
+  // dimension is chunked.
+  Shape blocked = tensor.shape();
+  blocked[dim] /= blocks;
+  blocked.insert(blocked.begin() + dim, blocks);
+  Tensor view = Tensor::fromBytes(tensor.dtype(), blocked,
+                                  tensor.toBytes().data());
   Shape shape = tensor.shape();
   shape[dim] /= n;
   return Tensor::fromBytes(tensor.dtype(), shape,
-                           chunkBytes(tensor, dim, n, r).data());
+                           chunkBytes(view, dim + 1, n, r).data());
+}
+
+Tensor wholeFromChunks(const Tensor &gathered, int64_t dim, int64_t n,
+                       int64_t blocks) {
+  // `gathered` is [outer, n, blocks, chunk * inner]; the whole tensor is
+  // [outer, blocks, n, chunk * inner].
+  Split3 s(gathered.shape(), dim);
+  size_t width = dtypeSize(gathered.dtype());
+  size_t piece = s.size / (n * blocks) * s.inner * width;
+  std::vector<char> in = gathered.toBytes(), out(in.size());
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t b = 0; b < blocks; ++b)
+        std::memcpy(out.data() + ((o * blocks + b) * n + r) * piece,
+                    in.data() + ((o * n + r) * blocks + b) * piece, piece);
+  return Tensor::fromBytes(gathered.dtype(), gathered.shape(), out.data());
 }
 
 void Communicator::allReduce(Tensor &tensor,

@@ -67,6 +67,12 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
     dp.size = options.dataParallel;
     pm.addPass(createDataParallel(dp));
   }
+  if (options.tensorParallel > 1) {
+    TensorParallelOptions tp;
+    tp.size = options.tensorParallel;
+    tp.strategy = options.tpStrategy;
+    pm.addPass(createTensorParallel(tp));
+  }
   if (options.gradAccum > 1) {
     GradientAccumulationOptions accumulation;
     accumulation.microbatches = options.gradAccum;

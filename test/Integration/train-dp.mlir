@@ -7,7 +7,7 @@
 // RUN: rm -rf %t && dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --mesh dp=2
 // RUN: FileCheck %s --check-prefix=IR < %t/gpt/train_step.mlir
 // IR: dtc.mesh @mesh ["dp" = 2]
-// IR: func.func @train_step(%arg0: tensor<1x8xi64> {dtc.input = "ids"}
+// IR: func.func @train_step(%arg0: tensor<1x8xi64> {dtc.input = "ids", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"], []]>}
 // IR: dtc.all_reduce {{.*}} on @mesh axes = ["dp"] kind = sum {reason = "data-parallel: gradient of
 // RUN: %mpirun -np 2 dtc-run %t/gpt --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-dump > %t/gpt.log
 // RUN: FileCheck %s --check-prefix=GPT-LOG < %t/gpt.log
@@ -40,9 +40,9 @@
 // REPORT-NEXT: "gradients": 68480,
 // REPORT-NEXT: "optimizer_state": 136968,
 // REPORT-NEXT: "parameters": 68480
-// Meshes the data-parallel path cannot honour are refused by name:
-// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --mesh tp=2 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: --mesh: only a data-parallel mesh (dp=N) is supported so far
+// Axes dtc does not know are refused by name:
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --mesh dp=2,pp=2 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: --mesh: unknown axis 'pp' (dp or tp)
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --mesh dp=3 2>&1 | FileCheck %s --check-prefix=INDIVISIBLE
 // INDIVISIBLE: error: input 'ids' of type 'tensor<2x8xi64>': its batch (dimension 0) does not divide over 3 data-parallel shards
 // INDIVISIBLE-NOT: see current operation

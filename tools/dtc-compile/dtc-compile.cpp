@@ -12,10 +12,12 @@
 #include "Report.h"
 
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
 #include "dtc/Runtime/Communicator.h"
 #include "dtc/Runtime/TensorIO.h"
 #include "dtc/Transforms/Passes.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -107,8 +109,14 @@ static cl::opt<int64_t> growthInterval(
 static cl::OptionCategory parallelCat("Parallelism options");
 static cl::opt<std::string> meshSpec(
     "mesh", cl::cat(parallelCat),
-    cl::desc("Device mesh, e.g. dp=2 (data parallelism over the batch; run "
-             "the result with mpirun -np 2 dtc-run)"));
+    cl::desc("Device mesh: axes dp (data parallelism over the batch) and "
+             "tp (Megatron tensor parallelism), e.g. dp=2,tp=2; ranks are "
+             "laid out in this order, the last axis fastest. Run the result "
+             "with mpirun -np <product> dtc-run"));
+static cl::opt<std::string> tpStrategy(
+    "tp-strategy", cl::cat(parallelCat), cl::init("megatron"),
+    cl::desc("With a tp axis: megatron (split the column/row-parallel "
+             "projection pairs it finds) or none"));
 static cl::opt<int64_t> gradAccum(
     "grad-accum", cl::cat(parallelCat), cl::init(1),
     cl::desc("Run each (per-rank) batch as N microbatches in sequence, "
@@ -277,14 +285,25 @@ int main(int argc, char **argv) {
   if (!meshSpec.empty()) {
     MeshShape mesh;
     std::string meshError = MeshShape::parse(meshSpec, mesh);
-    if (meshError.empty() && (mesh.axes.size() != 1 || mesh.axes[0] != "dp"))
-      meshError = "only a data-parallel mesh (dp=N) is supported so far";
+    for (const std::string &axis : mesh.axes)
+      if (meshError.empty() && axis != "dp" && axis != "tp")
+        meshError = "unknown axis '" + axis + "' (dp or tp)";
     if (!meshError.empty()) {
       llvm::errs() << "error: --mesh: " << meshError << "\n";
       return 1;
     }
-    options.dataParallel = mesh.sizes[0];
+    // The mesh in the user's axis order (the passes find their axes in
+    // it); none for a single device.
+    if (mesh.numDevices() > 1) {
+      OpBuilder b(module->getBodyRegion());
+      SmallVector<StringRef> axes(mesh.axes.begin(), mesh.axes.end());
+      MeshOp::create(b, module->getLoc(), "mesh", b.getStrArrayAttr(axes),
+                     b.getDenseI64ArrayAttr(mesh.sizes));
+    }
+    for (auto [axis, size] : llvm::zip(mesh.axes, mesh.sizes))
+      (axis == "dp" ? options.dataParallel : options.tensorParallel) = size;
   }
+  options.tpStrategy = tpStrategy;
   if (gradAccum < 1) {
     llvm::errs() << "error: --grad-accum must be at least 1\n";
     return 1;

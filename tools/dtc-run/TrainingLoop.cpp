@@ -36,6 +36,42 @@ bool dump(const std::string &dir, const std::string &subdir,
   return true;
 }
 
+/// This rank's part of `whole`, laid out as `sharding` says.
+std::optional<Tensor> localPart(const Tensor &whole, ShardingAttr sharding,
+                                Communicator &comm, const std::string &name) {
+  Tensor part = whole;
+  for (unsigned d = 0, e = sharding.getDims().size(); d < e; ++d) {
+    std::vector<std::string> axes;
+    for (StringRef axis : sharding.axesOf(d))
+      axes.push_back(axis.str());
+    if (axes.empty())
+      continue;
+    int64_t n = comm.groupSize(axes), blocks = sharding.blocksOf(d);
+    if (d >= part.shape().size() || part.shape()[d] % (n * blocks) != 0) {
+      fail("'" + name + "' (" + describe(whole.shape(), whole.dtype()) +
+           ") does not split into " + std::to_string(n) +
+           " equal shares along dimension " + std::to_string(d));
+      return std::nullopt;
+    }
+    part = chunkOf(part, d, n, comm.groupRank(axes), blocks);
+  }
+  return part;
+}
+
+/// The whole tensor from every rank's `part` (all ranks call it).
+Tensor wholeOf(const Tensor &part, ShardingAttr sharding, Communicator &comm) {
+  Tensor whole = part;
+  for (unsigned d = 0, e = sharding.getDims().size(); d < e; ++d) {
+    std::vector<std::string> axes;
+    for (StringRef axis : sharding.axesOf(d))
+      axes.push_back(axis.str());
+    if (!axes.empty())
+      whole = wholeFromChunks(comm.allGather(whole, axes, d), d,
+                              comm.groupSize(axes), sharding.blocksOf(d));
+  }
+  return whole;
+}
+
 } // namespace
 
 /// Prints, on rank 0, one line per rank: its time and the collectives it
@@ -80,28 +116,10 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
        !readTensorDir(options.initDir, init, error)))
     return fail(error), 1;
   bool lead = !comm || comm->rank() == 0;
-  if (comm) {
-    for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
-      if (!step.getArgAttr(i, kInputAttrName))
-        continue;
-      std::string name = getArgumentName(step, i);
-      auto it = batch.find(name);
-      if (it == batch.end())
-        continue; // bindArguments reports it
-      const Tensor &whole = it->second;
-      if (whole.rank() == 0 || whole.shape()[0] % comm->worldSize() != 0)
-        return fail("input '" + name + "' (" +
-                    describe(whole.shape(), whole.dtype()) +
-                    ") does not split into " +
-                    std::to_string(comm->worldSize()) +
-                    " equal shares along its first dimension"),
-               1;
-      it->second = chunkOf(whole, 0, comm->worldSize(), comm->rank());
-    }
-  }
 
   // Inputs from the batch, parameters from --init or the module, optimizer
-  // state zero unless the module gives its start (a loss scale).
+  // state zero unless the module gives its start (a loss scale). A rank
+  // takes its part of what the module says is split.
   provided = batch;
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
     std::string name = getArgumentName(step, i);
@@ -110,6 +128,23 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
       auto it = init.find(encodeFileName(name));
       if (it != init.end())
         provided[name] = it->second;
+    }
+    auto sharding = step.getArgAttrOfType<ShardingAttr>(i, kShardingAttrName);
+    if (sharding && comm) {
+      auto it = provided.find(name);
+      if (it == provided.end()) {
+        auto value = step.getArgAttrOfType<ElementsAttr>(i, kValueAttrName);
+        FailureOr<Tensor> decoded =
+            value ? tensorFromAttr(value) : FailureOr<Tensor>(failure());
+        if (failed(decoded))
+          continue; // bindArguments reports it
+        it = provided.emplace(name, std::move(*decoded)).first;
+      }
+      std::optional<Tensor> part =
+          localPart(it->second, sharding, *comm, name);
+      if (!part)
+        return 1;
+      it->second = std::move(*part);
     } else if (step.getArgAttr(i, kStateAttrName) &&
                !step.getArgAttr(i, kValueAttrName)) {
       provided[name] =
@@ -196,16 +231,27 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
     reportPerRank(*comm, options.steps, secondsSinceStart() / options.steps,
                   lead);
 
-  if (options.dumpDir.empty() || !lead)
+  if (options.dumpDir.empty())
     return 0;
-  if (!dump(options.dumpDir, "", "loss", losses))
+  // Dumps hold whole tensors: split parameters and their gradients are
+  // gathered (by every rank) and written by the first.
+  auto whole = [&](const Tensor &part, unsigned arg) {
+    auto sharding = step.getArgAttrOfType<ShardingAttr>(arg, kShardingAttrName);
+    return sharding && comm ? wholeOf(part, sharding, *comm) : part;
+  };
+  if (lead && !dump(options.dumpDir, "", "loss", losses))
     return 1;
-  for (auto &[index, name] : grads)
-    if (!dump(options.dumpDir, "grad", name, results[index]))
+  for (auto &[index, name] : grads) {
+    Tensor grad = whole(results[index], argIndex[name]);
+    if (lead && !dump(options.dumpDir, "grad", name, grad))
       return 1;
-  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
-    if (step.getArgAttr(i, kParamAttrName) &&
-        !dump(options.dumpDir, "param", getArgumentName(step, i), args[i]))
+  }
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+    if (!step.getArgAttr(i, kParamAttrName))
+      continue;
+    Tensor param = whole(args[i], i);
+    if (lead && !dump(options.dumpDir, "param", getArgumentName(step, i), param))
       return 1;
+  }
   return 0;
 }

@@ -50,8 +50,15 @@ enum class CollectiveKind {
 const char *collectiveName(CollectiveKind kind);
 
 /// Chunk `r` of `n` equal chunks of `tensor` along `dim` (`n` divides it):
-/// what a split over `n` ranks leaves rank `r`.
-Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r);
+/// what a split over `n` ranks leaves rank `r`. With `blocks`, `dim` is
+/// first cut into that many equal blocks and the result holds chunk `r` of
+/// each, in block order (a #dtc.sharding with blocks).
+Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r,
+               int64_t blocks = 1);
+/// The inverse: the whole tensor from `gathered`, the rank-order
+/// concatenation along `dim` (an all-gather) of the `n` ranks' chunkOf.
+Tensor wholeFromChunks(const Tensor &gathered, int64_t dim, int64_t n,
+                       int64_t blocks = 1);
 
 /// Traffic of one kind of collective, as nccl-tests counts bus bytes:
 /// all-reduce 2(n-1)/n * S, all-gather and reduce-scatter (n-1)/n * S (S the

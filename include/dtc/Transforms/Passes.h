@@ -72,6 +72,14 @@ struct TrainingPipelineOptions
       *this, "dp",
       llvm::cl::desc("Data-parallel ranks (dtc-data-parallel; 1: none)"),
       llvm::cl::init(1)};
+  Option<int64_t> tensorParallel{
+      *this, "tp",
+      llvm::cl::desc("Tensor-parallel ranks (dtc-tensor-parallel; 1: none)"),
+      llvm::cl::init(1)};
+  Option<std::string> tpStrategy{
+      *this, "tp-strategy",
+      llvm::cl::desc("megatron (column/row pairs) or none"),
+      llvm::cl::init("megatron")};
   Option<int64_t> gradAccum{
       *this, "grad-accum",
       llvm::cl::desc("Microbatches whose gradients add up before one update "

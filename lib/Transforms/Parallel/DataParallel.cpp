@@ -1,16 +1,16 @@
 //===- DataParallel.cpp - partition a step over the batch -----------------===//
 //
 // Data parallelism: each rank runs the program of its shard of the batch
-// (BatchPartitioner), the partial sums all-reduced over the `dp` axis.
+// (the batch partitioner, Partitioner.h), the partial sums all-reduced over
+// the `dp` axis.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dtc/Transforms/Parallel/Passes.h"
 
-#include "BatchPartitioner.h"
+#include "Partitioner.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
 
 namespace mlir::dtc {
 #define GEN_PASS_DEF_DATAPARALLEL
@@ -33,14 +33,19 @@ struct DataParallelPass : public dtc::impl::DataParallelBase<DataParallelPass> {
     }
     if (size == 1)
       return;
-    OpBuilder b(module.getBodyRegion());
-    MeshOp::create(b, module.getLoc(), "mesh", b.getStrArrayAttr({"dp"}),
-                   b.getDenseI64ArrayAttr({size}));
-    auto meshRef = FlatSymbolRefAttr::get(&getContext(), "mesh");
-    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
-      if (!func.isExternal() &&
-          failed(partitionBatch(func, size, meshRef, "dp", "data-parallel")))
+    FlatSymbolRefAttr meshRef = meshWithAxis(module, "dp", size);
+    if (!meshRef)
+      return signalPassFailure();
+    for (auto func :
+         llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (func.isExternal())
+        continue;
+      if (failed(partitionBatch(func, size, meshRef, "dp", "data-parallel")))
         return signalPassFailure();
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+        if (func.getArgAttr(i, kInputAttrName))
+          recordSharding(func, i, meshRef, 0, "dp");
+    }
   }
 };
 

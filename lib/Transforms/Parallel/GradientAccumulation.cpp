@@ -14,7 +14,7 @@
 
 #include "dtc/Transforms/Parallel/Passes.h"
 
-#include "BatchPartitioner.h"
+#include "Partitioner.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

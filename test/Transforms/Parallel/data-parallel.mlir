@@ -4,11 +4,11 @@
 // over the batch, so each is all-reduced once, with the reason recorded.
 // CHECK: dtc.mesh @mesh ["dp" = 2]
 // CHECK-LABEL: func.func @linear(
-// CHECK-SAME: %[[X:.*]]: tensor<2x3xf32> {dtc.input = "x"}
+// CHECK-SAME: %[[X:.*]]: tensor<2x3xf32> {dtc.input = "x", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"], []]>}
 // CHECK: %[[Y:.*]] = dtc.matmul %[[X]], %{{.*}} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
 // CHECK: %[[L:.*]] = dtc.reduce_sum {{.*}} : tensor<2x2xf32> -> tensor<f32>
 // CHECK: %[[G:.*]] = dtc.matmul %[[X]], %{{.*}} transpose_lhs : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
-// CHECK: %[[LSUM:.*]] = dtc.all_reduce %[[L]] on @mesh axes = ["dp"] kind = sum {reason = "data-parallel: result 0 summed over the batch shards"}
+// CHECK: %[[LSUM:.*]] = dtc.all_reduce %[[L]] on @mesh axes = ["dp"] kind = sum {reason = "data-parallel: result 0 (summed over the batch shards)"}
 // CHECK: %[[GSUM:.*]] = dtc.all_reduce %[[G]] on @mesh axes = ["dp"] kind = sum {reason = "data-parallel: gradient of w (summed over the batch shards)"}
 // CHECK: return %[[LSUM]], %[[GSUM]]
 func.func @linear(%x: tensor<4x3xf32> {dtc.input = "x"}, %w: tensor<3x2xf32> {dtc.param = "w"})
@@ -36,7 +36,7 @@ func.func @odd_batch(%x: tensor<3x2xf32> {dtc.input = "x"}, %w: tensor<2xf32> {d
 func.func @softmax_over_batch(%x: tensor<4x2xf32> {dtc.input = "x"}, %w: tensor<2xf32> {dtc.param = "w"})
     -> (tensor<f32> {dtc.output = "loss"}) {
   %y = dtc.mul %x, %w : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
-  // expected-error @+1 {{works along dimension 0 but the batch split over the ranks is dimension 0: each rank would see only part of it}}
+  // expected-error @+1 {{works along dimension 0 but the batch is along dimension 0: each rank would see only part of it}}
   %s = dtc.softmax %y dim = 0 : tensor<4x2xf32>
   %l = dtc.reduce_sum %s dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
   return %l : tensor<f32>

@@ -28,6 +28,36 @@ def DataParallel : Pass<"dtc-data-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def TensorParallel : Pass<"dtc-tensor-parallel", "mlir::ModuleOp"> {
+  let summary = "Megatron tensor parallelism: column- then row-parallel projections";
+  let description = [{
+    Runs after dtc-autodiff (and dtc-data-parallel) and before
+    dtc-optimizer. Finds, in the forward part of the step, the projections
+    (a matmul by a parameter) that read what other projections made without
+    a normalization in between: those are row-parallel (attention output,
+    MLP down), their producers column-parallel (q/k/v or a fused QKV, MLP
+    up and gate). Column weights and biases are split over `tp` by output
+    features -- a fused QKV followed by an equal Split by heads within each
+    of q, k and v (a split in blocks) -- and row weights by input features;
+    the shardings are recorded on the arguments (`dtc.sharding`).
+
+    The partitioner then propagates the layouts through the attention's
+    reshapes and transposes (each rank its heads), all-reduces the
+    row-parallel partial sums before the residual add (forward) and the
+    column-parallel input gradients (backward), and slices replicated
+    values that meet split ones with `dtc.shard`. Where heads do not divide
+    over `tp` the pair stays replicated, with a warning; an op that cannot
+    work on split operands gets them gathered, with a warning naming it.
+    Embeddings, norms and the LM head stay replicated.
+  }];
+  let options = [
+    Option<"size", "tp", "int64_t", /*default=*/"2", "Number of ranks">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"megatron\"",
+           "megatron (find column/row pairs) or none">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def GradientAccumulation : Pass<"dtc-gradient-accumulation", "mlir::ModuleOp"> {
   let summary = "Run the batch as K microbatches in sequence, summing gradients";
   let description = [{

@@ -2,13 +2,22 @@
 
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::dtc;
 
 #include "dtc/Dialect/DTC/IR/DTCOpsDialect.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dtc/Dialect/DTC/IR/DTCAttrs.cpp.inc"
+
 void DTCDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dtc/Dialect/DTC/IR/DTCAttrs.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "dtc/Dialect/DTC/IR/DTCOps.cpp.inc"
@@ -46,4 +55,36 @@ std::string mlir::dtc::getResultName(FunctionOpInterface func, unsigned index) {
   if (std::string name = nameAttr(attrs, kUpdateAttrName); !name.empty())
     return "update/" + name;
   return "result" + std::to_string(index);
+}
+
+LogicalResult
+ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     FlatSymbolRefAttr mesh, ArrayAttr dims,
+                     ArrayRef<int64_t> blocks, ArrayAttr partial) {
+  for (Attribute dim : dims) {
+    auto axes = dyn_cast<ArrayAttr>(dim);
+    if (!axes || !llvm::all_of(axes, llvm::IsaPred<StringAttr>))
+      return emitError() << "each dimension's entry must be an array of "
+                            "axis names, not "
+                         << dim;
+  }
+  if (!blocks.empty() && blocks.size() != dims.size())
+    return emitError() << "blocks has " << blocks.size()
+                       << " entries for " << dims.size() << " dimensions";
+  if (llvm::any_of(blocks, [](int64_t b) { return b < 1; }))
+    return emitError() << "blocks must be positive";
+  if (partial && !llvm::all_of(partial, llvm::IsaPred<StringAttr>))
+    return emitError() << "partial must be an array of axis names";
+  return success();
+}
+
+SmallVector<StringRef> ShardingAttr::axesOf(unsigned dim) const {
+  SmallVector<StringRef> axes;
+  for (Attribute axis : cast<ArrayAttr>(getDims()[dim]))
+    axes.push_back(cast<StringAttr>(axis).getValue());
+  return axes;
+}
+
+int64_t ShardingAttr::blocksOf(unsigned dim) const {
+  return getBlocks().empty() ? 1 : getBlocks()[dim];
 }

@@ -194,3 +194,23 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbols) {
            << getType() << " should be " << input.clone(expected);
   return success();
 }
+
+LogicalResult ShardOp::verify() {
+  if (getBlocks() < 1)
+    return emitOpError("blocks must be positive");
+  return verifyCollective(*this, getAxes(), {static_cast<int64_t>(getDim())},
+                          getInput().getType().getRank());
+}
+
+LogicalResult ShardOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<int64_t> n = groupSizeOf(*this, getMeshAttr(), getAxes(), symbols);
+  if (failed(n))
+    return failure();
+  int64_t size = getInput().getType().getDimSize(getDim());
+  if (size % (getBlocks() * *n) != 0)
+    return emitOpError("dimension ")
+           << getDim() << " (" << size << ") is not divisible into "
+           << getBlocks() << " blocks of " << *n << " chunks";
+  return checkScaledDim(*this, getInput().getType(), getType(), getDim(), 1,
+                        *n);
+}

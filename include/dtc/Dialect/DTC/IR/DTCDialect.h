@@ -8,10 +8,14 @@
 #ifndef DTC_DIALECT_DTC_IR_DTCDIALECT_H
 #define DTC_DIALECT_DTC_IR_DTCDIALECT_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOpsDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dtc/Dialect/DTC/IR/DTCAttrs.h.inc"
 
 namespace mlir::dtc {
 
@@ -34,6 +38,9 @@ inline constexpr llvm::StringLiteral kStateAttrName = "dtc.state";
 /// steps in a row, dynamic loss scaling doubles the scale.
 inline constexpr llvm::StringLiteral kGrowthIntervalAttrName =
     "dtc.growth_interval";
+/// Argument attribute: the part of the whole tensor each rank holds (a
+/// ShardingAttr); absent: every rank holds all of it.
+inline constexpr llvm::StringLiteral kShardingAttrName = "dtc.sharding";
 /// Result attribute: the new value of the named argument (a parameter or
 /// state), which a runner feeds back as that argument on the next step.
 inline constexpr llvm::StringLiteral kUpdateAttrName = "dtc.update";

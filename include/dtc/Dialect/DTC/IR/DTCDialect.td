@@ -24,9 +24,11 @@ def DTC_Dialect : Dialect {
     the `dtc.param` argument attribute (the ONNX initializer name); their
     initial value travels with the module as `dtc.value`. Model inputs carry
     `dtc.input` and results `dtc.output`, each with the ONNX value name.
+    After partitioning, arguments that a rank holds only part of carry their
+    layout as `dtc.sharding` (a `#dtc.sharding`).
   }];
   let cppNamespace = "::mlir::dtc";
-  let useDefaultAttributePrinterParser = 0;
+  let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
 }
 

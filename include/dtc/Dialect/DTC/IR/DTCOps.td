@@ -789,6 +789,31 @@ def DTC_ReduceScatterOp : DTC_CollectiveOp<"reduce_scatter",
                        "attr-dict `:` type($input) `->` type($result)";
 }
 
+def DTC_ShardOp : DTC_CollectiveOp<"shard",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "This rank's part of a tensor every rank of a group holds";
+  let description = [{
+    The input is the same on every rank of the group (replicated); the
+    result is this rank's chunk r of it along `dim` (r its index in the
+    group), or with `blocks`, chunk r of each of `blocks` equal blocks of
+    `dim`, in block order. Nothing is sent: the inverse of an all-gather.
+    The partitioners use it where a replicated value meets a split one.
+
+    ```mlir
+    %w = dtc.shard %x on @mesh axes = ["tp"] dim = 2 blocks = 3
+        : tensor<2x8x96xf32> -> tensor<2x8x48xf32>
+    ```
+  }] # commonDescription;
+  let arguments = (ins DTC_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                   StrArrayAttr:$axes, I64Attr:$dim,
+                   DefaultValuedAttr<I64Attr, "1">:$blocks,
+                   OptionalAttr<StrAttr>:$reason);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$input `on` $mesh `axes` `=` $axes `dim` `=` $dim "
+                       "(`blocks` `=` $blocks^)? attr-dict `:` type($input) "
+                       "`->` type($result)";
+}
+
 def DTC_AllToAllOp : DTC_CollectiveOp<"all_to_all",
     [SameOperandsAndResultElementType]> {
   let summary = "Exchange chunks among a mesh group";

@@ -1,0 +1,53 @@
+//===- Partitioner.h - a step's program for one rank of a mesh axis -*- C++ -*-===//
+
+#ifndef DTC_LIB_TRANSFORMS_PARALLEL_PARTITIONER_H
+#define DTC_LIB_TRANSFORMS_PARALLEL_PARTITIONER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::dtc {
+
+/// Rewrites the differentiated step `func` into the program of one of
+/// `shards` equal shards of its batch (dimension 0 of every dtc.input):
+/// partial sums are all-reduced over `axis` of `mesh` where they are needed
+/// whole, each with a reason starting with `purpose`. Errors name the op or
+/// input that cannot be partitioned.
+LogicalResult partitionBatch(func::FuncOp func, int64_t shards,
+                             FlatSymbolRefAttr mesh, StringRef axis,
+                             StringRef purpose);
+
+/// An argument that starts out split along `dim` over the axis: chunk r of
+/// each of `blocks` equal blocks of the dimension.
+struct SplitArgument {
+  unsigned index;
+  int64_t dim;
+  int64_t blocks = 1;
+};
+
+/// Rewrites `func` into the program of one of the `ranks` ranks of `axis`,
+/// the `seeds` split (their types become the local ones) and everything
+/// else replicated. Layouts propagate from the seeds; a replicated value
+/// that meets a split one is sliced (dtc.shard), partial sums are
+/// all-reduced where needed whole or used more than once, and an op that
+/// cannot work on its operands' layouts gets them gathered, with a warning
+/// naming it (an error when that would gather a seed). Result i ends up
+/// split as `resultSplit(i)` says (its `index` unused), or whole.
+LogicalResult partitionOverAxis(
+    func::FuncOp func, int64_t ranks, FlatSymbolRefAttr mesh, StringRef axis,
+    StringRef purpose, ArrayRef<SplitArgument> seeds,
+    llvm::function_ref<std::optional<SplitArgument>(unsigned)> resultSplit);
+
+/// The module's mesh `@mesh` with `axis` of `size`: created, or the axis
+/// appended to it (the last axis varies fastest), or checked. Null, with an
+/// error on the module, when the mesh has the axis with another size.
+FlatSymbolRefAttr meshWithAxis(ModuleOp module, StringRef axis, int64_t size);
+
+/// Records on argument `index` of `func` that it is split along `dim` over
+/// `axis` of `mesh` (in `blocks` blocks), next to any other axis's split.
+void recordSharding(func::FuncOp func, unsigned index, FlatSymbolRefAttr mesh,
+                    int64_t dim, StringRef axis, int64_t blocks = 1);
+
+} // namespace mlir::dtc
+
+#endif // DTC_LIB_TRANSFORMS_PARALLEL_PARTITIONER_H

@@ -1,0 +1,312 @@
+//===- TensorParallel.cpp - Megatron column/row parallel layers -----------===//
+//
+// Tensor parallelism (Shoeybi et al., Megatron-LM): in each block, the
+// projections that read the normalized residual stream (attention q/k/v or
+// a fused QKV, MLP up/gate) are split by their output features over `tp`
+// (column-parallel), and the projection that reads what they made
+// (attention output, MLP down) by its input features (row-parallel). The
+// pass finds these pairs in the forward of the step, splits their weights
+// (and the column biases), and leaves the rest to the partitioner
+// (Partitioner.h): heads follow the split through reshapes, the
+// row-parallel product is a partial sum all-reduced before the residual
+// add, and the input gradient of the column-parallel projections is one in
+// the backward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Transforms/Parallel/Passes.h"
+
+#include "Partitioner.h"
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::dtc {
+#define GEN_PASS_DEF_TENSORPARALLEL
+#include "dtc/Transforms/Parallel/Passes.h.inc"
+} // namespace mlir::dtc
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+/// A parameter as an op reads it: through casts and transposes.
+struct WeightRead {
+  BlockArgument param;
+  /// For each dimension of the read value, the parameter's dimension.
+  SmallVector<int64_t> paramDim;
+};
+
+std::optional<WeightRead> traceParam(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  WeightRead read;
+  read.paramDim.resize(type.getRank());
+  std::iota(read.paramDim.begin(), read.paramDim.end(), 0);
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto cast = dyn_cast<CastOp>(def)) {
+      value = cast.getInput();
+    } else if (auto transpose = dyn_cast<TransposeOp>(def)) {
+      for (int64_t &d : read.paramDim)
+        d = transpose.getPermutation()[d];
+      value = transpose.getInput();
+    } else {
+      return std::nullopt;
+    }
+  }
+  auto arg = cast<BlockArgument>(value);
+  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!func.getArgAttr(arg.getArgNumber(), kParamAttrName))
+    return std::nullopt;
+  read.param = arg;
+  return read;
+}
+
+/// The ops that compute the loss: the forward part of the step.
+llvm::DenseSet<Operation *> forwardOps(func::FuncOp func) {
+  llvm::DenseSet<Operation *> forward;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<Value> work;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (auto out = func.getResultAttrOfType<StringAttr>(i, kOutputAttrName);
+        out && out.getValue() == "loss")
+      work.push_back(ret.getOperand(i));
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (def && forward.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return forward;
+}
+
+/// Where the residual stream is normalized: a norm op, or an op that scales
+/// rows by per-row statistics (a decomposed RMSNorm divides by a [.., 1]).
+bool isNormalization(Operation *op) {
+  if (isa<LayerNormOp, RMSNormOp>(op))
+    return true;
+  if (op->getNumResults() != 1)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || type.getRank() < 2 || type.getShape().back() == 1)
+    return false;
+  return llvm::any_of(op->getOperands(), [&](Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return t.getRank() == type.getRank() && t.getShape().back() == 1;
+  });
+}
+
+/// A projection x @ W of the forward with W a parameter.
+struct Projection {
+  MatmulOp op;
+  WeightRead weight;
+  int64_t inDim, outDim; // the parameter's dimensions
+};
+
+class MegatronMatcher {
+public:
+  MegatronMatcher(func::FuncOp func, int64_t tp) : func(func), tp(tp) {}
+
+  /// The weight splits of every column/row pair found.
+  SmallVector<SplitArgument> match() {
+    llvm::DenseSet<Operation *> forward = forwardOps(func);
+    llvm::MapVector<Operation *, Projection> projections;
+    func.walk([&](MatmulOp op) {
+      if (!forward.contains(op) || traceParam(op.getLhs()))
+        return;
+      std::optional<WeightRead> w = traceParam(op.getRhs());
+      if (!w || op.getRhs().getType().getRank() != 2)
+        return;
+      bool t = op.getTransposeRhs();
+      projections[op] = {op, *w, w->paramDim[t ? 1 : 0],
+                         w->paramDim[t ? 0 : 1]};
+    });
+    // A row-parallel projection reads what column-parallel ones made,
+    // without a normalization in between.
+    llvm::MapVector<Operation *, SmallVector<Operation *>> rows;
+    for (auto &[op, projection] : projections) {
+      llvm::SetVector<Operation *> producers;
+      SmallVector<Value> work{projection.op.getLhs()};
+      llvm::DenseSet<Value> seen;
+      while (!work.empty()) {
+        Value v = work.pop_back_val();
+        Operation *def = v.getDefiningOp();
+        if (!seen.insert(v).second || !def || !forward.contains(def))
+          continue;
+        if (projections.count(def)) {
+          producers.insert(def);
+          continue;
+        }
+        if (!isNormalization(def))
+          llvm::append_range(work, def->getOperands());
+      }
+      if (!producers.empty())
+        rows[op] = producers.takeVector();
+    }
+
+    SmallVector<SplitArgument> seeds;
+    llvm::DenseSet<Operation *> columns;
+    for (auto &[row, producers] : rows) {
+      // Columns whose heads do not divide stay replicated (grouped-query
+      // attention's k and v on more ranks than they have heads); the
+      // partitioner slices their heads where they meet split ones.
+      SmallVector<SplitArgument> pair;
+      for (Operation *column : producers) {
+        if (rows.count(column))
+          continue;
+        Projection &p = projections[column];
+        int64_t blocks = blocksOf(p.op.getResult());
+        std::string why;
+        if (!headsDivide(p.op.getResult(), blocks, why)) {
+          column->emitWarning("tensor-parallel: ")
+              << paramName(p) << " stays replicated: " << why;
+          continue;
+        }
+        pair.push_back({p.weight.param.getArgNumber(), p.outDim, blocks});
+        if (std::optional<BlockArgument> bias = biasOf(p.op))
+          pair.push_back({bias->getArgNumber(), 0, blocks});
+      }
+      Projection &r = projections[row];
+      if (pair.empty()) {
+        row->emitWarning("tensor-parallel: ")
+            << paramName(r) << " stays replicated: none of its inputs is "
+            << "column-parallel";
+        continue;
+      }
+      pair.push_back({r.weight.param.getArgNumber(), r.inDim, 1});
+      llvm::append_range(seeds, pair);
+    }
+    // A parameter read by several projections is split once.
+    llvm::DenseSet<unsigned> once;
+    llvm::erase_if(seeds,
+                   [&](SplitArgument &s) { return !once.insert(s.index).second; });
+    return seeds;
+  }
+
+private:
+  std::string paramName(const Projection &p) {
+    return "'" + getArgumentName(func, p.weight.param.getArgNumber()) + "'";
+  }
+
+  /// Through a bias add and casts, the users of a projection's result.
+  SmallVector<Operation *> usersOf(Value value) {
+    SmallVector<Operation *> users;
+    for (Operation *user : value.getUsers()) {
+      if (isa<AddOp, CastOp>(user) &&
+          cast<RankedTensorType>(user->getResult(0).getType()).getShape() ==
+              cast<RankedTensorType>(value.getType()).getShape())
+        llvm::append_range(users, usersOf(user->getResult(0)));
+      users.push_back(user);
+    }
+    return users;
+  }
+
+  /// A fused projection is split into equal pieces (q, k, v) along its
+  /// features: each piece is split by heads, so the weight in as many
+  /// blocks.
+  int64_t blocksOf(Value result) {
+    int64_t last = cast<RankedTensorType>(result.getType()).getRank() - 1;
+    for (Operation *user : usersOf(result))
+      if (auto split = dyn_cast<SplitOp>(user);
+          split && static_cast<int64_t>(split.getDim()) == last &&
+          llvm::all_equal(split.getSizes()))
+        return split.getSizes().size();
+    return 1;
+  }
+
+  /// Whether the heads the features are reshaped into divide over `tp`.
+  bool headsDivide(Value result, int64_t blocks, std::string &why) {
+    auto type = cast<RankedTensorType>(result.getType());
+    int64_t features = type.getShape().back();
+    if (features % (tp * blocks) != 0) {
+      why = std::to_string(features) + " output features do not divide over " +
+            std::to_string(tp) + " ranks";
+      return false;
+    }
+    SmallVector<Value> pieces{result};
+    for (Operation *user : usersOf(result))
+      if (auto split = dyn_cast<SplitOp>(user))
+        llvm::append_range(pieces, split.getResults());
+    for (Value piece : pieces)
+      for (Operation *user : usersOf(piece)) {
+        auto reshape = dyn_cast<ReshapeOp>(user);
+        if (!reshape)
+          continue;
+        ArrayRef<int64_t> in = reshape.getInput().getType().getShape();
+        ArrayRef<int64_t> out = reshape.getType().getShape();
+        int64_t j = in.size() - 1;
+        if (out.size() > in.size() && out.take_front(j) == in.take_front(j) &&
+            out[j] % tp != 0) {
+          why = std::to_string(out[j]) + " heads do not divide over " +
+                std::to_string(tp) + " ranks";
+          return false;
+        }
+      }
+    return true;
+  }
+
+  /// The 1-d parameter added to a projection's result.
+  std::optional<BlockArgument> biasOf(MatmulOp op) {
+    for (Operation *user : op.getResult().getUsers()) {
+      if (!isa<AddOp>(user))
+        continue;
+      for (Value operand : user->getOperands())
+        if (operand != op.getResult())
+          if (std::optional<WeightRead> w = traceParam(operand);
+              w && w->paramDim.size() == 1)
+            return w->param;
+    }
+    return std::nullopt;
+  }
+
+  func::FuncOp func;
+  int64_t tp;
+};
+
+struct TensorParallelPass
+    : public dtc::impl::TensorParallelBase<TensorParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (size < 1) {
+      module.emitError("dtc-tensor-parallel needs tp >= 1");
+      return signalPassFailure();
+    }
+    if (strategy != "megatron" && strategy != "none") {
+      module.emitError("dtc-tensor-parallel: unknown strategy '")
+          << strategy << "' (megatron or none)";
+      return signalPassFailure();
+    }
+    if (size == 1)
+      return;
+    FlatSymbolRefAttr meshRef = meshWithAxis(module, "tp", size);
+    if (!meshRef)
+      return signalPassFailure();
+    for (auto func :
+         llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (func.isExternal())
+        continue;
+      SmallVector<SplitArgument> seeds;
+      if (strategy == "megatron")
+        seeds = MegatronMatcher(func, size).match();
+      llvm::StringMap<SplitArgument> byName;
+      for (const SplitArgument &seed : seeds)
+        byName[dtc::getArgumentName(func, seed.index)] = seed;
+      auto resultSplit = [&](unsigned i) -> std::optional<SplitArgument> {
+        auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
+        auto it = grad ? byName.find(grad.getValue()) : byName.end();
+        if (it == byName.end())
+          return std::nullopt;
+        return it->second;
+      };
+      if (failed(partitionOverAxis(func, size, meshRef, "tp", "tensor-parallel",
+                                   seeds, resultSplit)))
+        return signalPassFailure();
+      for (const SplitArgument &seed : seeds)
+        recordSharding(func, seed.index, meshRef, seed.dim, "tp", seed.blocks);
+    }
+  }
+};
+
+} // namespace
