@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """compare_training.py DUMP REFERENCE INITIAL_PARAMS_DIR [--loss-rtol R]
-                      [--grad-rl2 G] [--update-rl2 U]
+                      [--grad-rl2 G] [--update-rl2 U] [--mask-from DIR]
 
 Compares a dtc-run --dump directory with a reference trajectory (same
 layout: loss.npy, grad/<param>.npy, param/<param>.npy) by the training
@@ -13,7 +13,10 @@ issue's criteria:
     arithmetic into +-lr steps of arbitrary sign).
 INITIAL_PARAMS_DIR holds the parameters before training (<param>.npy).
 The options replace the three tolerances (for mixed precision, whose bound
-is looser by design).
+is looser by design). --mask-from takes the gradients that choose the
+compared elements from another trajectory: comparing two bf16 runs, the
+fp32 reference tells which gradients are zero in exact arithmetic (bf16
+rounding makes them noise of the same size in both runs).
 Prints one line per check and exits 1 if any fails.
 """
 import argparse
@@ -36,6 +39,7 @@ def main():
     parser.add_argument("--loss-rtol", type=float, default=1e-5)
     parser.add_argument("--grad-rl2", type=float, default=1e-4)
     parser.add_argument("--update-rl2", type=float, default=1e-3)
+    parser.add_argument("--mask-from")
     args = parser.parse_args()
     dump, ref, initial = args.dump, args.ref, args.initial
     failures = 0
@@ -56,8 +60,9 @@ def main():
         report(g.shape == ref_g.shape and err <= args.grad_rl2, f"grad  {name[:-4]:24} rel L2 {err:.2e}")
         before = np.load(f"{initial}/{name}")
         p, ref_p = np.load(f"{dump}/param/{name}"), np.load(f"{ref}/param/{name}")
-        rms = np.sqrt(np.mean(ref_g.astype(np.float64) ** 2))
-        mask = np.abs(ref_g) >= 1e-4 * rms
+        mask_g = np.load(f"{args.mask_from}/grad/{name}") if args.mask_from else ref_g
+        rms = np.sqrt(np.mean(mask_g.astype(np.float64) ** 2))
+        mask = np.abs(mask_g) >= 1e-4 * rms
         err = rel_l2((p - before)[mask].astype(np.float64), (ref_p - before)[mask].astype(np.float64))
         report(err <= args.update_rl2, f"update {name[:-4]:23} rel L2 {err:.2e} over {mask.sum()}/{mask.size}")
     print(f"{failures} failed")

@@ -11,6 +11,8 @@
 
 #include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/Regex.h"
 
 #include <cmath>
@@ -51,6 +53,52 @@ public:
     return ReduceSumOp::create(b, loc, x, all, false);
   }
   Value sumOfSquares(Value x) { return sumAll(mul(x, x)); }
+
+  /// Makes whole the scalar sums `parts[i]` over this rank's part of the
+  /// gradient of `params[i]`: those of parameters split over some mesh axes
+  /// are all-reduced over them, packed into one collective per set of axes.
+  void wholeSums(MutableArrayRef<Value> parts, ArrayRef<BlockArgument> params,
+                 StringRef what) {
+    llvm::MapVector<Attribute, SmallVector<unsigned>> byAxes;
+    FlatSymbolRefAttr mesh;
+    for (auto [i, param] : llvm::enumerate(params)) {
+      auto func = cast<func::FuncOp>(param.getOwner()->getParentOp());
+      auto sharding = func.getArgAttrOfType<ShardingAttr>(param.getArgNumber(),
+                                                          kShardingAttrName);
+      if (!sharding)
+        continue;
+      SmallVector<Attribute> axes;
+      for (unsigned d = 0, e = sharding.getDims().size(); d < e; ++d)
+        for (StringRef axis : sharding.axesOf(d))
+          axes.push_back(b.getStringAttr(axis));
+      if (axes.empty())
+        continue;
+      mesh = sharding.getMesh();
+      byAxes[b.getArrayAttr(axes)].push_back(i);
+    }
+    for (auto &[axes, members] : byAxes) {
+      SmallVector<Value> packed;
+      auto one = RankedTensorType::get({1}, cast<RankedTensorType>(
+                                                parts[members[0]].getType())
+                                                .getElementType());
+      for (unsigned i : members)
+        packed.push_back(ReshapeOp::create(b, loc, one, parts[i]));
+      Value all = packed.size() == 1
+                      ? packed[0]
+                      : ConcatOp::create(b, loc, packed, 0).getResult();
+      all = AllReduceOp::create(
+          b, loc, all.getType(), all, mesh, cast<ArrayAttr>(axes),
+          CollectiveReductionAttr::get(b.getContext(),
+                                       CollectiveReduction::Sum),
+          b.getStringAttr("optimizer: " + what +
+                          " of the split parameters' gradients"));
+      for (auto [k, i] : llvm::enumerate(members)) {
+        Value slice = SliceOp::create(b, loc, all, {static_cast<int64_t>(k)},
+                                      {1}, {1});
+        parts[i] = ReshapeOp::create(b, loc, parts[i].getType(), slice);
+      }
+    }
+  }
 };
 
 struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
@@ -126,10 +174,13 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
     if (scale)
       foundInf = unscaleGradients(func, u, ret, scale, applied);
     if (clipGradNorm > 0 && !params.empty()) {
+      SmallVector<Value> sums;
+      for (BlockArgument param : params)
+        sums.push_back(u.sumOfSquares(applied[parameterName(param)]));
+      u.wholeSums(sums, params, "sums of squares for --clip-grad-norm");
       Value total;
-      for (BlockArgument param : params) {
-        Value g = applied[parameterName(param)];
-        Value norm = u.sqrt(u.sumOfSquares(g));
+      for (Value sum : sums) {
+        Value norm = u.sqrt(sum);
         Value squared = u.mul(norm, norm);
         total = total ? u.add(total, squared) : squared;
       }
@@ -202,7 +253,8 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
                          llvm::StringMap<Value> &applied) {
     OpBuilder &b = u.b;
     Value invScale = u.div(u.like(u.f64(1), scale), scale);
-    Value nonFinite;
+    SmallVector<Value> counts;
+    SmallVector<BlockArgument> countParams;
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
       auto name = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
       if (!name)
@@ -217,9 +269,14 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
                                     u.like(u.f64(0), diff));
       auto countType =
           cast<RankedTensorType>(bad.getType()).clone(b.getF32Type());
-      Value count = u.sumAll(CastOp::create(b, u.loc, countType, bad));
-      nonFinite = nonFinite ? u.add(nonFinite, count) : count;
+      counts.push_back(u.sumAll(CastOp::create(b, u.loc, countType, bad)));
+      countParams.push_back(parameterArgument(func, name.getValue()));
     }
+    // Every rank must skip the step if any rank's part overflowed.
+    u.wholeSums(counts, countParams, "counts of non-finite values");
+    Value nonFinite;
+    for (Value count : counts)
+      nonFinite = nonFinite ? u.add(nonFinite, count) : count;
     if (!nonFinite)
       nonFinite = u.like(u.f64(0), scale);
     return CompareOp::create(b, u.loc, ComparisonPredicate::GT, nonFinite,

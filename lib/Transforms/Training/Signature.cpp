@@ -48,13 +48,22 @@ SmallVector<BlockArgument> mlir::dtc::trainableParameters(func::FuncOp func) {
   return params;
 }
 
-BlockArgument mlir::dtc::stateArgument(func::FuncOp func, StringRef name) {
+static BlockArgument argumentNamed(func::FuncOp func, StringRef attr,
+                                   StringRef name) {
   for (BlockArgument arg : func.getArguments())
-    if (auto state = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                       kStateAttrName))
-      if (state.getValue() == name)
+    if (auto named =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), attr))
+      if (named.getValue() == name)
         return arg;
   return BlockArgument();
+}
+
+BlockArgument mlir::dtc::stateArgument(func::FuncOp func, StringRef name) {
+  return argumentNamed(func, kStateAttrName, name);
+}
+
+BlockArgument mlir::dtc::parameterArgument(func::FuncOp func, StringRef name) {
+  return argumentNamed(func, kParamAttrName, name);
 }
 
 StringRef mlir::dtc::parameterName(BlockArgument param) {
