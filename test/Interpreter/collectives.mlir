@@ -6,7 +6,7 @@
 // RUN: %python %S/Inputs/check_collectives.py check %t/out | FileCheck %s
 // RANKS-DAG: [rank 0] sum_tp: 4x2xf32
 // RANKS-DAG: [rank 3] to_all: 1x8xf32
-// CHECK: 20 outputs match, 0 differ
+// CHECK: 28 outputs match, 0 differ
 
 // A world size that does not match the mesh is an error.
 // RUN: not %mpirun -np 2 dtc-run %s --inputs %t/in 2>&1 | FileCheck %s --check-prefix=WORLD
@@ -17,11 +17,14 @@ dtc.mesh @mesh ["dp" = 2, "tp" = 2]
 func.func @main(%x: tensor<4x2xf32> {dtc.input = "x"})
     -> (tensor<4x2xf32> {dtc.output = "sum_tp"}, tensor<4x2xf32> {dtc.output = "max_all"},
         tensor<4x4xf32> {dtc.output = "gather_dp"}, tensor<2x2xf32> {dtc.output = "scatter_tp"},
-        tensor<1x8xf32> {dtc.output = "to_all"}) {
+        tensor<1x8xf32> {dtc.output = "to_all"}, tensor<2x2xf32> {dtc.output = "shard_tp"},
+        tensor<2x2xf32> {dtc.output = "shard_blocks"}) {
   %0 = dtc.all_reduce %x on @mesh axes = ["tp"] kind = sum : tensor<4x2xf32>
   %1 = dtc.all_reduce %x on @mesh axes = ["dp", "tp"] kind = max : tensor<4x2xf32>
   %2 = dtc.all_gather %x on @mesh axes = ["dp"] dim = 1 : tensor<4x2xf32> -> tensor<4x4xf32>
   %3 = dtc.reduce_scatter %x on @mesh axes = ["tp"] dim = 0 : tensor<4x2xf32> -> tensor<2x2xf32>
   %4 = dtc.all_to_all %x on @mesh axes = ["dp", "tp"] split_dim = 0 concat_dim = 1 : tensor<4x2xf32> -> tensor<1x8xf32>
-  return %0, %1, %2, %3, %4 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x4xf32>, tensor<2x2xf32>, tensor<1x8xf32>
+  %5 = dtc.shard %x on @mesh axes = ["tp"] dim = 0 : tensor<4x2xf32> -> tensor<2x2xf32>
+  %6 = dtc.shard %x on @mesh axes = ["tp"] dim = 0 blocks = 2 : tensor<4x2xf32> -> tensor<2x2xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x4xf32>, tensor<2x2xf32>, tensor<1x8xf32>, tensor<2x2xf32>, tensor<2x2xf32>
 }

@@ -117,6 +117,26 @@ TEST_F(CommunicatorTest, GatherScatterAllToAll) {
     EXPECT_EQ(swapped.at(r), 100 * r + rank); // row `rank` of rank r
 }
 
+TEST_F(CommunicatorTest, BlockedChunksGatherBackToTheWhole) {
+  // A fused [q | k | v] row of 12 split over tp in 3 blocks: each rank holds
+  // its half of q, of k and of v.
+  Tensor whole = make(DType::F32, {1, 12}, [](int64_t i) { return i; });
+  Tensor part = chunkOf(whole, 1, 2, tp, 3);
+  ASSERT_EQ(part.shape(), (Shape{1, 6}));
+  std::vector<double> expected;
+  for (int64_t block = 0; block < 3; ++block)
+    for (int64_t j = 0; j < 2; ++j)
+      expected.push_back(4 * block + 2 * tp + j);
+  EXPECT_EQ(part.floats(), expected);
+  Tensor gathered = comm->allGather(part, {"tp"}, 1);
+  EXPECT_EQ(wholeFromChunks(gathered, 1, 2, 3).floats(), whole.floats());
+  // Without blocks, a plain contiguous chunk.
+  EXPECT_EQ(wholeFromChunks(comm->allGather(chunkOf(whole, 1, 2, tp), {"tp"}, 1),
+                            1, 2)
+                .floats(),
+            whole.floats());
+}
+
 TEST_F(CommunicatorTest, BroadcastSendRecvAndAsync) {
   Tensor value = make(DType::F32, {2}, [&](int64_t i) { return rank + 0.5 * i; });
   comm->broadcast(value, {"dp"}, 1);

@@ -87,3 +87,35 @@ func.func @all_to_all_divisible(%x: tensor<6x2xf32>) {
   %0 = dtc.all_to_all %x on @mesh axes = ["ep"] split_dim = 0 concat_dim = 1 : tensor<6x2xf32> -> tensor<1x8xf32>
   return
 }
+
+// -----
+
+dtc.mesh @mesh ["tp" = 4]
+func.func @shard_blocks(%x: tensor<2x18xf32>) {
+  // expected-error @+1 {{dimension 1 (18) is not divisible into 3 blocks of 4 chunks}}
+  %0 = dtc.shard %x on @mesh axes = ["tp"] dim = 1 blocks = 3 : tensor<2x18xf32> -> tensor<2x6xf32>
+  return
+}
+
+// -----
+
+dtc.mesh @mesh ["tp" = 4]
+func.func @shard_type(%x: tensor<2x24xf32>) {
+  // expected-error @+1 {{result type 'tensor<2x24xf32>' should be 'tensor<2x6xf32>'}}
+  %0 = dtc.shard %x on @mesh axes = ["tp"] dim = 1 : tensor<2x24xf32> -> tensor<2x24xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{blocks has 1 entries for 2 dimensions}}
+func.func @sharding_blocks(%x: tensor<2x24xf32> {dtc.sharding = #dtc.sharding<@mesh, [[], ["tp"]] blocks = [3]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{each dimension's entry must be an array of axis names, not "tp"}}
+func.func @sharding_dims(%x: tensor<2x24xf32> {dtc.sharding = #dtc.sharding<@mesh, ["tp", []]>}) {
+  return
+}

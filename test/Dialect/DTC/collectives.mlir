@@ -16,5 +16,21 @@ func.func @collectives(%x: tensor<8x4x48xf32>, %g: tensor<96x48xbf16>) {
   %3 = dtc.reduce_scatter %g on @mesh axes = ["dp"] dim = 0 {reason = "ZeRO-2 gradient shard"} : tensor<96x48xbf16> -> tensor<48x48xbf16>
   // CHECK: dtc.all_to_all %{{.*}} on @mesh axes = ["tp"] split_dim = 0 concat_dim = 2 : tensor<8x4x48xf32> -> tensor<2x4x192xf32>
   %4 = dtc.all_to_all %x on @mesh axes = ["tp"] split_dim = 0 concat_dim = 2 : tensor<8x4x48xf32> -> tensor<2x4x192xf32>
+  // CHECK: dtc.shard %{{.*}} on @mesh axes = ["tp"] dim = 2 : tensor<8x4x48xf32> -> tensor<8x4x12xf32>
+  %5 = dtc.shard %x on @mesh axes = ["tp"] dim = 2 : tensor<8x4x48xf32> -> tensor<8x4x12xf32>
+  // CHECK: dtc.shard %{{.*}} on @mesh axes = ["dp", "tp"] dim = 2 blocks = 3 {reason = "q, k and v by heads"} : tensor<8x4x48xf32> -> tensor<8x4x6xf32>
+  %6 = dtc.shard %x on @mesh axes = ["dp", "tp"] dim = 2 blocks = 3 {reason = "q, k and v by heads"} : tensor<8x4x48xf32> -> tensor<8x4x6xf32>
+  return
+}
+
+// Layouts of arguments: per dimension the axes it is split over, blocks,
+// partial-sum axes.
+// CHECK-LABEL: func @layouts
+// CHECK-SAME: dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"], []] blocks = [3, 1]>
+// CHECK-SAME: dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"], [], ["tp"]]>
+// CHECK-SAME: dtc.sharding = #dtc.sharding<@mesh, {{\[}}[], []] partial = ["tp"]>
+func.func @layouts(%w: tensor<24x48xf32> {dtc.sharding = #dtc.sharding<@mesh, [["tp"], []] blocks = [3, 1]>},
+                   %x: tensor<4x4x12xf32> {dtc.sharding = #dtc.sharding<@mesh, [["dp"], [], ["tp"]]>},
+                   %p: tensor<4x4xf32> {dtc.sharding = #dtc.sharding<@mesh, [[], []] partial = ["tp"]>}) {
   return
 }

@@ -30,6 +30,9 @@ def expected(r):
         "scatter_tp": np.split(summed, 2, axis=0)[tp],
         # chunk r of every rank's rows, concatenated along columns
         "to_all": np.concatenate([np.split(x(p), RANKS, axis=0)[r] for p in range(RANKS)], axis=1),
+        # this rank's chunk, no communication; with 2 blocks, its row of each
+        "shard_tp": np.split(x(r), 2, axis=0)[tp],
+        "shard_blocks": x(r)[[tp, 2 + tp]],
     }
 
 
@@ -45,5 +48,5 @@ else:
             if got.shape != want.shape or not np.array_equal(got, want):
                 bad += 1
                 print(f"rank {r} {name}: {got.tolist()} != {want.tolist()}")
-    print(f"{RANKS * 5 - bad} outputs match, {bad} differ")
+    print(f"{RANKS * 7 - bad} outputs match, {bad} differ")
     sys.exit(1 if bad else 0)

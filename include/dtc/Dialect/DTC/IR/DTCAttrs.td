@@ -23,14 +23,14 @@ def DTC_ShardingAttr : AttrDef<DTC_Dialect, "Sharding"> {
     whole tensor and put the parts back together for dumps.
 
     ```mlir
-    #dtc.sharding<@mesh, [["tp"], []], blocks = [3, 1]>
+    #dtc.sharding<@mesh, [["tp"], []] blocks = [3, 1]>
     ```
   }];
   let parameters = (ins "FlatSymbolRefAttr":$mesh, "ArrayAttr":$dims,
                         OptionalArrayRefParameter<"int64_t">:$blocks,
                         OptionalParameter<"ArrayAttr">:$partial);
-  let assemblyFormat = "`<` $mesh `,` $dims (`,` `blocks` `=` `[` $blocks^ `]`)? "
-                       "(`,` `partial` `=` $partial^)? `>`";
+  let assemblyFormat = "`<` $mesh `,` $dims (`blocks` `=` `[` $blocks^ `]`)? "
+                       "(`partial` `=` $partial^)? `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The axes dimension `dim` is split over.
