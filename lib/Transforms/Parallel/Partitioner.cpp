@@ -12,6 +12,7 @@
 
 #include "Partitioner.h"
 
+#include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -298,6 +299,15 @@ private:
     }
   }
 
+  /// Whether `value` is a splat constant zero (float).
+  static bool isZero(Value value) {
+    auto zeros = value.getDefiningOp<ConstantOp>();
+    auto splat = zeros ? dyn_cast<SplatElementsAttr>(zeros.getValue())
+                       : SplatElementsAttr();
+    return splat && isa<FloatType>(splat.getElementType()) &&
+           splat.getSplatValue<APFloat>().isZero();
+  }
+
   bool any(Operation *op, Kind kind) {
     return llvm::any_of(op->getOperands(), [&](Value v) {
       return layouts.lookup(v).kind == kind;
@@ -537,6 +547,147 @@ private:
     return success();
   }
 
+  Value allReduce(Value value, CollectiveReduction kind, Location loc,
+                  const std::string &why) {
+    auto op = AllReduceOp::create(
+        b, loc, value.getType(), value, mesh, b.getStrArrayAttr({axis}),
+        CollectiveReductionAttr::get(b.getContext(), kind),
+        b.getStringAttr(why));
+    return op.getResult();
+  }
+
+  /// A log-softmax over the split dimension (the vocabulary-parallel
+  /// cross-entropy): each rank normalizes its part with the maximum and the
+  /// sum of exponentials all-reduced over the axis, never gathering the
+  /// logits -- two all-reduces of one value per row.
+  LogicalResult partitionSplitLogSoftmax(LogSoftmaxOp op) {
+    Layout in = layouts.lookup(op.getInput());
+    int64_t dim = op.getDim();
+    b.setInsertionPoint(op);
+    OpEmitter e(b, op.getLoc());
+    std::string what = purpose + ": " + label(op) + " split over '" + axis + "'";
+    Value x = op.getInput();
+    Value max = allReduce(ReduceMaxOp::create(b, e.loc, x, {dim}, true),
+                          CollectiveReduction::Max, e.loc,
+                          what + ": the maximum of each row");
+    Value shifted = e.sub(x, max);
+    Value sum = allReduce(
+        ReduceSumOp::create(b, e.loc, e.exp(shifted), {dim}, true),
+        CollectiveReduction::Sum, e.loc,
+        what + ": the sum of exponentials of each row");
+    Value result = e.sub(shifted, e.log(sum));
+    op.getResult().replaceAllUsesWith(result);
+    op.erase();
+    layouts[result] = in;
+    return success();
+  }
+
+  Value scalar(Location loc, Type type, int64_t value) {
+    auto shaped = RankedTensorType::get({}, type);
+    Attribute attr = isa<IntegerType>(type)
+                         ? Attribute(b.getIntegerAttr(type, value))
+                         : Attribute(b.getFloatAttr(type, value));
+    return ConstantOp::create(b, loc, DenseElementsAttr::get(shaped, attr));
+  }
+
+  /// For `ids` into a table whose `rows` rows per rank are split over the
+  /// axis: the ids relative to this rank's first row, zero where they fall
+  /// outside it, and where they fall inside.
+  std::pair<Value, Value> localRows(Value ids, int64_t rows, Location loc) {
+    OpEmitter e(b, loc);
+    Type idType = cast<RankedTensorType>(ids.getType()).getElementType();
+    // This rank's first row: its part of the global row numbers.
+    Value rowNumbers = IotaOp::create(
+        b, loc, RankedTensorType::get({rows * ranks}, idType), 0);
+    Value mine = ShardOp::create(
+        b, loc, RankedTensorType::get({rows}, idType), rowNumbers, mesh,
+        b.getStrArrayAttr({axis}), b.getI64IntegerAttr(0),
+        b.getI64IntegerAttr(1), StringAttr());
+    Value first = ReshapeOp::create(b, loc, RankedTensorType::get({}, idType),
+                                    SliceOp::create(b, loc, mine, {0}, {1}, {1}));
+    Value local = e.sub(ids, first);
+    Value inside = AndOp::create(
+        b, loc,
+        CompareOp::create(b, loc, ComparisonPredicate::GE, local,
+                          scalar(loc, idType, 0)),
+        CompareOp::create(b, loc, ComparisonPredicate::LT, local,
+                          scalar(loc, idType, rows)));
+    Value safe = SelectOp::create(b, loc, inside, local, scalar(loc, idType, 0));
+    return {safe, inside};
+  }
+
+  /// `inside` (the ids' shape) as a mask of rows of `like`.
+  Value rowMask(Value inside, RankedTensorType like, Location loc) {
+    SmallVector<int64_t> shape(
+        cast<RankedTensorType>(inside.getType()).getShape());
+    shape.resize(like.getRank(), 1);
+    return ReshapeOp::create(
+        b, loc, RankedTensorType::get(shape, b.getI1Type()), inside);
+  }
+
+  /// A lookup in a table split along its rows (a vocabulary-parallel
+  /// embedding): each rank looks up the ids in its rows and zeros the
+  /// others, and the sum over the axis is the lookup.
+  LogicalResult partitionSplitTableGather(GatherOp op) {
+    auto table = op.getInput().getType();
+    b.setInsertionPoint(op);
+    auto [safe, inside] =
+        localRows(op.getIndices(), table.getDimSize(0), op.getLoc());
+    op.getIndicesMutable().assign(safe);
+    b.setInsertionPointAfter(op);
+    Value masked = SelectOp::create(
+        b, op.getLoc(), rowMask(inside, op.getType(), op.getLoc()),
+        op.getResult(), scalar(op.getLoc(), table.getElementType(), 0));
+    Value whole = allReduce(masked, CollectiveReduction::Sum, op.getLoc(),
+                            purpose + ": " + label(op) +
+                                " from rows split over '" + axis +
+                                "' (each rank has looked up its own)");
+    op.getResult().replaceAllUsesExcept(whole, masked.getDefiningOp());
+    return success();
+  }
+
+  /// Whether `value` ends up (through adds, casts and collectives over
+  /// other axes) as a result the caller wants split along dimension 0.
+  bool becomesRowSplitResult(Value value) {
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<func::ReturnOp>(user)) {
+        std::optional<SplitArgument> wanted =
+            resultSplit(use.getOperandNumber());
+        if (wanted && wanted->dim == 0 && wanted->blocks == 1)
+          return true;
+      } else if (isa<AddOp, CastOp, AllReduceOp>(user) &&
+                 user->getResult(0).getType() == value.getType() &&
+                 becomesRowSplitResult(user->getResult(0))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// The gradient of a vocabulary-parallel embedding: each rank adds the
+  /// updates of its own rows into its part of the table, so that the
+  /// gradient is born split (and no rank builds the whole table).
+  LogicalResult partitionRowSplitScatter(ScatterAddOp op) {
+    auto type = cast<RankedTensorType>(op.getType());
+    b.setInsertionPoint(op);
+    auto [safe, inside] =
+        localRows(op.getIndices(), type.getDimSize(0) / ranks, op.getLoc());
+    op.getIndicesMutable().assign(safe);
+    auto updates = cast<RankedTensorType>(op.getUpdates().getType());
+    op.getUpdatesMutable().assign(SelectOp::create(
+        b, op.getLoc(), rowMask(inside, updates, op.getLoc()), op.getUpdates(),
+        scalar(op.getLoc(), updates.getElementType(), 0)));
+    auto table = cast<RankedTensorType>(op.getInput().getType());
+    SmallVector<int64_t> shape(table.getShape());
+    shape[0] /= ranks;
+    op.getInputMutable().assign(ConstantOp::create(
+        b, op.getLoc(),
+        DenseElementsAttr::get(table.clone(shape),
+                               b.getZeroAttr(table.getElementType()))));
+    return split(op.getResult(), 0, op);
+  }
+
   /// A split into as many equal pieces as the input's blocks, along the
   /// split dimension: each rank's piece is its chunk of the piece (the
   /// fused QKV's q, k and v, each by heads).
@@ -576,6 +727,10 @@ private:
       }
       materialize(op);
     }
+    if (auto scatter = dyn_cast<ScatterAddOp>(op);
+        scatter && !batch && !any(op, Kind::Split) && scatter.getDim() == 0 &&
+        isZero(scatter.getInput()) && becomesRowSplitResult(scatter))
+      return partitionRowSplitScatter(scatter);
     if (!any(op, Kind::Split) && !isa<ScatterAddOp>(op))
       return success();
     if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp,
@@ -594,8 +749,12 @@ private:
       return partitionReduction(min, false);
     if (auto softmax = dyn_cast<SoftmaxOp>(op))
       return partitionAlong(op, softmax.getDim(), false);
-    if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
+    if (auto softmax = dyn_cast<LogSoftmaxOp>(op)) {
+      Layout in = layouts.lookup(softmax.getInput());
+      if (!batch && in.dim == static_cast<int64_t>(softmax.getDim()))
+        return partitionSplitLogSoftmax(softmax);
       return partitionAlong(op, softmax.getDim(), false);
+    }
     if (auto norm = dyn_cast<LayerNormOp>(op))
       return partitionAlong(op, norm.getDim(), true);
     if (auto norm = dyn_cast<RMSNormOp>(op))
@@ -631,16 +790,16 @@ private:
       Layout idx = layouts.lookup(gather.getIndices());
       if (in.kind == Kind::Replicated)
         return splitAs(gather.getResult(), idx, gather.getDim() + idx.dim, op);
+      if (!batch && idx.kind == Kind::Replicated && gather.getDim() == 0 &&
+          in.dim == 0 && in.blocks == 1)
+        return partitionSplitTableGather(gather);
       return op->emitError("cannot partition a gather from a split table");
     }
     if (auto scatter = dyn_cast<ScatterAddOp>(op)) {
       Layout idx = layouts.lookup(scatter.getIndices());
-      auto zeros = scatter.getInput().getDefiningOp<ConstantOp>();
-      auto splat = zeros ? dyn_cast<SplatElementsAttr>(zeros.getValue())
-                         : SplatElementsAttr();
       if (idx.kind != Kind::Split ||
           layouts.lookup(scatter.getInput()).kind != Kind::Replicated ||
-          !splat || !splat.getSplatValue<APFloat>().isZero())
+          !isZero(scatter.getInput()))
         return idx.kind == Kind::Split
                    ? op->emitError("cannot partition this scatter_add")
                    : success();

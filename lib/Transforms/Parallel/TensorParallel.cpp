@@ -176,6 +176,7 @@ public:
       pair.push_back({r.weight.param.getArgNumber(), r.inDim, 1});
       llvm::append_range(seeds, pair);
     }
+    vocabularyParallel(forward, projections, seeds);
     // A parameter read by several projections is split once.
     llvm::DenseSet<unsigned> once;
     llvm::erase_if(seeds,
@@ -184,6 +185,51 @@ public:
   }
 
 private:
+  /// The LM head (the projection whose output features a log-softmax
+  /// normalizes) and the token embeddings (tables indexed by a model
+  /// input) split by vocabulary rows; the partitioner makes the
+  /// cross-entropy and the lookups vocabulary-parallel.
+  void vocabularyParallel(const llvm::DenseSet<Operation *> &forward,
+                          llvm::MapVector<Operation *, Projection> &projections,
+                          SmallVectorImpl<SplitArgument> &seeds) {
+    auto divides = [&](Operation *op, BlockArgument table, int64_t dim) {
+      int64_t rows =
+          cast<RankedTensorType>(table.getType()).getDimSize(dim);
+      if (rows % tp == 0)
+        return true;
+      op->emitWarning("tensor-parallel: '")
+          << dtc::getArgumentName(func, table.getArgNumber())
+          << "' stays replicated: its " << rows
+          << " vocabulary rows do not divide over " << tp << " ranks";
+      return false;
+    };
+    func.walk([&](Operation *op) {
+      if (!forward.contains(op))
+        return;
+      if (auto softmax = dyn_cast<LogSoftmaxOp>(op)) {
+        Value x = softmax.getInput();
+        while (auto cast = x.getDefiningOp<CastOp>())
+          x = cast.getInput();
+        auto head = projections.find(x.getDefiningOp());
+        if (head == projections.end() ||
+            static_cast<int64_t>(softmax.getDim()) !=
+                softmax.getType().getRank() - 1)
+          return;
+        Projection &p = head->second;
+        if (divides(op, p.weight.param, p.outDim))
+          seeds.push_back({p.weight.param.getArgNumber(), p.outDim, 1});
+      } else if (auto gather = dyn_cast<GatherOp>(op)) {
+        std::optional<WeightRead> table = traceParam(gather.getInput());
+        auto ids = dyn_cast<BlockArgument>(gather.getIndices());
+        if (!table || gather.getDim() != 0 || table->paramDim[0] != 0 || !ids ||
+            !func.getArgAttr(ids.getArgNumber(), kInputAttrName))
+          return;
+        if (divides(op, table->param, 0))
+          seeds.push_back({table->param.getArgNumber(), 0, 1});
+      }
+    });
+  }
+
   std::string paramName(const Projection &p) {
     return "'" + getArgumentName(func, p.weight.param.getArgNumber()) + "'";
   }
