@@ -67,7 +67,12 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
     dp.size = options.dataParallel;
     pm.addPass(createDataParallel(dp));
   }
-  if (options.tensorParallel > 1) {
+  if (options.tensorParallel > 1 && options.sequenceParallel) {
+    SequenceParallelOptions sp;
+    sp.size = options.tensorParallel;
+    sp.strategy = options.tpStrategy;
+    pm.addPass(createSequenceParallel(sp));
+  } else if (options.tensorParallel > 1) {
     TensorParallelOptions tp;
     tp.size = options.tensorParallel;
     tp.strategy = options.tpStrategy;

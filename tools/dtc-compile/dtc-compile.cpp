@@ -117,6 +117,11 @@ static cl::opt<std::string> tpStrategy(
     "tp-strategy", cl::cat(parallelCat), cl::init("megatron"),
     cl::desc("With a tp axis: megatron (split the column/row-parallel "
              "projection pairs it finds) or none"));
+static cl::opt<bool> sequenceParallel(
+    "sequence-parallel", cl::cat(parallelCat), cl::init(false),
+    cl::desc("With a tp axis: split the norm and residual regions along the "
+             "sequence, with all-gathers and reduce-scatters in place of the "
+             "activation all-reduces"));
 static cl::opt<int64_t> gradAccum(
     "grad-accum", cl::cat(parallelCat), cl::init(1),
     cl::desc("Run each (per-rank) batch as N microbatches in sequence, "
@@ -304,6 +309,7 @@ int main(int argc, char **argv) {
       (axis == "dp" ? options.dataParallel : options.tensorParallel) = size;
   }
   options.tpStrategy = tpStrategy;
+  options.sequenceParallel = sequenceParallel;
   if (gradAccum < 1) {
     llvm::errs() << "error: --grad-accum must be at least 1\n";
     return 1;

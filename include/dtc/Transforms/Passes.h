@@ -80,6 +80,11 @@ struct TrainingPipelineOptions
       *this, "tp-strategy",
       llvm::cl::desc("megatron (column/row pairs) or none"),
       llvm::cl::init("megatron")};
+  Option<bool> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("With tp: split the norm and residual regions along the "
+                     "sequence (dtc-sequence-parallel)"),
+      llvm::cl::init(false)};
   Option<int64_t> gradAccum{
       *this, "grad-accum",
       llvm::cl::desc("Microbatches whose gradients add up before one update "

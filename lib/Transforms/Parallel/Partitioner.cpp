@@ -61,10 +61,12 @@ public:
               StringRef axis, StringRef purpose,
               ArrayRef<SplitArgument> seeds = {},
               llvm::function_ref<std::optional<SplitArgument>(unsigned)>
-                  resultSplit = nullptr)
+                  resultSplit = nullptr,
+              int64_t sequenceLength = 0)
       : func(func), ranks(ranks), mesh(mesh), axis(axis.str()),
         purpose(purpose.str()), batch(!resultSplit), seeds(seeds),
-        resultSplit(resultSplit), b(func.getContext()) {}
+        resultSplit(resultSplit), sequenceLength(sequenceLength),
+        b(func.getContext()) {}
 
   LogicalResult run() {
     Block &body = func.getBody().front();
@@ -246,7 +248,7 @@ private:
       use.set(gather(use.get(), op->getLoc(),
                      purpose + ": " + name + " needs its operand whole"));
     }
-    materialize(op);
+    materialize(op, /*mayScatter=*/false);
     op->emitWarning(purpose + ": ")
         << name << " runs replicated on gathered operands: " << why;
     return success();
@@ -262,10 +264,10 @@ private:
           result.hasOneUse() || result.use_empty())
         continue;
       Value &whole = materialized[result];
-      b.setInsertionPointAfter(op);
-      whole = allReduce(result, op->getLoc(),
-                        purpose + ": " + label(op) +
-                            " makes a partial sum that several ops read");
+      whole = sumOverAxis(result, op->getLoc(),
+                          purpose + ": " + label(op) +
+                              " makes a partial sum that several ops read",
+                          /*mayScatter=*/true);
       result.replaceAllUsesExcept(whole, whole.getDefiningOp());
     }
   }
@@ -279,22 +281,51 @@ private:
     return op.getResult();
   }
 
-  /// All-reduces the partial operands of `op`, which needs them whole: once
-  /// per partial value, right after it, for all its uses.
-  void materialize(Operation *op) {
+  /// Sequence parallelism's form of an activation: reduce-scattered along
+  /// the sequence rather than all-reduced.
+  bool scattersAlongSequence(Value partial) {
+    auto type = cast<RankedTensorType>(partial.getType());
+    return sequenceLength > 0 && type.getRank() == 3 &&
+           type.getDimSize(1) == sequenceLength &&
+           sequenceLength % ranks == 0;
+  }
+
+  /// The sum over the axis of `partial`, right after it: all-reduced, or
+  /// with sequence parallelism (`mayScatter`), an activation's rank part
+  /// of the sequence, reduce-scattered.
+  Value sumOverAxis(Value partial, Location loc, const std::string &why,
+                    bool mayScatter) {
+    b.setInsertionPointAfterValue(partial);
+    if (!mayScatter || !scattersAlongSequence(partial))
+      return allReduce(partial, loc, why);
+    auto type = cast<RankedTensorType>(partial.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[1] /= ranks;
+    Value part = ReduceScatterOp::create(
+        b, loc, type.clone(shape), partial, mesh, b.getStrArrayAttr({axis}),
+        b.getI64IntegerAttr(1),
+        b.getStringAttr(why + " (sequence-parallel: each rank keeps its "
+                              "part of the sequence)"));
+    layouts[part] = Layout::split(1);
+    return part;
+  }
+
+  /// Sums the partial operands of `op`, which needs them whole (or, with
+  /// `mayScatter`, split along the sequence): once per partial value,
+  /// right after it, for all its uses.
+  void materialize(Operation *op, bool mayScatter = true) {
     for (OpOperand &operand : op->getOpOperands()) {
       Value partial = operand.get();
       if (layouts.lookup(partial).kind != Kind::Partial)
         continue;
       Value &whole = materialized[partial];
-      if (!whole) {
-        b.setInsertionPointAfterValue(partial);
-        whole = allReduce(
+      if (!whole || (!mayScatter && layouts.lookup(whole).kind != Kind::Replicated))
+        whole = sumOverAxis(
             partial, op->getLoc(),
             purpose + ": " + label(op) +
                 " needs the whole value of a partial sum over " +
-                (batch ? std::string("the batch") : "'" + axis + "'"));
-      }
+                (batch ? std::string("the batch") : "'" + axis + "'"),
+            mayScatter);
       operand.set(whole);
     }
   }
@@ -485,6 +516,24 @@ private:
     } else {
       return success();
     }
+    if (!batch && aSplit && cSplit) {
+      // An operand split along the contraction without its partner is
+      // gathered; else one split along rows or columns rather than along
+      // a batch dimension (attention heads); else the lhs -- an activation
+      // split along tokens (sequence parallelism) meeting a weight split
+      // along features.
+      bool aBatch = a.dim < l - 2, cBatch = c.dim < r - 2;
+      bool lhs = a.dim == lhsK   ? true
+                 : c.dim == rhsK ? false
+                 : aBatch != cBatch ? !aBatch
+                                    : true;
+      OpOperand &use = op->getOpOperand(lhs ? 0 : 1);
+      use.set(gather(use.get(), op.getLoc(),
+                     purpose + ": " + label(op) + " needs its " +
+                         (lhs ? "lhs" : "rhs") + " whole (split unlike " +
+                         (lhs ? "the rhs" : "the lhs") + ")"));
+      return partitionMatmul(op);
+    }
     return op.emitError("cannot partition this matmul over the ")
            << (batch ? "batch" : "'" + axis + "' axis");
   }
@@ -638,10 +687,11 @@ private:
     Value masked = SelectOp::create(
         b, op.getLoc(), rowMask(inside, op.getType(), op.getLoc()),
         op.getResult(), scalar(op.getLoc(), table.getElementType(), 0));
-    Value whole = allReduce(masked, CollectiveReduction::Sum, op.getLoc(),
-                            purpose + ": " + label(op) +
-                                " from rows split over '" + axis +
-                                "' (each rank has looked up its own)");
+    Value whole = sumOverAxis(masked, op.getLoc(),
+                              purpose + ": " + label(op) +
+                                  " from rows split over '" + axis +
+                                  "' (each rank has looked up its own)",
+                              /*mayScatter=*/true);
     op.getResult().replaceAllUsesExcept(whole, masked.getDefiningOp());
     return success();
   }
@@ -728,9 +778,16 @@ private:
       materialize(op);
     }
     if (auto scatter = dyn_cast<ScatterAddOp>(op);
-        scatter && !batch && !any(op, Kind::Split) && scatter.getDim() == 0 &&
-        isZero(scatter.getInput()) && becomesRowSplitResult(scatter))
+        scatter && !batch && scatter.getDim() == 0 &&
+        layouts.lookup(scatter.getIndices()).kind == Kind::Replicated &&
+        isZero(scatter.getInput()) && becomesRowSplitResult(scatter)) {
+      if (layouts.lookup(scatter.getUpdates()).kind == Kind::Split)
+        scatter.getUpdatesMutable().assign(
+            gather(scatter.getUpdates(), op->getLoc(),
+                   purpose + ": " + label(op) +
+                       " adds every token's update into the rank's rows"));
       return partitionRowSplitScatter(scatter);
+    }
     if (!any(op, Kind::Split) && !isa<ScatterAddOp>(op))
       return success();
     if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp,
@@ -797,12 +854,21 @@ private:
     }
     if (auto scatter = dyn_cast<ScatterAddOp>(op)) {
       Layout idx = layouts.lookup(scatter.getIndices());
+      Layout updates = layouts.lookup(scatter.getUpdates());
+      int64_t idxRank =
+          cast<RankedTensorType>(scatter.getIndices().getType()).getRank();
+      // Updates split along the indices' dimensions: this rank's indices.
+      if (!batch && idx.kind == Kind::Replicated &&
+          updates.kind == Kind::Split && scatter.getDim() == 0 &&
+          updates.dim < idxRank && updates.blocks == 1) {
+        if (failed(localize(op->getOpOperand(1), updates.dim)))
+          return failure();
+        idx = layouts.lookup(scatter.getIndices());
+      }
       if (idx.kind != Kind::Split ||
           layouts.lookup(scatter.getInput()).kind != Kind::Replicated ||
           !isZero(scatter.getInput()))
-        return idx.kind == Kind::Split
-                   ? op->emitError("cannot partition this scatter_add")
-                   : success();
+        return op->emitError("cannot partition this scatter_add");
       layouts[scatter.getResult()] = Layout::partial(); // each rank's updates
       return success();
     }
@@ -904,6 +970,9 @@ private:
   bool batch;
   ArrayRef<SplitArgument> seeds;
   llvm::function_ref<std::optional<SplitArgument>(unsigned)> resultSplit;
+  /// Sequence parallelism: partial activations [batch, sequence, features]
+  /// of this sequence length are reduce-scattered along the sequence.
+  int64_t sequenceLength;
   OpBuilder b;
   llvm::DenseMap<Value, Layout> layouts;
   llvm::DenseMap<Value, Value> materialized, gathered;
@@ -922,8 +991,10 @@ LogicalResult mlir::dtc::partitionBatch(func::FuncOp func, int64_t shards,
 LogicalResult mlir::dtc::partitionOverAxis(
     func::FuncOp func, int64_t ranks, FlatSymbolRefAttr mesh, StringRef axis,
     StringRef purpose, ArrayRef<SplitArgument> seeds,
-    llvm::function_ref<std::optional<SplitArgument>(unsigned)> resultSplit) {
-  return Partitioner(func, ranks, mesh, axis, purpose, seeds, resultSplit)
+    llvm::function_ref<std::optional<SplitArgument>(unsigned)> resultSplit,
+    int64_t sequenceLength) {
+  return Partitioner(func, ranks, mesh, axis, purpose, seeds, resultSplit,
+                     sequenceLength)
       .run();
 }
 

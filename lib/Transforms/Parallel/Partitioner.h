@@ -32,11 +32,16 @@ struct SplitArgument {
 /// all-reduced where needed whole or used more than once, and an op that
 /// cannot work on its operands' layouts gets them gathered, with a warning
 /// naming it (an error when that would gather a seed). Result i ends up
-/// split as `resultSplit(i)` says (its `index` unused), or whole.
+/// split as `resultSplit(i)` says (its `index` unused), or whole. With a
+/// `sequenceLength` (sequence parallelism), partial activations [batch,
+/// sequence, features] are reduce-scattered along the sequence instead of
+/// all-reduced, so that the norms and residual adds between the projections
+/// run on a part of the sequence; the projections gather it again.
 LogicalResult partitionOverAxis(
     func::FuncOp func, int64_t ranks, FlatSymbolRefAttr mesh, StringRef axis,
     StringRef purpose, ArrayRef<SplitArgument> seeds,
-    llvm::function_ref<std::optional<SplitArgument>(unsigned)> resultSplit);
+    llvm::function_ref<std::optional<SplitArgument>(unsigned)> resultSplit,
+    int64_t sequenceLength = 0);
 
 /// The module's mesh `@mesh` with `axis` of `size`: created, or the axis
 /// appended to it (the last axis varies fastest), or checked. Null, with an

@@ -24,6 +24,7 @@
 
 namespace mlir::dtc {
 #define GEN_PASS_DEF_TENSORPARALLEL
+#define GEN_PASS_DEF_SEQUENCEPARALLEL
 #include "dtc/Transforms/Parallel/Passes.h.inc"
 } // namespace mlir::dtc
 
@@ -309,49 +310,81 @@ private:
   int64_t tp;
 };
 
+/// The sequence length: dimension 1 of the first model input, [batch,
+/// sequence] token ids or [batch, sequence, features] embeddings.
+FailureOr<int64_t> sequenceLengthOf(func::FuncOp func) {
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+    if (func.getArgAttr(i, kInputAttrName) && type.getRank() >= 2)
+      return type.getDimSize(1);
+  }
+  return func.emitError("sequence parallelism needs a model input of shape "
+                        "[batch, sequence, ...]");
+}
+
+LogicalResult tensorParallel(ModuleOp module, int64_t size,
+                             StringRef strategy, bool sequenceParallel) {
+  StringRef pass =
+      sequenceParallel ? "dtc-sequence-parallel" : "dtc-tensor-parallel";
+  if (size < 1)
+    return module.emitError(pass) << " needs tp >= 1";
+  if (strategy != "megatron" && strategy != "none")
+    return module.emitError(pass)
+           << ": unknown strategy '" << strategy << "' (megatron or none)";
+  if (size == 1)
+    return success();
+  FlatSymbolRefAttr meshRef = meshWithAxis(module, "tp", size);
+  if (!meshRef)
+    return failure();
+  for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+    if (func.isExternal())
+      continue;
+    int64_t sequence = 0;
+    if (sequenceParallel) {
+      FailureOr<int64_t> length = sequenceLengthOf(func);
+      if (failed(length))
+        return failure();
+      sequence = *length;
+    }
+    SmallVector<SplitArgument> seeds;
+    if (strategy == "megatron")
+      seeds = MegatronMatcher(func, size).match();
+    llvm::StringMap<SplitArgument> byName;
+    for (const SplitArgument &seed : seeds)
+      byName[dtc::getArgumentName(func, seed.index)] = seed;
+    auto resultSplit = [&](unsigned i) -> std::optional<SplitArgument> {
+      auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
+      auto it = grad ? byName.find(grad.getValue()) : byName.end();
+      if (it == byName.end())
+        return std::nullopt;
+      return it->second;
+    };
+    if (failed(partitionOverAxis(func, size, meshRef, "tp", "tensor-parallel",
+                                 seeds, resultSplit, sequence)))
+      return failure();
+    for (const SplitArgument &seed : seeds)
+      recordSharding(func, seed.index, meshRef, seed.dim, "tp", seed.blocks);
+  }
+  return success();
+}
+
 struct TensorParallelPass
     : public dtc::impl::TensorParallelBase<TensorParallelPass> {
   using Base::Base;
-
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    if (size < 1) {
-      module.emitError("dtc-tensor-parallel needs tp >= 1");
-      return signalPassFailure();
-    }
-    if (strategy != "megatron" && strategy != "none") {
-      module.emitError("dtc-tensor-parallel: unknown strategy '")
-          << strategy << "' (megatron or none)";
-      return signalPassFailure();
-    }
-    if (size == 1)
-      return;
-    FlatSymbolRefAttr meshRef = meshWithAxis(module, "tp", size);
-    if (!meshRef)
-      return signalPassFailure();
-    for (auto func :
-         llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
-      if (func.isExternal())
-        continue;
-      SmallVector<SplitArgument> seeds;
-      if (strategy == "megatron")
-        seeds = MegatronMatcher(func, size).match();
-      llvm::StringMap<SplitArgument> byName;
-      for (const SplitArgument &seed : seeds)
-        byName[dtc::getArgumentName(func, seed.index)] = seed;
-      auto resultSplit = [&](unsigned i) -> std::optional<SplitArgument> {
-        auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
-        auto it = grad ? byName.find(grad.getValue()) : byName.end();
-        if (it == byName.end())
-          return std::nullopt;
-        return it->second;
-      };
-      if (failed(partitionOverAxis(func, size, meshRef, "tp", "tensor-parallel",
-                                   seeds, resultSplit)))
-        return signalPassFailure();
-      for (const SplitArgument &seed : seeds)
-        recordSharding(func, seed.index, meshRef, seed.dim, "tp", seed.blocks);
-    }
+    if (failed(tensorParallel(getOperation(), size, strategy,
+                              /*sequenceParallel=*/false)))
+      signalPassFailure();
+  }
+};
+
+struct SequenceParallelPass
+    : public dtc::impl::SequenceParallelBase<SequenceParallelPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (failed(tensorParallel(getOperation(), size, strategy,
+                              /*sequenceParallel=*/true)))
+      signalPassFailure();
   }
 };
 

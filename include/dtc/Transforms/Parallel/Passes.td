@@ -58,6 +58,29 @@ def TensorParallel : Pass<"dtc-tensor-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def SequenceParallel : Pass<"dtc-sequence-parallel", "mlir::ModuleOp"> {
+  let summary = "Megatron tensor parallelism with sequence parallelism";
+  let description = [{
+    dtc-tensor-parallel (the same column/row pairs and vocabulary-parallel
+    embedding, head and cross-entropy) with the regions between the
+    projections -- residual adds, norms -- split along the sequence over
+    `tp` (Korthikanti et al., 2022): each partial activation is
+    reduce-scattered along the sequence instead of all-reduced, and the
+    projections all-gather their input. Learned position embeddings are
+    added to each rank's part of the sequence; attention sees the whole
+    sequence (the projections gathered it), so RoPE tables and causal masks
+    stay whole. Gathered activations are kept for the backward (the weight
+    gradients read them), not gathered again as Megatron does: one
+    all-gather fewer per projection for the memory of its input.
+  }];
+  let options = [
+    Option<"size", "tp", "int64_t", /*default=*/"2", "Number of ranks">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"megatron\"",
+           "megatron (find column/row pairs) or none">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def GradientAccumulation : Pass<"dtc-gradient-accumulation", "mlir::ModuleOp"> {
   let summary = "Run the batch as K microbatches in sequence, summing gradients";
   let description = [{
