@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes Llama-shaped models of 8, 16 and 32 layers whose weights are
+"""Writes Llama-shaped models of 4, 8, 16 and 32 layers whose weights are
 external data that does not exist, for shape-only import.
 
 Run with Debian's Python (python3-torch 1.13, python3-onnx) from the
@@ -22,7 +22,7 @@ tiny_llama = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(tiny_llama)
 
 os.makedirs(OUT, exist_ok=True)
-for layers in (8, 16, 32):
+for layers in (4, 8, 16, 32):
     tiny_llama.LAYERS = layers
     model = tiny_llama.build_model()
     ids = torch.zeros((tiny_llama.BATCH, tiny_llama.SEQ), dtype=torch.int64)
