@@ -71,11 +71,13 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
     SequenceParallelOptions sp;
     sp.size = options.tensorParallel;
     sp.strategy = options.tpStrategy;
+    sp.shardingSpec = options.shardingSpec;
     pm.addPass(createSequenceParallel(sp));
   } else if (options.tensorParallel > 1) {
     TensorParallelOptions tp;
     tp.size = options.tensorParallel;
     tp.strategy = options.tpStrategy;
+    tp.shardingSpec = options.shardingSpec;
     pm.addPass(createTensorParallel(tp));
   }
   if (options.gradAccum > 1) {

@@ -21,8 +21,11 @@
 //   bus bytes each kind); all-reduces 3 x 64 + wpe 1024 + 8 x 128 = 2240.
 //   Llama example (2 blocks): 10 and 10 (10240 each); 3 x 64 + 5 norm
 //   weights x 128 = 832.
-// RUN: rm -rf %t
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --mesh tp=2 --sequence-parallel
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --mesh tp=2 --sequence-parallel 2> %t/gpt.err
+// RUN: FileCheck %s --check-prefix=QUIET < %t/gpt.err
+// QUIET-NOT: warning
+// QUIET: dtc-compile: wrote
 // RUN: FileCheck %s --check-prefix=IR < %t/gpt/train_step.mlir
 // IR: dtc.reduce_scatter {{.*}} on @mesh axes = ["tp"] dim = 1 {reason = "tensor-parallel: 'dtc.gather' (/wte/Gather) from rows split over 'tp' (each rank has looked up its own) (sequence-parallel: each rank keeps its part of the sequence)"} : tensor<2x8x32xf32> -> tensor<2x4x32xf32>
 // The position embeddings are added to the rank's part of the sequence.
@@ -36,7 +39,8 @@
 // RUN: %python %S/../Utils/compare_report.py %t/gpt/report.json %t/gpt.log | FileCheck %s --check-prefix=AGREE
 // RUN: FileCheck %s --check-prefix=REPORT < %t/gpt/report.json
 // REPORT: "reason": "tensor-parallel: gradient of wpe.weight (partial sums over tp)"
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh tp=2 --sequence-parallel
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh tp=2 --sequence-parallel 2> %t/llama.err
+// RUN: FileCheck %s --check-prefix=QUIET < %t/llama.err
 // RUN: %mpirun -np 2 dtc-run %t/llama --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-dump > %t/llama.log
 // RUN: FileCheck %s --check-prefix=LLAMA-LOG < %t/llama.log
 // LLAMA-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 8 calls, 832 bus bytes, all_gather 10 calls, 10240 bus bytes, reduce_scatter 10 calls, 10240 bus bytes

@@ -14,8 +14,12 @@
 //   9 calls; tp=4: x 3/2 = 18720.
 //   Llama example (2 blocks), tp=2: 10 x 2048 + 3 x 64 = 20672 in 13
 //   calls; tp=4: 31008.
-// RUN: rm -rf %t
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --mesh tp=2
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --mesh tp=2 2> %t/gpt.err
+// Every layout applies as chosen: no fallback, no warning.
+// RUN: FileCheck %s --check-prefix=QUIET < %t/gpt.err
+// QUIET-NOT: warning
+// QUIET: dtc-compile: wrote
 // RUN: FileCheck %s --check-prefix=IR < %t/gpt/train_step.mlir
 // IR: dtc.mesh @mesh ["tp" = 2]
 // IR: {dtc.param = "wte.weight", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"], []]>
@@ -37,7 +41,8 @@
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/gpt/report.json %t/gpt.log | FileCheck %s --check-prefix=AGREE
 //
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh tp=2
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh tp=2 2> %t/llama.err
+// RUN: FileCheck %s --check-prefix=QUIET < %t/llama.err
 // RUN: %mpirun -np 2 dtc-run %t/llama --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-dump > %t/llama.log
 // RUN: FileCheck %s --check-prefix=LLAMA-LOG < %t/llama.log
 // LLAMA-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 13 calls, 20672 bus bytes

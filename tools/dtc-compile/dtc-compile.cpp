@@ -117,6 +117,11 @@ static cl::opt<std::string> tpStrategy(
     "tp-strategy", cl::cat(parallelCat), cl::init("megatron"),
     cl::desc("With a tp axis: megatron (split the column/row-parallel "
              "projection pairs it finds) or none"));
+static cl::opt<std::string> shardingSpec(
+    "sharding-spec", cl::cat(parallelCat), cl::value_desc("FILE"),
+    cl::desc("With a tp axis: JSON object from parameter-name regexes to "
+             "per-dimension axes, e.g. {\"fc\\\\.weight\": [[\"tp\"], []]}; "
+             "overrides --tp-strategy's choice for the parameters it names"));
 static cl::opt<bool> sequenceParallel(
     "sequence-parallel", cl::cat(parallelCat), cl::init(false),
     cl::desc("With a tp axis: split the norm and residual regions along the "
@@ -310,6 +315,7 @@ int main(int argc, char **argv) {
   }
   options.tpStrategy = tpStrategy;
   options.sequenceParallel = sequenceParallel;
+  options.shardingSpec = shardingSpec;
   if (gradAccum < 1) {
     llvm::errs() << "error: --grad-accum must be at least 1\n";
     return 1;

@@ -80,6 +80,11 @@ struct TrainingPipelineOptions
       *this, "tp-strategy",
       llvm::cl::desc("megatron (column/row pairs) or none"),
       llvm::cl::init("megatron")};
+  Option<std::string> shardingSpec{
+      *this, "sharding-spec",
+      llvm::cl::desc("With tp: JSON file of parameter layouts (regex -> "
+                     "per-dimension axes)"),
+      llvm::cl::init("")};
   Option<bool> sequenceParallel{
       *this, "sequence-parallel",
       llvm::cl::desc("With tp: split the norm and residual regions along the "

@@ -788,7 +788,7 @@ private:
                        " adds every token's update into the rank's rows"));
       return partitionRowSplitScatter(scatter);
     }
-    if (!any(op, Kind::Split) && !isa<ScatterAddOp>(op))
+    if (!any(op, Kind::Split))
       return success();
     if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp,
             SelectOp, AndOp, OrOp, XorOp>(op) ||

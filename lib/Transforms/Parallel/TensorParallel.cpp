@@ -21,6 +21,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
 
 namespace mlir::dtc {
 #define GEN_PASS_DEF_TENSORPARALLEL
@@ -322,8 +325,92 @@ FailureOr<int64_t> sequenceLengthOf(func::FuncOp func) {
                         "[batch, sequence, ...]");
 }
 
+/// The layouts a --sharding-spec file gives the parameters it names: a JSON
+/// object from a regex (matched against whole parameter names) to per-
+/// dimension axis lists, or to {"dims": ..., "blocks": ...}. A parameter it
+/// names with no "tp" anywhere is replicated; one that several rules match
+/// is an error (JSON objects are unordered). Replaces `seeds`' entries for
+/// the parameters it names.
+LogicalResult applyShardingSpec(func::FuncOp func, StringRef path,
+                                int64_t tp,
+                                SmallVectorImpl<SplitArgument> &seeds) {
+  auto fail = [&](const Twine &message) {
+    return func.emitError("--sharding-spec ") << path << ": " << message;
+  };
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return fail(buffer.getError().message());
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return fail(llvm::toString(json.takeError()));
+  const llvm::json::Object *rules = json->getAsObject();
+  if (!rules)
+    return fail("expected an object from parameter-name regexes to layouts");
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    if (!func.getArgAttr(i, kParamAttrName))
+      continue;
+    std::string name = dtc::getArgumentName(func, i);
+    const llvm::json::Object::value_type *rule = nullptr;
+    for (const auto &entry : *rules) {
+      llvm::Regex regex(("^(" + entry.first.str() + ")$"));
+      std::string regexError;
+      if (!regex.isValid(regexError))
+        return fail("invalid regex '" + entry.first.str() +
+                    "': " + regexError);
+      if (!regex.match(name))
+        continue;
+      if (rule)
+        return fail("'" + name + "' matches both '" + rule->first.str() +
+                    "' and '" + entry.first.str() + "'");
+      rule = &entry;
+    }
+    if (rule) {
+      StringRef pattern = rule->first;
+      const llvm::json::Value &layout = rule->second;
+      const llvm::json::Value *dims = &layout;
+      const llvm::json::Array *blocks = nullptr;
+      if (const llvm::json::Object *object = layout.getAsObject()) {
+        dims = object->get("dims");
+        blocks = object->getArray("blocks");
+      }
+      const llvm::json::Array *perDim = dims ? dims->getAsArray() : nullptr;
+      auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+      if (!perDim || perDim->size() != static_cast<size_t>(type.getRank()) ||
+          (blocks && blocks->size() != perDim->size()))
+        return fail("rule '" + pattern.str() + "' gives '" + name +
+                    "' a layout that is not one list of axes per dimension "
+                    "(it has " + std::to_string(type.getRank()) +
+                    " dimensions)");
+      llvm::erase_if(seeds, [&](SplitArgument &s) { return s.index == i; });
+      for (auto [d, axes] : llvm::enumerate(*perDim)) {
+        const llvm::json::Array *list = axes.getAsArray();
+        if (!list)
+          return fail("rule '" + pattern.str() + "': dimension " +
+                      std::to_string(d) + " is not a list of axes");
+        for (const llvm::json::Value &axis : *list) {
+          std::optional<StringRef> axisName = axis.getAsString();
+          if (axisName != StringRef("tp"))
+            return fail("rule '" + pattern.str() +
+                        "': only the tp axis shards parameters here");
+          int64_t n = blocks ? (*blocks)[d].getAsInteger().value_or(0) : 1;
+          if (n < 1 || type.getDimSize(d) % (n * tp) != 0)
+            return fail("'" + name + "' dimension " + std::to_string(d) +
+                        " (" + std::to_string(type.getDimSize(d)) +
+                        ") does not split into " + std::to_string(tp) +
+                        " ranks" +
+                        (n > 1 ? " in " + std::to_string(n) + " blocks" : ""));
+          seeds.push_back({i, static_cast<int64_t>(d), n});
+        }
+      }
+    }
+  }
+  return success();
+}
+
 LogicalResult tensorParallel(ModuleOp module, int64_t size,
-                             StringRef strategy, bool sequenceParallel) {
+                             StringRef strategy, bool sequenceParallel,
+                             StringRef shardingSpec) {
   StringRef pass =
       sequenceParallel ? "dtc-sequence-parallel" : "dtc-tensor-parallel";
   if (size < 1)
@@ -349,6 +436,9 @@ LogicalResult tensorParallel(ModuleOp module, int64_t size,
     SmallVector<SplitArgument> seeds;
     if (strategy == "megatron")
       seeds = MegatronMatcher(func, size).match();
+    if (!shardingSpec.empty() &&
+        failed(applyShardingSpec(func, shardingSpec, size, seeds)))
+      return failure();
     llvm::StringMap<SplitArgument> byName;
     for (const SplitArgument &seed : seeds)
       byName[dtc::getArgumentName(func, seed.index)] = seed;
@@ -373,7 +463,7 @@ struct TensorParallelPass
   using Base::Base;
   void runOnOperation() override {
     if (failed(tensorParallel(getOperation(), size, strategy,
-                              /*sequenceParallel=*/false)))
+                              /*sequenceParallel=*/false, shardingSpec)))
       signalPassFailure();
   }
 };
@@ -383,7 +473,7 @@ struct SequenceParallelPass
   using Base::Base;
   void runOnOperation() override {
     if (failed(tensorParallel(getOperation(), size, strategy,
-                              /*sequenceParallel=*/true)))
+                              /*sequenceParallel=*/true, shardingSpec)))
       signalPassFailure();
   }
 };

@@ -48,12 +48,25 @@ def TensorParallel : Pass<"dtc-tensor-parallel", "mlir::ModuleOp"> {
     values that meet split ones with `dtc.shard`. Where heads do not divide
     over `tp` the pair stays replicated, with a warning; an op that cannot
     work on split operands gets them gathered, with a warning naming it.
-    Embeddings, norms and the LM head stay replicated.
+    Token embeddings and the LM head (the projection whose features a
+    log-softmax normalizes) are split by vocabulary rows: lookups mask the
+    ids outside the rank's rows and all-reduce, and the log-softmax
+    all-reduces each row's maximum and sum of exponentials, so the full
+    logits are never gathered. Norms stay replicated.
+
+    `sharding-spec` names a JSON file mapping parameter-name regexes to
+    layouts, e.g. `{"h\\.\\d+\\.qkv\\.weight": {"dims": [["tp"], []],
+    "blocks": [3, 1]}, "h\\.\\d+\\.out\\.weight": [[], ["tp"]]}`: for
+    models the matcher does not recognize (with strategy=none), or to
+    override its choice.
   }];
   let options = [
     Option<"size", "tp", "int64_t", /*default=*/"2", "Number of ranks">,
     Option<"strategy", "strategy", "std::string", /*default=*/"\"megatron\"",
-           "megatron (find column/row pairs) or none">
+           "megatron (find column/row pairs) or none">,
+    Option<"shardingSpec", "sharding-spec", "std::string", /*default=*/"",
+           "JSON file: parameter-name regex -> per-dimension mesh axes "
+           "(overrides the pairs found for the parameters it names)">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
@@ -76,7 +89,10 @@ def SequenceParallel : Pass<"dtc-sequence-parallel", "mlir::ModuleOp"> {
   let options = [
     Option<"size", "tp", "int64_t", /*default=*/"2", "Number of ranks">,
     Option<"strategy", "strategy", "std::string", /*default=*/"\"megatron\"",
-           "megatron (find column/row pairs) or none">
+           "megatron (find column/row pairs) or none">,
+    Option<"shardingSpec", "sharding-spec", "std::string", /*default=*/"",
+           "JSON file: parameter-name regex -> per-dimension mesh axes "
+           "(overrides the pairs found for the parameters it names)">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
