@@ -6,6 +6,7 @@
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Interpreter/TensorAttr.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <memory>
 
@@ -95,7 +96,8 @@ LogicalResult mlir::dtc::evaluateOp(Operation *op,
 
 FailureOr<SmallVector<Tensor>>
 mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
-                             Communicator *communicator) {
+                             Communicator *communicator,
+                             InterpretStats *stats) {
   struct Scope { // the communicator of this interpretation
     Communicator *previous = activeCommunicator;
     ~Scope() { activeCommunicator = previous; }
@@ -116,14 +118,26 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
     define(arg, std::move(tensor));
   arguments.clear();
 
+  // Bytes of intermediate tensors held, for `stats`.
+  llvm::DenseSet<Value> returned(body.getTerminator()->operand_begin(),
+                                 body.getTerminator()->operand_end());
+  auto intermediate = [&](Value value) {
+    return !isa<BlockArgument>(value) && !returned.contains(value);
+  };
+  int64_t live = 0, peak = 0;
+
   for (Operation &op : body) {
     SmallVector<std::shared_ptr<const Tensor>> held;
     SmallVector<const Tensor *> operands;
+    int64_t freed = 0;
     for (Value operand : op.getOperands()) {
       held.push_back(values.lookup(operand));
       operands.push_back(held.back().get());
-      if (--pendingUses[operand] == 0)
+      if (--pendingUses[operand] == 0) {
         values.erase(operand);
+        if (intermediate(operand))
+          freed += held.back()->byteSize();
+      }
     }
     if (isa<func::ReturnOp>(op)) {
       SmallVector<Tensor> results;
@@ -134,6 +148,18 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
     SmallVector<Tensor> results;
     if (failed(evaluateOp(&op, operands, results)))
       return failure();
+    int64_t made = 0, kept = 0;
+    for (auto [value, tensor] : llvm::zip(op.getResults(), results)) {
+      if (!intermediate(value))
+        continue;
+      made += tensor.byteSize();
+      if (!value.use_empty())
+        kept += tensor.byteSize();
+    }
+    peak = std::max(peak, live + made);
+    live += kept - freed;
+    if (stats)
+      stats->peakIntermediateBytes = peak;
     for (auto [value, tensor] : llvm::zip(op.getResults(), results))
       define(value, std::move(tensor));
   }

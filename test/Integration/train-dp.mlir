@@ -37,6 +37,7 @@
 // REPORT-NEXT: "calls": 19
 // REPORT: "reason": "data-parallel: gradient of head.weight (summed over the batch shards)"
 // REPORT: "memory_bytes_per_rank": {
+// REPORT-NEXT: "activation_peak": {{[0-9]+}},
 // REPORT-NEXT: "gradients": 68480,
 // REPORT-NEXT: "optimizer_state": 136968,
 // REPORT-NEXT: "parameters": 68480

@@ -40,6 +40,12 @@
 // GPT-LOG-NEXT: rank 1 per step: {{[0-9.]+}} s, all_reduce 9 calls, 12480 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/gpt/report.json %t/gpt.log | FileCheck %s --check-prefix=AGREE
+// The report's peak of intermediate memory (liveness over the per-rank
+// program) is what each rank's executor measured (reference counts):
+// RUN: cat %t/gpt/report.json %t/gpt.log | FileCheck %s --check-prefix=PEAK
+// PEAK: "activation_peak": [[PEAK:[0-9]+]]
+// PEAK: rank 0 peak intermediate memory: [[PEAK]] B
+// PEAK-NEXT: rank 1 peak intermediate memory: [[PEAK]] B
 //
 // RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh tp=2 2> %t/llama.err
 // RUN: FileCheck %s --check-prefix=QUIET < %t/llama.err
@@ -48,6 +54,7 @@
 // LLAMA-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 13 calls, 20672 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/llama-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/llama/report.json %t/llama.log | FileCheck %s --check-prefix=AGREE
+// RUN: cat %t/llama/report.json %t/llama.log | FileCheck %s --check-prefix=PEAK
 //
 // tp=4: the GPT-2 example's 4 heads give one per rank. The Llama
 // example's grouped-query attention has 2 key/value heads: wk and wv stay

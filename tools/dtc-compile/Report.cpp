@@ -10,6 +10,7 @@
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -31,6 +32,39 @@ static double busBytes(Operation *op, int64_t n) {
   if (isa<AllReduceOp>(op))
     return 2 * share * in;
   return share * std::max(in, out);
+}
+
+/// The most bytes of intermediate values -- neither arguments nor results,
+/// which the other categories count -- live at once when the step runs in
+/// program order and each value is freed after its last use, as the
+/// reference executor frees them.
+static int64_t activationPeak(func::FuncOp step) {
+  Block &body = step.getBody().front();
+  llvm::DenseSet<Value> results(body.getTerminator()->operand_begin(),
+                                body.getTerminator()->operand_end());
+  llvm::DenseMap<Value, Operation *> lastUse;
+  for (Operation &op : body.without_terminator())
+    for (Value operand : op.getOperands())
+      lastUse[operand] = &op;
+  auto counted = [&](Value v) {
+    return !isa<BlockArgument>(v) && !results.contains(v);
+  };
+  int64_t live = 0, peak = 0;
+  for (Operation &op : body.without_terminator()) {
+    for (Value result : op.getResults())
+      if (counted(result))
+        live += byteSize(result.getType());
+    peak = std::max(peak, live);
+    llvm::DenseSet<Value> freed;
+    for (Value result : op.getResults())
+      if (counted(result) && result.use_empty() && freed.insert(result).second)
+        live -= byteSize(result.getType());
+    for (Value operand : op.getOperands())
+      if (counted(operand) && lastUse.lookup(operand) == &op &&
+          freed.insert(operand).second)
+        live -= byteSize(operand.getType());
+  }
+  return peak;
 }
 
 llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
@@ -76,11 +110,12 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
     total.busBytes += bytes;
   });
 
+  int64_t activations = activationPeak(step);
   llvm::errs() << llvm::format(
       "dtc-compile: per rank: parameters %lld B, gradients %lld B, "
-      "optimizer state %lld B\n",
+      "optimizer state %lld B, activation peak %lld B\n",
       static_cast<long long>(params), static_cast<long long>(grads),
-      static_cast<long long>(state));
+      static_cast<long long>(state), static_cast<long long>(activations));
   llvm::json::Object perKind;
   for (const auto &[kind, total] : totals) {
     llvm::errs() << llvm::format(
@@ -90,9 +125,11 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
                                        {"bus_bytes", total.busBytes}};
   }
   return llvm::json::Object{
-      {"memory_bytes_per_rank", llvm::json::Object{{"parameters", params},
-                                                   {"gradients", grads},
-                                                   {"optimizer_state", state}}},
+      {"memory_bytes_per_rank",
+       llvm::json::Object{{"parameters", params},
+                          {"gradients", grads},
+                          {"optimizer_state", state},
+                          {"activation_peak", activations}}},
       {"collectives_per_step", std::move(collectives)},
       {"collective_totals_per_step", std::move(perKind)}};
 }

@@ -75,12 +75,14 @@ Tensor wholeOf(const Tensor &part, ShardingAttr sharding, Communicator &comm) {
 } // namespace
 
 /// Prints, on rank 0, one line per rank: its time and the collectives it
-/// ran per step, as its Communicator counted them. Every rank runs the same
+/// ran per step, as its Communicator counted them; then one line per rank
+/// with its measured peak of intermediate memory. Every rank runs the same
 /// program, so the counted kinds line up across ranks.
 static void reportPerRank(Communicator &comm, int64_t steps,
-                          double secondsPerStep, bool lead) {
+                          double secondsPerStep, int64_t peakBytes,
+                          bool lead) {
   std::map<CollectiveKind, CollectiveCount> counts = comm.counts();
-  std::vector<double> mine{secondsPerStep};
+  std::vector<double> mine{secondsPerStep, static_cast<double>(peakBytes)};
   for (const auto &[kind, count] : counts) {
     mine.push_back(static_cast<double>(count.calls) / steps);
     mine.push_back(count.busBytes / steps);
@@ -94,7 +96,7 @@ static void reportPerRank(Communicator &comm, int64_t steps,
     const double *values = all.floats().data() + r * mine.size();
     llvm::outs() << llvm::format("rank %lld per step: %.4f s",
                                  static_cast<long long>(r), values[0]);
-    size_t i = 1;
+    size_t i = 2;
     for (const auto &entry : counts) {
       llvm::outs() << llvm::format(", %s %.0f calls, %.0f bus bytes",
                                    collectiveName(entry.first), values[i],
@@ -103,6 +105,10 @@ static void reportPerRank(Communicator &comm, int64_t steps,
     }
     llvm::outs() << "\n";
   }
+  for (int64_t r = 0, e = all.shape()[0]; r < e; ++r)
+    llvm::outs() << llvm::format(
+        "rank %lld peak intermediate memory: %.0f B\n",
+        static_cast<long long>(r), all.floats()[r * mine.size() + 1]);
 }
 
 int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
@@ -197,6 +203,7 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
                          ? options.logEvery
                          : std::max<int64_t>(1, options.steps / 10);
   Tensor losses(DType::F32, {options.steps});
+  int64_t peakBytes = 0;
   SmallVector<Tensor> results;
   auto start = std::chrono::steady_clock::now();
   auto secondsSinceStart = [&] {
@@ -207,8 +214,10 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
   for (int64_t k = 0; k < options.steps; ++k) {
     // The step's arguments are donated to it: parameters and state are
     // freed once used, and their updates become the next step's arguments.
+    InterpretStats stats;
     FailureOr<SmallVector<Tensor>> out =
-        interpretFunction(step, std::move(args), comm);
+        interpretFunction(step, std::move(args), comm, &stats);
+    peakBytes = std::max(peakBytes, stats.peakIntermediateBytes);
     if (failed(out))
       return 1;
     results = std::move(*out);
@@ -229,7 +238,9 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
   losses.roundToElementType();
   if (comm)
     reportPerRank(*comm, options.steps, secondsSinceStart() / options.steps,
-                  lead);
+                  peakBytes, lead);
+  else
+    llvm::outs() << "peak intermediate memory: " << peakBytes << " B\n";
 
   if (options.dumpDir.empty())
     return 0;

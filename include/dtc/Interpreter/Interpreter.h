@@ -35,13 +35,23 @@ inline constexpr int64_t kMaxElements = int64_t(1) << 32;
 LogicalResult evaluateOp(Operation *op, ArrayRef<const Tensor *> operands,
                          SmallVectorImpl<Tensor> &results);
 
+/// What an interpretation measured.
+struct InterpretStats {
+  /// The most bytes (of the element types) of intermediate tensors --
+  /// neither arguments nor results -- alive at once, the operands and
+  /// results of the op being run included.
+  int64_t peakIntermediateBytes = 0;
+};
+
 /// Runs `func` on `arguments` (one per function argument, of its type) and
 /// returns its results. The arguments are donated: each tensor, arguments
 /// included, is freed as soon as its last user has run. Collectives run on
-/// `communicator` (this rank's view of the mesh).
+/// `communicator` (this rank's view of the mesh). `stats`, when given,
+/// receives what the run measured.
 FailureOr<SmallVector<Tensor>>
 interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
-                  Communicator *communicator = nullptr);
+                  Communicator *communicator = nullptr,
+                  InterpretStats *stats = nullptr);
 
 /// The communicator of the interpretation in progress, or null.
 Communicator *currentCommunicator();
