@@ -72,6 +72,32 @@ void mlir::dtc::addCollectiveKernels(KernelTable &table) {
         (*comm)->reduceScatter(*in[0], axesOf(op.getAxes()), op.getDim()));
     return success();
   });
+  table.add<CollectiveBroadcastOp>([](CollectiveBroadcastOp op, Operands in,
+                                      Results &out) -> LogicalResult {
+    FailureOr<Communicator *> comm = communicatorFor(op);
+    if (failed(comm))
+      return failure();
+    Tensor result = *in[0];
+    (*comm)->broadcast(result, axesOf(op.getAxes()), op.getRoot());
+    out.push_back(std::move(result));
+    return success();
+  });
+  table.add<SendRecvOp>([](SendRecvOp op, Operands in,
+                           Results &out) -> LogicalResult {
+    FailureOr<Communicator *> comm = communicatorFor(op);
+    if (failed(comm))
+      return failure();
+    const MeshShape &mesh = (*comm)->mesh();
+    int64_t axis = mesh.axisIndex(op.getAxis().str());
+    int64_t n = mesh.sizes[axis];
+    std::vector<int64_t> to = mesh.coordinates((*comm)->rank()), from = to;
+    int64_t shift = ((op.getShift() % n) + n) % n;
+    to[axis] = (to[axis] + shift) % n;
+    from[axis] = (from[axis] + n - shift) % n;
+    out.push_back(
+        (*comm)->sendRecv(*in[0], mesh.rankAt(to), mesh.rankAt(from)));
+    return success();
+  });
   table.add<ShardOp>([](ShardOp op, Operands in,
                         Results &out) -> LogicalResult {
     FailureOr<Communicator *> comm = communicatorFor(op);

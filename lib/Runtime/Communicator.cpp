@@ -39,6 +39,13 @@ std::vector<int64_t> MeshShape::coordinates(int64_t rank) const {
   return coords;
 }
 
+int64_t MeshShape::rankAt(const std::vector<int64_t> &coordinates) const {
+  int64_t rank = 0;
+  for (size_t i = 0; i < axes.size(); ++i)
+    rank = rank * sizes[i] + coordinates[i];
+  return rank;
+}
+
 std::string MeshShape::parse(const std::string &spec, MeshShape &mesh) {
   mesh = MeshShape();
   std::stringstream stream(spec);
@@ -325,10 +332,11 @@ void Communicator::broadcast(Tensor &tensor,
   count(CollectiveKind::Broadcast, bytes.size());
 }
 
-Tensor Communicator::sendRecv(const Tensor &tensor, int64_t peer) {
-  if (peer < 0 || peer >= worldSize())
-    fatal("send_recv: no rank " + std::to_string(peer));
-  std::vector<char> received = sendRecvBytes(tensor.toBytes(), peer);
+Tensor Communicator::sendRecv(const Tensor &tensor, int64_t to, int64_t from) {
+  for (int64_t peer : {to, from})
+    if (peer < 0 || peer >= worldSize())
+      fatal("send_recv: no rank " + std::to_string(peer));
+  std::vector<char> received = sendRecvBytes(tensor.toBytes(), to, from);
   count(CollectiveKind::SendRecv, received.size());
   return Tensor::fromBytes(tensor.dtype(), tensor.shape(), received.data());
 }

@@ -142,11 +142,11 @@ protected:
     MPI_Bcast(bytes.data(), bytes.size(), MPI_BYTE, root, group(axes));
   }
 
-  std::vector<char> sendRecvBytes(const std::vector<char> &bytes,
-                                  int64_t peer) override {
+  std::vector<char> sendRecvBytes(const std::vector<char> &bytes, int64_t to,
+                                  int64_t from) override {
     std::vector<char> out(bytes.size());
-    MPI_Sendrecv(bytes.data(), bytes.size(), MPI_BYTE, peer, 0, out.data(),
-                 out.size(), MPI_BYTE, peer, 0, MPI_COMM_WORLD,
+    MPI_Sendrecv(bytes.data(), bytes.size(), MPI_BYTE, to, 0, out.data(),
+                 out.size(), MPI_BYTE, from, 0, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     return out;
   }

@@ -199,16 +199,16 @@ protected:
     bytes = finish(buffer);
   }
 
-  std::vector<char> sendRecvBytes(const std::vector<char> &bytes,
-                                  int64_t peer) override {
+  std::vector<char> sendRecvBytes(const std::vector<char> &bytes, int64_t to,
+                                  int64_t from) override {
     DeviceBuffer in(bytes.size()), out(bytes.size());
     in.upload(bytes, stream);
     std::vector<std::string> all(mesh().axes);
     ncclComm_t world = group(all);
     check(ncclGroupStart(), "ncclGroupStart");
-    check(ncclSend(in.data, bytes.size(), ncclUint8, peer, world, stream),
+    check(ncclSend(in.data, bytes.size(), ncclUint8, to, world, stream),
           "ncclSend");
-    check(ncclRecv(out.data, bytes.size(), ncclUint8, peer, world, stream),
+    check(ncclRecv(out.data, bytes.size(), ncclUint8, from, world, stream),
           "ncclRecv");
     check(ncclGroupEnd(), "ncclGroupEnd");
     return finish(out);

@@ -31,6 +31,8 @@ static double busBytes(Operation *op, int64_t n) {
   int64_t out = byteSize(op->getResult(0).getType());
   if (isa<AllReduceOp>(op))
     return 2 * share * in;
+  if (isa<CollectiveBroadcastOp, SendRecvOp>(op))
+    return in;
   return share * std::max(in, out);
 }
 
@@ -86,18 +88,27 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
   };
   std::map<std::string, Total> totals;
   step.walk([&](Operation *op) {
-    if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp>(op))
+    if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+             CollectiveBroadcastOp, SendRecvOp>(op))
       return;
     auto meshRef = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
     auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshRef);
-    auto axes = op->getAttrOfType<ArrayAttr>("axes");
+    SmallVector<StringRef> axes;
+    if (auto sendRecv = dyn_cast<SendRecvOp>(op))
+      axes.push_back(sendRecv.getAxis());
+    else
+      llvm::append_range(axes, op->getAttrOfType<ArrayAttr>("axes")
+                                   .getAsValueRange<StringAttr>());
     int64_t n = 1;
     llvm::json::Array axisNames;
-    for (auto axis : axes.getAsValueRange<StringAttr>()) {
+    for (StringRef axis : axes) {
       n *= mesh.axisSize(axis);
       axisNames.push_back(axis.str());
     }
-    std::string kind = op->getName().stripDialect().str();
+    // The Communicator's names for the kinds.
+    std::string kind = isa<CollectiveBroadcastOp>(op)
+                           ? "broadcast"
+                           : op->getName().stripDialect().str();
     double bytes = busBytes(op, n);
     auto reason = op->getAttrOfType<StringAttr>("reason");
     collectives.push_back(

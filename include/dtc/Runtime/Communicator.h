@@ -33,6 +33,8 @@ struct MeshShape {
   int64_t axisIndex(const std::string &axis) const;
   /// Coordinates of `rank` along every axis (the last axis fastest).
   std::vector<int64_t> coordinates(int64_t rank) const;
+  /// The rank at `coordinates` (the inverse).
+  int64_t rankAt(const std::vector<int64_t> &coordinates) const;
   /// Parses "dp=2,tp=2"; returns an error message, or "" on success.
   static std::string parse(const std::string &spec, MeshShape &mesh);
 };
@@ -109,8 +111,12 @@ public:
   /// Copies group rank `root`'s tensor to the others, in place.
   void broadcast(Tensor &tensor, const std::vector<std::string> &axes,
                  int64_t root);
-  /// Sends `tensor` to world rank `peer` and receives one of the same type.
-  Tensor sendRecv(const Tensor &tensor, int64_t peer);
+  /// Sends `tensor` to world rank `to` and receives one of the same type
+  /// from world rank `from` (the same peer by default).
+  Tensor sendRecv(const Tensor &tensor, int64_t to, int64_t from);
+  Tensor sendRecv(const Tensor &tensor, int64_t peer) {
+    return sendRecv(tensor, peer, peer);
+  }
 
   /// Starts an all-reduce and returns at once; the reduction lands in
   /// `tensor` when the handle's `wait` returns.
@@ -158,7 +164,7 @@ protected:
                               const std::vector<std::string> &axes,
                               int64_t root) = 0;
   virtual std::vector<char> sendRecvBytes(const std::vector<char> &bytes,
-                                          int64_t peer) = 0;
+                                          int64_t to, int64_t from) = 0;
 
   void count(CollectiveKind kind, double busBytes);
 

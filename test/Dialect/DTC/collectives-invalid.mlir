@@ -119,3 +119,30 @@ func.func @sharding_blocks(%x: tensor<2x24xf32> {dtc.sharding = #dtc.sharding<@m
 func.func @sharding_dims(%x: tensor<2x24xf32> {dtc.sharding = #dtc.sharding<@mesh, ["tp", []]>}) {
   return
 }
+
+// -----
+
+dtc.mesh @mesh ["dp" = 2]
+func.func @broadcast_root(%x: tensor<4xf32>) {
+  // expected-error @+1 {{root 2 is not a rank of the group of 2}}
+  %0 = dtc.collective_broadcast %x on @mesh axes = ["dp"] root = 2 : tensor<4xf32>
+  return
+}
+
+// -----
+
+dtc.mesh @mesh ["pp" = 4]
+func.func @send_recv_shift(%x: tensor<4xf32>) {
+  // expected-error @+1 {{shift 8 moves nothing along an axis of size 4}}
+  %0 = dtc.send_recv %x on @mesh axis = "pp" shift = 8 : tensor<4xf32>
+  return
+}
+
+// -----
+
+dtc.mesh @mesh ["pp" = 4]
+func.func @send_recv_axis(%x: tensor<4xf32>) {
+  // expected-error @+1 {{mesh 'mesh' has no axis "tp"}}
+  %0 = dtc.send_recv %x on @mesh axis = "tp" shift = 1 : tensor<4xf32>
+  return
+}

@@ -33,6 +33,11 @@ def expected(r):
         # this rank's chunk, no communication; with 2 blocks, its row of each
         "shard_tp": np.split(x(r), 2, axis=0)[tp],
         "shard_blocks": x(r)[[tp, 2 + tp]],
+        # dp group rank 1's tensor; from the tp neighbour behind (cyclic),
+        # and with shift -1 along dp, from the dp neighbour ahead
+        "bcast_dp": x(dp_group[1]),
+        "next_tp": x(2 * dp + (tp - 1) % 2),
+        "prev_dp": x(2 * ((dp + 1) % 2) + tp),
     }
 
 
@@ -48,5 +53,5 @@ else:
             if got.shape != want.shape or not np.array_equal(got, want):
                 bad += 1
                 print(f"rank {r} {name}: {got.tolist()} != {want.tolist()}")
-    print(f"{RANKS * 7 - bad} outputs match, {bad} differ")
+    print(f"{RANKS * 10 - bad} outputs match, {bad} differ")
     sys.exit(1 if bad else 0)

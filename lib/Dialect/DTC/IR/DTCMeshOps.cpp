@@ -214,3 +214,32 @@ LogicalResult ShardOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return checkScaledDim(*this, getInput().getType(), getType(), getDim(), 1,
                         *n);
 }
+
+LogicalResult CollectiveBroadcastOp::verify() {
+  return verifyCollective(*this, getAxes(), {}, getType().getRank());
+}
+
+LogicalResult
+CollectiveBroadcastOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<int64_t> n = groupSizeOf(*this, getMeshAttr(), getAxes(), symbols);
+  if (failed(n))
+    return failure();
+  if (getRoot() < 0 || getRoot() >= *n)
+    return emitOpError("root ")
+           << getRoot() << " is not a rank of the group of " << *n;
+  return success();
+}
+
+LogicalResult SendRecvOp::verify() { return success(); }
+
+LogicalResult SendRecvOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  Builder b(getContext());
+  FailureOr<int64_t> n = groupSizeOf(
+      *this, getMeshAttr(), b.getStrArrayAttr({getAxis()}), symbols);
+  if (failed(n))
+    return failure();
+  if (getShift() % *n == 0)
+    return emitOpError("shift ")
+           << getShift() << " moves nothing along an axis of size " << *n;
+  return success();
+}

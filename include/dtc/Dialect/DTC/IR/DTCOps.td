@@ -789,6 +789,47 @@ def DTC_ReduceScatterOp : DTC_CollectiveOp<"reduce_scatter",
                        "attr-dict `:` type($input) `->` type($result)";
 }
 
+def DTC_CollectiveBroadcastOp : DTC_CollectiveOp<"collective_broadcast",
+    [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Copy one group rank's tensor to the whole mesh group";
+  let description = [{
+    Every rank of the group receives the tensor of group rank `root`.
+
+    ```mlir
+    %w = dtc.collective_broadcast %x on @mesh axes = ["dp"] root = 0
+        : tensor<96x48xf32>
+    ```
+  }] # commonDescription;
+  let arguments = (ins DTC_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                   StrArrayAttr:$axes, I64Attr:$root,
+                   OptionalAttr<StrAttr>:$reason);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$input `on` $mesh `axes` `=` $axes `root` `=` $root "
+                       "attr-dict `:` type($result)";
+}
+
+def DTC_SendRecvOp : DTC_CollectiveOp<"send_recv",
+    [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Point to point along a mesh axis: send on, receive from behind";
+  let description = [{
+    Every rank sends `input` to the rank `shift` positions further along
+    `axis` (cyclically; the other coordinates equal) and returns the tensor
+    it receives from the rank `shift` positions before it. A pipeline's
+    stage boundary is the shift by 1 whose wrap-around the first stage
+    ignores; a ring step (ring attention) uses all of it.
+
+    ```mlir
+    %h = dtc.send_recv %x on @mesh axis = "pp" shift = 1 : tensor<8x16x48xf32>
+    ```
+  }] # commonDescription;
+  let arguments = (ins DTC_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                   StrAttr:$axis, I64Attr:$shift,
+                   OptionalAttr<StrAttr>:$reason);
+  let results = (outs DTC_Tensor:$result);
+  let assemblyFormat = "$input `on` $mesh `axis` `=` $axis `shift` `=` $shift "
+                       "attr-dict `:` type($result)";
+}
+
 def DTC_ShardOp : DTC_CollectiveOp<"shard",
     [Pure, SameOperandsAndResultElementType]> {
   let summary = "This rank's part of a tensor every rank of a group holds";
