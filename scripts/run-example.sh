@@ -6,10 +6,11 @@
 #  2. compile it into a training step (cross-entropy, AdamW, warm-up +
 #     cosine schedule) and train it for 300 steps on a small synthetic task
 #     (predict the next token of a counting sequence), printing the loss;
-#  3. compile it again for a 2-rank data-parallel mesh and train it on two
-#     MPI ranks (each takes half the batch; gradients are all-reduced),
-#     printing the loss and the per-rank report, and check that its losses
-#     match the single-device run's.
+#  3. compile it again for a 4-rank mesh, dp=2 x tp=2 with sequence
+#     parallelism (each dp group takes half the batch; each tp pair splits
+#     the weights Megatron-style and the norms along the sequence), train
+#     it on four MPI ranks, printing the loss and the per-rank report, and
+#     check that its losses match the single-device run's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -36,13 +37,13 @@ build/bin/dtc-run "$out/train" --batch "$example/task" --steps 300 --log-every 2
   --dump "$out/train-dump"
 echo "   losses, last gradients and final parameters in $out/train-dump"
 
-echo "== Compiling it for a data-parallel mesh of 2 ranks"
-build/bin/dtc-compile "$example/model.onnx" -o "$out/train-dp2" "${train_options[@]}" \
-  --mesh dp=2
-echo "== Training for 300 steps on 2 MPI ranks (half the batch each)"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mpirun --oversubscribe -np 2 build/bin/dtc-run "$out/train-dp2" \
-  --batch "$example/task" --steps 300 --log-every 25 --dump "$out/train-dp2-dump"
-echo "== Comparing the 2-rank losses with the single-device run's"
-/usr/bin/python3 test/Utils/compare_npy.py "$out/train-dp2-dump/loss.npy" \
+echo "== Compiling it for a mesh of 4 ranks: dp=2 x tp=2, sequence-parallel"
+build/bin/dtc-compile "$example/model.onnx" -o "$out/train-mesh" "${train_options[@]}" \
+  --mesh dp=2,tp=2 --sequence-parallel
+echo "== Training for 300 steps on 4 MPI ranks"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+mpirun --oversubscribe -np 4 build/bin/dtc-run "$out/train-mesh" \
+  --batch "$example/task" --steps 300 --log-every 25 --dump "$out/train-mesh-dump"
+echo "== Comparing the 4-rank losses with the single-device run's"
+/usr/bin/python3 test/Utils/compare_npy.py "$out/train-mesh-dump/loss.npy" \
   "$out/train-dump/loss.npy" --rtol 1e-4 --atol 1e-5 --rel-l2 1e-5
