@@ -47,7 +47,7 @@
 // RUN: %python %S/../Utils/compare_training.py %t/llama-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/llama/report.json %t/llama.log | FileCheck %s --check-prefix=AGREE
 //
-// tp=4, dp=2 x tp=2, and with 2 microbatches and bf16.
+// tp=4, dp=2 x tp=2, dp=4 x tp=2 (batch 4), and with 2 microbatches and bf16.
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-tp4 --lr 0.01 --weight-decay 0.01 --mesh tp=4 --sequence-parallel
 // RUN: %mpirun -np 4 dtc-run %t/gpt-tp4 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-tp4-dump > %t/gpt-tp4.log
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-tp4-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
@@ -62,6 +62,13 @@
 // RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-2x2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2,tp=2 --sequence-parallel
 // RUN: %mpirun -np 4 dtc-run %t/llama-2x2 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-2x2-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-2x2-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-4x2 --lr 0.01 --weight-decay 0.01 --mesh dp=4,tp=2 --sequence-parallel
+// RUN: %mpirun -np 8 dtc-run %t/gpt-4x2 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-4x2-dump > %t/gpt-4x2.log
+// RUN: %python %S/../Utils/compare_training.py %t/gpt-4x2-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
+// RUN: %python %S/../Utils/compare_report.py %t/gpt-4x2/report.json %t/gpt-4x2.log | FileCheck %s --check-prefix=AGREE8
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-4x2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=4,tp=2 --sequence-parallel
+// RUN: %mpirun -np 8 dtc-run %t/llama-4x2 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-4x2-dump
+// RUN: %python %S/../Utils/compare_training.py %t/llama-4x2-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 // RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-acc --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2,tp=2 --sequence-parallel --grad-accum 2
 // RUN: %mpirun -np 4 dtc-run %t/llama-acc --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-acc-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-acc-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
@@ -78,3 +85,5 @@
 // AGREE: 2 ranks, 0 failed
 // AGREE4-NOT: FAIL
 // AGREE4: 4 ranks, 0 failed
+// AGREE8-NOT: FAIL
+// AGREE8: 8 ranks, 0 failed

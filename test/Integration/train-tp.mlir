@@ -43,6 +43,10 @@
 // The report's peak of intermediate memory (liveness over the per-rank
 // program) is what each rank's executor measured (reference counts):
 // RUN: cat %t/gpt/report.json %t/gpt.log | FileCheck %s --check-prefix=PEAK
+// Every collective says why it is there.
+// RUN: FileCheck %s --check-prefix=REASON < %t/gpt/report.json
+// REASON: "collectives_per_step"
+// REASON-NOT: "reason": ""
 // PEAK: "activation_peak": [[PEAK:[0-9]+]]
 // PEAK: rank 0 peak intermediate memory: [[PEAK]] B
 // PEAK-NEXT: rank 1 peak intermediate memory: [[PEAK]] B
@@ -68,6 +72,7 @@
 // RUN: %python %S/../Utils/compare_report.py %t/gpt-tp4/report.json %t/gpt-tp4.log | FileCheck %s --check-prefix=AGREE4
 // RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-tp4 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh tp=4 2> %t/llama-tp4.err
 // RUN: FileCheck %s --check-prefix=GQA < %t/llama-tp4.err
+// RUN: FileCheck %s --check-prefix=REASON < %t/llama-tp4/report.json
 // GQA-DAG: warning: tensor-parallel: 'layers.0.attn.wk.weight' stays replicated: 2 heads do not divide over 4 ranks
 // GQA-DAG: warning: tensor-parallel: 'layers.0.attn.wv.weight' stays replicated: 2 heads do not divide over 4 ranks
 // GQA-DAG: warning: tensor-parallel: 'dtc.reshape' (/layers.0/attn/Reshape_4) runs replicated on gathered operands: cannot follow the split over 'tp' through this reshape of 4-d to 5-d
