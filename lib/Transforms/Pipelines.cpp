@@ -53,6 +53,14 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   if (options.loss == "distillation")
     pm.addPass(createInlineTeacher());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  // Vocabulary parallelism needs the vocabulary to divide over tp. (A
+  // distillation loss compares with the teacher's unpadded logits.)
+  if (options.tensorParallel > 1 && options.loss != "distillation") {
+    PadVocabularyOptions pad;
+    pad.multiple = options.tensorParallel;
+    pad.logits = options.logits;
+    funcPm.addPass(createPadVocabulary(pad));
+  }
   if (options.precision == "bf16" || options.precision == "fp16") {
     MixedPrecisionOptions mixed;
     mixed.type = options.precision == "bf16" ? "bf16" : "f16";

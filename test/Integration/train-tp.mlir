@@ -82,6 +82,22 @@
 // RUN: %python %S/../Utils/compare_training.py %t/llama-tp4-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/llama-tp4/report.json %t/llama-tp4.log | FileCheck %s --check-prefix=AGREE4
 //
+// tp=3: the 64-token vocabulary does not divide, so it is padded to 66
+// rows (zeros, logits -inf; dtc-pad-vocabulary) and split 22 per rank;
+// dumps hold the 64 real rows. (Nothing else divides by 3 here: heads and
+// MLP stay replicated, with warnings.)
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-tp3 --lr 0.01 --weight-decay 0.01 --mesh tp=3 2> %t/gpt-tp3.err
+// RUN: FileCheck %s --check-prefix=PAD < %t/gpt-tp3.err
+// PAD-DAG: remark: padded the vocabulary of 'head.weight' from 64 to 66 rows (a multiple of 3)
+// PAD-DAG: remark: padded the vocabulary of 'wte.weight' from 64 to 66 rows (a multiple of 3)
+// RUN: FileCheck %s --check-prefix=PAD-IR < %t/gpt-tp3/train_step.mlir
+// PAD-IR: tensor<22x32xf32> {dtc.param = "wte.weight", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"], []]>, dtc.unpadded_rows = 64 : i64
+// RUN: %mpirun -np 3 dtc-run %t/gpt-tp3 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-tp3-dump
+// RUN: %python %S/../Utils/compare_training.py %t/gpt-tp3-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-tp3 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh tp=3
+// RUN: %mpirun -np 3 dtc-run %t/llama-tp3 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-tp3-dump
+// RUN: %python %S/../Utils/compare_training.py %t/llama-tp3-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
+//
 // dp=2 x tp=2 on 4 ranks: the tp all-reduces carry half the batch (half
 // the bytes above) and the gradients -- split where their parameters are
 // -- are all-reduced over dp: 2(1/2) x (per-rank gradient bytes + the two

@@ -36,6 +36,16 @@ bool dump(const std::string &dir, const std::string &subdir,
   return true;
 }
 
+/// `tensor` with zero rows appended, or its last rows dropped, to make
+/// `rows` (dtc.unpadded_rows: padding added and stripped).
+Tensor withRows(const Tensor &tensor, int64_t rows) {
+  Shape shape = tensor.shape();
+  std::vector<char> bytes = tensor.toBytes();
+  bytes.resize(bytes.size() / shape[0] * rows, 0);
+  shape[0] = rows;
+  return Tensor::fromBytes(tensor.dtype(), shape, bytes.data());
+}
+
 /// This rank's part of `whole`, laid out as `sharding` says.
 std::optional<Tensor> localPart(const Tensor &whole, ShardingAttr sharding,
                                 Communicator &comm, const std::string &name) {
@@ -136,7 +146,10 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
         provided[name] = it->second;
     }
     auto sharding = step.getArgAttrOfType<ShardingAttr>(i, kShardingAttrName);
-    if (sharding && comm) {
+    if (sharding && !comm)
+      sharding = {};
+    auto rows = step.getArgAttrOfType<IntegerAttr>(i, kUnpaddedRowsAttrName);
+    if (sharding || rows) {
       auto it = provided.find(name);
       if (it == provided.end()) {
         auto value = step.getArgAttrOfType<ElementsAttr>(i, kValueAttrName);
@@ -146,6 +159,17 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
           continue; // bindArguments reports it
         it = provided.emplace(name, std::move(*decoded)).first;
       }
+      // Vocabulary padding: the model's rows, then zeros.
+      if (rows && it->second.rank() > 0 &&
+          it->second.shape()[0] == rows.getInt()) {
+        int64_t padded = type.getDimSize(0);
+        if (sharding)
+          for (StringRef axis : sharding.axesOf(0))
+            padded *= comm->groupSize({axis.str()});
+        it->second = withRows(it->second, padded);
+      }
+      if (!sharding)
+        continue;
       std::optional<Tensor> part =
           localPart(it->second, sharding, *comm, name);
       if (!part)
@@ -248,7 +272,11 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
   // gathered (by every rank) and written by the first.
   auto whole = [&](const Tensor &part, unsigned arg) {
     auto sharding = step.getArgAttrOfType<ShardingAttr>(arg, kShardingAttrName);
-    return sharding && comm ? wholeOf(part, sharding, *comm) : part;
+    Tensor all = sharding && comm ? wholeOf(part, sharding, *comm) : part;
+    if (auto rows = step.getArgAttrOfType<IntegerAttr>(arg,
+                                                       kUnpaddedRowsAttrName))
+      all = withRows(all, rows.getInt());
+    return all;
   };
   if (lead && !dump(options.dumpDir, "", "loss", losses))
     return 1;

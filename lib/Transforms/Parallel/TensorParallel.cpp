@@ -211,9 +211,17 @@ private:
       if (!forward.contains(op))
         return;
       if (auto softmax = dyn_cast<LogSoftmaxOp>(op)) {
+        // Through casts and the -inf mask of a padded vocabulary.
         Value x = softmax.getInput();
-        while (auto cast = x.getDefiningOp<CastOp>())
-          x = cast.getInput();
+        while (Operation *def = x.getDefiningOp()) {
+          if (isa<CastOp>(def))
+            x = def->getOperand(0);
+          else if (isa<AddOp>(def) &&
+                   def->getOperand(1).getDefiningOp<ConstantOp>())
+            x = def->getOperand(0);
+          else
+            break;
+        }
         auto head = projections.find(x.getDefiningOp());
         if (head == projections.end() ||
             static_cast<int64_t>(softmax.getDim()) !=

@@ -97,6 +97,31 @@ def SequenceParallel : Pass<"dtc-sequence-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def PadVocabulary : Pass<"dtc-pad-vocabulary", "mlir::func::FuncOp"> {
+  let summary = "Pad the vocabulary to a multiple of the tensor-parallel ranks";
+  let description = [{
+    Runs on the forward, before dtc-attach-loss. When the LM head (the
+    projection that makes the `logits` output, its weight a parameter read
+    row-major, possibly through a transpose) has a vocabulary that
+    `multiple` does not divide, its weight -- also the token embedding when
+    tied -- gets zero rows up to the next multiple, the logits of the
+    padded rows are set to -inf (a constant added to the output), and the
+    argument records `dtc.unpadded_rows`. The cross-entropy then sees
+    probability zero for the padding, every gradient of the padded rows is
+    zero, so they stay zero, and the trajectory is the unpadded model's;
+    dtc-run pads the parameter it loads and strips the padding from dumps.
+    dtc-compile runs it with `multiple = tp`, so that vocabulary
+    parallelism splits the vocabulary evenly instead of replicating it.
+  }];
+  let options = [
+    Option<"multiple", "multiple", "int64_t", /*default=*/"1",
+           "Pad the vocabulary to a multiple of this">,
+    Option<"logits", "logits", "std::string", /*default=*/"\"logits\"",
+           "Output holding the logits">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def GradientAccumulation : Pass<"dtc-gradient-accumulation", "mlir::ModuleOp"> {
   let summary = "Run the batch as K microbatches in sequence, summing gradients";
   let description = [{

@@ -41,6 +41,10 @@ inline constexpr llvm::StringLiteral kGrowthIntervalAttrName =
 /// Argument attribute: the part of the whole tensor each rank holds (a
 /// ShardingAttr); absent: every rank holds all of it.
 inline constexpr llvm::StringLiteral kShardingAttrName = "dtc.sharding";
+/// Argument attribute: the rows of a parameter that are real; the rest
+/// are padding (zeros) that dtc-pad-vocabulary added.
+inline constexpr llvm::StringLiteral kUnpaddedRowsAttrName =
+    "dtc.unpadded_rows";
 /// Result attribute: the new value of the named argument (a parameter or
 /// state), which a runner feeds back as that argument on the next step.
 inline constexpr llvm::StringLiteral kUpdateAttrName = "dtc.update";

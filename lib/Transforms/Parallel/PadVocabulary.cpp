@@ -1,0 +1,175 @@
+//===- PadVocabulary.cpp - vocabulary rows padded to a multiple -----------===//
+//
+// Vocabulary parallelism splits the token embedding and the LM head by
+// rows, which needs the vocabulary to divide over the ranks. Megatron pads
+// it: this pass gives the vocabulary parameters zero rows up to a multiple
+// and the padded logits -inf, so that the softmax, the loss and every
+// gradient are those of the unpadded model (the padded rows' gradients are
+// zero, so they stay zero). It runs on the forward, before the loss is
+// attached, which then builds the cross-entropy over the padded logits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Transforms/Parallel/Passes.h"
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <limits>
+
+namespace mlir::dtc {
+#define GEN_PASS_DEF_PADVOCABULARY
+#include "dtc/Transforms/Parallel/Passes.h.inc"
+} // namespace mlir::dtc
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+/// The parameter `value` reads through casts and transposes, and which of
+/// its dimensions becomes `dim` of `value`.
+std::pair<BlockArgument, int64_t> paramDim(Value value, int64_t dim) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto cast = dyn_cast<CastOp>(def)) {
+      value = cast.getInput();
+    } else if (auto transpose = dyn_cast<TransposeOp>(def)) {
+      dim = transpose.getPermutation()[dim];
+      value = transpose.getInput();
+    } else {
+      return {};
+    }
+  }
+  return {cast<BlockArgument>(value), dim};
+}
+
+struct PadVocabularyPass
+    : public dtc::impl::PadVocabularyBase<PadVocabularyPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal() || multiple <= 1)
+      return;
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      auto name = func.getResultAttrOfType<StringAttr>(i, kOutputAttrName);
+      if (name && name.getValue() == logits &&
+          failed(padHead(func, ret->getOpOperand(i))))
+        return signalPassFailure();
+    }
+    // Token embeddings (tables indexed by a model input) that the head
+    // does not share: zero rows no id reaches.
+    SmallVector<BlockArgument> tables;
+    func.walk([&](GatherOp gather) {
+      auto [table, dim] = paramDim(gather.getInput(), 0);
+      auto ids = dyn_cast<BlockArgument>(gather.getIndices());
+      if (table && dim == 0 && gather.getDim() == 0 && ids &&
+          func.getArgAttr(ids.getArgNumber(), kInputAttrName) &&
+          func.getArgAttr(table.getArgNumber(), kParamAttrName) &&
+          !func.getArgAttr(table.getArgNumber(), kUnpaddedRowsAttrName))
+        tables.push_back(table);
+    });
+    for (BlockArgument table : tables)
+      if (failed(padRows(func, table)))
+        return signalPassFailure();
+  }
+
+  /// Gives `param` zero rows up to a multiple; its views up to the head and
+  /// the lookups follow. Returns the padded row count (0: nothing to do).
+  FailureOr<int64_t> padRows(func::FuncOp func, BlockArgument param) {
+    auto tableType = cast<RankedTensorType>(param.getType());
+    int64_t rows = tableType.getDimSize(0);
+    if (rows % multiple == 0 ||
+        func.getArgAttr(param.getArgNumber(), kUnpaddedRowsAttrName))
+      return 0;
+    int64_t padded = (rows + multiple - 1) / multiple * multiple;
+    for (Operation *user : param.getUsers())
+      if (!isa<CastOp, TransposeOp, GatherOp>(user))
+        return user->emitError("cannot pad the vocabulary of '")
+               << dtc::getArgumentName(func, param.getArgNumber()) << "' to "
+               << padded << " rows: it is read by '" << user->getName()
+               << "'";
+    unsigned index = param.getArgNumber();
+    SmallVector<int64_t> shape(tableType.getShape());
+    shape[0] = padded;
+    param.setType(tableType.clone(shape));
+    func.setArgAttr(index, kUnpaddedRowsAttrName,
+                    IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                     rows));
+    SmallVector<Value> work{param};
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (isa<GatherOp, func::ReturnOp>(user))
+          continue; // the lookup's result does not change; the output's
+                    // type is updated by the caller
+        SmallVector<Type> inferred;
+        auto infer = dyn_cast<InferTypeOpInterface>(user);
+        if (!infer || failed(infer.inferReturnTypes(
+                          &getContext(), user->getLoc(), user->getOperands(),
+                          user->getAttrDictionary(), user->getPropertiesStorage(),
+                          user->getRegions(), inferred)))
+          return user->emitError("cannot pad the vocabulary through '")
+                 << user->getName() << "'";
+        for (auto [result, newType] : llvm::zip(user->getResults(), inferred))
+          if (result.getType() != newType) {
+            result.setType(newType);
+            work.push_back(result);
+          }
+      }
+    }
+    func.setFunctionType(FunctionType::get(
+        &getContext(), func.getBody().front().getArgumentTypes(),
+        func.getBody().front().getTerminator()->getOperandTypes()));
+    func.emitRemark("padded the vocabulary of '")
+        << dtc::getArgumentName(func, index) << "' from " << rows << " to "
+        << padded << " rows (a multiple of " << static_cast<int64_t>(multiple)
+        << ")";
+    return padded;
+  }
+
+  /// Pads the vocabulary of the LM head whose logits `output` returns.
+  LogicalResult padHead(func::FuncOp func, OpOperand &output) {
+    Value logits = output.get();
+    while (auto cast = logits.getDefiningOp<CastOp>())
+      logits = cast.getInput();
+    auto matmul = logits.getDefiningOp<MatmulOp>();
+    auto type = cast<RankedTensorType>(output.get().getType());
+    int64_t rows = type.getShape().back();
+    if (!matmul || rows % multiple == 0)
+      return success();
+    int64_t r = matmul.getRhs().getType().getRank();
+    auto [param, dim] = paramDim(matmul.getRhs(),
+                                 matmul.getTransposeRhs() ? r - 2 : r - 1);
+    if (!param || !func.getArgAttr(param.getArgNumber(), kParamAttrName) ||
+        dim != 0)
+      return success(); // not a row-major vocabulary table: left alone
+    FailureOr<int64_t> padded = padRows(func, param);
+    if (failed(padded) || *padded == 0)
+      return failure(failed(padded));
+
+    // The padded logits are -inf: no probability, no gradient.
+    OpBuilder b(output.getOwner());
+    auto outType = cast<RankedTensorType>(output.get().getType());
+    SmallVector<APFloat> mask;
+    const llvm::fltSemantics &sem =
+        cast<FloatType>(outType.getElementType()).getFloatSemantics();
+    for (int64_t c = 0; c < *padded; ++c)
+      mask.push_back(c < rows ? APFloat::getZero(sem)
+                              : APFloat::getInf(sem, /*Negative=*/true));
+    Value maskValue = ConstantOp::create(
+        b, output.getOwner()->getLoc(),
+        DenseElementsAttr::get(
+            RankedTensorType::get({*padded}, outType.getElementType()), mask));
+    output.set(AddOp::create(b, output.getOwner()->getLoc(), output.get(),
+                             maskValue));
+    func.setFunctionType(FunctionType::get(
+        &getContext(), func.getBody().front().getArgumentTypes(),
+        output.getOwner()->getOperandTypes()));
+    return success();
+  }
+};
+
+} // namespace
