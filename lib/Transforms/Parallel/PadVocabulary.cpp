@@ -12,11 +12,10 @@
 
 #include "dtc/Transforms/Parallel/Passes.h"
 
+#include "Partitioner.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-
-#include <limits>
 
 namespace mlir::dtc {
 #define GEN_PASS_DEF_PADVOCABULARY
@@ -27,22 +26,6 @@ using namespace mlir;
 using namespace mlir::dtc;
 
 namespace {
-
-/// The parameter `value` reads through casts and transposes, and which of
-/// its dimensions becomes `dim` of `value`.
-std::pair<BlockArgument, int64_t> paramDim(Value value, int64_t dim) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (auto cast = dyn_cast<CastOp>(def)) {
-      value = cast.getInput();
-    } else if (auto transpose = dyn_cast<TransposeOp>(def)) {
-      dim = transpose.getPermutation()[dim];
-      value = transpose.getInput();
-    } else {
-      return {};
-    }
-  }
-  return {cast<BlockArgument>(value), dim};
-}
 
 struct PadVocabularyPass
     : public dtc::impl::PadVocabularyBase<PadVocabularyPass> {
@@ -63,13 +46,12 @@ struct PadVocabularyPass
     // does not share: zero rows no id reaches.
     SmallVector<BlockArgument> tables;
     func.walk([&](GatherOp gather) {
-      auto [table, dim] = paramDim(gather.getInput(), 0);
+      std::optional<WeightRead> table = traceParam(gather.getInput());
       auto ids = dyn_cast<BlockArgument>(gather.getIndices());
-      if (table && dim == 0 && gather.getDim() == 0 && ids &&
+      if (table && table->paramDim[0] == 0 && gather.getDim() == 0 && ids &&
           func.getArgAttr(ids.getArgNumber(), kInputAttrName) &&
-          func.getArgAttr(table.getArgNumber(), kParamAttrName) &&
-          !func.getArgAttr(table.getArgNumber(), kUnpaddedRowsAttrName))
-        tables.push_back(table);
+          !func.getArgAttr(table->param.getArgNumber(), kUnpaddedRowsAttrName))
+        tables.push_back(table->param);
     });
     for (BlockArgument table : tables)
       if (failed(padRows(func, table)))
@@ -141,12 +123,11 @@ struct PadVocabularyPass
     if (!matmul || rows % multiple == 0)
       return success();
     int64_t r = matmul.getRhs().getType().getRank();
-    auto [param, dim] = paramDim(matmul.getRhs(),
-                                 matmul.getTransposeRhs() ? r - 2 : r - 1);
-    if (!param || !func.getArgAttr(param.getArgNumber(), kParamAttrName) ||
-        dim != 0)
+    std::optional<WeightRead> weight = traceParam(matmul.getRhs());
+    if (!weight ||
+        weight->paramDim[matmul.getTransposeRhs() ? r - 2 : r - 1] != 0)
       return success(); // not a row-major vocabulary table: left alone
-    FailureOr<int64_t> padded = padRows(func, param);
+    FailureOr<int64_t> padded = padRows(func, weight->param);
     if (failed(padded) || *padded == 0)
       return failure(failed(padded));
 

@@ -998,6 +998,30 @@ LogicalResult mlir::dtc::partitionOverAxis(
       .run();
 }
 
+std::optional<WeightRead> mlir::dtc::traceParam(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  WeightRead read;
+  read.paramDim.resize(type.getRank());
+  std::iota(read.paramDim.begin(), read.paramDim.end(), 0);
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto cast = dyn_cast<CastOp>(def)) {
+      value = cast.getInput();
+    } else if (auto transpose = dyn_cast<TransposeOp>(def)) {
+      for (int64_t &d : read.paramDim)
+        d = transpose.getPermutation()[d];
+      value = transpose.getInput();
+    } else {
+      return std::nullopt;
+    }
+  }
+  auto arg = cast<BlockArgument>(value);
+  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!func.getArgAttr(arg.getArgNumber(), kParamAttrName))
+    return std::nullopt;
+  read.param = arg;
+  return read;
+}
+
 FlatSymbolRefAttr mlir::dtc::meshWithAxis(ModuleOp module, StringRef axis,
                                           int64_t size) {
   constexpr llvm::StringLiteral name = "mesh";

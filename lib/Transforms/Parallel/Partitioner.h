@@ -43,6 +43,17 @@ LogicalResult partitionOverAxis(
     llvm::function_ref<std::optional<SplitArgument>(unsigned)> resultSplit,
     int64_t sequenceLength = 0);
 
+/// A parameter as an op reads it: through casts and transposes.
+struct WeightRead {
+  BlockArgument param;
+  /// For each dimension of the read value, the parameter's dimension.
+  SmallVector<int64_t> paramDim;
+};
+
+/// The parameter (a `dtc.param` argument) that `value` is, up to casts and
+/// transposes; none when it is computed otherwise.
+std::optional<WeightRead> traceParam(Value value);
+
 /// The module's mesh `@mesh` with `axis` of `size`: created, or the axis
 /// appended to it (the last axis varies fastest), or checked. Null, with an
 /// error on the module, when the mesh has the axis with another size.

@@ -36,37 +36,6 @@ using namespace mlir::dtc;
 
 namespace {
 
-/// A parameter as an op reads it: through casts and transposes.
-struct WeightRead {
-  BlockArgument param;
-  /// For each dimension of the read value, the parameter's dimension.
-  SmallVector<int64_t> paramDim;
-};
-
-std::optional<WeightRead> traceParam(Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  WeightRead read;
-  read.paramDim.resize(type.getRank());
-  std::iota(read.paramDim.begin(), read.paramDim.end(), 0);
-  while (Operation *def = value.getDefiningOp()) {
-    if (auto cast = dyn_cast<CastOp>(def)) {
-      value = cast.getInput();
-    } else if (auto transpose = dyn_cast<TransposeOp>(def)) {
-      for (int64_t &d : read.paramDim)
-        d = transpose.getPermutation()[d];
-      value = transpose.getInput();
-    } else {
-      return std::nullopt;
-    }
-  }
-  auto arg = cast<BlockArgument>(value);
-  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  if (!func.getArgAttr(arg.getArgNumber(), kParamAttrName))
-    return std::nullopt;
-  read.param = arg;
-  return read;
-}
-
 /// The ops that compute the loss: the forward part of the step.
 llvm::DenseSet<Operation *> forwardOps(func::FuncOp func) {
   llvm::DenseSet<Operation *> forward;
