@@ -141,12 +141,46 @@ public:
                           Layout::split(wanted->dim, wanted->blocks))))
         return failure();
     }
+    if (!batch)
+      fuseReduceScatters();
     func.setFunctionType(FunctionType::get(
         func.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
     return verify(func);
   }
 
 private:
+  /// An all-reduce over the axis whose every reader keeps only its part
+  /// along one dimension is a reduce-scatter: half the bus bytes.
+  void fuseReduceScatters() {
+    SmallVector<AllReduceOp> sums;
+    func.walk([&](AllReduceOp op) { sums.push_back(op); });
+    for (AllReduceOp sum : sums) {
+      if (sum.getKind() != CollectiveReduction::Sum ||
+          sum.getAxes() != b.getStrArrayAttr({axis}) || sum->use_empty())
+        continue;
+      auto first = dyn_cast<ShardOp>(*sum->user_begin());
+      if (!first || first.getBlocks() != 1 ||
+          !llvm::all_of(sum->getUsers(), [&](Operation *user) {
+            auto shard = dyn_cast<ShardOp>(user);
+            return shard && shard.getAxes() == sum.getAxes() &&
+                   shard.getDim() == first.getDim() && shard.getBlocks() == 1;
+          }))
+        continue;
+      b.setInsertionPoint(sum);
+      StringAttr why = sum.getReasonAttr();
+      Value part = ReduceScatterOp::create(
+          b, sum.getLoc(), first.getType(), sum.getInput(), mesh,
+          sum.getAxes(), first.getDimAttr(),
+          b.getStringAttr((why ? why.str() + "; " : std::string()) +
+                          "each rank keeps its part"));
+      for (Operation *user : llvm::make_early_inc_range(sum->getUsers())) {
+        user->getResult(0).replaceAllUsesWith(part);
+        user->erase();
+      }
+      sum.erase();
+    }
+  }
+
   /// Rewrites `value` to its per-rank type, split along `dim` (in
   /// `blocks` blocks).
   LogicalResult split(Value value, int64_t dim, Operation *where,
