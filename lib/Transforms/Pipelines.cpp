@@ -1,5 +1,6 @@
 //===- Pipelines.cpp - dtc pass pipelines and registration ----------------===//
 
+#include "dtc/Transforms/Comm/Passes.h"
 #include "dtc/Transforms/Parallel/Passes.h"
 #include "dtc/Transforms/Passes.h"
 #include "dtc/Transforms/Training/Passes.h"
@@ -93,6 +94,11 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
     accumulation.microbatches = options.gradAccum;
     pm.addPass(createGradientAccumulation(accumulation));
   }
+  if (options.bucketMB > 0) {
+    GradientBucketingOptions bucketing;
+    bucketing.bucketMB = options.bucketMB;
+    pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));
+  }
   pm.addNestedPass<func::FuncOp>(createOptimizer(opt));
   buildSimplifyPipeline(pm, SimplifyPipelineOptions());
 }
@@ -101,6 +107,7 @@ void mlir::dtc::registerDTCPasses() {
   registerDTCTransformsPasses();
   registerTrainingPasses();
   registerParallelPasses();
+  registerCommPasses();
   PassPipelineRegistration<SimplifyPipelineOptions>(
       "dtc-simplify",
       "Fold constant subgraphs (dtc-fold-constants), canonicalize and CSE",

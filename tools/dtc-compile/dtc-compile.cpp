@@ -127,6 +127,11 @@ static cl::opt<bool> sequenceParallel(
     cl::desc("With a tp axis: split the norm and residual regions along the "
              "sequence, with all-gathers and reduce-scatters in place of the "
              "activation all-reduces"));
+static cl::opt<double> bucketMB(
+    "bucket-mb", cl::cat(parallelCat), cl::init(25), cl::value_desc("MiB"),
+    cl::desc("Pack the gradients' all-reduces, in the order the backward "
+             "makes them, into buckets of at most this size (0: one "
+             "all-reduce per gradient)"));
 static cl::opt<int64_t> gradAccum(
     "grad-accum", cl::cat(parallelCat), cl::init(1),
     cl::desc("Run each (per-rank) batch as N microbatches in sequence, "
@@ -321,6 +326,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.gradAccum = gradAccum;
+  if (bucketMB < 0) {
+    llvm::errs() << "error: --bucket-mb must not be negative\n";
+    return 1;
+  }
+  options.bucketMB = bucketMB;
   options.precision = precision;
   options.initScale = initScale;
   options.growthInterval = growthInterval;

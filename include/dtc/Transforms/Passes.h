@@ -90,6 +90,11 @@ struct TrainingPipelineOptions
       llvm::cl::desc("With tp: split the norm and residual regions along the "
                      "sequence (dtc-sequence-parallel)"),
       llvm::cl::init(false)};
+  Option<double> bucketMB{
+      *this, "bucket-mb",
+      llvm::cl::desc("Gradient all-reduces packed into buckets of this many "
+                     "MiB (dtc-bucket-gradients; 0: one per gradient)"),
+      llvm::cl::init(25)};
   Option<int64_t> gradAccum{
       *this, "grad-accum",
       llvm::cl::desc("Microbatches whose gradients add up before one update "
