@@ -144,3 +144,50 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
       {"collectives_per_step", std::move(collectives)},
       {"collective_totals_per_step", std::move(perKind)}};
 }
+
+/// "80GB" (10^9), "512MiB" (2^20), "1e6" (bytes) as bytes; -1 if malformed.
+static double parseSize(StringRef text) {
+  static const std::pair<StringRef, double> units[] = {
+      {"KiB", 1024.0},        {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+      {"TiB", 1099511627776.0}, {"KB", 1e3},      {"MB", 1e6},
+      {"GB", 1e9},            {"TB", 1e12},       {"B", 1}};
+  double scale = 1;
+  text = text.trim();
+  for (auto [unit, factor] : units)
+    if (text.consume_back_insensitive(unit)) {
+      scale = factor;
+      break;
+    }
+  double value;
+  if (text.trim().getAsDouble(value) || value < 0)
+    return -1;
+  return value * scale;
+}
+
+bool mlir::dtc::fitsMemoryLimit(const llvm::json::Object &report,
+                                StringRef limit) {
+  double bytes = parseSize(limit);
+  if (bytes < 0) {
+    llvm::errs() << "error: --memory-limit: cannot read '" << limit
+                 << "' as a size (e.g. 80GB, 512MiB, 1000000)\n";
+    return false;
+  }
+  const llvm::json::Object *memory =
+      report.getObject("memory_bytes_per_rank");
+  auto get = [&](StringRef key) {
+    return memory->getInteger(key).value_or(0);
+  };
+  int64_t total = get("parameters") + get("gradients") +
+                  get("optimizer_state") + get("activation_peak");
+  if (total <= bytes)
+    return true;
+  llvm::errs() << llvm::format(
+      "error: --memory-limit %s: a rank needs %lld B: parameters %lld B, "
+      "gradients %lld B, optimizer state %lld B, activation peak %lld B\n",
+      limit.str().c_str(), static_cast<long long>(total),
+      static_cast<long long>(get("parameters")),
+      static_cast<long long>(get("gradients")),
+      static_cast<long long>(get("optimizer_state")),
+      static_cast<long long>(get("activation_peak")));
+  return false;
+}

@@ -14,6 +14,11 @@ namespace mlir::dtc {
 /// totals per kind. Prints a summary to stderr.
 llvm::json::Object reportStep(func::FuncOp step);
 
+/// Whether a rank's memory in `report` (reportStep's) fits in `limit`
+/// ("80GB", "512MiB", a number of bytes); prints an error with the
+/// breakdown when it does not, or when `limit` does not parse.
+bool fitsMemoryLimit(const llvm::json::Object &report, llvm::StringRef limit);
+
 } // namespace mlir::dtc
 
 #endif // DTC_TOOLS_DTC_COMPILE_REPORT_H

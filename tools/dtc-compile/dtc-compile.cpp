@@ -127,6 +127,11 @@ static cl::opt<bool> sequenceParallel(
     cl::desc("With a tp axis: split the norm and residual regions along the "
              "sequence, with all-gathers and reduce-scatters in place of the "
              "activation all-reduces"));
+static cl::opt<std::string> memoryLimit(
+    "memory-limit", cl::cat(parallelCat), cl::value_desc("SIZE"),
+    cl::desc("Fail, with the breakdown, when a rank would need more than "
+             "this (parameters, gradients, optimizer state and activation "
+             "peak), e.g. 80GB, 512MiB, 1e6 (bytes)"));
 static cl::opt<double> bucketMB(
     "bucket-mb", cl::cat(parallelCat), cl::init(25), cl::value_desc("MiB"),
     cl::desc("Pack the gradients' all-reduces, in the order the backward "
@@ -354,6 +359,9 @@ int main(int argc, char **argv) {
   buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;
+  llvm::json::Object report = reportStep(func);
+  if (!memoryLimit.empty() && !fitsMemoryLimit(report, memoryLimit))
+    return 1;
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir)) {
     llvm::errs() << "error: cannot create '" << outDir << "': " << ec.message()
@@ -377,7 +385,7 @@ int main(int argc, char **argv) {
       {"state", describeArguments(func, kStateAttrName)},
   };
   if (!writeJson(outDir + "/manifest.json", std::move(manifest)) ||
-      !writeJson(outDir + "/report.json", reportStep(func)))
+      !writeJson(outDir + "/report.json", std::move(report)))
     return 1;
   llvm::errs() << "dtc-compile: wrote " << outDir << "/train_step.mlir, "
                << outDir << "/manifest.json and " << outDir << "/report.json\n";
