@@ -94,12 +94,19 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
     accumulation.microbatches = options.gradAccum;
     pm.addPass(createGradientAccumulation(accumulation));
   }
-  if (options.bucketMB > 0) {
+  // ZeRO reduce-scatters each gradient into its own shard; buckets would
+  // need a flat layout of the shards (not built), so it goes without.
+  if (options.bucketMB > 0 && options.zero == 0) {
     GradientBucketingOptions bucketing;
     bucketing.bucketMB = options.bucketMB;
     pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));
   }
   pm.addNestedPass<func::FuncOp>(createOptimizer(opt));
+  if (options.zero > 0) {
+    ZeroOptions zero;
+    zero.stage = options.zero;
+    pm.addPass(createZero(zero));
+  }
   buildSimplifyPipeline(pm, SimplifyPipelineOptions());
 }
 

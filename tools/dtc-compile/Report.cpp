@@ -77,9 +77,22 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
     if (step.getArgAttr(i, kStateAttrName))
       state += byteSize(step.getArgument(i).getType());
   }
-  for (unsigned i = 0, e = step.getNumResults(); i < e; ++i)
-    if (step.getResultAttr(i, kGradAttrName))
-      grads += byteSize(step.getResultTypes()[i]);
+  // The gradient buffer: ZeRO stage 1 keeps it whole (its results are the
+  // rank's shards of it), stage 2 only the shard.
+  auto zero = step->getAttrOfType<IntegerAttr>(kZeroStageAttrName);
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+      step, FlatSymbolRefAttr::get(step.getContext(), "mesh"));
+  for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
+    if (!step.getResultAttr(i, kGradAttrName))
+      continue;
+    int64_t bytes = byteSize(step.getResultTypes()[i]);
+    auto sharding = step.getResultAttrOfType<ShardingAttr>(i, kShardingAttrName);
+    if (zero && zero.getInt() == 1 && sharding && mesh)
+      for (unsigned d = 0, r = sharding.getDims().size(); d < r; ++d)
+        if (llvm::is_contained(sharding.axesOf(d), "dp"))
+          bytes *= mesh.axisSize("dp");
+    grads += bytes;
+  }
 
   llvm::json::Array collectives;
   struct Total {

@@ -132,6 +132,11 @@ static cl::opt<std::string> memoryLimit(
     cl::desc("Fail, with the breakdown, when a rank would need more than "
              "this (parameters, gradients, optimizer state and activation "
              "peak), e.g. 80GB, 512MiB, 1e6 (bytes)"));
+static cl::opt<int64_t> zeroStage(
+    "zero", cl::cat(parallelCat), cl::init(0), cl::value_desc("STAGE"),
+    cl::desc("ZeRO over the dp axis: 1 shards the optimizer state (the "
+             "gradients are reduce-scattered, the parameters all-gathered "
+             "after the update), 2 also the gradient buffer; 0: none"));
 static cl::opt<double> bucketMB(
     "bucket-mb", cl::cat(parallelCat), cl::init(25), cl::value_desc("MiB"),
     cl::desc("Pack the gradients' all-reduces, in the order the backward "
@@ -336,6 +341,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.bucketMB = bucketMB;
+  options.zero = zeroStage;
   options.precision = precision;
   options.initScale = initScale;
   options.growthInterval = growthInterval;

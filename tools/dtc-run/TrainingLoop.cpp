@@ -149,7 +149,10 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
     if (sharding && !comm)
       sharding = {};
     auto rows = step.getArgAttrOfType<IntegerAttr>(i, kUnpaddedRowsAttrName);
-    if (sharding || rows) {
+    // Optimizer state starts at zero in its per-rank shape; parameters and
+    // inputs are cut from the whole.
+    bool state = step.getArgAttr(i, kStateAttrName) != nullptr;
+    if ((sharding || rows) && !state) {
       auto it = provided.find(name);
       if (it == provided.end()) {
         auto value = step.getArgAttrOfType<ElementsAttr>(i, kValueAttrName);
@@ -281,7 +284,10 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
   if (lead && !dump(options.dumpDir, "", "loss", losses))
     return 1;
   for (auto &[index, name] : grads) {
-    Tensor grad = whole(results[index], argIndex[name]);
+    // A gradient split unlike its parameter (ZeRO) says so itself.
+    auto own = step.getResultAttrOfType<ShardingAttr>(index, kShardingAttrName);
+    Tensor grad = own && comm ? wholeOf(results[index], own, *comm)
+                              : whole(results[index], argIndex[name]);
     if (lead && !dump(options.dumpDir, "grad", name, grad))
       return 1;
   }

@@ -90,6 +90,10 @@ struct TrainingPipelineOptions
       llvm::cl::desc("With tp: split the norm and residual regions along the "
                      "sequence (dtc-sequence-parallel)"),
       llvm::cl::init(false)};
+  Option<int64_t> zero{
+      *this, "zero",
+      llvm::cl::desc("ZeRO stage over dp (dtc-zero; 0: none, 1, 2)"),
+      llvm::cl::init(0)};
   Option<double> bucketMB{
       *this, "bucket-mb",
       llvm::cl::desc("Gradient all-reduces packed into buckets of this many "

@@ -107,8 +107,10 @@ public:
       unsigned i = operand.getOperandNumber();
       Layout layout = layouts.lookup(operand.get());
       auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
-      std::string what = grad ? "gradient of " + grad.str()
-                              : "result " + std::to_string(i);
+      auto update = func.getResultAttrOfType<StringAttr>(i, kUpdateAttrName);
+      std::string what = grad     ? "gradient of " + grad.str()
+                         : update ? "new " + update.str()
+                                  : "result " + std::to_string(i);
       if (layout.kind == Kind::Split && batch)
         return ret.emitError("result ")
                << i
@@ -120,8 +122,8 @@ public:
           (!wanted || wanted->dim != layout.dim ||
            wanted->blocks != layout.blocks)) {
         operand.set(gather(operand.get(), ret.getLoc(),
-                           purpose + ": " + what +
-                               " is split unlike its parameter"));
+                           purpose + ": " + what + " is computed split over '" +
+                               axis + "' but kept whole"));
         b.setInsertionPoint(ret);
         layout = Layout();
       }
@@ -767,7 +769,10 @@ private:
             resultSplit(use.getOperandNumber());
         if (wanted && wanted->dim == 0 && wanted->blocks == 1)
           return true;
-      } else if (isa<AddOp, CastOp, AllReduceOp>(user) &&
+      } else if ((isa<AddOp, CastOp>(user) ||
+                  (isa<AllReduceOp>(user) &&
+                   !llvm::is_contained(cast<AllReduceOp>(user).getAxes(),
+                                       b.getStringAttr(axis)))) &&
                  user->getResult(0).getType() == value.getType() &&
                  becomesRowSplitResult(user->getResult(0))) {
         return true;
@@ -848,6 +853,14 @@ private:
                    purpose + ": " + label(op) +
                        " adds every token's update into the rank's rows"));
       return partitionRowSplitScatter(scatter);
+    }
+    if (auto shard = dyn_cast<ShardOp>(op);
+        shard && shard.getAxes() == b.getStrArrayAttr({axis}) &&
+        !any(op, Kind::Split)) {
+      // A slice the caller placed: the rank's part along this axis.
+      layouts[shard.getResult()] =
+          Layout::split(shard.getDim(), shard.getBlocks());
+      return success();
     }
     if (!any(op, Kind::Split))
       return success();
@@ -1106,16 +1119,15 @@ FlatSymbolRefAttr mlir::dtc::meshWithAxis(ModuleOp module, StringRef axis,
   return FlatSymbolRefAttr::get(module.getContext(), name);
 }
 
-void mlir::dtc::recordSharding(func::FuncOp func, unsigned index,
-                               FlatSymbolRefAttr mesh, int64_t dim,
-                               StringRef axis, int64_t blocks) {
-  MLIRContext *context = func.getContext();
+/// `old` (or nothing) with dimension `dim` of a rank-`rank` tensor also
+/// split over `axis` in `blocks` blocks.
+static ShardingAttr withSplit(MLIRContext *context, ShardingAttr old,
+                              int64_t rank, FlatSymbolRefAttr mesh,
+                              int64_t dim, StringRef axis, int64_t blocks) {
   Builder b(context);
-  int64_t rank =
-      cast<RankedTensorType>(func.getArgument(index).getType()).getRank();
   SmallVector<Attribute> dims(rank, b.getArrayAttr({}));
   SmallVector<int64_t> allBlocks(rank, 1);
-  if (auto old = func.getArgAttrOfType<ShardingAttr>(index, kShardingAttrName)) {
+  if (old) {
     dims.assign(old.getDims().begin(), old.getDims().end());
     for (int64_t d = 0; d < rank; ++d)
       allBlocks[d] = old.blocksOf(d);
@@ -1126,9 +1138,36 @@ void mlir::dtc::recordSharding(func::FuncOp func, unsigned index,
   dims[dim] = b.getArrayAttr(axes);
   allBlocks[dim] *= blocks;
   bool anyBlocks = llvm::any_of(allBlocks, [](int64_t n) { return n > 1; });
-  func.setArgAttr(index, kShardingAttrName,
-                  ShardingAttr::get(context, mesh, b.getArrayAttr(dims),
-                                    anyBlocks ? ArrayRef<int64_t>(allBlocks)
-                                              : ArrayRef<int64_t>(),
-                                    ArrayAttr()));
+  return ShardingAttr::get(context, mesh, b.getArrayAttr(dims),
+                           anyBlocks ? ArrayRef<int64_t>(allBlocks)
+                                     : ArrayRef<int64_t>(),
+                           ArrayAttr());
+}
+
+void mlir::dtc::recordSharding(func::FuncOp func, unsigned index,
+                               FlatSymbolRefAttr mesh, int64_t dim,
+                               StringRef axis, int64_t blocks) {
+  int64_t rank =
+      cast<RankedTensorType>(func.getArgument(index).getType()).getRank();
+  func.setArgAttr(
+      index, kShardingAttrName,
+      withSplit(func.getContext(),
+                func.getArgAttrOfType<ShardingAttr>(index, kShardingAttrName),
+                rank, mesh, dim, axis, blocks));
+}
+
+void mlir::dtc::recordResultSharding(func::FuncOp func, unsigned index,
+                                     FlatSymbolRefAttr mesh, int64_t dim,
+                                     StringRef axis) {
+  ShardingAttr base;
+  if (auto grad = func.getResultAttrOfType<StringAttr>(index, kGradAttrName))
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      if (auto param = func.getArgAttrOfType<StringAttr>(i, kParamAttrName);
+          param && param == grad)
+        base = func.getArgAttrOfType<ShardingAttr>(i, kShardingAttrName);
+  int64_t rank =
+      cast<RankedTensorType>(func.getResultTypes()[index]).getRank();
+  func.setResultAttr(
+      index, kShardingAttrName,
+      withSplit(func.getContext(), base, rank, mesh, dim, axis, 1));
 }

@@ -64,6 +64,11 @@ FlatSymbolRefAttr meshWithAxis(ModuleOp module, StringRef axis, int64_t size);
 void recordSharding(func::FuncOp func, unsigned index, FlatSymbolRefAttr mesh,
                     int64_t dim, StringRef axis, int64_t blocks = 1);
 
+/// The same for result `index`, a gradient: next to its parameter's
+/// splits (the layout it would have had).
+void recordResultSharding(func::FuncOp func, unsigned index,
+                          FlatSymbolRefAttr mesh, int64_t dim, StringRef axis);
+
 } // namespace mlir::dtc
 
 #endif // DTC_LIB_TRANSFORMS_PARALLEL_PARTITIONER_H

@@ -122,6 +122,30 @@ def PadVocabulary : Pass<"dtc-pad-vocabulary", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def Zero : Pass<"dtc-zero", "mlir::ModuleOp"> {
+  let summary = "ZeRO stages 1 and 2: optimizer state and gradients sharded over dp";
+  let description = [{
+    Runs after dtc-optimizer on a step partitioned over `dp`. The optimizer
+    state of every parameter (AdamW's moments, SGD's momentum) is split over
+    `dp` along the first dimension dp divides that no other axis splits;
+    each update reads this rank's part of the gradient, so the gradient's
+    all-reduce becomes a reduce-scatter, the update runs on the rank's
+    shard, and the updated parameters are all-gathered: the same bus bytes
+    as data parallelism's all-reduce (2(N-1)/N of the gradients). The
+    gradient results are the rank's shards (`dtc.sharding` on the results;
+    dtc-run gathers them for dumps). Stage 1 keeps a whole gradient buffer
+    (with dtc-gradient-accumulation, the microbatches accumulate into it
+    and it is reduce-scattered once per step); stage 2 keeps only the
+    shard: the step is the same program, the report's gradient bytes
+    differ. A parameter no dimension of which dp divides keeps whole state,
+    with a warning.
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", /*default=*/"1", "ZeRO stage (1 or 2)">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def GradientAccumulation : Pass<"dtc-gradient-accumulation", "mlir::ModuleOp"> {
   let summary = "Run the batch as K microbatches in sequence, summing gradients";
   let description = [{

@@ -45,6 +45,9 @@ inline constexpr llvm::StringLiteral kShardingAttrName = "dtc.sharding";
 /// are padding (zeros) that dtc-pad-vocabulary added.
 inline constexpr llvm::StringLiteral kUnpaddedRowsAttrName =
     "dtc.unpadded_rows";
+/// Function attribute: the ZeRO stage the step was built for (its
+/// gradient buffer: whole for stage 1, a shard for stage 2).
+inline constexpr llvm::StringLiteral kZeroStageAttrName = "dtc.zero_stage";
 /// Result attribute: the new value of the named argument (a parameter or
 /// state), which a runner feeds back as that argument on the next step.
 inline constexpr llvm::StringLiteral kUpdateAttrName = "dtc.update";
