@@ -1096,6 +1096,22 @@ std::optional<WeightRead> mlir::dtc::traceParam(Value value) {
   return read;
 }
 
+llvm::DenseSet<Operation *> mlir::dtc::forwardOps(func::FuncOp func) {
+  llvm::DenseSet<Operation *> forward;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<Value> work;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (auto out = func.getResultAttrOfType<StringAttr>(i, kOutputAttrName);
+        out && out.getValue() == "loss")
+      work.push_back(ret.getOperand(i));
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (def && forward.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return forward;
+}
+
 FlatSymbolRefAttr mlir::dtc::meshWithAxis(ModuleOp module, StringRef axis,
                                           int64_t size) {
   constexpr llvm::StringLiteral name = "mesh";

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::dtc {
 
@@ -53,6 +54,9 @@ struct WeightRead {
 /// The parameter (a `dtc.param` argument) that `value` is, up to casts and
 /// transposes; none when it is computed otherwise.
 std::optional<WeightRead> traceParam(Value value);
+
+/// The ops that compute the loss: the forward part of the step.
+llvm::DenseSet<Operation *> forwardOps(func::FuncOp func);
 
 /// The module's mesh `@mesh` with `axis` of `size`: created, or the axis
 /// appended to it (the last axis varies fastest), or checked. Null, with an

@@ -36,23 +36,6 @@ using namespace mlir::dtc;
 
 namespace {
 
-/// The ops that compute the loss: the forward part of the step.
-llvm::DenseSet<Operation *> forwardOps(func::FuncOp func) {
-  llvm::DenseSet<Operation *> forward;
-  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  SmallVector<Value> work;
-  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-    if (auto out = func.getResultAttrOfType<StringAttr>(i, kOutputAttrName);
-        out && out.getValue() == "loss")
-      work.push_back(ret.getOperand(i));
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (def && forward.insert(def).second)
-      llvm::append_range(work, def->getOperands());
-  }
-  return forward;
-}
-
 /// Where the residual stream is normalized: a norm op, or an op that scales
 /// rows by per-row statistics (a decomposed RMSNorm divides by a [.., 1]).
 bool isNormalization(Operation *op) {

@@ -36,10 +36,9 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     ModuleOp module = getOperation();
     if (stage == 0)
       return;
-    if (stage != 1 && stage != 2) {
+    if (stage < 1 || stage > 3) {
       module.emitError("dtc-zero: stage ")
-          << static_cast<int64_t>(stage)
-          << " is not built (stages 1 and 2 are; stage 3 is planned)";
+          << static_cast<int64_t>(stage) << " does not exist (1, 2 or 3)";
       return signalPassFailure();
     }
     auto mesh = module.lookupSymbol<MeshOp>("mesh");
@@ -146,8 +145,125 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       if (auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName))
         if (std::optional<SplitArgument> split = splitOf(grad.getValue()))
           recordResultSharding(func, i, mesh, split->dim, "dp");
+    if (stage == 3)
+      shardParameters(func, dp, mesh, dims);
     func->setAttr(kZeroStageAttrName, b.getI64IntegerAttr(stage));
     return success();
+  }
+
+  /// Stage 3: each parameter with sharded state is itself kept as its shard
+  /// (the one its update makes), and gathered where the step reads it
+  /// whole: once just before its first use in the forward, and again just
+  /// before its first use in the backward -- views of it the forward made
+  /// (a transpose, a bf16 cast) are made again from the second gather -- so
+  /// that neither gather lives from the forward into the backward. The
+  /// unit is one parameter. Collectives have side effects: no CSE merges
+  /// or hoists them.
+  void shardParameters(func::FuncOp func, int64_t dp, FlatSymbolRefAttr mesh,
+                       const llvm::StringMap<int64_t> &dims) {
+    llvm::DenseSet<Operation *> forward = forwardOps(func);
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    OpBuilder b(&getContext());
+    for (BlockArgument param : func.getArguments()) {
+      auto name =
+          func.getArgAttrOfType<StringAttr>(param.getArgNumber(), kParamAttrName);
+      auto it = name ? dims.find(name.getValue()) : dims.end();
+      if (it == dims.end() || it->second < 0)
+        continue;
+      int64_t dim = it->second;
+      auto whole = cast<RankedTensorType>(param.getType());
+      SmallVector<int64_t> shape(whole.getShape());
+      shape[dim] /= dp;
+      param.setType(whole.clone(shape));
+
+      // The update: its shard is the next step's parameter.
+      for (OpOperand &operand : ret->getOpOperands())
+        if (auto update = func.getResultAttrOfType<StringAttr>(
+                operand.getOperandNumber(), kUpdateAttrName);
+            update && update == name)
+          if (auto gather = operand.get().getDefiningOp<AllGatherOp>()) {
+            operand.set(gather.getInput());
+            if (gather->use_empty())
+              gather.erase();
+          }
+
+      // The optimizer's slices of the whole parameter are the parameter.
+      for (Operation *user : llvm::make_early_inc_range(param.getUsers()))
+        if (auto shard = dyn_cast<ShardOp>(user);
+            shard && shard.getDim() == dim && shard.getBlocks() == 1) {
+          shard.getResult().replaceAllUsesWith(param);
+          shard.erase();
+        }
+
+      // The forward's and the backward's reads of it and of its views.
+      SmallVector<OpOperand *> forwardUses, backwardUses;
+      SmallVector<Value> work{param};
+      while (!work.empty()) {
+        Value value = work.pop_back_val();
+        for (OpOperand &use : value.getUses()) {
+          Operation *user = use.getOwner();
+          bool view = isa<TransposeOp, CastOp>(user) && forward.contains(user);
+          if (value == param && !view)
+            (forward.contains(user) ? forwardUses : backwardUses)
+                .push_back(&use);
+          else if (value == param)
+            forwardUses.push_back(&use);
+          else if (!forward.contains(user))
+            backwardUses.push_back(&use);
+          if (view)
+            work.push_back(user->getResult(0));
+        }
+      }
+      std::string why = "ZeRO-3: " + name.str() + " whole for the ";
+      Value forwardWhole = gatherBefore(b, param, whole, dim, mesh,
+                                        forwardUses, why + "forward");
+      for (OpOperand *use : forwardUses)
+        use->set(forwardWhole);
+      // Views for the backward are made again from its own gather.
+      Value backwardWhole = gatherBefore(b, param, whole, dim, mesh,
+                                         backwardUses, why + "backward");
+      llvm::DenseMap<Value, Value> again;
+      again[param] = backwardWhole;
+      if (forwardWhole)
+        again[forwardWhole] = backwardWhole;
+      for (OpOperand *use : backwardUses)
+        use->set(remake(b, use->get(), again, backwardWhole));
+      recordSharding(func, param.getArgNumber(), mesh, dim, "dp");
+    }
+    func.setFunctionType(FunctionType::get(
+        &getContext(), func.getBody().front().getArgumentTypes(),
+        ret.getOperandTypes()));
+  }
+
+  /// An all-gather of `param` right before the first of `uses`.
+  Value gatherBefore(OpBuilder &b, Value param, RankedTensorType whole,
+                     int64_t dim, FlatSymbolRefAttr mesh,
+                     ArrayRef<OpOperand *> uses, const std::string &why) {
+    if (uses.empty())
+      return {};
+    Operation *first = uses.front()->getOwner();
+    for (OpOperand *use : uses)
+      if (use->getOwner()->isBeforeInBlock(first))
+        first = use->getOwner();
+    b.setInsertionPoint(first);
+    return AllGatherOp::create(b, first->getLoc(), whole, param, mesh,
+                               b.getStrArrayAttr({"dp"}),
+                               b.getI64IntegerAttr(dim), b.getStringAttr(why));
+  }
+
+  /// `value` (the forward's gather or a view of it) made again from the
+  /// backward's gather, right after what it is made from.
+  Value remake(OpBuilder &b, Value value, llvm::DenseMap<Value, Value> &again,
+               Value backwardWhole) {
+    if (Value done = again.lookup(value))
+      return done;
+    Operation *view = value.getDefiningOp();
+    Value from = remake(b, view->getOperand(0), again, backwardWhole);
+    b.setInsertionPointAfterValue(from);
+    Operation *copy = b.clone(*view);
+    copy->setOperand(0, from);
+    again[value] = copy->getResult(0);
+    return copy->getResult(0);
   }
 };
 

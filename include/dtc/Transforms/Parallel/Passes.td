@@ -123,7 +123,7 @@ def PadVocabulary : Pass<"dtc-pad-vocabulary", "mlir::func::FuncOp"> {
 }
 
 def Zero : Pass<"dtc-zero", "mlir::ModuleOp"> {
-  let summary = "ZeRO stages 1 and 2: optimizer state and gradients sharded over dp";
+  let summary = "ZeRO stages 1-3: optimizer state, gradients and parameters sharded over dp";
   let description = [{
     Runs after dtc-optimizer on a step partitioned over `dp`. The optimizer
     state of every parameter (AdamW's moments, SGD's momentum) is split over
@@ -137,11 +137,16 @@ def Zero : Pass<"dtc-zero", "mlir::ModuleOp"> {
     (with dtc-gradient-accumulation, the microbatches accumulate into it
     and it is reduce-scattered once per step); stage 2 keeps only the
     shard: the step is the same program, the report's gradient bytes
-    differ. A parameter no dimension of which dp divides keeps whole state,
-    with a warning.
+    differ. Stage 3 also keeps each parameter as its shard and all-gathers
+    it where the step reads it whole: just before its first use in the
+    forward, and again just before its first use in the backward (the
+    forward's views of it, such as a transpose, made again from the second
+    gather), so that neither lives across the whole step; the unit of
+    gathering is one parameter. A parameter no dimension of which dp
+    divides keeps whole state (and stays whole), with a warning.
   }];
   let options = [
-    Option<"stage", "stage", "int64_t", /*default=*/"1", "ZeRO stage (1 or 2)">
+    Option<"stage", "stage", "int64_t", /*default=*/"1", "ZeRO stage (1, 2 or 3)">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
