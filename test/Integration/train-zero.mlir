@@ -33,6 +33,12 @@
 // Z1-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 8 bus bytes, all_gather 17 calls, 34240 bus bytes, reduce_scatter 17 calls, 34240 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-z1-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/gpt-z1/report.json %t/gpt-z1.log | FileCheck %s --check-prefix=AGREE
+// The planned peak of everything else (liveness over the per-rank
+// program) is what the executor measured, for every stage:
+// RUN: cat %t/gpt-z1/report.json %t/gpt-z1.log | FileCheck %s --check-prefix=PEAK
+// PEAK: "activation_peak": [[PEAK:[0-9]+]]
+// PEAK: rank 0 peak intermediate memory: [[PEAK]] B
+// PEAK-NEXT: rank 1 peak intermediate memory: [[PEAK]] B
 // The updates read reduce-scattered gradients, with their reason:
 // RUN: FileCheck %s --check-prefix=IR < %t/gpt-z1/train_step.mlir
 // IR: dtc.reduce_scatter {{.*}} on @mesh axes = ["dp"] dim = 0 {reason = "data-parallel: gradient of head.weight (summed over the batch shards); each rank keeps its part"}
@@ -47,6 +53,7 @@
 // Z2-NEXT: "parameters": 82560
 // RUN: %mpirun -np 2 dtc-run %t/llama-z2 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-z2-dump > %t/llama-z2.log
 // RUN: FileCheck %s --check-prefix=Z2-LOG < %t/llama-z2.log
+// RUN: cat %t/llama-z2/report.json %t/llama-z2.log | FileCheck %s --check-prefix=PEAK
 // Z2-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 8 bus bytes, all_gather 20 calls, 41280 bus bytes, reduce_scatter 20 calls, 41280 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/llama-z2-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 //
@@ -100,6 +107,7 @@
 // Z3-NEXT: "parameters": 34240
 // RUN: %mpirun -np 2 dtc-run %t/gpt-z3 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-z3-dump > %t/gpt-z3.log
 // RUN: FileCheck %s --check-prefix=Z3-LOG < %t/gpt-z3.log
+// RUN: cat %t/gpt-z3/report.json %t/gpt-z3.log | FileCheck %s --check-prefix=PEAK
 // Z3-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 8 bus bytes, all_gather 34 calls, 68480 bus bytes, reduce_scatter 17 calls, 34240 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-z3-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/gpt-z3/report.json %t/gpt-z3.log | FileCheck %s --check-prefix=AGREE
@@ -118,6 +126,12 @@
 // RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-z3-2x2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2,tp=2 --zero 3
 // RUN: %mpirun -np 4 dtc-run %t/llama-z3-2x2 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-z3-2x2-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-z3-2x2-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z3 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --zero 3
+// RUN: %mpirun -np 2 dtc-run %t/llama-z3 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-z3-dump
+// RUN: %python %S/../Utils/compare_training.py %t/llama-z3-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-z2-acc --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --zero 2 --grad-accum 2
+// RUN: %mpirun -np 2 dtc-run %t/llama-z2-acc --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-z2-acc-dump
+// RUN: %python %S/../Utils/compare_training.py %t/llama-z2-acc-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-z3-acc --lr 0.01 --weight-decay 0.01 --mesh dp=2 --zero 3 --grad-accum 2
 // RUN: %mpirun -np 2 dtc-run %t/gpt-z3-acc --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-z3-acc-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-z3-acc-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
