@@ -35,9 +35,12 @@ FailureOr<Communicator *> communicatorFor(Operation *op) {
 
 ReduceKind reduceKind(CollectiveReduction kind) {
   switch (kind) {
-  case CollectiveReduction::Sum: return ReduceKind::Sum;
-  case CollectiveReduction::Max: return ReduceKind::Max;
-  case CollectiveReduction::Min: return ReduceKind::Min;
+  case CollectiveReduction::Sum:
+    return ReduceKind::Sum;
+  case CollectiveReduction::Max:
+    return ReduceKind::Max;
+  case CollectiveReduction::Min:
+    return ReduceKind::Min;
   }
   return ReduceKind::Sum;
 }
@@ -55,66 +58,67 @@ void mlir::dtc::addCollectiveKernels(KernelTable &table) {
     out.push_back(std::move(result));
     return success();
   });
-  table.add<AllGatherOp>([](AllGatherOp op, Operands in,
-                            Results &out) -> LogicalResult {
-    FailureOr<Communicator *> comm = communicatorFor(op);
-    if (failed(comm))
-      return failure();
-    out.push_back((*comm)->allGather(*in[0], axesOf(op.getAxes()), op.getDim()));
-    return success();
-  });
-  table.add<ReduceScatterOp>([](ReduceScatterOp op, Operands in,
-                                Results &out) -> LogicalResult {
-    FailureOr<Communicator *> comm = communicatorFor(op);
-    if (failed(comm))
-      return failure();
-    out.push_back(
-        (*comm)->reduceScatter(*in[0], axesOf(op.getAxes()), op.getDim()));
-    return success();
-  });
-  table.add<CollectiveBroadcastOp>([](CollectiveBroadcastOp op, Operands in,
-                                      Results &out) -> LogicalResult {
-    FailureOr<Communicator *> comm = communicatorFor(op);
-    if (failed(comm))
-      return failure();
-    Tensor result = *in[0];
-    (*comm)->broadcast(result, axesOf(op.getAxes()), op.getRoot());
-    out.push_back(std::move(result));
-    return success();
-  });
-  table.add<SendRecvOp>([](SendRecvOp op, Operands in,
-                           Results &out) -> LogicalResult {
-    FailureOr<Communicator *> comm = communicatorFor(op);
-    if (failed(comm))
-      return failure();
-    const MeshShape &mesh = (*comm)->mesh();
-    int64_t axis = mesh.axisIndex(op.getAxis().str());
-    int64_t n = mesh.sizes[axis];
-    std::vector<int64_t> to = mesh.coordinates((*comm)->rank()), from = to;
-    int64_t shift = ((op.getShift() % n) + n) % n;
-    to[axis] = (to[axis] + shift) % n;
-    from[axis] = (from[axis] + n - shift) % n;
-    out.push_back(
-        (*comm)->sendRecv(*in[0], mesh.rankAt(to), mesh.rankAt(from)));
-    return success();
-  });
-  table.add<ShardOp>([](ShardOp op, Operands in,
-                        Results &out) -> LogicalResult {
-    FailureOr<Communicator *> comm = communicatorFor(op);
-    if (failed(comm))
-      return failure();
-    std::vector<std::string> axes = axesOf(op.getAxes());
-    out.push_back(chunkOf(*in[0], op.getDim(), (*comm)->groupSize(axes),
-                          (*comm)->groupRank(axes), op.getBlocks()));
-    return success();
-  });
-  table.add<AllToAllOp>([](AllToAllOp op, Operands in,
-                           Results &out) -> LogicalResult {
-    FailureOr<Communicator *> comm = communicatorFor(op);
-    if (failed(comm))
-      return failure();
-    out.push_back((*comm)->allToAll(*in[0], axesOf(op.getAxes()),
-                                    op.getSplitDim(), op.getConcatDim()));
-    return success();
-  });
+  table.add<AllGatherOp>(
+      [](AllGatherOp op, Operands in, Results &out) -> LogicalResult {
+        FailureOr<Communicator *> comm = communicatorFor(op);
+        if (failed(comm))
+          return failure();
+        out.push_back(
+            (*comm)->allGather(*in[0], axesOf(op.getAxes()), op.getDim()));
+        return success();
+      });
+  table.add<ReduceScatterOp>(
+      [](ReduceScatterOp op, Operands in, Results &out) -> LogicalResult {
+        FailureOr<Communicator *> comm = communicatorFor(op);
+        if (failed(comm))
+          return failure();
+        out.push_back(
+            (*comm)->reduceScatter(*in[0], axesOf(op.getAxes()), op.getDim()));
+        return success();
+      });
+  table.add<CollectiveBroadcastOp>(
+      [](CollectiveBroadcastOp op, Operands in, Results &out) -> LogicalResult {
+        FailureOr<Communicator *> comm = communicatorFor(op);
+        if (failed(comm))
+          return failure();
+        Tensor result = *in[0];
+        (*comm)->broadcast(result, axesOf(op.getAxes()), op.getRoot());
+        out.push_back(std::move(result));
+        return success();
+      });
+  table.add<SendRecvOp>(
+      [](SendRecvOp op, Operands in, Results &out) -> LogicalResult {
+        FailureOr<Communicator *> comm = communicatorFor(op);
+        if (failed(comm))
+          return failure();
+        const MeshShape &mesh = (*comm)->mesh();
+        int64_t axis = mesh.axisIndex(op.getAxis().str());
+        int64_t n = mesh.sizes[axis];
+        std::vector<int64_t> to = mesh.coordinates((*comm)->rank()), from = to;
+        int64_t shift = ((op.getShift() % n) + n) % n;
+        to[axis] = (to[axis] + shift) % n;
+        from[axis] = (from[axis] + n - shift) % n;
+        out.push_back(
+            (*comm)->sendRecv(*in[0], mesh.rankAt(to), mesh.rankAt(from)));
+        return success();
+      });
+  table.add<ShardOp>(
+      [](ShardOp op, Operands in, Results &out) -> LogicalResult {
+        FailureOr<Communicator *> comm = communicatorFor(op);
+        if (failed(comm))
+          return failure();
+        std::vector<std::string> axes = axesOf(op.getAxes());
+        out.push_back(chunkOf(*in[0], op.getDim(), (*comm)->groupSize(axes),
+                              (*comm)->groupRank(axes), op.getBlocks()));
+        return success();
+      });
+  table.add<AllToAllOp>(
+      [](AllToAllOp op, Operands in, Results &out) -> LogicalResult {
+        FailureOr<Communicator *> comm = communicatorFor(op);
+        if (failed(comm))
+          return failure();
+        out.push_back((*comm)->allToAll(*in[0], axesOf(op.getAxes()),
+                                        op.getSplitDim(), op.getConcatDim()));
+        return success();
+      });
 }

@@ -228,8 +228,8 @@ Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r,
   Shape blocked = tensor.shape();
   blocked[dim] /= blocks;
   blocked.insert(blocked.begin() + dim, blocks);
-  Tensor view = Tensor::fromBytes(tensor.dtype(), blocked,
-                                  tensor.toBytes().data());
+  Tensor view =
+      Tensor::fromBytes(tensor.dtype(), blocked, tensor.toBytes().data());
   Shape shape = tensor.shape();
   shape[dim] /= n;
   return Tensor::fromBytes(tensor.dtype(), shape,

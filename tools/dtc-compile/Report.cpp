@@ -86,7 +86,8 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
     if (!step.getResultAttr(i, kGradAttrName))
       continue;
     int64_t bytes = byteSize(step.getResultTypes()[i]);
-    auto sharding = step.getResultAttrOfType<ShardingAttr>(i, kShardingAttrName);
+    auto sharding =
+        step.getResultAttrOfType<ShardingAttr>(i, kShardingAttrName);
     if (zero && zero.getInt() == 1 && sharding && mesh)
       for (unsigned d = 0, r = sharding.getDims().size(); d < r; ++d)
         if (llvm::is_contained(sharding.axesOf(d), "dp"))
@@ -110,8 +111,9 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
     if (auto sendRecv = dyn_cast<SendRecvOp>(op))
       axes.push_back(sendRecv.getAxis());
     else
-      llvm::append_range(axes, op->getAttrOfType<ArrayAttr>("axes")
-                                   .getAsValueRange<StringAttr>());
+      llvm::append_range(
+          axes,
+          op->getAttrOfType<ArrayAttr>("axes").getAsValueRange<StringAttr>());
     int64_t n = 1;
     llvm::json::Array axisNames;
     for (StringRef axis : axes) {
@@ -160,10 +162,15 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
 
 /// "80GB" (10^9), "512MiB" (2^20), "1e6" (bytes) as bytes; -1 if malformed.
 static double parseSize(StringRef text) {
-  static const std::pair<StringRef, double> units[] = {
-      {"KiB", 1024.0},        {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-      {"TiB", 1099511627776.0}, {"KB", 1e3},      {"MB", 1e6},
-      {"GB", 1e9},            {"TB", 1e12},       {"B", 1}};
+  static const std::pair<StringRef, double> units[] = {{"KiB", 1024.0},
+                                                       {"MiB", 1048576.0},
+                                                       {"GiB", 1073741824.0},
+                                                       {"TiB", 1099511627776.0},
+                                                       {"KB", 1e3},
+                                                       {"MB", 1e6},
+                                                       {"GB", 1e9},
+                                                       {"TB", 1e12},
+                                                       {"B", 1}};
   double scale = 1;
   text = text.trim();
   for (auto [unit, factor] : units)
@@ -185,11 +192,8 @@ bool mlir::dtc::fitsMemoryLimit(const llvm::json::Object &report,
                  << "' as a size (e.g. 80GB, 512MiB, 1000000)\n";
     return false;
   }
-  const llvm::json::Object *memory =
-      report.getObject("memory_bytes_per_rank");
-  auto get = [&](StringRef key) {
-    return memory->getInteger(key).value_or(0);
-  };
+  const llvm::json::Object *memory = report.getObject("memory_bytes_per_rank");
+  auto get = [&](StringRef key) { return memory->getInteger(key).value_or(0); };
   int64_t total = get("parameters") + get("gradients") +
                   get("optimizer_state") + get("activation_peak");
   if (total <= bytes)

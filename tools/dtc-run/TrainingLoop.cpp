@@ -89,8 +89,7 @@ Tensor wholeOf(const Tensor &part, ShardingAttr sharding, Communicator &comm) {
 /// with its measured peak of intermediate memory. Every rank runs the same
 /// program, so the counted kinds line up across ranks.
 static void reportPerRank(Communicator &comm, int64_t steps,
-                          double secondsPerStep, int64_t peakBytes,
-                          bool lead) {
+                          double secondsPerStep, int64_t peakBytes, bool lead) {
   std::map<CollectiveKind, CollectiveCount> counts = comm.counts();
   std::vector<double> mine{secondsPerStep, static_cast<double>(peakBytes)};
   for (const auto &[kind, count] : counts) {
@@ -116,9 +115,9 @@ static void reportPerRank(Communicator &comm, int64_t steps,
     llvm::outs() << "\n";
   }
   for (int64_t r = 0, e = all.shape()[0]; r < e; ++r)
-    llvm::outs() << llvm::format(
-        "rank %lld peak intermediate memory: %.0f B\n",
-        static_cast<long long>(r), all.floats()[r * mine.size() + 1]);
+    llvm::outs() << llvm::format("rank %lld peak intermediate memory: %.0f B\n",
+                                 static_cast<long long>(r),
+                                 all.floats()[r * mine.size() + 1]);
 }
 
 int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
@@ -173,8 +172,7 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
       }
       if (!sharding)
         continue;
-      std::optional<Tensor> part =
-          localPart(it->second, sharding, *comm, name);
+      std::optional<Tensor> part = localPart(it->second, sharding, *comm, name);
       if (!part)
         return 1;
       it->second = std::move(*part);
@@ -276,8 +274,8 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
   auto whole = [&](const Tensor &part, unsigned arg) {
     auto sharding = step.getArgAttrOfType<ShardingAttr>(arg, kShardingAttrName);
     Tensor all = sharding && comm ? wholeOf(part, sharding, *comm) : part;
-    if (auto rows = step.getArgAttrOfType<IntegerAttr>(arg,
-                                                       kUnpaddedRowsAttrName))
+    if (auto rows =
+            step.getArgAttrOfType<IntegerAttr>(arg, kUnpaddedRowsAttrName))
       all = withRows(all, rows.getInt());
     return all;
   };
@@ -295,7 +293,8 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
     if (!step.getArgAttr(i, kParamAttrName))
       continue;
     Tensor param = whole(args[i], i);
-    if (lead && !dump(options.dumpDir, "param", getArgumentName(step, i), param))
+    if (lead &&
+        !dump(options.dumpDir, "param", getArgumentName(step, i), param))
       return 1;
   }
   return 0;

@@ -97,7 +97,8 @@ TEST_F(CommunicatorTest, AllReduceEveryTypeAndKind) {
 
 TEST_F(CommunicatorTest, GatherScatterAllToAll) {
   // all_gather over dp along dim 1: [2, 1] -> [2, 2].
-  Tensor piece = make(DType::F32, {2, 1}, [&](int64_t i) { return 10 * dp + i; });
+  Tensor piece =
+      make(DType::F32, {2, 1}, [&](int64_t i) { return 10 * dp + i; });
   Tensor gathered = comm->allGather(piece, {"dp"}, 1);
   ASSERT_EQ(gathered.shape(), (Shape{2, 2}));
   EXPECT_EQ(gathered.floats(), (std::vector<double>{0, 10, 1, 11}));
@@ -110,7 +111,8 @@ TEST_F(CommunicatorTest, GatherScatterAllToAll) {
     EXPECT_EQ(mine.at(j), 2 * (2 * tp + j) + (2 * dp) + (2 * dp + 1));
 
   // all_to_all over the 4 ranks: split dim 0 (4 rows), concat along dim 1.
-  Tensor rows = make(DType::I64, {4, 1}, [&](int64_t i) { return 100 * rank + i; });
+  Tensor rows =
+      make(DType::I64, {4, 1}, [&](int64_t i) { return 100 * rank + i; });
   Tensor swapped = comm->allToAll(rows, {"dp", "tp"}, 0, 1);
   ASSERT_EQ(swapped.shape(), (Shape{1, 4}));
   for (int64_t r = 0; r < 4; ++r)
@@ -131,14 +133,15 @@ TEST_F(CommunicatorTest, BlockedChunksGatherBackToTheWhole) {
   Tensor gathered = comm->allGather(part, {"tp"}, 1);
   EXPECT_EQ(wholeFromChunks(gathered, 1, 2, 3).floats(), whole.floats());
   // Without blocks, a plain contiguous chunk.
-  EXPECT_EQ(wholeFromChunks(comm->allGather(chunkOf(whole, 1, 2, tp), {"tp"}, 1),
-                            1, 2)
+  EXPECT_EQ(wholeFromChunks(
+                comm->allGather(chunkOf(whole, 1, 2, tp), {"tp"}, 1), 1, 2)
                 .floats(),
             whole.floats());
 }
 
 TEST_F(CommunicatorTest, BroadcastSendRecvAndAsync) {
-  Tensor value = make(DType::F32, {2}, [&](int64_t i) { return rank + 0.5 * i; });
+  Tensor value =
+      make(DType::F32, {2}, [&](int64_t i) { return rank + 0.5 * i; });
   comm->broadcast(value, {"dp"}, 1);
   EXPECT_EQ(value.at(0), 2 + tp); // from dp coordinate 1
   Tensor mine = make(DType::I32, {1}, [&](int64_t) { return rank; });
@@ -184,8 +187,7 @@ int main(int argc, char **argv) {
 #ifdef DTC_TEST_NCCL
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 4) {
-    std::printf("skipped: the NCCL engine needs 4 GPUs, %d visible\n",
-                devices);
+    std::printf("skipped: the NCCL engine needs 4 GPUs, %d visible\n", devices);
     MPI_Finalize();
     return 77;
   }

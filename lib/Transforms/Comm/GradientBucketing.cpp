@@ -129,9 +129,8 @@ struct GradientBucketingPass
     auto sum = AllReduceOp::create(
         b, loc, packed.getType(), packed, last.getMeshAttr(), last.getAxes(),
         last.getKindAttr(),
-        b.getStringAttr(purpose + ": gradient bucket " +
-                        std::to_string(index) + " of " +
-                        std::to_string(count) + " (" +
+        b.getStringAttr(purpose + ": gradient bucket " + std::to_string(index) +
+                        " of " + std::to_string(count) + " (" +
                         std::to_string(byteSize(packed.getType())) +
                         " bytes): " + names));
     int64_t offset = 0;

@@ -71,15 +71,14 @@ struct PadVocabularyPass
       if (!isa<CastOp, TransposeOp, GatherOp>(user))
         return user->emitError("cannot pad the vocabulary of '")
                << dtc::getArgumentName(func, param.getArgNumber()) << "' to "
-               << padded << " rows: it is read by '" << user->getName()
-               << "'";
+               << padded << " rows: it is read by '" << user->getName() << "'";
     unsigned index = param.getArgNumber();
     SmallVector<int64_t> shape(tableType.getShape());
     shape[0] = padded;
     param.setType(tableType.clone(shape));
-    func.setArgAttr(index, kUnpaddedRowsAttrName,
-                    IntegerAttr::get(IntegerType::get(&getContext(), 64),
-                                     rows));
+    func.setArgAttr(
+        index, kUnpaddedRowsAttrName,
+        IntegerAttr::get(IntegerType::get(&getContext(), 64), rows));
     SmallVector<Value> work{param};
     while (!work.empty()) {
       Value value = work.pop_back_val();
@@ -89,10 +88,11 @@ struct PadVocabularyPass
                     // type is updated by the caller
         SmallVector<Type> inferred;
         auto infer = dyn_cast<InferTypeOpInterface>(user);
-        if (!infer || failed(infer.inferReturnTypes(
-                          &getContext(), user->getLoc(), user->getOperands(),
-                          user->getAttrDictionary(), user->getPropertiesStorage(),
-                          user->getRegions(), inferred)))
+        if (!infer ||
+            failed(infer.inferReturnTypes(
+                &getContext(), user->getLoc(), user->getOperands(),
+                user->getAttrDictionary(), user->getPropertiesStorage(),
+                user->getRegions(), inferred)))
           return user->emitError("cannot pad the vocabulary through '")
                  << user->getName() << "'";
         for (auto [result, newType] : llvm::zip(user->getResults(), inferred))
@@ -144,8 +144,8 @@ struct PadVocabularyPass
         b, output.getOwner()->getLoc(),
         DenseElementsAttr::get(
             RankedTensorType::get({*padded}, outType.getElementType()), mask));
-    output.set(AddOp::create(b, output.getOwner()->getLoc(), output.get(),
-                             maskValue));
+    output.set(
+        AddOp::create(b, output.getOwner()->getLoc(), output.get(), maskValue));
     func.setFunctionType(FunctionType::get(
         &getContext(), func.getBody().front().getArgumentTypes(),
         output.getOwner()->getOperandTypes()));

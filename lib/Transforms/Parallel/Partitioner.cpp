@@ -1,12 +1,16 @@
-//===- Partitioner.cpp - a step's program for one batch shard --------===//
+//===- Partitioner.cpp - a step's program for one rank of a mesh axis -----===//
 //
 // A forward walk over the differentiated step that gives every value a
-// layout -- split along one dimension over the shards, replicated, or a
-// partial sum -- from its operands', rewrites split values to their
-// per-shard types, and all-reduces partial sums where a non-linear use or a
-// result needs the full value. The weight gradients' all-reduce thus falls
-// out of the contractions over the batch, as in GSPMD. Data parallelism
-// runs the shards on ranks; gradient accumulation runs them in sequence.
+// layout over one mesh axis -- split along one dimension (possibly in
+// blocks), replicated, or a partial sum -- from its operands', rewrites
+// split values to their per-rank types, and inserts the collectives the
+// layouts need, each with its reason. The collectives fall out of the
+// layouts, as in GSPMD: split the batch (data parallelism, or gradient
+// accumulation, which runs the shards in sequence) and the weight
+// gradients' all-reduce appears; split weights (tensor parallelism) and the
+// activations' does; split the optimizer state (ZeRO) and the gradients'
+// all-reduce becomes a reduce-scatter. The partitioners of several axes
+// compose: each sees the others' collectives as ops that keep its layouts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,7 +60,7 @@ struct Layout {
 
 class Partitioner {
 public:
-  /// Splits the batch (`seeds` empty) or, with `keepSplit`, the seeds.
+  /// Splits the batch (without `resultSplit`) or the seeds.
   Partitioner(func::FuncOp func, int64_t ranks, FlatSymbolRefAttr mesh,
               StringRef axis, StringRef purpose,
               ArrayRef<SplitArgument> seeds = {},
@@ -118,9 +122,8 @@ public:
                   "replicated results";
       std::optional<SplitArgument> wanted =
           batch ? std::nullopt : resultSplit(i);
-      if (layout.kind == Kind::Split &&
-          (!wanted || wanted->dim != layout.dim ||
-           wanted->blocks != layout.blocks)) {
+      if (layout.kind == Kind::Split && (!wanted || wanted->dim != layout.dim ||
+                                         wanted->blocks != layout.blocks)) {
         operand.set(gather(operand.get(), ret.getLoc(),
                            purpose + ": " + what + " is computed split over '" +
                                axis + "' but kept whole"));
@@ -128,10 +131,9 @@ public:
         layout = Layout();
       }
       if (layout.kind == Kind::Partial) {
-        std::string why =
-            purpose + ": " + what +
-            (batch ? " (summed over the batch shards)"
-                   : " (partial sums over " + axis + ")");
+        std::string why = purpose + ": " + what +
+                          (batch ? " (summed over the batch shards)"
+                                 : " (partial sums over " + axis + ")");
         Value &whole = materialized[operand.get()];
         if (!whole)
           whole = allReduce(operand.get(), ret.getLoc(), why);
@@ -173,8 +175,8 @@ private:
       b.setInsertionPoint(sum);
       StringAttr why = sum.getReasonAttr();
       Value part = ReduceScatterOp::create(
-          b, sum.getLoc(), first.getType(), sum.getInput(), mesh,
-          sum.getAxes(), first.getDimAttr(),
+          b, sum.getLoc(), first.getType(), sum.getInput(), mesh, sum.getAxes(),
+          first.getDimAttr(),
           b.getStringAttr((why ? why.str() + "; " : std::string()) +
                           "each rank keeps its part"));
       for (Operation *user : llvm::make_early_inc_range(sum->getUsers())) {
@@ -193,8 +195,7 @@ private:
     func.walk([&](AllReduceOp op) { sums.push_back(op); });
     for (AllReduceOp inner : sums) {
       if (inner.getKind() != CollectiveReduction::Sum ||
-          inner.getAxes() != b.getStrArrayAttr({axis}) ||
-          !inner->hasOneUse())
+          inner.getAxes() != b.getStrArrayAttr({axis}) || !inner->hasOneUse())
         continue;
       auto outer = dyn_cast<AllReduceOp>(*inner->user_begin());
       if (!outer || outer.getKind() != CollectiveReduction::Sum ||
@@ -245,10 +246,9 @@ private:
     SmallVector<int64_t> shape(type.getShape());
     shape[layout.dim] *= ranks;
     b.setInsertionPointAfterValue(value);
-    Value result =
-        AllGatherOp::create(b, loc, type.clone(shape), value, mesh,
-                            b.getStrArrayAttr({axis}), b.getI64IntegerAttr(layout.dim),
-                            b.getStringAttr(why));
+    Value result = AllGatherOp::create(
+        b, loc, type.clone(shape), value, mesh, b.getStrArrayAttr({axis}),
+        b.getI64IntegerAttr(layout.dim), b.getStringAttr(why));
     if (layout.blocks > 1) {
       // [.., ranks, blocks, chunk, ..] -> [.., blocks, ranks, chunk, ..]
       SmallVector<int64_t> view(type.getShape());
@@ -323,8 +323,8 @@ private:
   /// carried into each reader's results.
   void reduceSharedPartials(Operation *op) {
     for (Value result : op->getResults()) {
-      if (layouts.lookup(result).kind != Kind::Partial ||
-          result.hasOneUse() || result.use_empty())
+      if (layouts.lookup(result).kind != Kind::Partial || result.hasOneUse() ||
+          result.use_empty())
         continue;
       Value &whole = materialized[result];
       whole = sumOverAxis(result, op->getLoc(),
@@ -349,8 +349,7 @@ private:
   bool scattersAlongSequence(Value partial) {
     auto type = cast<RankedTensorType>(partial.getType());
     return sequenceLength > 0 && type.getRank() == 3 &&
-           type.getDimSize(1) == sequenceLength &&
-           sequenceLength % ranks == 0;
+           type.getDimSize(1) == sequenceLength && sequenceLength % ranks == 0;
   }
 
   /// The sum over the axis of `partial`, right after it: all-reduced, or
@@ -382,7 +381,8 @@ private:
       if (layouts.lookup(partial).kind != Kind::Partial)
         continue;
       Value &whole = materialized[partial];
-      if (!whole || (!mayScatter && layouts.lookup(whole).kind != Kind::Replicated))
+      if (!whole ||
+          (!mayScatter && layouts.lookup(whole).kind != Kind::Replicated))
         whole = sumOverAxis(
             partial, op->getLoc(),
             purpose + ": " + label(op) +
@@ -474,10 +474,10 @@ private:
           strides(type.getRank(), 1);
       part = SliceOp::create(b, owner->getLoc(), value, starts, sizes, strides);
     } else if (!batch) {
-      part = ShardOp::create(b, owner->getLoc(), type.clone(sizes), value,
-                             mesh, b.getStrArrayAttr({axis}), b.getI64IntegerAttr(dim),
-                             b.getI64IntegerAttr(like.blocks),
-                             StringAttr());
+      part =
+          ShardOp::create(b, owner->getLoc(), type.clone(sizes), value, mesh,
+                          b.getStrArrayAttr({axis}), b.getI64IntegerAttr(dim),
+                          b.getI64IntegerAttr(like.blocks), StringAttr());
     } else {
       return owner->emitError("cannot partition '")
              << owner->getName() << "' over the batch: operand #"
@@ -586,8 +586,8 @@ private:
       // split along tokens (sequence parallelism) meeting a weight split
       // along features.
       bool aBatch = a.dim < l - 2, cBatch = c.dim < r - 2;
-      bool lhs = a.dim == lhsK   ? true
-                 : c.dim == rhsK ? false
+      bool lhs = a.dim == lhsK      ? true
+                 : c.dim == rhsK    ? false
                  : aBatch != cBatch ? !aBatch
                                     : true;
       OpOperand &use = op->getOpOperand(lhs ? 0 : 1);
@@ -677,16 +677,17 @@ private:
     int64_t dim = op.getDim();
     b.setInsertionPoint(op);
     OpEmitter e(b, op.getLoc());
-    std::string what = purpose + ": " + label(op) + " split over '" + axis + "'";
+    std::string what =
+        purpose + ": " + label(op) + " split over '" + axis + "'";
     Value x = op.getInput();
     Value max = allReduce(ReduceMaxOp::create(b, e.loc, x, {dim}, true),
                           CollectiveReduction::Max, e.loc,
                           what + ": the maximum of each row");
     Value shifted = e.sub(x, max);
-    Value sum = allReduce(
-        ReduceSumOp::create(b, e.loc, e.exp(shifted), {dim}, true),
-        CollectiveReduction::Sum, e.loc,
-        what + ": the sum of exponentials of each row");
+    Value sum =
+        allReduce(ReduceSumOp::create(b, e.loc, e.exp(shifted), {dim}, true),
+                  CollectiveReduction::Sum, e.loc,
+                  what + ": the sum of exponentials of each row");
     Value result = e.sub(shifted, e.log(sum));
     op.getResult().replaceAllUsesWith(result);
     op.erase();
@@ -711,20 +712,22 @@ private:
     // This rank's first row: its part of the global row numbers.
     Value rowNumbers = IotaOp::create(
         b, loc, RankedTensorType::get({rows * ranks}, idType), 0);
-    Value mine = ShardOp::create(
-        b, loc, RankedTensorType::get({rows}, idType), rowNumbers, mesh,
-        b.getStrArrayAttr({axis}), b.getI64IntegerAttr(0),
-        b.getI64IntegerAttr(1), StringAttr());
-    Value first = ReshapeOp::create(b, loc, RankedTensorType::get({}, idType),
-                                    SliceOp::create(b, loc, mine, {0}, {1}, {1}));
+    Value mine = ShardOp::create(b, loc, RankedTensorType::get({rows}, idType),
+                                 rowNumbers, mesh, b.getStrArrayAttr({axis}),
+                                 b.getI64IntegerAttr(0), b.getI64IntegerAttr(1),
+                                 StringAttr());
+    Value first =
+        ReshapeOp::create(b, loc, RankedTensorType::get({}, idType),
+                          SliceOp::create(b, loc, mine, {0}, {1}, {1}));
     Value local = e.sub(ids, first);
-    Value inside = AndOp::create(
-        b, loc,
-        CompareOp::create(b, loc, ComparisonPredicate::GE, local,
-                          scalar(loc, idType, 0)),
-        CompareOp::create(b, loc, ComparisonPredicate::LT, local,
-                          scalar(loc, idType, rows)));
-    Value safe = SelectOp::create(b, loc, inside, local, scalar(loc, idType, 0));
+    Value inside =
+        AndOp::create(b, loc,
+                      CompareOp::create(b, loc, ComparisonPredicate::GE, local,
+                                        scalar(loc, idType, 0)),
+                      CompareOp::create(b, loc, ComparisonPredicate::LT, local,
+                                        scalar(loc, idType, rows)));
+    Value safe =
+        SelectOp::create(b, loc, inside, local, scalar(loc, idType, 0));
     return {safe, inside};
   }
 
@@ -750,11 +753,11 @@ private:
     Value masked = SelectOp::create(
         b, op.getLoc(), rowMask(inside, op.getType(), op.getLoc()),
         op.getResult(), scalar(op.getLoc(), table.getElementType(), 0));
-    Value whole = sumOverAxis(masked, op.getLoc(),
-                              purpose + ": " + label(op) +
-                                  " from rows split over '" + axis +
-                                  "' (each rank has looked up its own)",
-                              /*mayScatter=*/true);
+    Value whole =
+        sumOverAxis(masked, op.getLoc(),
+                    purpose + ": " + label(op) + " from rows split over '" +
+                        axis + "' (each rank has looked up its own)",
+                    /*mayScatter=*/true);
     op.getResult().replaceAllUsesExcept(whole, masked.getDefiningOp());
     return success();
   }
@@ -952,9 +955,9 @@ private:
       return partitionUpdateSlice(update);
     if (auto concat = dyn_cast<ConcatOp>(op))
       return partitionConcat(concat);
-    return op->emitError("'") << op->getName() << "' cannot be partitioned over "
-                              << (batch ? "the batch" : "'" + axis + "'")
-                              << " yet";
+    return op->emitError("'")
+           << op->getName() << "' cannot be partitioned over "
+           << (batch ? "the batch" : "'" + axis + "'") << " yet";
   }
 
   /// A concat of values split alike along another dimension stays split;
@@ -1138,8 +1141,8 @@ FlatSymbolRefAttr mlir::dtc::meshWithAxis(ModuleOp module, StringRef axis,
 /// `old` (or nothing) with dimension `dim` of a rank-`rank` tensor also
 /// split over `axis` in `blocks` blocks.
 static ShardingAttr withSplit(MLIRContext *context, ShardingAttr old,
-                              int64_t rank, FlatSymbolRefAttr mesh,
-                              int64_t dim, StringRef axis, int64_t blocks) {
+                              int64_t rank, FlatSymbolRefAttr mesh, int64_t dim,
+                              StringRef axis, int64_t blocks) {
   Builder b(context);
   SmallVector<Attribute> dims(rank, b.getArrayAttr({}));
   SmallVector<int64_t> allBlocks(rank, 1);
@@ -1181,8 +1184,7 @@ void mlir::dtc::recordResultSharding(func::FuncOp func, unsigned index,
       if (auto param = func.getArgAttrOfType<StringAttr>(i, kParamAttrName);
           param && param == grad)
         base = func.getArgAttrOfType<ShardingAttr>(i, kShardingAttrName);
-  int64_t rank =
-      cast<RankedTensorType>(func.getResultTypes()[index]).getRank();
+  int64_t rank = cast<RankedTensorType>(func.getResultTypes()[index]).getRank();
   func.setResultAttr(
       index, kShardingAttrName,
       withSplit(func.getContext(), base, rank, mesh, dim, axis, 1));

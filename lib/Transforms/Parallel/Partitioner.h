@@ -1,4 +1,5 @@
-//===- Partitioner.h - a step's program for one rank of a mesh axis -*- C++ -*-===//
+//===- Partitioner.h - a step's program for one rank of a mesh axis -*- C++
+//-*-===//
 
 #ifndef DTC_LIB_TRANSFORMS_PARALLEL_PARTITIONER_H
 #define DTC_LIB_TRANSFORMS_PARALLEL_PARTITIONER_H

@@ -135,8 +135,8 @@ public:
     vocabularyParallel(forward, projections, seeds);
     // A parameter read by several projections is split once.
     llvm::DenseSet<unsigned> once;
-    llvm::erase_if(seeds,
-                   [&](SplitArgument &s) { return !once.insert(s.index).second; });
+    llvm::erase_if(
+        seeds, [&](SplitArgument &s) { return !once.insert(s.index).second; });
     return seeds;
   }
 
@@ -149,8 +149,7 @@ private:
                           llvm::MapVector<Operation *, Projection> &projections,
                           SmallVectorImpl<SplitArgument> &seeds) {
     auto divides = [&](Operation *op, BlockArgument table, int64_t dim) {
-      int64_t rows =
-          cast<RankedTensorType>(table.getType()).getDimSize(dim);
+      int64_t rows = cast<RankedTensorType>(table.getType()).getDimSize(dim);
       if (rows % tp == 0)
         return true;
       op->emitWarning("tensor-parallel: '")
@@ -291,8 +290,7 @@ FailureOr<int64_t> sequenceLengthOf(func::FuncOp func) {
 /// names with no "tp" anywhere is replicated; one that several rules match
 /// is an error (JSON objects are unordered). Replaces `seeds`' entries for
 /// the parameters it names.
-LogicalResult applyShardingSpec(func::FuncOp func, StringRef path,
-                                int64_t tp,
+LogicalResult applyShardingSpec(func::FuncOp func, StringRef path, int64_t tp,
                                 SmallVectorImpl<SplitArgument> &seeds) {
   auto fail = [&](const Twine &message) {
     return func.emitError("--sharding-spec ") << path << ": " << message;
@@ -316,8 +314,7 @@ LogicalResult applyShardingSpec(func::FuncOp func, StringRef path,
       llvm::Regex regex(("^(" + entry.first.str() + ")$"));
       std::string regexError;
       if (!regex.isValid(regexError))
-        return fail("invalid regex '" + entry.first.str() +
-                    "': " + regexError);
+        return fail("invalid regex '" + entry.first.str() + "': " + regexError);
       if (!regex.match(name))
         continue;
       if (rule)
@@ -340,8 +337,8 @@ LogicalResult applyShardingSpec(func::FuncOp func, StringRef path,
           (blocks && blocks->size() != perDim->size()))
         return fail("rule '" + pattern.str() + "' gives '" + name +
                     "' a layout that is not one list of axes per dimension "
-                    "(it has " + std::to_string(type.getRank()) +
-                    " dimensions)");
+                    "(it has " +
+                    std::to_string(type.getRank()) + " dimensions)");
       llvm::erase_if(seeds, [&](SplitArgument &s) { return s.index == i; });
       for (auto [d, axes] : llvm::enumerate(*perDim)) {
         const llvm::json::Array *list = axes.getAsArray();
@@ -355,8 +352,8 @@ LogicalResult applyShardingSpec(func::FuncOp func, StringRef path,
                         "': only the tp axis shards parameters here");
           int64_t n = blocks ? (*blocks)[d].getAsInteger().value_or(0) : 1;
           if (n < 1 || type.getDimSize(d) % (n * tp) != 0)
-            return fail("'" + name + "' dimension " + std::to_string(d) +
-                        " (" + std::to_string(type.getDimSize(d)) +
+            return fail("'" + name + "' dimension " + std::to_string(d) + " (" +
+                        std::to_string(type.getDimSize(d)) +
                         ") does not split into " + std::to_string(tp) +
                         " ranks" +
                         (n > 1 ? " in " + std::to_string(n) + " blocks" : ""));
@@ -368,9 +365,8 @@ LogicalResult applyShardingSpec(func::FuncOp func, StringRef path,
   return success();
 }
 
-LogicalResult tensorParallel(ModuleOp module, int64_t size,
-                             StringRef strategy, bool sequenceParallel,
-                             StringRef shardingSpec) {
+LogicalResult tensorParallel(ModuleOp module, int64_t size, StringRef strategy,
+                             bool sequenceParallel, StringRef shardingSpec) {
   StringRef pass =
       sequenceParallel ? "dtc-sequence-parallel" : "dtc-tensor-parallel";
   if (size < 1)

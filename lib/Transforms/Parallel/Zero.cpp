@@ -89,8 +89,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       if (!dim) {
         if (param && dims.insert({name, -1}).second)
           func.emitWarning("ZeRO: the optimizer state of '")
-              << name << "' stays whole: no dimension of "
-              << param.getType() << " splits over dp=" << dp;
+              << name << "' stays whole: no dimension of " << param.getType()
+              << " splits over dp=" << dp;
         continue;
       }
       dims[name] = *dim;
@@ -109,10 +109,10 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       SmallVector<int64_t> shape(type.getShape());
       shape[it->second] /= dp;
       b.setInsertionPointAfterValue(whole);
-      Value part = ShardOp::create(
-          b, whole.getLoc(), type.clone(shape), whole, mesh,
-          b.getStrArrayAttr({"dp"}), b.getI64IntegerAttr(it->second),
-          b.getI64IntegerAttr(1), StringAttr());
+      Value part = ShardOp::create(b, whole.getLoc(), type.clone(shape), whole,
+                                   mesh, b.getStrArrayAttr({"dp"}),
+                                   b.getI64IntegerAttr(it->second),
+                                   b.getI64IntegerAttr(1), StringAttr());
       whole.replaceUsesWithIf(part, [&](OpOperand &use) {
         return use.getOwner() != part.getDefiningOp() &&
                !isa<func::ReturnOp>(use.getOwner());
@@ -165,8 +165,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     OpBuilder b(&getContext());
     for (BlockArgument param : func.getArguments()) {
-      auto name =
-          func.getArgAttrOfType<StringAttr>(param.getArgNumber(), kParamAttrName);
+      auto name = func.getArgAttrOfType<StringAttr>(param.getArgNumber(),
+                                                    kParamAttrName);
       auto it = name ? dims.find(name.getValue()) : dims.end();
       if (it == dims.end() || it->second < 0)
         continue;
@@ -215,8 +215,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         }
       }
       std::string why = "ZeRO-3: " + name.str() + " whole for the ";
-      Value forwardWhole = gatherBefore(b, param, whole, dim, mesh,
-                                        forwardUses, why + "forward");
+      Value forwardWhole = gatherBefore(b, param, whole, dim, mesh, forwardUses,
+                                        why + "forward");
       for (OpOperand *use : forwardUses)
         use->set(forwardWhole);
       // Views for the backward are made again from its own gather.

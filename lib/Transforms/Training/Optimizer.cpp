@@ -10,8 +10,8 @@
 #include "dtc/Transforms/Training/Passes.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
-#include "mlir/IR/Builders.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/Regex.h"
 
@@ -78,9 +78,9 @@ public:
     }
     for (auto &[axes, members] : byAxes) {
       SmallVector<Value> packed;
-      auto one = RankedTensorType::get({1}, cast<RankedTensorType>(
-                                                parts[members[0]].getType())
-                                                .getElementType());
+      auto one = RankedTensorType::get(
+          {1},
+          cast<RankedTensorType>(parts[members[0]].getType()).getElementType());
       for (unsigned i : members)
         packed.push_back(ReshapeOp::create(b, loc, one, parts[i]));
       Value all = packed.size() == 1
@@ -93,8 +93,8 @@ public:
           b.getStringAttr("optimizer: " + what +
                           " of the split parameters' gradients"));
       for (auto [k, i] : llvm::enumerate(members)) {
-        Value slice = SliceOp::create(b, loc, all, {static_cast<int64_t>(k)},
-                                      {1}, {1});
+        Value slice =
+            SliceOp::create(b, loc, all, {static_cast<int64_t>(k)}, {1}, {1});
         parts[i] = ReshapeOp::create(b, loc, parts[i].getType(), slice);
       }
     }

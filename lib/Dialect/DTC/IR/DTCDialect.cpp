@@ -57,10 +57,10 @@ std::string mlir::dtc::getResultName(FunctionOpInterface func, unsigned index) {
   return "result" + std::to_string(index);
 }
 
-LogicalResult
-ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     FlatSymbolRefAttr mesh, ArrayAttr dims,
-                     ArrayRef<int64_t> blocks, ArrayAttr partial) {
+LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   FlatSymbolRefAttr mesh, ArrayAttr dims,
+                                   ArrayRef<int64_t> blocks,
+                                   ArrayAttr partial) {
   for (Attribute dim : dims) {
     auto axes = dyn_cast<ArrayAttr>(dim);
     if (!axes || !llvm::all_of(axes, llvm::IsaPred<StringAttr>))
@@ -69,8 +69,8 @@ ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << dim;
   }
   if (!blocks.empty() && blocks.size() != dims.size())
-    return emitError() << "blocks has " << blocks.size()
-                       << " entries for " << dims.size() << " dimensions";
+    return emitError() << "blocks has " << blocks.size() << " entries for "
+                       << dims.size() << " dimensions";
   if (llvm::any_of(blocks, [](int64_t b) { return b < 1; }))
     return emitError() << "blocks must be positive";
   if (partial && !llvm::all_of(partial, llvm::IsaPred<StringAttr>))

@@ -37,7 +37,8 @@ ParseResult MeshOp::parse(OpAsmParser &parser, OperationState &result) {
     sizes.push_back(size);
     return success();
   };
-  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, parseAxis) ||
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square,
+                                     parseAxis) ||
       parser.parseOptionalAttrDict(result.attributes))
     return failure();
   Builder &b = parser.getBuilder();
@@ -55,9 +56,9 @@ void MeshOp::print(OpAsmPrinter &p) {
     p << cast<StringAttr>(std::get<0>(pair)) << " = " << std::get<1>(pair);
   });
   p << "]";
-  p.printOptionalAttrDict((*this)->getAttrs(),
-                          {getSymNameAttrName(), getAxesAttrName(),
-                           getSizesAttrName()});
+  p.printOptionalAttrDict(
+      (*this)->getAttrs(),
+      {getSymNameAttrName(), getAxesAttrName(), getSizesAttrName()});
 }
 
 LogicalResult MeshOp::verify() {
@@ -96,9 +97,8 @@ static FailureOr<int64_t> groupSizeOf(Operation *op, FlatSymbolRefAttr meshRef,
   for (Attribute axis : axes) {
     int64_t size = mesh.axisSize(cast<StringAttr>(axis).getValue());
     if (size < 0)
-      return op->emitOpError("mesh '")
-             << meshRef.getValue() << "' has no axis "
-             << cast<StringAttr>(axis);
+      return op->emitOpError("mesh '") << meshRef.getValue() << "' has no axis "
+                                       << cast<StringAttr>(axis);
     n *= size;
   }
   return n;
@@ -128,8 +128,8 @@ static LogicalResult checkScaledDim(Operation *op, RankedTensorType input,
   SmallVector<int64_t> expected(input.getShape());
   if (expected[dim] % divide != 0)
     return op->emitOpError("dimension ")
-           << dim << " (" << expected[dim] << ") is not divisible by the group size "
-           << divide;
+           << dim << " (" << expected[dim]
+           << ") is not divisible by the group size " << divide;
   expected[dim] = expected[dim] / divide * multiply;
   if (result.getShape() != ArrayRef<int64_t>(expected))
     return op->emitOpError("result type ")
@@ -154,7 +154,8 @@ LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
   FailureOr<int64_t> n = groupSizeOf(*this, getMeshAttr(), getAxes(), symbols);
   if (failed(n))
     return failure();
-  return checkScaledDim(*this, getInput().getType(), getType(), getDim(), *n, 1);
+  return checkScaledDim(*this, getInput().getType(), getType(), getDim(), *n,
+                        1);
 }
 
 LogicalResult ReduceScatterOp::verify() {
@@ -167,7 +168,8 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
   FailureOr<int64_t> n = groupSizeOf(*this, getMeshAttr(), getAxes(), symbols);
   if (failed(n))
     return failure();
-  return checkScaledDim(*this, getInput().getType(), getType(), getDim(), 1, *n);
+  return checkScaledDim(*this, getInput().getType(), getType(), getDim(), 1,
+                        *n);
 }
 
 LogicalResult AllToAllOp::verify() {
@@ -234,8 +236,8 @@ LogicalResult SendRecvOp::verify() { return success(); }
 
 LogicalResult SendRecvOp::verifySymbolUses(SymbolTableCollection &symbols) {
   Builder b(getContext());
-  FailureOr<int64_t> n = groupSizeOf(
-      *this, getMeshAttr(), b.getStrArrayAttr({getAxis()}), symbols);
+  FailureOr<int64_t> n = groupSizeOf(*this, getMeshAttr(),
+                                     b.getStrArrayAttr({getAxis()}), symbols);
   if (failed(n))
     return failure();
   if (getShift() % *n == 0)
