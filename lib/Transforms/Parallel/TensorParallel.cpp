@@ -101,7 +101,6 @@ public:
     }
 
     SmallVector<SplitArgument> seeds;
-    llvm::DenseSet<Operation *> columns;
     for (auto &[row, producers] : rows) {
       // Columns whose heads do not divide stay replicated (grouped-query
       // attention's k and v on more ranks than they have heads); the
