@@ -190,7 +190,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       // The optimizer's slices of the whole parameter are the parameter.
       for (Operation *user : llvm::make_early_inc_range(param.getUsers()))
         if (auto shard = dyn_cast<ShardOp>(user);
-            shard && shard.getDim() == dim && shard.getBlocks() == 1) {
+            shard && static_cast<int64_t>(shard.getDim()) == dim &&
+            shard.getBlocks() == 1) {
           shard.getResult().replaceAllUsesWith(param);
           shard.erase();
         }

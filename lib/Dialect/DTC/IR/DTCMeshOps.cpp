@@ -226,9 +226,10 @@ CollectiveBroadcastOp::verifySymbolUses(SymbolTableCollection &symbols) {
   FailureOr<int64_t> n = groupSizeOf(*this, getMeshAttr(), getAxes(), symbols);
   if (failed(n))
     return failure();
-  if (getRoot() < 0 || getRoot() >= *n)
+  auto root = static_cast<int64_t>(getRoot());
+  if (root < 0 || root >= *n)
     return emitOpError("root ")
-           << getRoot() << " is not a rank of the group of " << *n;
+           << root << " is not a rank of the group of " << *n;
   return success();
 }
 
