@@ -94,18 +94,20 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
     accumulation.microbatches = options.gradAccum;
     pm.addPass(createGradientAccumulation(accumulation));
   }
-  // ZeRO reduce-scatters each gradient into its own shard; buckets would
-  // need a flat layout of the shards (not built), so it goes without.
-  if (options.bucketMB > 0 && options.zero == 0) {
-    GradientBucketingOptions bucketing;
-    bucketing.bucketMB = options.bucketMB;
+  // Buckets form over the collectives the gradients end up with: the
+  // all-reduces, or under ZeRO (which needs one gradient per collective to
+  // find its shard) the reduce-scatters and the parameters' all-gathers.
+  GradientBucketingOptions bucketing;
+  bucketing.bucketMB = options.bucketMB;
+  if (options.bucketMB > 0 && options.zero == 0)
     pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));
-  }
   pm.addNestedPass<func::FuncOp>(createOptimizer(opt));
   if (options.zero > 0) {
     ZeroOptions zero;
     zero.stage = options.zero;
     pm.addPass(createZero(zero));
+    if (options.bucketMB > 0)
+      pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));
   }
   buildSimplifyPipeline(pm, SimplifyPipelineOptions());
 }

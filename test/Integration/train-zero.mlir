@@ -21,7 +21,7 @@
 // GPT-2 example, dp=2, stage 1: parameters 68480 = 4Psi, gradients 68480 =
 // 4Psi, state 68488 = 8Psi/2 + 8; 17 reduce-scatters and 17 all-gathers of
 // 34240 bus bytes (= 68480 / 2 each).
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z1 --lr 0.01 --weight-decay 0.01 --mesh dp=2 --zero 1
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z1 --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 1
 // RUN: FileCheck %s --check-prefix=Z1 < %t/gpt-z1/report.json
 // Z1: "memory_bytes_per_rank": {
 // Z1-NEXT: "activation_peak": {{[0-9]+}},
@@ -46,7 +46,7 @@
 //
 // Llama example, dp=2, stage 2: gradients 41280 = 4Psi/2, state 82568 =
 // 8Psi/2 + 8.
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --zero 2
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --bucket-mb 0 --zero 2
 // RUN: FileCheck %s --check-prefix=Z2 < %t/llama-z2/report.json
 // Z2: "gradients": 41280,
 // Z2-NEXT: "optimizer_state": 82568,
@@ -59,7 +59,7 @@
 //
 // dp=4 (batch 4): GPT-2 stage 2, gradients 17120 = 4Psi/4, state 34248 =
 // 8Psi/4 + 8, 3/4 x 68480 = 51360 bus bytes each way; Llama stage 1.
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-dp4 --lr 0.01 --weight-decay 0.01 --mesh dp=4 --zero 2
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-dp4 --lr 0.01 --weight-decay 0.01 --mesh dp=4 --bucket-mb 0 --zero 2
 // RUN: FileCheck %s --check-prefix=DP4 < %t/gpt-dp4/report.json
 // DP4: "gradients": 17120,
 // DP4-NEXT: "optimizer_state": 34248,
@@ -67,7 +67,7 @@
 // RUN: FileCheck %s --check-prefix=DP4-LOG < %t/gpt-dp4.log
 // DP4-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 12 bus bytes, all_gather 17 calls, 51360 bus bytes, reduce_scatter 17 calls, 51360 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-dp4-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-dp4 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=4 --zero 1
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-dp4 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=4 --bucket-mb 0 --zero 1
 // RUN: %mpirun -np 4 dtc-run %t/llama-dp4 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-dp4-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-dp4-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 //
@@ -75,16 +75,16 @@
 // warning), with sequence parallelism (stage 1), and with 2 microbatches
 // (stage 1: the microbatches accumulate into the whole gradient, which is
 // reduce-scattered once per step).
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-2x2 --lr 0.01 --weight-decay 0.01 --mesh dp=2,tp=2 --zero 2 2> %t/gpt-2x2.err
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-2x2 --lr 0.01 --weight-decay 0.01 --mesh dp=2,tp=2 --bucket-mb 0 --zero 2 2> %t/gpt-2x2.err
 // RUN: FileCheck %s --check-prefix=WHOLE < %t/gpt-2x2.err
 // WHOLE: warning: ZeRO: the optimizer state of 'block.qkv.bias' stays whole: no dimension of 'tensor<48xf32>' splits over dp=2
 // RUN: %mpirun -np 4 dtc-run %t/gpt-2x2 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-2x2-dump > %t/gpt-2x2.log
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-2x2-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/gpt-2x2/report.json %t/gpt-2x2.log | FileCheck %s --check-prefix=AGREE4
-// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-2x2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2,tp=2 --sequence-parallel --zero 1
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-2x2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2,tp=2 --sequence-parallel --bucket-mb 0 --zero 1
 // RUN: %mpirun -np 4 dtc-run %t/llama-2x2 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-2x2-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-2x2-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-acc --lr 0.01 --weight-decay 0.01 --mesh dp=2 --zero 1 --grad-accum 2
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-acc --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 1 --grad-accum 2
 // RUN: %mpirun -np 2 dtc-run %t/gpt-acc --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-acc-dump > %t/gpt-acc.log
 // RUN: FileCheck %s --check-prefix=Z1-LOG < %t/gpt-acc.log
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-acc-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
@@ -92,7 +92,7 @@
 // bf16 (stage 2) against single-device bf16, as in train-tp-combos.mlir.
 // RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-bf16 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --precision bf16
 // RUN: dtc-run %t/llama-bf16 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-bf16-dump
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-bf16-z2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --precision bf16 --mesh dp=2 --zero 2
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-bf16-z2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --precision bf16 --mesh dp=2 --bucket-mb 0 --zero 2
 // RUN: %mpirun -np 2 dtc-run %t/llama-bf16-z2 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-bf16-z2-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-bf16-z2-dump %t/llama-bf16-dump %S/Inputs/tiny_llama/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 --mask-from %S/Inputs/tiny_llama/adamw | FileCheck %s
 //
@@ -100,7 +100,7 @@
 // 34240, state 68488 (16Psi/2 + 8 in all); each parameter is all-gathered
 // twice (34 calls, 2 x 34240 bus bytes) and its gradient reduce-scattered
 // (17 calls, 34240): 3 x 34240, 1.5 times data parallelism's 68480.
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z3 --lr 0.01 --weight-decay 0.01 --mesh dp=2 --zero 3
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z3 --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 3
 // RUN: FileCheck %s --check-prefix=Z3 < %t/gpt-z3/report.json
 // Z3: "gradients": 34240,
 // Z3-NEXT: "optimizer_state": 68488,
@@ -120,29 +120,47 @@
 // Z3-IR: %[[B:.*]] = dtc.all_gather %arg17 on @mesh axes = ["dp"] dim = 0 {reason = "ZeRO-3: head.weight whole for the backward"} : tensor<32x32xf32> -> tensor<64x32xf32>
 // Z3-IR-NEXT: dtc.transpose %[[B]]
 // dp=4, dp=2 x tp=2, 2 microbatches, bf16:
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-z3-dp4 --lr 0.01 --weight-decay 0.01 --mesh dp=4 --zero 3
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-z3-dp4 --lr 0.01 --weight-decay 0.01 --mesh dp=4 --bucket-mb 0 --zero 3
 // RUN: %mpirun -np 4 dtc-run %t/gpt-z3-dp4 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-z3-dp4-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-z3-dp4-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-z3-2x2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2,tp=2 --zero 3
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-z3-2x2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2,tp=2 --bucket-mb 0 --zero 3
 // RUN: %mpirun -np 4 dtc-run %t/llama-z3-2x2 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-z3-2x2-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-z3-2x2-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z3 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --zero 3
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z3 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --bucket-mb 0 --zero 3
 // RUN: %mpirun -np 2 dtc-run %t/llama-z3 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-z3-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-z3-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-z2-acc --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --zero 2 --grad-accum 2
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-z2-acc --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --bucket-mb 0 --zero 2 --grad-accum 2
 // RUN: %mpirun -np 2 dtc-run %t/llama-z2-acc --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-z2-acc-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-z2-acc-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-z3-acc --lr 0.01 --weight-decay 0.01 --mesh dp=2 --zero 3 --grad-accum 2
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-z3-acc --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 3 --grad-accum 2
 // RUN: %mpirun -np 2 dtc-run %t/gpt-z3-acc --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-z3-acc-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-z3-acc-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-bf16-z3 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --precision bf16 --mesh dp=2 --zero 3
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-bf16-z3 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --precision bf16 --mesh dp=2 --bucket-mb 0 --zero 3
 // RUN: %mpirun -np 2 dtc-run %t/llama-bf16-z3 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-bf16-z3-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-bf16-z3-dump %t/llama-bf16-dump %S/Inputs/tiny_llama/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 --mask-from %S/Inputs/tiny_llama/adamw | FileCheck %s
 //
+// Bucketing (the default --bucket-mb 25) under ZeRO packs per rank:
+// each gradient, its split dimension first, viewed as [N, rest], the
+// bucket their concatenation along rest, so one reduce-scatter hands every
+// rank its shard of each (FSDP2's interleaving); the parameters' gathers
+// are packed the same way. GPT-2 stage 1: 17 + 17 calls become 1 + 1, the
+// same bytes and trajectory.
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z1-b --lr 0.01 --weight-decay 0.01 --mesh dp=2 --zero 1
+// RUN: FileCheck %s --check-prefix=BUCKET < %t/gpt-z1-b/report.json
+// BUCKET: "reason": "data-parallel: gradient bucket 1 of 2 (68480 bytes): head.weight,
+// BUCKET: "reason": "ZeRO-1: parameter bucket 2 of 2 (68480 bytes): wte.weight,
+// RUN: %mpirun -np 2 dtc-run %t/gpt-z1-b --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-z1-b-dump > %t/gpt-z1-b.log
+// RUN: FileCheck %s --check-prefix=BUCKET-LOG < %t/gpt-z1-b.log
+// BUCKET-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 8 bus bytes, all_gather 1 calls, 34240 bus bytes, reduce_scatter 1 calls, 34240 bus bytes
+// RUN: %python %S/../Utils/compare_training.py %t/gpt-z1-b-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z3-b --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --zero 3 --bucket-mb 0.05
+// RUN: %mpirun -np 2 dtc-run %t/llama-z3-b --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-z3-b-dump
+// RUN: %python %S/../Utils/compare_training.py %t/llama-z3-b-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
+//
 // What is not there is refused by name.
-// RUN: not dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/x --mesh dp=2 --zero 4 2>&1 | FileCheck %s --check-prefix=STAGE4
+// RUN: not dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/x --mesh dp=2 --bucket-mb 0 --zero 4 2>&1 | FileCheck %s --check-prefix=STAGE4
 // STAGE4: error: dtc-zero: stage 4 does not exist (1, 2 or 3)
-// RUN: not dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/x --zero 1 2>&1 | FileCheck %s --check-prefix=NODP
+// RUN: not dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/x --bucket-mb 0 --zero 1 2>&1 | FileCheck %s --check-prefix=NODP
 // NODP: error: dtc-zero shards over the dp axis: compile with --mesh dp=N, N >= 2
 //
 // CHECK-NOT: FAIL

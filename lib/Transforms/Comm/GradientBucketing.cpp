@@ -13,6 +13,7 @@
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::dtc {
@@ -30,11 +31,45 @@ int64_t byteSize(Type type) {
   return tensor.getNumElements() * ((tensor.getElementTypeBitWidth() + 7) / 8);
 }
 
-/// One gradient's all-reduce and the parameter it is the gradient of.
+/// A collective to bucket: a gradient's all-reduce or reduce-scatter, or
+/// an updated parameter's all-gather (ZeRO), and what it carries.
 struct Member {
-  AllReduceOp sum;
+  Operation *op;
   std::string name;
+  Value input() const { return op->getOperand(0); }
+  RankedTensorType inputType() const {
+    return cast<RankedTensorType>(input().getType());
+  }
+  RankedTensorType resultType() const {
+    return cast<RankedTensorType>(op->getResult(0).getType());
+  }
+  /// The dimension a reduce-scatter splits or an all-gather joins.
+  int64_t dim() const { return op->getAttrOfType<IntegerAttr>("dim").getInt(); }
+  /// The bytes the bucket holds for it: the whole tensor.
+  int64_t bytes() const {
+    return std::max(byteSize(inputType()), byteSize(resultType()));
+  }
 };
+
+/// The group size of `op`'s axes.
+int64_t groupSize(Operation *op) {
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+      op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
+  int64_t n = 1;
+  for (auto axis : op->getAttrOfType<ArrayAttr>("axes")
+                       .getAsValueRange<StringAttr>())
+    n *= mesh.axisSize(axis);
+  return n;
+}
+
+/// `value` with dimension `dim` moved to the front (and back).
+SmallVector<int64_t> frontPermutation(int64_t rank, int64_t dim) {
+  SmallVector<int64_t> perm{dim};
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != dim)
+      perm.push_back(d);
+  return perm;
+}
 
 struct GradientBucketingPass
     : public dtc::impl::GradientBucketingBase<GradientBucketingPass> {
@@ -48,43 +83,49 @@ struct GradientBucketingPass
     llvm::DenseMap<Operation *, unsigned> position;
     for (Operation &op : body)
       position[&op] = position.size() + 1; // block arguments come first: 0
-    auto readyAt = [&](AllReduceOp sum) {
-      Operation *def = sum.getInput().getDefiningOp();
+    auto readyAt = [&](const Member &m) {
+      Operation *def = m.input().getDefiningOp();
       return def ? position.lookup(def) : 0u;
     };
 
-    // The gradients' all-reduces, in the order their inputs are made.
+    // The gradients' sums and (ZeRO) the updated parameters' gathers, in
+    // the order their inputs are made.
     SmallVector<Member> members;
     llvm::DenseSet<Operation *> seen;
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     for (OpOperand &operand : ret->getOpOperands()) {
-      auto grad = func.getResultAttrOfType<StringAttr>(
-          operand.getOperandNumber(), kGradAttrName);
-      auto sum = operand.get().getDefiningOp<AllReduceOp>();
-      if (!grad || !sum || sum.getKind() != CollectiveReduction::Sum ||
-          !llvm::all_of(sum->getUsers(), llvm::IsaPred<func::ReturnOp>) ||
-          !seen.insert(sum).second)
+      unsigned i = operand.getOperandNumber();
+      auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
+      auto update = func.getResultAttrOfType<StringAttr>(i, kUpdateAttrName);
+      Operation *def = operand.get().getDefiningOp();
+      if (!def || !seen.insert(def).second)
         continue;
-      members.push_back({sum, grad.str()});
+      if (auto sum = dyn_cast<AllReduceOp>(def);
+          grad && sum && sum.getKind() == CollectiveReduction::Sum &&
+          llvm::all_of(sum->getUsers(), llvm::IsaPred<func::ReturnOp>))
+        members.push_back({def, grad.str()});
+      else if (grad && isa<ReduceScatterOp>(def))
+        members.push_back({def, grad.str()});
+      else if (update && isa<AllGatherOp>(def) && def->hasOneUse())
+        members.push_back({def, update.str()});
     }
     llvm::stable_sort(members, [&](const Member &a, const Member &b) {
-      return readyAt(a.sum) < readyAt(b.sum);
+      return readyAt(a) < readyAt(b);
     });
 
-    // Buckets per set of axes and element type, filled in that order.
+    // Buckets per kind, set of axes and element type, filled in that order.
     int64_t limit = static_cast<int64_t>(bucketMB * (1 << 20));
-    using Key = std::tuple<Attribute, Attribute, Type>;
+    using Key = std::tuple<OperationName, Attribute, Attribute, Type>;
     llvm::MapVector<Key, SmallVector<SmallVector<Member>>> buckets;
     for (Member &member : members) {
-      auto type = member.sum.getType();
-      Key key{member.sum.getMeshAttr(), member.sum.getAxes(),
-              type.getElementType()};
+      Key key{member.op->getName(), member.op->getAttr("mesh"),
+              member.op->getAttr("axes"), member.inputType().getElementType()};
       auto &list = buckets[key];
       int64_t bytes = 0;
       if (!list.empty())
         for (Member &m : list.back())
-          bytes += byteSize(m.sum.getType());
-      if (list.empty() || bytes + byteSize(type) > limit)
+          bytes += m.bytes();
+      if (list.empty() || bytes + member.bytes() > limit)
         list.emplace_back();
       list.back().push_back(member);
     }
@@ -98,49 +139,95 @@ struct GradientBucketingPass
           fuse(bucket, ++index, count, readyAt);
   }
 
-  /// One all-reduce for the bucket, right after its last gradient.
+  /// One collective for the bucket, right after its last input. All-reduces
+  /// pack the flattened tensors. Reduce-scatters and all-gathers pack per
+  /// rank (FSDP2's interleaving): each tensor, its split dimension moved to
+  /// the front, is viewed as [n, rest]; the bucket is their concatenation
+  /// along `rest`, so that rank r's row is its chunk of every tensor.
   template <typename ReadyAt>
   void fuse(MutableArrayRef<Member> bucket, int64_t index, int64_t count,
             ReadyAt readyAt) {
-    AllReduceOp last = bucket.front().sum;
+    Member *last = &bucket.front();
     for (Member &m : bucket)
-      if (readyAt(m.sum) > readyAt(last))
-        last = m.sum;
+      if (readyAt(m) > readyAt(*last))
+        last = &m;
     OpBuilder b(&getContext());
-    if (Operation *def = last.getInput().getDefiningOp())
+    if (Operation *def = last->input().getDefiningOp())
       b.setInsertionPointAfter(def);
     else
-      b.setInsertionPointToStart(last->getBlock());
-    Location loc = last.getLoc();
-    Type element = last.getType().getElementType();
-    SmallVector<Value> flat;
-    int64_t total = 0;
+      b.setInsertionPointToStart(last->op->getBlock());
+    Location loc = last->op->getLoc();
+    Type element = last->inputType().getElementType();
+    bool sum = isa<AllReduceOp>(last->op);
+    bool gather = isa<AllGatherOp>(last->op);
+    int64_t n = sum ? 1 : groupSize(last->op);
+    auto rows = [&](int64_t cols) {
+      return sum ? RankedTensorType::get({cols}, element)
+                 : RankedTensorType::get({gather ? 1 : n, cols}, element);
+    };
+
+    SmallVector<Value> packed;
+    SmallVector<int64_t> widths;
     std::string names;
+    int64_t bytes = 0;
     for (Member &m : bucket) {
-      int64_t n = m.sum.getType().getNumElements();
-      flat.push_back(ReshapeOp::create(
-          b, loc, RankedTensorType::get({n}, element), m.sum.getInput()));
-      total += n;
+      Value x = m.input();
+      auto type = m.inputType();
+      if (!sum)
+        x = TransposeOp::create(b, loc, x,
+                                frontPermutation(type.getRank(), m.dim()));
+      int64_t width = type.getNumElements() / (sum || gather ? 1 : n);
+      packed.push_back(ReshapeOp::create(b, loc, rows(width), x));
+      widths.push_back(width);
       names += (names.empty() ? "" : ", ") + m.name;
+      bytes += m.bytes();
     }
-    Value packed = ConcatOp::create(b, loc, flat, 0);
-    StringRef reason = last.getReason().value_or("");
-    std::string purpose = reason.split(':').first.str();
-    auto sum = AllReduceOp::create(
-        b, loc, packed.getType(), packed, last.getMeshAttr(), last.getAxes(),
-        last.getKindAttr(),
-        b.getStringAttr(purpose + ": gradient bucket " + std::to_string(index) +
-                        " of " + std::to_string(count) + " (" +
-                        std::to_string(byteSize(packed.getType())) +
-                        " bytes): " + names));
+    int64_t total = 0;
+    for (int64_t w : widths)
+      total += w;
+    Value all = ConcatOp::create(b, loc, packed, sum ? 0 : 1);
+    StringRef reason =
+        last->op->getAttrOfType<StringAttr>("reason")
+            ? last->op->getAttrOfType<StringAttr>("reason").getValue()
+            : StringRef();
+    std::string why = reason.split(':').first.str() + ": " +
+                      (gather ? "parameter" : "gradient") + " bucket " +
+                      std::to_string(index) + " of " + std::to_string(count) +
+                      " (" + std::to_string(bytes) + " bytes): " + names;
+    Operation *one = b.clone(*last->op);
+    one->setOperand(0, all);
+    one->setAttr("reason", b.getStringAttr(why));
+    if (!sum)
+      one->setAttr("dim", b.getI64IntegerAttr(0));
+    one->getResult(0).setType(sum ? all.getType()
+                                  : rows(total).clone(
+                                        {gather ? n : 1, total}));
+    Value result = one->getResult(0);
+
     int64_t offset = 0;
-    for (Member &m : bucket) {
-      int64_t n = m.sum.getType().getNumElements();
-      Value part = SliceOp::create(b, loc, sum, {offset}, {n}, {1});
-      offset += n;
-      m.sum.getResult().replaceAllUsesWith(
-          ReshapeOp::create(b, loc, m.sum.getType(), part).getResult());
-      m.sum.erase();
+    for (auto [m, width] : llvm::zip(bucket, widths)) {
+      auto out = m.resultType();
+      Value part;
+      if (sum) {
+        part = SliceOp::create(b, loc, result, {offset}, {width}, {1});
+        part = ReshapeOp::create(b, loc, out, part);
+      } else {
+        int64_t height = gather ? n : 1;
+        part = SliceOp::create(b, loc, result, {0, offset}, {height, width},
+                               {1, 1});
+        SmallVector<int64_t> perm = frontPermutation(out.getRank(), m.dim());
+        SmallVector<int64_t> front;
+        for (int64_t d : perm)
+          front.push_back(out.getDimSize(d));
+        part = ReshapeOp::create(b, loc, out.clone(front), part);
+        SmallVector<int64_t> inverse(perm.size());
+        for (auto [i, d] : llvm::enumerate(perm))
+          inverse[d] = i;
+        part = TransposeOp::create(b, loc, part, inverse);
+      }
+      offset += width;
+      m.op->getResult(0).replaceAllUsesWith(part);
+      m.op->erase();
     }
   }
 };
