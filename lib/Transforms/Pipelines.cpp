@@ -105,6 +105,7 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   if (options.zero > 0) {
     ZeroOptions zero;
     zero.stage = options.zero;
+    zero.microbatches = options.gradAccum;
     pm.addPass(createZero(zero));
     if (options.bucketMB > 0)
       pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));

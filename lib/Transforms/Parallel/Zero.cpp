@@ -19,6 +19,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
+
 namespace mlir::dtc {
 #define GEN_PASS_DEF_ZERO
 #include "dtc/Transforms/Parallel/Passes.h.inc"
@@ -145,10 +147,58 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       if (auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName))
         if (std::optional<SplitArgument> split = splitOf(grad.getValue()))
           recordResultSharding(func, i, mesh, split->dim, "dp");
+    if (stage >= 2 && microbatches > 1)
+      scatterPerMicrobatch(func);
     if (stage == 3)
       shardParameters(func, dp, mesh, dims);
     func->setAttr(kZeroStageAttrName, b.getI64IntegerAttr(stage));
     return success();
+  }
+
+  /// Stages 2 and 3 keep no whole gradient buffer: where the gradients of
+  /// several microbatches are added up (dtc-gradient-accumulation), each
+  /// microbatch's gradient is reduce-scattered as soon as it is made and
+  /// the shards are added -- K reduce-scatters per step instead of one.
+  void scatterPerMicrobatch(func::FuncOp func) {
+    SmallVector<ReduceScatterOp> scatters;
+    func.walk([&](ReduceScatterOp op) { scatters.push_back(op); });
+    OpBuilder b(&getContext());
+    std::function<Value(Value, ReduceScatterOp)> distribute =
+        [&](Value sum, ReduceScatterOp like) -> Value {
+      auto add = sum.getDefiningOp<AddOp>();
+      if (!add || !add->hasOneUse() ||
+          add.getLhs().getType() != add.getRhs().getType() ||
+          add.getLhs().getType() != add.getType()) {
+        b.setInsertionPointAfterValue(sum);
+        auto part = cast<ReduceScatterOp>(b.clone(*like));
+        part->setOperand(0, sum);
+        return part.getResult();
+      }
+      Value lhs = distribute(add.getLhs(), like);
+      Value rhs = distribute(add.getRhs(), like);
+      b.setInsertionPointAfter(add);
+      Value shards = AddOp::create(b, add.getLoc(), lhs, rhs);
+      return shards;
+    };
+    for (ReduceScatterOp scatter : scatters) {
+      auto add = scatter.getInput().getDefiningOp<AddOp>();
+      if (!add || !add->hasOneUse())
+        continue;
+      Value shards = distribute(scatter.getInput(), scatter);
+      scatter.getResult().replaceAllUsesWith(shards);
+      scatter.erase();
+      // The whole-gradient sums nothing reads any more.
+      SmallVector<Operation *> dead{add};
+      while (!dead.empty()) {
+        Operation *op = dead.pop_back_val();
+        if (!op->use_empty())
+          continue;
+        for (Value operand : op->getOperands())
+          if (auto inner = operand.getDefiningOp<AddOp>())
+            dead.push_back(inner);
+        op->erase();
+      }
+    }
   }
 
   /// Stage 3: each parameter with sharded state is itself kept as its shard

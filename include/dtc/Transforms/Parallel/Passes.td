@@ -136,8 +136,8 @@ def Zero : Pass<"dtc-zero", "mlir::ModuleOp"> {
     dtc-run gathers them for dumps). Stage 1 keeps a whole gradient buffer
     (with dtc-gradient-accumulation, the microbatches accumulate into it
     and it is reduce-scattered once per step); stage 2 keeps only the
-    shard: the step is the same program, the report's gradient bytes
-    differ. Stage 3 also keeps each parameter as its shard and all-gathers
+    shard (each microbatch's gradient reduce-scattered as it is made, the
+    shards added). Stage 3 also keeps each parameter as its shard and all-gathers
     it where the step reads it whole: just before its first use in the
     forward, and again just before its first use in the backward (the
     forward's views of it, such as a transpose, made again from the second
@@ -146,7 +146,10 @@ def Zero : Pass<"dtc-zero", "mlir::ModuleOp"> {
     divides keeps whole state (and stays whole), with a warning.
   }];
   let options = [
-    Option<"stage", "stage", "int64_t", /*default=*/"1", "ZeRO stage (1, 2 or 3)">
+    Option<"stage", "stage", "int64_t", /*default=*/"1", "ZeRO stage (1, 2 or 3)">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "Microbatches dtc-gradient-accumulation made (stages 2, 3 then "
+           "reduce-scatter each one's gradients)">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
