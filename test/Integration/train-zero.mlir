@@ -115,9 +115,9 @@
 // backward gathers again (after the simplify pipeline, still two: the
 // collectives are not merged) and remakes the forward's transpose from it.
 // RUN: FileCheck %s --check-prefix=Z3-IR < %t/gpt-z3/train_step.mlir
-// Z3-IR: %[[F:.*]] = dtc.all_gather %arg17 on @mesh axes = ["dp"] dim = 0 {reason = "ZeRO-3: head.weight whole for the forward"} : tensor<32x32xf32> -> tensor<64x32xf32>
+// Z3-IR: %[[F:.*]] = dtc.all_gather %arg17 on @mesh axes = ["dp"] dim = 0 {dtc.gather_phase = "forward", reason = "ZeRO-3: head.weight whole for the forward"} : tensor<32x32xf32> -> tensor<64x32xf32>
 // Z3-IR-NEXT: dtc.transpose %[[F]]
-// Z3-IR: %[[B:.*]] = dtc.all_gather %arg17 on @mesh axes = ["dp"] dim = 0 {reason = "ZeRO-3: head.weight whole for the backward"} : tensor<32x32xf32> -> tensor<64x32xf32>
+// Z3-IR: %[[B:.*]] = dtc.all_gather %arg17 on @mesh axes = ["dp"] dim = 0 {dtc.gather_phase = "backward", reason = "ZeRO-3: head.weight whole for the backward"} : tensor<32x32xf32> -> tensor<64x32xf32>
 // Z3-IR-NEXT: dtc.transpose %[[B]]
 // dp=4, dp=2 x tp=2, 2 microbatches, bf16:
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-z3-dp4 --lr 0.01 --weight-decay 0.01 --mesh dp=4 --bucket-mb 0 --zero 3
@@ -163,7 +163,24 @@
 // RUN: FileCheck %s --check-prefix=BUCKET-LOG < %t/gpt-z1-b.log
 // BUCKET-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 8 bus bytes, all_gather 1 calls, 34240 bus bytes, reduce_scatter 1 calls, 34240 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-z1-b-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z3-b --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --zero 3 --bucket-mb 0.05
+// Stage 3's parameter gathers are bucketed too, by phase, in the order
+// their parameters are first read; each bucket is gathered where the
+// previous one is first read (a prefetch of the next unit while the
+// current one computes). GPT-2 with one bucket per phase: 2 all-gathers
+// and 1 reduce-scatter. Llama with 0.02 MiB buckets: the second unit
+// (layer 0's MLP) is gathered before anything of the first is computed.
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z3-b --lr 0.01 --weight-decay 0.01 --mesh dp=2 --zero 3
+// RUN: %mpirun -np 2 dtc-run %t/gpt-z3-b --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-z3-b-dump > %t/gpt-z3-b.log
+// RUN: FileCheck %s --check-prefix=Z3B-LOG < %t/gpt-z3-b.log
+// Z3B-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 8 bus bytes, all_gather 2 calls, 68480 bus bytes, reduce_scatter 1 calls, 34240 bus bytes
+// RUN: %python %S/../Utils/compare_training.py %t/gpt-z3-b-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
+// RUN: cat %t/gpt-z3-b/report.json %t/gpt-z3-b.log | FileCheck %s --check-prefix=PEAK
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z3-b --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --zero 3 --bucket-mb 0.02
+// RUN: FileCheck %s --check-prefix=PREFETCH < %t/llama-z3-b/train_step.mlir
+// PREFETCH: dtc.all_gather {{.*}} {dtc.gather_phase = "forward", reason = "ZeRO-3: parameter bucket 1 of 14 (20736 bytes): embed.weight, layers.0.attn_norm.weight,
+// PREFETCH-NOT: dtc.gather %
+// PREFETCH-NOT: dtc.matmul
+// PREFETCH: dtc.all_gather {{.*}} {dtc.gather_phase = "forward", reason = "ZeRO-3: parameter bucket 2 of 14 (16384 bytes): layers.0.mlp.w1.weight, layers.0.mlp.w3.weight"}
 // RUN: %mpirun -np 2 dtc-run %t/llama-z3-b --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-z3-b-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-z3-b-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 //

@@ -83,7 +83,15 @@ struct GradientBucketingPass
     llvm::DenseMap<Operation *, unsigned> position;
     for (Operation &op : body)
       position[&op] = position.size() + 1; // block arguments come first: 0
+    // A ZeRO-3 gather is needed by its first reader; the others are ready
+    // when their input is made.
     auto readyAt = [&](const Member &m) {
+      if (m.op->hasAttr(kGatherPhaseAttrName)) {
+        unsigned first = ~0u;
+        for (Operation *user : m.op->getUsers())
+          first = std::min(first, position.lookup(user));
+        return first;
+      }
       Operation *def = m.input().getDefiningOp();
       return def ? position.lookup(def) : 0u;
     };
@@ -109,17 +117,27 @@ struct GradientBucketingPass
       else if (update && isa<AllGatherOp>(def) && def->hasOneUse())
         members.push_back({def, update.str()});
     }
+    // ZeRO-3's gathers of parameters before their reads.
+    func.walk([&](AllGatherOp gather) {
+      if (gather->hasAttr(kGatherPhaseAttrName))
+        if (auto arg = dyn_cast<BlockArgument>(gather.getInput()))
+          if (auto name = func.getArgAttrOfType<StringAttr>(
+                  arg.getArgNumber(), kParamAttrName))
+            members.push_back({gather, name.str()});
+    });
     llvm::stable_sort(members, [&](const Member &a, const Member &b) {
       return readyAt(a) < readyAt(b);
     });
 
     // Buckets per kind, set of axes and element type, filled in that order.
     int64_t limit = static_cast<int64_t>(bucketMB * (1 << 20));
-    using Key = std::tuple<OperationName, Attribute, Attribute, Type>;
+    using Key =
+        std::tuple<OperationName, Attribute, Attribute, Type, Attribute>;
     llvm::MapVector<Key, SmallVector<SmallVector<Member>>> buckets;
     for (Member &member : members) {
       Key key{member.op->getName(), member.op->getAttr("mesh"),
-              member.op->getAttr("axes"), member.inputType().getElementType()};
+              member.op->getAttr("axes"), member.inputType().getElementType(),
+              member.op->getAttr(kGatherPhaseAttrName)};
       auto &list = buckets[key];
       int64_t bytes = 0;
       if (!list.empty())
@@ -133,10 +151,29 @@ struct GradientBucketingPass
     for (auto &[key, list] : buckets)
       count += llvm::count_if(list, [](auto &b) { return b.size() > 1; });
     int64_t index = 0;
-    for (auto &[key, list] : buckets)
-      for (SmallVector<Member> &bucket : list)
+    for (auto &[key, list] : buckets) {
+      // ZeRO-3's gathers: each bucket is made where the previous one is
+      // first read (a prefetch: the next unit's parameters arrive while
+      // the current unit computes), the first where it is first read.
+      bool prefetch = std::get<4>(key) != nullptr;
+      SmallVector<Operation *> firstReads;
+      if (prefetch)
+        for (SmallVector<Member> &bucket : list) {
+          Operation *first = nullptr;
+          for (Member &m : bucket)
+            for (Operation *user : m.op->getUsers())
+              if (!first || user->isBeforeInBlock(first))
+                first = user;
+          firstReads.push_back(first);
+        }
+      for (auto [k, bucket] : llvm::enumerate(list)) {
+        Operation *at = prefetch ? firstReads[k == 0 ? 0 : k - 1] : nullptr;
         if (bucket.size() > 1)
-          fuse(bucket, ++index, count, readyAt);
+          fuse(bucket, ++index, count, readyAt, at);
+        else if (at)
+          bucket.front().op->moveBefore(at);
+      }
+    }
   }
 
   /// One collective for the bucket, right after its last input. All-reduces
@@ -146,13 +183,15 @@ struct GradientBucketingPass
   /// along `rest`, so that rank r's row is its chunk of every tensor.
   template <typename ReadyAt>
   void fuse(MutableArrayRef<Member> bucket, int64_t index, int64_t count,
-            ReadyAt readyAt) {
+            ReadyAt readyAt, Operation *at) {
     Member *last = &bucket.front();
     for (Member &m : bucket)
       if (readyAt(m) > readyAt(*last))
         last = &m;
     OpBuilder b(&getContext());
-    if (Operation *def = last->input().getDefiningOp())
+    if (at)
+      b.setInsertionPoint(at);
+    else if (Operation *def = last->input().getDefiningOp())
       b.setInsertionPointAfter(def);
     else
       b.setInsertionPointToStart(last->op->getBlock());

@@ -267,12 +267,13 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       }
       std::string why = "ZeRO-3: " + name.str() + " whole for the ";
       Value forwardWhole = gatherBefore(b, param, whole, dim, mesh, forwardUses,
-                                        why + "forward");
+                                        why + "forward", "forward");
       for (OpOperand *use : forwardUses)
         use->set(forwardWhole);
       // Views for the backward are made again from its own gather.
-      Value backwardWhole = gatherBefore(b, param, whole, dim, mesh,
-                                         backwardUses, why + "backward");
+      Value backwardWhole =
+          gatherBefore(b, param, whole, dim, mesh, backwardUses,
+                       why + "backward", "backward");
       llvm::DenseMap<Value, Value> again;
       again[param] = backwardWhole;
       if (forwardWhole)
@@ -286,10 +287,12 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         ret.getOperandTypes()));
   }
 
-  /// An all-gather of `param` right before the first of `uses`.
+  /// An all-gather of `param` right before the first of `uses`, marked with
+  /// its phase for bucketing.
   Value gatherBefore(OpBuilder &b, Value param, RankedTensorType whole,
                      int64_t dim, FlatSymbolRefAttr mesh,
-                     ArrayRef<OpOperand *> uses, const std::string &why) {
+                     ArrayRef<OpOperand *> uses, const std::string &why,
+                     StringRef phase) {
     if (uses.empty())
       return {};
     Operation *first = uses.front()->getOwner();
@@ -297,9 +300,11 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       if (use->getOwner()->isBeforeInBlock(first))
         first = use->getOwner();
     b.setInsertionPoint(first);
-    return AllGatherOp::create(b, first->getLoc(), whole, param, mesh,
-                               b.getStrArrayAttr({"dp"}),
-                               b.getI64IntegerAttr(dim), b.getStringAttr(why));
+    auto gather = AllGatherOp::create(
+        b, first->getLoc(), whole, param, mesh, b.getStrArrayAttr({"dp"}),
+        b.getI64IntegerAttr(dim), b.getStringAttr(why));
+    gather->setAttr(kGatherPhaseAttrName, b.getStringAttr(phase));
+    return gather;
   }
 
   /// `value` (the forward's gather or a view of it) made again from the

@@ -48,6 +48,9 @@ inline constexpr llvm::StringLiteral kUnpaddedRowsAttrName =
 /// Function attribute: the ZeRO stage the step was built for (its
 /// gradient buffer: whole for stage 1, a shard for stage 2).
 inline constexpr llvm::StringLiteral kZeroStageAttrName = "dtc.zero_stage";
+/// Op attribute of a ZeRO-3 parameter gather: "forward" or "backward", the
+/// phase whose reads it serves (bucketing groups and prefetches by it).
+inline constexpr llvm::StringLiteral kGatherPhaseAttrName = "dtc.gather_phase";
 /// Result attribute: the new value of the named argument (a parameter or
 /// state), which a runner feeds back as that argument on the next step.
 inline constexpr llvm::StringLiteral kUpdateAttrName = "dtc.update";
