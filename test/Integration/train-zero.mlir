@@ -71,13 +71,19 @@
 // RUN: %mpirun -np 4 dtc-run %t/llama-dp4 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-dp4-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-dp4-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 //
-// dp=2 x tp=2 (stage 2; the tp-split 1-d biases keep whole state, with a
-// warning), with sequence parallelism (stage 1), and with 2 microbatches
-// (stage 1: the microbatches accumulate into the whole gradient, which is
-// reduce-scattered once per step).
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-2x2 --lr 0.01 --weight-decay 0.01 --mesh dp=2,tp=2 --bucket-mb 0 --zero 2 2> %t/gpt-2x2.err
-// RUN: FileCheck %s --check-prefix=WHOLE < %t/gpt-2x2.err
-// WHOLE: warning: ZeRO: the optimizer state of 'block.qkv.bias' stays whole: no dimension of 'tensor<48xf32>' splits over dp=2
+// dp=2 x tp=2 (stage 2), with sequence parallelism (stage 1), and with 2
+// microbatches (stage 1: the microbatches accumulate into the whole
+// gradient, which is reduce-scattered once per step). On dp x tp, Psi is
+// the rank's tp part (GPT-2: 35264 bytes = 4Psi); a tp-split bias's state
+// is dp's half of tp's half, so the formulas hold exactly: gradients 4Psi/2
+// = 17632, state 8Psi/2 + 8 = 35272.
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-2x2 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh dp=2,tp=2 --zero 2
+// RUN: FileCheck %s --check-prefix=NESTED < %t/gpt-2x2/report.json
+// NESTED: "gradients": 17632,
+// NESTED-NEXT: "optimizer_state": 35272,
+// NESTED-NEXT: "parameters": 35264
+// RUN: FileCheck %s --check-prefix=NESTED-IR < %t/gpt-2x2/train_step.mlir
+// NESTED-IR: tensor<24xf32> {dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp", "dp"]] blocks = [3]>, dtc.state = "exp_avg/block.qkv.bias"}
 // RUN: %mpirun -np 4 dtc-run %t/gpt-2x2 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-2x2-dump > %t/gpt-2x2.log
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-2x2-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/gpt-2x2/report.json %t/gpt-2x2.log | FileCheck %s --check-prefix=AGREE4

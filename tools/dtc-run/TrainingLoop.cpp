@@ -46,38 +46,43 @@ Tensor withRows(const Tensor &tensor, int64_t rows) {
   return Tensor::fromBytes(tensor.dtype(), shape, bytes.data());
 }
 
-/// This rank's part of `whole`, laid out as `sharding` says.
+/// This rank's part of `whole`, laid out as `sharding` says. A dimension
+/// split over several axes is split by each in turn (the first with the
+/// dimension's blocks): tp's part of a weight, then dp's part of that.
 std::optional<Tensor> localPart(const Tensor &whole, ShardingAttr sharding,
                                 Communicator &comm, const std::string &name) {
   Tensor part = whole;
   for (unsigned d = 0, e = sharding.getDims().size(); d < e; ++d) {
-    std::vector<std::string> axes;
-    for (StringRef axis : sharding.axesOf(d))
-      axes.push_back(axis.str());
-    if (axes.empty())
-      continue;
-    int64_t n = comm.groupSize(axes), blocks = sharding.blocksOf(d);
-    if (d >= part.shape().size() || part.shape()[d] % (n * blocks) != 0) {
-      fail("'" + name + "' (" + describe(whole.shape(), whole.dtype()) +
-           ") does not split into " + std::to_string(n) +
-           " equal shares along dimension " + std::to_string(d));
-      return std::nullopt;
+    int64_t blocks = sharding.blocksOf(d);
+    for (StringRef axis : sharding.axesOf(d)) {
+      std::vector<std::string> group{axis.str()};
+      int64_t n = comm.groupSize(group);
+      if (d >= part.shape().size() || part.shape()[d] % (n * blocks) != 0) {
+        fail("'" + name + "' (" + describe(whole.shape(), whole.dtype()) +
+             ") does not split into " + std::to_string(n) +
+             " equal shares along dimension " + std::to_string(d));
+        return std::nullopt;
+      }
+      part = chunkOf(part, d, n, comm.groupRank(group), blocks);
+      blocks = 1;
     }
-    part = chunkOf(part, d, n, comm.groupRank(axes), blocks);
   }
   return part;
 }
 
-/// The whole tensor from every rank's `part` (all ranks call it).
+/// The whole tensor from every rank's `part` (all ranks call it): the
+/// splits undone in reverse order.
 Tensor wholeOf(const Tensor &part, ShardingAttr sharding, Communicator &comm) {
   Tensor whole = part;
   for (unsigned d = 0, e = sharding.getDims().size(); d < e; ++d) {
-    std::vector<std::string> axes;
-    for (StringRef axis : sharding.axesOf(d))
-      axes.push_back(axis.str());
-    if (!axes.empty())
-      whole = wholeFromChunks(comm.allGather(whole, axes, d), d,
-                              comm.groupSize(axes), sharding.blocksOf(d));
+    SmallVector<StringRef> axes = sharding.axesOf(d);
+    for (auto [k, axis] : llvm::enumerate(llvm::reverse(axes))) {
+      std::vector<std::string> group{axis.str()};
+      bool outermost = k + 1 == axes.size();
+      whole = wholeFromChunks(comm.allGather(whole, group, d), d,
+                              comm.groupSize(group),
+                              outermost ? sharding.blocksOf(d) : 1);
+    }
   }
   return whole;
 }

@@ -57,16 +57,18 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   }
 
   /// The dimension of `param`'s state to split over dp: the first that dp
-  /// divides and no other axis splits already.
+  /// divides and no other axis splits already, else the first that dp
+  /// divides (its part of another axis's part: a tp-split bias).
   std::optional<int64_t> stateDim(func::FuncOp func, BlockArgument param,
                                   int64_t dp) {
     auto type = cast<RankedTensorType>(param.getType());
     auto sharding = func.getArgAttrOfType<ShardingAttr>(param.getArgNumber(),
                                                         kShardingAttrName);
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (type.getDimSize(d) % dp == 0 &&
-          (!sharding || sharding.axesOf(d).empty()))
-        return d;
+    for (bool free : {true, false})
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.getDimSize(d) % dp == 0 &&
+            (!free || !sharding || sharding.axesOf(d).empty()))
+          return d;
     return std::nullopt;
   }
 
@@ -97,6 +99,10 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       }
       dims[name] = *dim;
       seeds.push_back({i, *dim, 1});
+      // The state is laid out as its parameter (over tp), then split.
+      if (Attribute layout =
+              func.getArgAttr(param.getArgNumber(), kShardingAttrName))
+        func.setArgAttr(i, kShardingAttrName, layout);
     }
 
     // Each update reads this rank's part of its gradient.

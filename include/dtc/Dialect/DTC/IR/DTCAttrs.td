@@ -12,10 +12,12 @@ def DTC_ShardingAttr : AttrDef<DTC_Dialect, "Sharding"> {
   let description = [{
     For every dimension of a tensor, the mesh axes it is split over (none:
     the dimension is whole on every rank). A rank holds chunk r of the
-    dimension, r its index in the group of those axes. With `blocks`, a
-    dimension is first viewed as `blocks[d]` equal blocks and every block is
-    split: the rank holds chunk r of each block, in block order (a fused
-    QKV weight split by heads holds its heads' q, k and v). `partial` names
+    dimension, r its coordinate on the axis; a dimension split over several
+    axes is split by each in turn (tp's part, then dp's part of that). With
+    `blocks`, the first split views the dimension as `blocks[d]` equal
+    blocks and splits every block: the rank holds chunk r of each block, in
+    block order (a fused QKV weight split by heads holds its heads' q, k
+    and v). `partial` names
     the axes over which the ranks' values are partial sums of the whole.
 
     The partitioners put it on the arguments of the per-rank program
