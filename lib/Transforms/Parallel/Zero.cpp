@@ -1,13 +1,16 @@
-//===- Zero.cpp - ZeRO: optimizer state and gradients sharded over dp -----===//
+//===- Zero.cpp - ZeRO: state, gradients and parameters sharded over dp --===//
 //
 // ZeRO (Rajbhandari et al., SC 2020) removes the redundancy of data
 // parallelism: every rank keeps and updates only its shard of the
-// optimizer state. Expressed as shardings on the `dp` axis of the step the
-// optimizer built: the state arguments are split, the gradient each update
-// reads is this rank's part of the all-reduced gradient -- so the
-// all-reduce becomes a reduce-scatter --, the update runs on the shard, and
-// the updated parameters are all-gathered. The partitioner derives all of
-// it from the state's layouts.
+// optimizer state (stage 1), of the gradients (2) and of the parameters
+// (3). Expressed as shardings on the `dp` axis of the step the optimizer
+// built: the state arguments are split, the gradient each update reads is
+// this rank's part of the all-reduced gradient -- so the all-reduce becomes
+// a reduce-scatter --, the update runs on the shard, and the updated
+// parameters are all-gathered; the partitioner derives all of it from the
+// state's layouts. What sharding cannot say is scheduling: stage 2's
+// reduce-scatter per microbatch, and stage 3's gathers placed just before
+// the forward's and again before the backward's reads.
 //
 //===----------------------------------------------------------------------===//
 
