@@ -38,3 +38,8 @@
 // RUN: echo '{"a": ' > %t/broken.json
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/x --mesh tp=2 --sharding-spec %t/broken.json 2>&1 | FileCheck %s --check-prefix=BROKEN
 // BROKEN: error: --sharding-spec {{.*}}broken.json: {{.*}}
+// The tp options need a tp axis.
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/x --mesh dp=2 --sharding-spec %S/Inputs/specs/gpt2-megatron.json 2>&1 | FileCheck %s --check-prefix=NOTP
+// NOTP: error: --sharding-spec needs a tp axis of 2 or more ranks (--mesh ...,tp=N)
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/x --sequence-parallel 2>&1 | FileCheck %s --check-prefix=NOTP-SP
+// NOTP-SP: error: --sequence-parallel needs a tp axis of 2 or more ranks (--mesh ...,tp=N)

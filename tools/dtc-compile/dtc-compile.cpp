@@ -331,6 +331,15 @@ int main(int argc, char **argv) {
   options.tpStrategy = tpStrategy;
   options.sequenceParallel = sequenceParallel;
   options.shardingSpec = shardingSpec;
+  // Options of the tp axis mean nothing without one: say so.
+  for (auto [given, flag] :
+       {std::pair<bool, const char *>{sequenceParallel, "--sequence-parallel"},
+        {!shardingSpec.empty(), "--sharding-spec"}})
+    if (given && options.tensorParallel < 2) {
+      llvm::errs() << "error: " << flag
+                   << " needs a tp axis of 2 or more ranks (--mesh ...,tp=N)\n";
+      return 1;
+    }
   if (gradAccum < 1) {
     llvm::errs() << "error: --grad-accum must be at least 1\n";
     return 1;
