@@ -26,7 +26,9 @@ llvm_config.use_default_substitutions()
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%onnx_node_dir", "/usr/share/libonnx-testdata/data/node"))
 config.substitutions.append(("%dtc_tools_dir", config.dtc_tools_dir))
-config.substitutions.append(("%mpirun", "mpirun --oversubscribe"))
+# A private session directory per run: see Utils/mpirun.sh.
+config.substitutions.append(
+    ("%mpirun", os.path.join(config.test_source_root, "Utils", "mpirun.sh")))
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tools = [
