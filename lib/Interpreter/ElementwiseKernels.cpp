@@ -128,8 +128,24 @@ void mlir::dtc::addElementwiseKernels(KernelTable &table) {
     Tensor result = makeTensor(op.getResult());
     double ratio = op.getRatio().convertToDouble();
     uint64_t step = static_cast<uint64_t>(in[1]->ints()[0]);
+    // A part of a larger tensor draws by the element's index in the whole.
+    const Shape &local = result.shape();
+    Shape whole = local;
+    std::vector<int64_t> offset(local.size(), 0);
+    if (auto global = op.getGlobalShape()) {
+      whole.assign(global->begin(), global->end());
+      for (size_t d = 0; d < offset.size(); ++d)
+        offset[d] = in[2]->ints()[d];
+    }
     for (int64_t i = 0, e = result.numElements(); i < e; ++i) {
-      double uniform = dropoutUniform(i, step, op.getSeed(), op.getStream());
+      int64_t global = 0;
+      for (int64_t d = 0, rest = i, stride = e; d < result.rank(); ++d) {
+        stride /= local[d];
+        global = global * whole[d] + rest / stride + offset[d];
+        rest %= stride;
+      }
+      double uniform =
+          dropoutUniform(global, step, op.getSeed(), op.getStream());
       result.floats()[i] =
           uniform >= ratio ? in[0]->floats()[i] / (1.0 - ratio) : 0.0;
     }

@@ -186,8 +186,9 @@ LogicalResult importDropout(NodeImporter &n) {
   int64_t stream = n.model.dropoutSites++;
   auto dropout = [&](Value x) {
     return DropoutOp::create(n.builder, n.loc, x.getType(), x,
-                             n.model.stepArgument(), APFloat(ratio),
-                             n.model.options.dropoutSeed, stream)
+                             n.model.stepArgument(), /*offset=*/Value(),
+                             APFloat(ratio), n.model.options.dropoutSeed,
+                             stream, /*global_shape=*/DenseI64ArrayAttr())
         .getResult();
   };
   if (failed(n.setResult(dropout(n.input(0)))))

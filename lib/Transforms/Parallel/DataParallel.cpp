@@ -40,7 +40,8 @@ struct DataParallelPass : public dtc::impl::DataParallelBase<DataParallelPass> {
          llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (func.isExternal())
         continue;
-      if (failed(partitionBatch(func, size, meshRef, "dp", "data-parallel")))
+      if (failed(partitionBatch(func, size, meshRef, "dp", "data-parallel",
+                                /*rankIndexed=*/true)))
         return signalPassFailure();
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
         if (func.getArgAttr(i, kInputAttrName))

@@ -228,7 +228,8 @@ struct GradientAccumulationPass
       shard.setName((func.getName() + "_microbatch").str());
       bool ok =
           succeeded(partitionBatch(shard, microbatches, meshRef, "microbatch",
-                                   "gradient accumulation")) &&
+                                   "gradient accumulation",
+                                   /*rankIndexed=*/false)) &&
           succeeded(Unroller(func, shard, microbatches, meshRef).run());
       shard.erase();
       if (!ok)

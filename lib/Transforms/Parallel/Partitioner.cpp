@@ -60,6 +60,8 @@ struct Layout {
 
 class Partitioner {
 public:
+  void setRankIndexed(bool indexed) { rankIndexed = indexed; }
+
   /// Splits the batch (without `resultSplit`) or the seeds.
   Partitioner(func::FuncOp func, int64_t ranks, FlatSymbolRefAttr mesh,
               StringRef axis, StringRef purpose,
@@ -955,9 +957,54 @@ private:
       return partitionUpdateSlice(update);
     if (auto concat = dyn_cast<ConcatOp>(op))
       return partitionConcat(concat);
+    if (auto dropout = dyn_cast<DropoutOp>(op))
+      return partitionDropout(dropout);
     return op->emitError("'")
            << op->getName() << "' cannot be partitioned over "
            << (batch ? "the batch" : "'" + axis + "'") << " yet";
+  }
+
+  /// Dropout on a part of a tensor draws by the elements' indices in the
+  /// whole: the op learns the whole shape and where the part starts (this
+  /// rank's chunk along the split dimension, added to other axes' offsets),
+  /// so every layout draws one device's mask.
+  LogicalResult partitionDropout(DropoutOp op) {
+    Layout in = layouts.lookup(op.getInput());
+    if (!rankIndexed)
+      return op.emitError("dropout is not partitioned for gradient "
+                          "accumulation yet (its microbatches have no rank "
+                          "to index by)");
+    if (in.kind != Kind::Split || in.blocks != 1 ||
+        layouts.lookup(op.getStep()).kind != Kind::Replicated)
+      return op.emitError("cannot partition this dropout");
+    auto type = op.getInput().getType();
+    int64_t rank = type.getRank(), dim = in.dim, local = type.getDimSize(dim);
+    SmallVector<int64_t> whole(type.getShape());
+    whole[dim] *= ranks;
+    if (auto global = op.getGlobalShape())
+      whole.assign(global->begin(), global->end());
+    Location loc = op.getLoc();
+    b.setInsertionPoint(op);
+    Type i64 = b.getI64Type();
+    Value numbers = IotaOp::create(
+        b, loc, RankedTensorType::get({local * ranks}, i64), 0);
+    Value mine = ShardOp::create(
+        b, loc, RankedTensorType::get({local}, i64), numbers, mesh,
+        b.getStrArrayAttr({axis}), b.getI64IntegerAttr(0),
+        b.getI64IntegerAttr(1), StringAttr());
+    Value first = SliceOp::create(b, loc, mine, {0}, {1}, {1});
+    SmallVector<int64_t> unit(rank, 0);
+    unit[dim] = 1;
+    Value along = ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(RankedTensorType::get({rank}, i64),
+                               ArrayRef<int64_t>(unit)));
+    Value offset = MulOp::create(b, loc, along, first);
+    if (Value previous = op.getOffset())
+      offset = AddOp::create(b, loc, previous, offset);
+    op.getOffsetMutable().assign(offset);
+    op.setGlobalShape(whole);
+    return split(op.getResult(), dim, op);
   }
 
   /// A concat of values split alike along another dimension stays split;
@@ -1050,6 +1097,9 @@ private:
   /// Sequence parallelism: partial activations [batch, sequence, features]
   /// of this sequence length are reduce-scattered along the sequence.
   int64_t sequenceLength;
+  /// Whether the shards are ranks of a real mesh (not gradient
+  /// accumulation's microbatches), so that values may depend on the rank.
+  bool rankIndexed = true;
   OpBuilder b;
   llvm::DenseMap<Value, Layout> layouts;
   llvm::DenseMap<Value, Value> materialized, gathered;
@@ -1061,8 +1111,10 @@ private:
 
 LogicalResult mlir::dtc::partitionBatch(func::FuncOp func, int64_t shards,
                                         FlatSymbolRefAttr mesh, StringRef axis,
-                                        StringRef purpose) {
-  return Partitioner(func, shards, mesh, axis, purpose).run();
+                                        StringRef purpose, bool rankIndexed) {
+  Partitioner partitioner(func, shards, mesh, axis, purpose);
+  partitioner.setRankIndexed(rankIndexed);
+  return partitioner.run();
 }
 
 LogicalResult mlir::dtc::partitionOverAxis(

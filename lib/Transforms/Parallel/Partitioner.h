@@ -14,10 +14,12 @@ namespace mlir::dtc {
 /// `shards` equal shards of its batch (dimension 0 of every dtc.input):
 /// partial sums are all-reduced over `axis` of `mesh` where they are needed
 /// whole, each with a reason starting with `purpose`. Errors name the op or
-/// input that cannot be partitioned.
+/// input that cannot be partitioned. `rankIndexed`: the shards are ranks of
+/// `mesh` (data parallelism), so a shard may compute its index (dropout's
+/// global element indices); not for gradient accumulation's microbatches.
 LogicalResult partitionBatch(func::FuncOp func, int64_t shards,
                              FlatSymbolRefAttr mesh, StringRef axis,
-                             StringRef purpose);
+                             StringRef purpose, bool rankIndexed);
 
 /// An argument that starts out split along `dim` over the axis: chunk r of
 /// each of `blocks` equal blocks of the dimension.

@@ -407,3 +407,19 @@ func.func @dropout_step(%x: tensor<4xf32>, %s: tensor<2xi64>) {
   %0 = dtc.dropout %x, %s ratio = 0.5 seed = 0 stream = 0 : (tensor<4xf32>, tensor<2xi64>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @dropout_offset(%x: tensor<4x2xf32>, %s: tensor<i64>, %o: tensor<1xi64>) {
+  // expected-error @+1 {{offset must hold one index per dimension of the input, 2}}
+  %0 = dtc.dropout %x, %s at %o in [8, 2] ratio = 0.5 seed = 0 stream = 0 : (tensor<4x2xf32>, tensor<i64>, tensor<1xi64>) -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_global(%x: tensor<4x2xf32>, %s: tensor<i64>, %o: tensor<2xi64>) {
+  // expected-error @+1 {{the input 'tensor<4x2xf32>' is larger than its global shape}}
+  %0 = dtc.dropout %x, %s at %o in [2, 2] ratio = 0.5 seed = 0 stream = 0 : (tensor<4x2xf32>, tensor<i64>, tensor<2xi64>) -> tensor<4x2xf32>
+  return
+}

@@ -52,6 +52,9 @@ func.func @unary(%x: tensor<4xf32>, %i: tensor<4xi32>, %b: tensor<4xi1>, %h: ten
   // CHECK: dtc.dropout %[[X]], %{{.*}} ratio = 1.000000e-01 seed = 7 stream = 2 : (tensor<4xf32>, tensor<i64>) -> tensor<4xf32>
   %step = dtc.constant dense<3> : tensor<i64>
   %dr = dtc.dropout %x, %step ratio = 0.1 seed = 7 stream = 2 : (tensor<4xf32>, tensor<i64>) -> tensor<4xf32>
+  // CHECK: dtc.dropout %[[X]], %{{.*}} at %{{.*}} in [12] ratio = 1.000000e-01 seed = 7 stream = 2 : (tensor<4xf32>, tensor<i64>, tensor<1xi64>) -> tensor<4xf32>
+  %at = dtc.constant dense<[8]> : tensor<1xi64>
+  %dp = dtc.dropout %x, %step at %at in [12] ratio = 0.1 seed = 7 stream = 2 : (tensor<4xf32>, tensor<i64>, tensor<1xi64>) -> tensor<4xf32>
   // CHECK: dtc.gelu %[[X]] approximate = none : tensor<4xf32>
   %16 = dtc.gelu %x approximate = none : tensor<4xf32>
   // CHECK: dtc.gelu %[[X]] approximate = tanh : tensor<4xf32>

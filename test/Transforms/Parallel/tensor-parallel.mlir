@@ -116,3 +116,26 @@ func.func @softmax_features(%x: tensor<2x8xf32> {dtc.input = "x"},
   %l = dtc.reduce_sum %sq dims = [0, 1] : tensor<2x8xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Dropout between a column- and a row-parallel projection runs on the
+// rank's features, drawing by the global element index: it learns the whole
+// shape and where the rank's features start.
+// CHECK-LABEL: func.func @dropout_features(
+// CHECK: %[[IOTA:.*]] = dtc.iota dim = 0 : tensor<16xi64>
+// CHECK: %[[MINE:.*]] = dtc.shard %[[IOTA]] on @mesh axes = ["tp"] dim = 0 : tensor<16xi64> -> tensor<8xi64>
+// CHECK: dtc.dropout %{{.*}}, %{{.*}} at %{{.*}} in [2, 16] ratio = 5.000000e-01 seed = 1 stream = 0 : (tensor<2x8xf32>, tensor<i64>, tensor<2xi64>) -> tensor<2x8xf32>
+// CHECK-NOT: dtc.all_gather
+func.func @dropout_features(%x: tensor<2x8xf32> {dtc.input = "x"}, %step: tensor<i64> {dtc.state = "step"},
+                            %g: tensor<8xf32> {dtc.param = "ln.weight"}, %b: tensor<8xf32> {dtc.param = "ln.bias"},
+                            %w1: tensor<8x16xf32> {dtc.param = "w1"}, %w2: tensor<16x8xf32> {dtc.param = "w2"})
+    -> (tensor<f32> {dtc.output = "loss"}) {
+  %n:3 = dtc.layer_norm %x, %g, %b dim = 1 epsilon = 1.0e-05 : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+  %h = dtc.matmul %n#0, %w1 : (tensor<2x8xf32>, tensor<8x16xf32>) -> tensor<2x16xf32>
+  %d = dtc.dropout %h, %step ratio = 0.5 seed = 1 stream = 0 : (tensor<2x16xf32>, tensor<i64>) -> tensor<2x16xf32>
+  %y = dtc.matmul %d, %w2 : (tensor<2x16xf32>, tensor<16x8xf32>) -> tensor<2x8xf32>
+  %sq = dtc.mul %y, %y : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %l = dtc.reduce_sum %sq dims = [0, 1] : tensor<2x8xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -177,7 +177,8 @@ LogicalResult DropoutOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   // The same mask, redrawn: dropout is linear in its input.
   operandGrads.append(
       {DropoutOp::create(b, getLoc(), resultGrads[0].getType(), resultGrads[0],
-                         getStep(), getRatio(), getSeed(), getStream())
+                         getStep(), getOffset(), getRatio(), getSeed(),
+                         getStream(), getGlobalShapeAttr())
            .getResult(),
        Value()});
   return success();

@@ -119,6 +119,22 @@ LogicalResult DropoutOp::verify() {
     return emitOpError("ratio must be in [0, 1)");
   if (getStep().getType().getRank() != 0)
     return emitOpError("step must be a scalar");
+  if (!getOffset() && !getGlobalShape())
+    return success();
+  auto type = getInput().getType();
+  if (!getOffset() || !getGlobalShape())
+    return emitOpError("offset and global_shape go together");
+  if (getOffset().getType().getShape() != ArrayRef<int64_t>{type.getRank()})
+    return emitOpError("offset must hold one index per dimension of the "
+                       "input, ")
+           << type.getRank();
+  ArrayRef<int64_t> whole = *getGlobalShape();
+  if (static_cast<int64_t>(whole.size()) != type.getRank())
+    return emitOpError("global_shape must have the input's rank");
+  for (auto [part, all] : llvm::zip(type.getShape(), whole))
+    if (part > all)
+      return emitOpError("the input ")
+             << type << " is larger than its global shape";
   return success();
 }
 

@@ -148,20 +148,29 @@ def DTC_DropoutOp : DTC_Op<"dropout", [Pure, DTC_Differentiable,
     draws for key (`seed`, `stream`) and counter (`i`, `step`) is at least
     `ratio`. The mask is thus a pure function of the seed, the stream (one
     per dropout site), the training step and the element's index: the
-    backward pass redraws it instead of saving it, and a partitioned program
-    that passes global indices draws the same mask as one device.
+    backward pass redraws it instead of saving it. In a partitioned program
+    the input is a part of a tensor of shape `global_shape` starting at
+    index `offset` (one per dimension), and `i` is the element's row-major
+    index in the whole tensor, so that every layout draws the same mask as
+    one device.
 
     ```mlir
     %y = dtc.dropout %x, %step ratio = 1.0e-01 seed = 0 stream = 3
         : (tensor<8x16x48xf32>, tensor<i64>) -> tensor<8x16x48xf32>
+    %z = dtc.dropout %x, %step at %offset in [16, 16, 48] ratio = 1.0e-01
+        seed = 0 stream = 3
+        : (tensor<8x16x48xf32>, tensor<i64>, tensor<3xi64>) -> tensor<8x16x48xf32>
     ```
   }];
   let arguments = (ins DTC_FloatTensor:$input,
-                   StaticShapeTensorOf<[I64]>:$step, F64Attr:$ratio,
-                   I64Attr:$seed, I64Attr:$stream);
+                   StaticShapeTensorOf<[I64]>:$step,
+                   Optional<StaticShapeTensorOf<[I64]>>:$offset,
+                   F64Attr:$ratio, I64Attr:$seed, I64Attr:$stream,
+                   OptionalAttr<DenseI64ArrayAttr>:$global_shape);
   let results = (outs DTC_FloatTensor:$result);
-  let assemblyFormat = "$input `,` $step `ratio` `=` $ratio `seed` `=` $seed "
-      "`stream` `=` $stream attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input `,` $step (`at` $offset^ `in` $global_shape)? "
+      "`ratio` `=` $ratio `seed` `=` $seed `stream` `=` $stream attr-dict `:` "
+      "functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
