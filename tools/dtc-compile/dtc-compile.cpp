@@ -18,6 +18,7 @@
 #include "dtc/Runtime/TensorIO.h"
 #include "dtc/Transforms/Passes.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -226,6 +227,44 @@ static bool writeJson(const std::string &path, llvm::json::Object object) {
   });
 }
 
+/// "model.onnx: node '/block/qkv/MatMul': warning: ...": an imported op's
+/// location is its ONNX node (and value) in the model file, which has no
+/// line to point at.
+static LogicalResult printDiagnostic(Diagnostic &diag) {
+  auto print = [](Location loc, StringRef severity, const Twine &message) {
+    StringRef node;
+    while (auto name = dyn_cast<NameLoc>(loc)) {
+      node = name.getName().getValue();
+      loc = name.getChildLoc();
+    }
+    std::string where;
+    llvm::raw_string_ostream os(where);
+    if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+      os << file.getFilename().getValue();
+      if (file.getLine() != 0)
+        os << ":" << file.getLine() << ":" << file.getColumn();
+    } else {
+      os << "dtc-compile";
+    }
+    if (!node.empty())
+      os << ": node '" << node << "'";
+    llvm::errs() << where << ": " << severity << ": " << message << "\n";
+  };
+  auto severity = [](DiagnosticSeverity s) {
+    switch (s) {
+    case DiagnosticSeverity::Error: return "error";
+    case DiagnosticSeverity::Warning: return "warning";
+    case DiagnosticSeverity::Remark: return "remark";
+    case DiagnosticSeverity::Note: return "note";
+    }
+    return "error";
+  };
+  print(diag.getLocation(), severity(diag.getSeverity()), diag.str());
+  for (Diagnostic &note : diag.getNotes())
+    print(note.getLocation(), "note", note.str());
+  return success();
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // Only dtc-compile's own options in --help, not LLVM's.
@@ -238,15 +277,14 @@ int main(int argc, char **argv) {
       "and returns) and OUT/report.json (memory per rank, collectives per\n"
       "step); run the step with\n"
       "  dtc-run OUT --batch DIR --steps K [--dump DIR]\n"
-      "or, for --mesh dp=N,\n"
+      "or, for a --mesh of N devices,\n"
       "  mpirun -np N dtc-run OUT --batch DIR --steps K [--dump DIR]\n");
 
   MLIRContext context;
   // Errors name the op and the problem; a dump of the whole function after
   // them buries the message.
   context.printOpOnDiagnostic(false);
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  ScopedDiagnosticHandler diagnostics(&context, printDiagnostic);
   ONNXImportOptions importOptions;
   std::string error = parseInputShapes(inputShapes, importOptions.inputShapes);
   if (!error.empty()) {
