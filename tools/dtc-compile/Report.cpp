@@ -19,16 +19,11 @@
 using namespace mlir;
 using namespace mlir::dtc;
 
-static int64_t byteSize(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  return tensor.getNumElements() * ((tensor.getElementTypeBitWidth() + 7) / 8);
-}
-
 /// Bus bytes of one call over a group of `n`, as nccl-tests counts them.
 static double busBytes(Operation *op, int64_t n) {
   double share = static_cast<double>(n - 1) / n;
-  int64_t in = byteSize(op->getOperand(0).getType());
-  int64_t out = byteSize(op->getResult(0).getType());
+  int64_t in = tensorByteSize(op->getOperand(0).getType());
+  int64_t out = tensorByteSize(op->getResult(0).getType());
   if (isa<AllReduceOp>(op))
     return 2 * share * in;
   if (isa<CollectiveBroadcastOp, SendRecvOp>(op))
@@ -55,16 +50,16 @@ static int64_t activationPeak(func::FuncOp step) {
   for (Operation &op : body.without_terminator()) {
     for (Value result : op.getResults())
       if (counted(result))
-        live += byteSize(result.getType());
+        live += tensorByteSize(result.getType());
     peak = std::max(peak, live);
     llvm::DenseSet<Value> freed;
     for (Value result : op.getResults())
       if (counted(result) && result.use_empty() && freed.insert(result).second)
-        live -= byteSize(result.getType());
+        live -= tensorByteSize(result.getType());
     for (Value operand : op.getOperands())
       if (counted(operand) && lastUse.lookup(operand) == &op &&
           freed.insert(operand).second)
-        live -= byteSize(operand.getType());
+        live -= tensorByteSize(operand.getType());
   }
   return peak;
 }
@@ -73,9 +68,9 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
   int64_t params = 0, state = 0, grads = 0;
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
     if (step.getArgAttr(i, kParamAttrName))
-      params += byteSize(step.getArgument(i).getType());
+      params += tensorByteSize(step.getArgument(i).getType());
     if (step.getArgAttr(i, kStateAttrName))
-      state += byteSize(step.getArgument(i).getType());
+      state += tensorByteSize(step.getArgument(i).getType());
   }
   // The gradient buffer: ZeRO stage 1 keeps it whole (its results are the
   // rank's shards of it), stage 2 only the shard.
@@ -85,7 +80,7 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
   for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
     if (!step.getResultAttr(i, kGradAttrName))
       continue;
-    int64_t bytes = byteSize(step.getResultTypes()[i]);
+    int64_t bytes = tensorByteSize(step.getResultTypes()[i]);
     auto sharding =
         step.getResultAttrOfType<ShardingAttr>(i, kShardingAttrName);
     if (zero && zero.getInt() == 1 && sharding && mesh)

@@ -26,11 +26,6 @@ using namespace mlir::dtc;
 
 namespace {
 
-int64_t byteSize(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  return tensor.getNumElements() * ((tensor.getElementTypeBitWidth() + 7) / 8);
-}
-
 /// A collective to bucket: a gradient's all-reduce or reduce-scatter, or
 /// an updated parameter's all-gather (ZeRO), and what it carries.
 struct Member {
@@ -47,7 +42,7 @@ struct Member {
   int64_t dim() const { return op->getAttrOfType<IntegerAttr>("dim").getInt(); }
   /// The bytes the bucket holds for it: the whole tensor.
   int64_t bytes() const {
-    return std::max(byteSize(inputType()), byteSize(resultType()));
+    return std::max(tensorByteSize(inputType()), tensorByteSize(resultType()));
   }
 };
 
@@ -56,8 +51,8 @@ int64_t groupSize(Operation *op) {
   auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
       op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
   int64_t n = 1;
-  for (auto axis : op->getAttrOfType<ArrayAttr>("axes")
-                       .getAsValueRange<StringAttr>())
+  for (auto axis :
+       op->getAttrOfType<ArrayAttr>("axes").getAsValueRange<StringAttr>())
     n *= mesh.axisSize(axis);
   return n;
 }
@@ -121,8 +116,8 @@ struct GradientBucketingPass
     func.walk([&](AllGatherOp gather) {
       if (gather->hasAttr(kGatherPhaseAttrName))
         if (auto arg = dyn_cast<BlockArgument>(gather.getInput()))
-          if (auto name = func.getArgAttrOfType<StringAttr>(
-                  arg.getArgNumber(), kParamAttrName))
+          if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                            kParamAttrName))
             members.push_back({gather, name.str()});
     });
     llvm::stable_sort(members, [&](const Member &a, const Member &b) {
@@ -225,10 +220,9 @@ struct GradientBucketingPass
     for (int64_t w : widths)
       total += w;
     Value all = ConcatOp::create(b, loc, packed, sum ? 0 : 1);
-    StringRef reason =
-        last->op->getAttrOfType<StringAttr>("reason")
-            ? last->op->getAttrOfType<StringAttr>("reason").getValue()
-            : StringRef();
+    StringRef reason;
+    if (auto attr = last->op->getAttrOfType<StringAttr>("reason"))
+      reason = attr.getValue();
     std::string why = reason.split(':').first.str() + ": " +
                       (gather ? "parameter" : "gradient") + " bucket " +
                       std::to_string(index) + " of " + std::to_string(count) +
@@ -239,8 +233,7 @@ struct GradientBucketingPass
     if (!sum)
       one->setAttr("dim", b.getI64IntegerAttr(0));
     one->getResult(0).setType(sum ? all.getType()
-                                  : rows(total).clone(
-                                        {gather ? n : 1, total}));
+                                  : rows(total).clone({gather ? n : 1, total}));
     Value result = one->getResult(0);
 
     int64_t offset = 0;

@@ -337,10 +337,11 @@ private:
     }
   }
 
-  Value allReduce(Value value, Location loc, const std::string &why) {
+  Value allReduce(Value value, Location loc, const std::string &why,
+                  CollectiveReduction kind = CollectiveReduction::Sum) {
     auto op = AllReduceOp::create(
         b, loc, value.getType(), value, mesh, b.getStrArrayAttr({axis}),
-        CollectiveReductionAttr::get(b.getContext(), CollectiveReduction::Sum),
+        CollectiveReductionAttr::get(b.getContext(), kind),
         b.getStringAttr(why));
     layouts[op.getResult()] = Layout();
     return op.getResult();
@@ -661,15 +662,6 @@ private:
     return success();
   }
 
-  Value allReduce(Value value, CollectiveReduction kind, Location loc,
-                  const std::string &why) {
-    auto op = AllReduceOp::create(
-        b, loc, value.getType(), value, mesh, b.getStrArrayAttr({axis}),
-        CollectiveReductionAttr::get(b.getContext(), kind),
-        b.getStringAttr(why));
-    return op.getResult();
-  }
-
   /// A log-softmax over the split dimension (the vocabulary-parallel
   /// cross-entropy): each rank normalizes its part with the maximum and the
   /// sum of exponentials all-reduced over the axis, never gathering the
@@ -682,14 +674,13 @@ private:
     std::string what =
         purpose + ": " + label(op) + " split over '" + axis + "'";
     Value x = op.getInput();
-    Value max = allReduce(ReduceMaxOp::create(b, e.loc, x, {dim}, true),
-                          CollectiveReduction::Max, e.loc,
-                          what + ": the maximum of each row");
+    Value max =
+        allReduce(ReduceMaxOp::create(b, e.loc, x, {dim}, true), e.loc,
+                  what + ": the maximum of each row", CollectiveReduction::Max);
     Value shifted = e.sub(x, max);
     Value sum =
         allReduce(ReduceSumOp::create(b, e.loc, e.exp(shifted), {dim}, true),
-                  CollectiveReduction::Sum, e.loc,
-                  what + ": the sum of exponentials of each row");
+                  e.loc, what + ": the sum of exponentials of each row");
     Value result = e.sub(shifted, e.log(sum));
     op.getResult().replaceAllUsesWith(result);
     op.erase();
@@ -711,17 +702,7 @@ private:
   std::pair<Value, Value> localRows(Value ids, int64_t rows, Location loc) {
     OpEmitter e(b, loc);
     Type idType = cast<RankedTensorType>(ids.getType()).getElementType();
-    // This rank's first row: its part of the global row numbers.
-    Value rowNumbers = IotaOp::create(
-        b, loc, RankedTensorType::get({rows * ranks}, idType), 0);
-    Value mine = ShardOp::create(b, loc, RankedTensorType::get({rows}, idType),
-                                 rowNumbers, mesh, b.getStrArrayAttr({axis}),
-                                 b.getI64IntegerAttr(0), b.getI64IntegerAttr(1),
-                                 StringAttr());
-    Value first =
-        ReshapeOp::create(b, loc, RankedTensorType::get({}, idType),
-                          SliceOp::create(b, loc, mine, {0}, {1}, {1}));
-    Value local = e.sub(ids, first);
+    Value local = e.sub(ids, chunkStart(rows, idType, loc));
     Value inside =
         AndOp::create(b, loc,
                       CompareOp::create(b, loc, ComparisonPredicate::GE, local,
@@ -731,6 +712,20 @@ private:
     Value safe =
         SelectOp::create(b, loc, inside, local, scalar(loc, idType, 0));
     return {safe, inside};
+  }
+
+  /// Where this rank's chunk of `size` starts along a split of `size`
+  /// times the ranks: its part of the global indices' first (a scalar of
+  /// the integer `type`).
+  Value chunkStart(int64_t size, Type type, Location loc) {
+    Value indices =
+        IotaOp::create(b, loc, RankedTensorType::get({size * ranks}, type), 0);
+    Value mine =
+        ShardOp::create(b, loc, RankedTensorType::get({size}, type), indices,
+                        mesh, b.getStrArrayAttr({axis}), b.getI64IntegerAttr(0),
+                        b.getI64IntegerAttr(1), StringAttr());
+    return ReshapeOp::create(b, loc, RankedTensorType::get({}, type),
+                             SliceOp::create(b, loc, mine, {0}, {1}, {1}));
   }
 
   /// `inside` (the ids' shape) as a mask of rows of `like`.
@@ -986,13 +981,7 @@ private:
     Location loc = op.getLoc();
     b.setInsertionPoint(op);
     Type i64 = b.getI64Type();
-    Value numbers = IotaOp::create(
-        b, loc, RankedTensorType::get({local * ranks}, i64), 0);
-    Value mine = ShardOp::create(
-        b, loc, RankedTensorType::get({local}, i64), numbers, mesh,
-        b.getStrArrayAttr({axis}), b.getI64IntegerAttr(0),
-        b.getI64IntegerAttr(1), StringAttr());
-    Value first = SliceOp::create(b, loc, mine, {0}, {1}, {1});
+    Value first = chunkStart(local, i64, loc);
     SmallVector<int64_t> unit(rank, 0);
     unit[dim] = 1;
     Value along = ConstantOp::create(
@@ -1232,10 +1221,9 @@ void mlir::dtc::recordResultSharding(func::FuncOp func, unsigned index,
                                      StringRef axis) {
   ShardingAttr base;
   if (auto grad = func.getResultAttrOfType<StringAttr>(index, kGradAttrName))
-    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-      if (auto param = func.getArgAttrOfType<StringAttr>(i, kParamAttrName);
-          param && param == grad)
-        base = func.getArgAttrOfType<ShardingAttr>(i, kShardingAttrName);
+    if (BlockArgument param = getParameterArgument(func, grad.getValue()))
+      base = func.getArgAttrOfType<ShardingAttr>(param.getArgNumber(),
+                                                 kShardingAttrName);
   int64_t rank = cast<RankedTensorType>(func.getResultTypes()[index]).getRank();
   func.setResultAttr(
       index, kShardingAttrName,

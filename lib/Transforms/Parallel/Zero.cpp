@@ -85,12 +85,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       if (!state || !state.getValue().contains('/'))
         continue;
       StringRef name = state.getValue().split('/').second;
-      BlockArgument param;
-      for (BlockArgument arg : func.getArguments())
-        if (auto p = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                       kParamAttrName);
-            p && p.getValue() == name)
-          param = arg;
+      BlockArgument param = getParameterArgument(func, name);
       std::optional<int64_t> dim =
           param ? stateDim(func, param, dp) : std::nullopt;
       if (!dim) {

@@ -270,7 +270,7 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
       auto countType =
           cast<RankedTensorType>(bad.getType()).clone(b.getF32Type());
       counts.push_back(u.sumAll(CastOp::create(b, u.loc, countType, bad)));
-      countParams.push_back(parameterArgument(func, name.getValue()));
+      countParams.push_back(getParameterArgument(func, name.getValue()));
     }
     // Every rank must skip the step if any rank's part overflowed.
     u.wholeSums(counts, countParams, "counts of non-finite values");

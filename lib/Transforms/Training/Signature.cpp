@@ -48,22 +48,13 @@ SmallVector<BlockArgument> mlir::dtc::trainableParameters(func::FuncOp func) {
   return params;
 }
 
-static BlockArgument argumentNamed(func::FuncOp func, StringRef attr,
-                                   StringRef name) {
+BlockArgument mlir::dtc::stateArgument(func::FuncOp func, StringRef name) {
   for (BlockArgument arg : func.getArguments())
-    if (auto named =
-            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), attr))
-      if (named.getValue() == name)
+    if (auto state = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                       kStateAttrName))
+      if (state.getValue() == name)
         return arg;
   return BlockArgument();
-}
-
-BlockArgument mlir::dtc::stateArgument(func::FuncOp func, StringRef name) {
-  return argumentNamed(func, kStateAttrName, name);
-}
-
-BlockArgument mlir::dtc::parameterArgument(func::FuncOp func, StringRef name) {
-  return argumentNamed(func, kParamAttrName, name);
 }
 
 StringRef mlir::dtc::parameterName(BlockArgument param) {

@@ -25,8 +25,6 @@ void setResults(func::FuncOp func, ArrayRef<Value> values,
 SmallVector<BlockArgument> trainableParameters(func::FuncOp func);
 /// The argument marked `dtc.state = name`, or null.
 BlockArgument stateArgument(func::FuncOp func, StringRef name);
-/// The argument marked `dtc.param = name`, or null.
-BlockArgument parameterArgument(func::FuncOp func, StringRef name);
 /// The `dtc.param` name of a parameter argument.
 StringRef parameterName(BlockArgument param);
 

@@ -46,6 +46,16 @@ std::string mlir::dtc::getArgumentName(FunctionOpInterface func,
   return "arg" + std::to_string(index);
 }
 
+BlockArgument mlir::dtc::getParameterArgument(FunctionOpInterface func,
+                                              StringRef name) {
+  for (BlockArgument arg : func.getArguments())
+    if (auto param = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                       kParamAttrName);
+        param && param.getValue() == name)
+      return arg;
+  return BlockArgument();
+}
+
 std::string mlir::dtc::getResultName(FunctionOpInterface func, unsigned index) {
   DictionaryAttr attrs = func.getResultAttrDict(index);
   if (std::string name = nameAttr(attrs, kOutputAttrName); !name.empty())

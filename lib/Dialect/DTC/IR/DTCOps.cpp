@@ -24,6 +24,11 @@ using namespace mlir::dtc;
 // Shape helpers
 //===----------------------------------------------------------------------===//
 
+int64_t mlir::dtc::tensorByteSize(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return tensor.getNumElements() * ((tensor.getElementTypeBitWidth() + 7) / 8);
+}
+
 FailureOr<SmallVector<int64_t>>
 mlir::dtc::broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes) {
   size_t rank = 0;

@@ -58,6 +58,8 @@ inline constexpr llvm::StringLiteral kUpdateAttrName = "dtc.update";
 /// The name an argument is known by: its `dtc.input`, `dtc.param` or
 /// `dtc.state` name, or `arg<N>`.
 std::string getArgumentName(FunctionOpInterface func, unsigned index);
+/// The argument marked `dtc.param = name`, or null.
+BlockArgument getParameterArgument(FunctionOpInterface func, StringRef name);
 /// The name a result is known by: its `dtc.output` name, `grad/<param>`
 /// for a gradient, `update/<name>` for an update, or `result<N>`.
 std::string getResultName(FunctionOpInterface func, unsigned index);

@@ -28,6 +28,10 @@ namespace mlir::dtc {
 FailureOr<SmallVector<int64_t>>
 broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes);
 
+/// The bytes a tensor of `type` (a ranked tensor) holds: what collectives
+/// move and reports count (i1 as one byte per element).
+int64_t tensorByteSize(Type type);
+
 } // namespace mlir::dtc
 
 #endif // DTC_DIALECT_DTC_IR_DTCOPS_H
