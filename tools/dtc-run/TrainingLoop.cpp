@@ -276,28 +276,34 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
     return 0;
   // Dumps hold whole tensors: split parameters and their gradients are
   // gathered (by every rank) and written by the first.
-  auto whole = [&](const Tensor &part, unsigned arg) {
-    auto sharding = step.getArgAttrOfType<ShardingAttr>(arg, kShardingAttrName);
+  auto whole = [&](const Tensor &part, ShardingAttr sharding,
+                   IntegerAttr rows) {
     Tensor all = sharding && comm ? wholeOf(part, sharding, *comm) : part;
-    if (auto rows =
-            step.getArgAttrOfType<IntegerAttr>(arg, kUnpaddedRowsAttrName))
-      all = withRows(all, rows.getInt());
-    return all;
+    return rows ? withRows(all, rows.getInt()) : all;
   };
   if (lead && !dump(options.dumpDir, "", "loss", losses))
     return 1;
   for (auto &[index, name] : grads) {
-    // A gradient split unlike its parameter (ZeRO) says so itself.
-    auto own = step.getResultAttrOfType<ShardingAttr>(index, kShardingAttrName);
-    Tensor grad = own && comm ? wholeOf(results[index], own, *comm)
-                              : whole(results[index], argIndex[name]);
+    // A gradient split or padded unlike its parameter (ZeRO) says so itself.
+    unsigned arg = argIndex[name];
+    auto sharding =
+        step.getResultAttrOfType<ShardingAttr>(index, kShardingAttrName);
+    if (!sharding)
+      sharding = step.getArgAttrOfType<ShardingAttr>(arg, kShardingAttrName);
+    auto rows =
+        step.getResultAttrOfType<IntegerAttr>(index, kUnpaddedRowsAttrName);
+    if (!rows)
+      rows = step.getArgAttrOfType<IntegerAttr>(arg, kUnpaddedRowsAttrName);
+    Tensor grad = whole(results[index], sharding, rows);
     if (lead && !dump(options.dumpDir, "grad", name, grad))
       return 1;
   }
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
     if (!step.getArgAttr(i, kParamAttrName))
       continue;
-    Tensor param = whole(args[i], i);
+    Tensor param = whole(
+        args[i], step.getArgAttrOfType<ShardingAttr>(i, kShardingAttrName),
+        step.getArgAttrOfType<IntegerAttr>(i, kUnpaddedRowsAttrName));
     if (lead &&
         !dump(options.dumpDir, "param", getArgumentName(step, i), param))
       return 1;

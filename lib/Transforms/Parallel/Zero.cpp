@@ -12,6 +12,14 @@
 // reduce-scatter per microbatch, and stage 3's gathers placed just before
 // the forward's and again before the backward's reads.
 //
+// A parameter no dimension of which dp divides is padded: its state gets
+// zero rows up to a multiple of dp, and its update reads its gradient and
+// itself with zero rows appended (the padding is all-reduced, so the
+// all-reduce still becomes a reduce-scatter); the padded rows stay zero
+// through AdamW and SGD, and the parameter's update is its first rows.
+// Padded gradients (and stage 3's padded parameter shards) record their
+// true row count, `dtc.unpadded_rows`, so dtc-run strips it from dumps.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dtc/Transforms/Parallel/Passes.h"
@@ -36,6 +44,9 @@ namespace {
 
 struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   using Base::Base;
+
+  /// The padded parameters of the function at hand, with their rows.
+  llvm::StringMap<int64_t> padded;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -77,8 +88,10 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
 
   LogicalResult shard(func::FuncOp func, int64_t dp, FlatSymbolRefAttr mesh) {
     OpBuilder b(&getContext());
-    // The parameters with state, and the dimension their state splits on.
+    // The parameters with state, and the dimension their state splits on;
+    // those padded, with their true row count.
     llvm::StringMap<int64_t> dims;
+    padded.clear();
     SmallVector<SplitArgument> seeds;
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
       auto state = func.getArgAttrOfType<StringAttr>(i, kStateAttrName);
@@ -88,11 +101,19 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       BlockArgument param = getParameterArgument(func, name);
       std::optional<int64_t> dim =
           param ? stateDim(func, param, dp) : std::nullopt;
+      if (!dim && param && canPad(func, param)) {
+        dim = 0;
+        padded.try_emplace(
+            name, cast<RankedTensorType>(param.getType()).getDimSize(0));
+        auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+        func.getArgument(i).setType(type.clone(paddedShape(type, dp)));
+      }
       if (!dim) {
         if (param && dims.insert({name, -1}).second)
           func.emitWarning("ZeRO: the optimizer state of '")
               << name << "' stays whole: no dimension of " << param.getType()
-              << " splits over dp=" << dp;
+              << " splits over dp=" << dp
+              << ", and one split by another axis is not padded";
         continue;
       }
       dims[name] = *dim;
@@ -103,8 +124,20 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         func.setArgAttr(i, kShardingAttrName, layout);
     }
 
-    // Each update reads this rank's part of its gradient.
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    for (const auto &entry : padded) {
+      StringRef name = entry.getKey();
+      if (failed(padUpdate(func, name, entry.getValue(), dp)))
+        return failure();
+      func.emitRemark("ZeRO: padded the optimizer state of '")
+          << name << "' from " << entry.getValue() << " to "
+          << paddedShape(
+                 cast<ShapedType>(getParameterArgument(func, name).getType()),
+                 dp)[0]
+          << " rows, a multiple of dp=" << dp;
+    }
+
+    // Each update reads this rank's part of its gradient.
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
       auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
       auto it = grad ? dims.find(grad.getValue()) : dims.end();
@@ -147,15 +180,183 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       return failure();
     for (const SplitArgument &seed : seeds)
       recordSharding(func, seed.index, mesh, seed.dim, "dp");
-    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-      if (auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName))
+    auto i64 = b.getI64Type();
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      if (auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName)) {
         if (std::optional<SplitArgument> split = splitOf(grad.getValue()))
           recordResultSharding(func, i, mesh, split->dim, "dp");
+        if (auto it = padded.find(grad.getValue()); it != padded.end())
+          func.setResultAttr(i, kUnpaddedRowsAttrName,
+                             b.getIntegerAttr(i64, it->second));
+      }
+      // A padded parameter's update: its first rows.
+      auto update = func.getResultAttrOfType<StringAttr>(i, kUpdateAttrName);
+      auto it = update ? padded.find(update.getValue()) : padded.end();
+      if (it == padded.end())
+        continue;
+      OpOperand &operand = ret->getOpOperand(i);
+      b.setInsertionPoint(ret);
+      operand.set(firstRows(b, operand.get(), it->second));
+    }
+    func.setFunctionType(FunctionType::get(
+        &getContext(), func.getBody().front().getArgumentTypes(),
+        ret.getOperandTypes()));
     if (stage >= 2 && microbatches > 1)
       scatterPerMicrobatch(func);
     if (stage == 3)
       shardParameters(func, dp, mesh, dims);
     func->setAttr(kZeroStageAttrName, b.getI64IntegerAttr(stage));
+    return success();
+  }
+
+  /// Whether `param` can be padded: along its first dimension, which no
+  /// other axis splits.
+  static bool canPad(func::FuncOp func, BlockArgument param) {
+    auto type = cast<RankedTensorType>(param.getType());
+    auto sharding = func.getArgAttrOfType<ShardingAttr>(param.getArgNumber(),
+                                                        kShardingAttrName);
+    return type.getRank() > 0 && (!sharding || sharding.axesOf(0).empty());
+  }
+
+  static SmallVector<int64_t> paddedShape(ShapedType type, int64_t dp) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] = (shape[0] + dp - 1) / dp * dp;
+    return shape;
+  }
+
+  /// `value`'s first `rows` rows.
+  static Value firstRows(OpBuilder &b, Value value, int64_t rows) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> starts(type.getRank(), 0), sizes(type.getShape()),
+        strides(type.getRank(), 1);
+    sizes[0] = rows;
+    return SliceOp::create(b, value.getLoc(), value, starts, sizes, strides);
+  }
+
+  /// Makes the update of parameter `name` (whose state is padded already)
+  /// work on padded values: from its results back through the elementwise
+  /// arithmetic of the update, the values shaped as the parameter take the
+  /// padded shape, and what they are made from -- the parameter, the
+  /// gradient's all-reduce input, anything else -- gets zero rows
+  /// appended. Other readers of the retyped values (the sums of squares of
+  /// --clip-grad-norm, fp16's overflow count) take the new types; the zero
+  /// rows add nothing to them.
+  LogicalResult padUpdate(func::FuncOp func, StringRef name, int64_t rows,
+                          int64_t dp) {
+    BlockArgument param = getParameterArgument(func, name);
+    auto whole = cast<RankedTensorType>(param.getType());
+    SmallVector<int64_t> shape = paddedShape(whole, dp);
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    OpBuilder b(&getContext());
+    auto unpadded = [&](Value value) {
+      auto type = dyn_cast<RankedTensorType>(value.getType());
+      return type && type.getShape() == whole.getShape();
+    };
+    auto retype = [&](Value value) {
+      value.setType(cast<RankedTensorType>(value.getType()).clone(shape));
+    };
+    llvm::DenseMap<Value, Value> pads;
+    auto padOf = [&](Value value) -> Value {
+      Value &pad = pads[value];
+      if (pad)
+        return pad;
+      auto type = cast<RankedTensorType>(value.getType());
+      SmallVector<int64_t> zerosShape(type.getShape());
+      zerosShape[0] = shape[0] - rows;
+      b.setInsertionPointAfterValue(value);
+      auto zerosType = type.clone(zerosShape);
+      Value zeros = ConstantOp::create(
+          b, value.getLoc(),
+          DenseElementsAttr::get(zerosType,
+                                 b.getZeroAttr(type.getElementType())));
+      pad = ConcatOp::create(b, value.getLoc(), ValueRange{value, zeros}, 0);
+      return pad;
+    };
+    auto elementwise = [&](Operation *op) {
+      return (op->hasTrait<OpTrait::Elementwise>() ||
+              isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, SelectOp,
+                  CastOp>(op)) &&
+             op->getNumResults() == 1 &&
+             llvm::all_of(op->getOperands(), [&](Value operand) {
+               auto type = cast<RankedTensorType>(operand.getType());
+               return type.getRank() == 0 || unpadded(operand) ||
+                      type.getShape() == ArrayRef<int64_t>(shape);
+             });
+    };
+    llvm::DenseSet<Operation *> walked;
+    std::function<void(OpOperand &)> visit = [&](OpOperand &use) {
+      Value value = use.get();
+      if (!unpadded(value))
+        return; // a scalar, or padded already
+      Operation *def = value.getDefiningOp();
+      if (def && walked.contains(def))
+        return;
+      if (auto sum = dyn_cast_or_null<AllReduceOp>(def)) {
+        // Padding before the sum, so that it can become a reduce-scatter.
+        walked.insert(def);
+        retype(value);
+        sum.getInputMutable().assign(padOf(sum.getInput()));
+        return;
+      }
+      if (!def || !elementwise(def)) {
+        use.set(padOf(value));
+        return;
+      }
+      walked.insert(def);
+      retype(value);
+      for (OpOperand &operand : def->getOpOperands())
+        visit(operand);
+    };
+    for (OpOperand &operand : ret->getOpOperands()) {
+      auto update = func.getResultAttrOfType<StringAttr>(
+          operand.getOperandNumber(), kUpdateAttrName);
+      if (update && (update.getValue() == name ||
+                     update.getValue().split('/').second == name))
+        visit(operand);
+    }
+    // The gradient result is returned padded (dumps strip it).
+    for (OpOperand &operand : ret->getOpOperands()) {
+      auto grad = func.getResultAttrOfType<StringAttr>(
+          operand.getOperandNumber(), kGradAttrName);
+      if (grad && grad.getValue() == name && unpadded(operand.get()))
+        operand.set(padOf(operand.get()));
+    }
+    // The parameter padded where the update first reads it, not for the
+    // whole step.
+    if (Value pad = pads.lookup(param)) {
+      Operation *first = *pad.getUsers().begin();
+      for (Operation *user : pad.getUsers())
+        if (user->isBeforeInBlock(first))
+          first = user;
+      pad.getDefiningOp()->getOperand(1).getDefiningOp()->moveBefore(first);
+      pad.getDefiningOp()->moveBefore(first);
+    }
+    // Other readers of what was retyped follow.
+    SmallVector<Value> work;
+    for (Operation *op : walked)
+      work.push_back(op->getResult(0));
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (walked.contains(user) || isa<func::ReturnOp, ConcatOp>(user))
+          continue;
+        SmallVector<Type> inferred;
+        auto infer = dyn_cast<InferTypeOpInterface>(user);
+        if (!infer ||
+            failed(infer.inferReturnTypes(
+                &getContext(), user->getLoc(), user->getOperands(),
+                user->getAttrDictionary(), user->getPropertiesStorage(),
+                user->getRegions(), inferred)))
+          return user->emitError("ZeRO: cannot pad the update of '")
+                 << name << "' through '" << user->getName() << "'";
+        walked.insert(user);
+        for (auto [result, type] : llvm::zip(user->getResults(), inferred))
+          if (result.getType() != type) {
+            result.setType(type);
+            work.push_back(result);
+          }
+      }
+    }
     return success();
   }
 
@@ -167,6 +368,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     SmallVector<ReduceScatterOp> scatters;
     func.walk([&](ReduceScatterOp op) { scatters.push_back(op); });
     OpBuilder b(&getContext());
+    // A padded gradient's zero rows are appended to each microbatch's.
+    ConcatOp pad;
     std::function<Value(Value, ReduceScatterOp)> distribute =
         [&](Value sum, ReduceScatterOp like) -> Value {
       auto add = sum.getDefiningOp<AddOp>();
@@ -174,6 +377,11 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
           add.getLhs().getType() != add.getRhs().getType() ||
           add.getLhs().getType() != add.getType()) {
         b.setInsertionPointAfterValue(sum);
+        if (pad) {
+          Operation *zeros = b.clone(*pad.getInputs()[1].getDefiningOp());
+          sum = ConcatOp::create(b, pad.getLoc(),
+                                 ValueRange{sum, zeros->getResult(0)}, 0);
+        }
         auto part = cast<ReduceScatterOp>(b.clone(*like));
         part->setOperand(0, sum);
         return part.getResult();
@@ -185,12 +393,22 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       return shards;
     };
     for (ReduceScatterOp scatter : scatters) {
-      auto add = scatter.getInput().getDefiningOp<AddOp>();
+      Value input = scatter.getInput();
+      pad = input.getDefiningOp<ConcatOp>();
+      if (pad && (!pad->hasOneUse() || pad.getInputs().size() != 2 ||
+                  pad.getDim() != 0 ||
+                  !pad.getInputs()[1].getDefiningOp<ConstantOp>()))
+        continue;
+      if (pad)
+        input = pad.getInputs()[0];
+      auto add = input.getDefiningOp<AddOp>();
       if (!add || !add->hasOneUse())
         continue;
-      Value shards = distribute(scatter.getInput(), scatter);
+      Value shards = distribute(input, scatter);
       scatter.getResult().replaceAllUsesWith(shards);
       scatter.erase();
+      if (pad)
+        pad.erase();
       // The whole-gradient sums nothing reads any more.
       SmallVector<Operation *> dead{add};
       while (!dead.empty()) {
@@ -226,29 +444,55 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         continue;
       int64_t dim = it->second;
       auto whole = cast<RankedTensorType>(param.getType());
-      SmallVector<int64_t> shape(whole.getShape());
+      auto rows = padded.find(name.getValue());
+      // A padded parameter is kept as its shard of the padded whole.
+      auto gatheredType = rows == padded.end()
+                              ? whole
+                              : whole.clone(paddedShape(whole, dp));
+      SmallVector<int64_t> shape(gatheredType.getShape());
       shape[dim] /= dp;
       param.setType(whole.clone(shape));
+      if (rows != padded.end())
+        func.setArgAttr(param.getArgNumber(), kUnpaddedRowsAttrName,
+                        b.getI64IntegerAttr(rows->second));
 
       // The update: its shard is the next step's parameter.
       for (OpOperand &operand : ret->getOpOperands())
         if (auto update = func.getResultAttrOfType<StringAttr>(
                 operand.getOperandNumber(), kUpdateAttrName);
-            update && update == name)
-          if (auto gather = operand.get().getDefiningOp<AllGatherOp>()) {
+            update && update == name) {
+          Value value = operand.get();
+          if (auto first = value.getDefiningOp<SliceOp>();
+              first && rows != padded.end())
+            value = first.getInput();
+          if (auto gather = value.getDefiningOp<AllGatherOp>()) {
+            Value old = operand.get();
             operand.set(gather.getInput());
+            if (Operation *slice = old.getDefiningOp();
+                slice != gather && slice->use_empty())
+              slice->erase();
             if (gather->use_empty())
               gather.erase();
           }
-
-      // The optimizer's slices of the whole parameter are the parameter.
-      for (Operation *user : llvm::make_early_inc_range(param.getUsers()))
-        if (auto shard = dyn_cast<ShardOp>(user);
-            shard && static_cast<int64_t>(shard.getDim()) == dim &&
-            shard.getBlocks() == 1) {
-          shard.getResult().replaceAllUsesWith(param);
-          shard.erase();
         }
+
+      // The optimizer's slices of the whole parameter (padded) are the
+      // parameter.
+      SmallVector<Value> wholes{param};
+      for (Operation *user : param.getUsers())
+        if (auto pad = dyn_cast<ConcatOp>(user); pad && rows != padded.end())
+          wholes.push_back(pad);
+      for (Value value : wholes)
+        for (Operation *user : llvm::make_early_inc_range(value.getUsers()))
+          if (auto shard = dyn_cast<ShardOp>(user);
+              shard && static_cast<int64_t>(shard.getDim()) == dim &&
+              shard.getBlocks() == 1) {
+            shard.getResult().replaceAllUsesWith(param);
+            shard.erase();
+          }
+      for (Value value : llvm::drop_begin(wholes))
+        if (value.use_empty())
+          value.getDefiningOp()->erase();
 
       // The forward's and the backward's reads of it and of its views.
       SmallVector<OpOperand *> forwardUses, backwardUses;
@@ -270,14 +514,18 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         }
       }
       std::string why = "ZeRO-3: " + name.str() + " whole for the ";
-      Value forwardWhole = gatherBefore(b, param, whole, dim, mesh, forwardUses,
-                                        why + "forward", "forward");
+      std::optional<int64_t> unpadded;
+      if (rows != padded.end())
+        unpadded = rows->second;
+      Value forwardWhole =
+          gatherBefore(b, param, gatheredType, dim, mesh, forwardUses,
+                       why + "forward", "forward", unpadded);
       for (OpOperand *use : forwardUses)
         use->set(forwardWhole);
       // Views for the backward are made again from its own gather.
       Value backwardWhole =
-          gatherBefore(b, param, whole, dim, mesh, backwardUses,
-                       why + "backward", "backward");
+          gatherBefore(b, param, gatheredType, dim, mesh, backwardUses,
+                       why + "backward", "backward", unpadded);
       llvm::DenseMap<Value, Value> again;
       again[param] = backwardWhole;
       if (forwardWhole)
@@ -292,11 +540,11 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   }
 
   /// An all-gather of `param` right before the first of `uses`, marked with
-  /// its phase for bucketing.
+  /// its phase for bucketing (and its first `unpadded` rows).
   Value gatherBefore(OpBuilder &b, Value param, RankedTensorType whole,
                      int64_t dim, FlatSymbolRefAttr mesh,
                      ArrayRef<OpOperand *> uses, const std::string &why,
-                     StringRef phase) {
+                     StringRef phase, std::optional<int64_t> unpadded) {
     if (uses.empty())
       return {};
     Operation *first = uses.front()->getOwner();
@@ -308,7 +556,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         b, first->getLoc(), whole, param, mesh, b.getStrArrayAttr({"dp"}),
         b.getI64IntegerAttr(dim), b.getStringAttr(why));
     gather->setAttr(kGatherPhaseAttrName, b.getStringAttr(phase));
-    return gather;
+    return unpadded ? firstRows(b, gather, *unpadded) : gather.getResult();
   }
 
   /// `value` (the forward's gather or a view of it) made again from the

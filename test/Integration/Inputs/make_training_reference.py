@@ -13,7 +13,9 @@ is AdamW on the knowledge-distillation loss from tiny_transformer/teacher.onnx;
 tiny_transformer/schedule/ is five AdamW steps with no decay for biases and
 norms, gradient clipping and a warm-up + cosine schedule; <model>/b4/ is
 the model exported at batch 4 with a batch of 4 and its AdamW trajectory
-(for dp=4).
+(for dp=4). uneven/ is a small language model whose sizes (13, 6, 5) dp=2
+and dp=4 do not divide, for ZeRO's padding: its model.onnx, batch/,
+initial/ and adamw/.
 <model>/batch/ holds the
 batch and <model>/initial/ the parameters before training. The outputs are
 committed; the matching dtc-compile flags are in test/Integration/train-*.mlir.
@@ -95,7 +97,43 @@ def batch_of_four(model_name, example):
     train(example, model, OPTIMIZERS["adamw"](model.parameters()), ids, labels, f"{out}/adamw")
 
 
+class Uneven(torch.nn.Module):
+    """Embedding, norm, a GELU projection and an LM head with a bias, sized
+    so that neither dp=2 nor dp=4 divides most of the parameters."""
+    VOCAB, DIM, HIDDEN, SEQ, BATCH = 13, 6, 5, 3, 4
+
+    def __init__(self):
+        super().__init__()
+        self.wte = torch.nn.Embedding(self.VOCAB, self.DIM)
+        self.ln = torch.nn.LayerNorm(self.DIM)
+        self.fc = torch.nn.Linear(self.DIM, self.HIDDEN)
+        self.head = torch.nn.Linear(self.HIDDEN, self.VOCAB)
+
+    def forward(self, ids):
+        h = torch.nn.functional.gelu(self.fc(self.ln(self.wte(ids))))
+        return self.head(h)
+
+
+def uneven():
+    torch.manual_seed(3)
+    model = Uneven()
+    with torch.no_grad():
+        model.ln.weight.add_(0.1 * torch.randn(Uneven.DIM))
+        model.ln.bias.add_(0.1 * torch.randn(Uneven.DIM))
+    initial = {n: p.detach().clone() for n, p in model.named_parameters()}
+    ids = torch.randint(0, Uneven.VOCAB, (Uneven.BATCH, Uneven.SEQ))
+    labels = torch.roll(ids, -1, dims=1)
+    labels[1, -1] = -100
+    save_dir("uneven/batch", {"ids": ids, "labels": labels})
+    save_dir("uneven/initial", initial)
+    torch.onnx.export(model.eval(), (ids,), "uneven/model.onnx", input_names=["ids"],
+                      output_names=["logits"], opset_version=17, do_constant_folding=False)
+    model.train()
+    train(Uneven, model, OPTIMIZERS["adamw"](model.parameters()), ids, labels, "uneven/adamw")
+
+
 def main():
+    uneven()
     for model_name in MODELS:
         example = load_example(model_name)
         torch.manual_seed(1)

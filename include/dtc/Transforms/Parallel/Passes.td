@@ -143,7 +143,10 @@ def Zero : Pass<"dtc-zero", "mlir::ModuleOp"> {
     forward's views of it, such as a transpose, made again from the second
     gather), so that neither lives across the whole step; the unit of
     gathering is one parameter. A parameter no dimension of which dp
-    divides keeps whole state (and stays whole), with a warning.
+    divides is padded with zero rows to a multiple of dp (state, update,
+    and the gradient before its sum; `dtc.unpadded_rows` on padded gradient
+    results and stage-3 shards, which dtc-run strips from dumps); one whose
+    first dimension another axis splits keeps whole state, with a warning.
   }];
   let options = [
     Option<"stage", "stage", "int64_t", /*default=*/"1", "ZeRO stage (1, 2 or 3)">,
