@@ -184,13 +184,6 @@ mlir::dtc::bindArguments(func::FuncOp func,
     Tensor tensor;
     if (it != provided.end()) {
       tensor = it->second;
-      // .npy has no bf16: an f32 file feeds a bf16 argument, rounded.
-      if (*dtype == DType::BF16 && tensor.dtype() == DType::F32) {
-        Tensor rounded(DType::BF16, tensor.shape());
-        rounded.floats() = tensor.floats();
-        rounded.roundToElementType();
-        tensor = std::move(rounded);
-      }
     } else if (auto value =
                    func.getArgAttrOfType<ElementsAttr>(i, kValueAttrName)) {
       FailureOr<Tensor> decoded = tensorFromAttr(value);
@@ -200,6 +193,14 @@ mlir::dtc::bindArguments(func::FuncOp func,
       tensor = std::move(*decoded);
     } else {
       return func.emitError("no tensor given for input '") << name << "'";
+    }
+    // .npy has no bf16, and a parameter kept in bf16 has an f32 value: f32
+    // feeds a bf16 argument, rounded.
+    if (*dtype == DType::BF16 && tensor.dtype() == DType::F32) {
+      Tensor rounded(DType::BF16, tensor.shape());
+      rounded.floats() = tensor.floats();
+      rounded.roundToElementType();
+      tensor = std::move(rounded);
     }
     if (tensor.shape() != Shape(type.getShape()) || tensor.dtype() != *dtype)
       return func.emitError("input '")

@@ -71,6 +71,11 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   }
   funcPm.addPass(createAttachLoss(loss));
   funcPm.addPass(createAutodiff());
+  // The ZeRO paper's mixed precision: bf16 parameters and gradients, f32
+  // master copies in the optimizer state. (fp16 keeps f32 parameters, as
+  // torch.cuda.amp does, and scales the loss.)
+  if (options.precision == "bf16")
+    funcPm.addPass(createMasterWeights());
   if (options.dataParallel > 1) {
     DataParallelOptions dp;
     dp.size = options.dataParallel;

@@ -1,6 +1,6 @@
-// bf16 mixed precision (bf16 compute, fp32 master weights, optimizer state
-// and loss) against PyTorch's fp32 trajectory, within the bf16 bound of
-// docs/Training.md: loss 4u = 1.6e-2 relative, gradients 0.1 relative L2,
+// bf16 mixed precision (bf16 compute, parameters and gradients; fp32
+// master weights, optimizer state and loss) against PyTorch's fp32
+// trajectory, within the bf16 bound of docs/Training.md: loss 4u = 1.6e-2 relative, gradients 0.1 relative L2,
 // AdamW updates 0.2 relative L2 (u = 2^-8, bf16's unit roundoff).
 // RUN: rm -rf %t && dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --precision bf16
 // RUN: FileCheck %s --check-prefix=IR < %t/gpt/train_step.mlir
@@ -12,12 +12,20 @@
 // RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --precision bf16 --freeze '^rope_'
 // RUN: dtc-run %t/llama --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s
-// The parameters and the optimizer state stay f32:
+// As the ZeRO paper counts mixed precision: the trainable parameters and
+// their gradients are bf16 (2 + 2 bytes each), the optimizer updates an
+// f32 master copy (`master/<name>`, 4) with f32 moments (8); dumps hold the
+// master copy.
 // RUN: FileCheck %s --check-prefix=STATE < %t/llama/manifest.json
 // STATE: "name": "embed.weight",
-// STATE: "type": "tensor<64x32xf32>"
+// STATE-NEXT: "trainable": true,
+// STATE-NEXT: "type": "tensor<64x32xbf16>"
+// STATE: "name": "master/embed.weight",
+// STATE-NEXT: "type": "tensor<64x32xf32>"
 // STATE: "name": "exp_avg/embed.weight",
 // STATE-NEXT: "type": "tensor<64x32xf32>"
+// RUN: FileCheck %s --check-prefix=GRAD < %t/llama/train_step.mlir
+// GRAD: tensor<64x32xbf16> {dtc.grad = "embed.weight"}
 // CHECK-NOT: FAIL
 // CHECK: 0 failed
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --precision fp8 2>&1 | FileCheck %s --check-prefix=BAD

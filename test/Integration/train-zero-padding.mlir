@@ -20,6 +20,7 @@
 // REMARK-DAG: remark: ZeRO: padded the optimizer state of 'head.bias' from 13 to 14 rows, a multiple of dp=2
 // RUN: FileCheck %s --check-prefix=Z1 < %t/z1/report.json
 // Z1: "gradients": 840,
+// Z1-NEXT: "master_weights": 0,
 // Z1-NEXT: "optimizer_state": 848,
 // Z1-NEXT: "parameters": 812
 // The gradient's zero rows are appended before the sum over dp:
@@ -38,6 +39,7 @@
 // RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/z2 --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 2
 // RUN: FileCheck %s --check-prefix=Z2 < %t/z2/report.json
 // Z2: "gradients": 420,
+// Z2-NEXT: "master_weights": 0,
 // Z2-NEXT: "optimizer_state": 848,
 // Z2-NEXT: "parameters": 812
 // RUN: %mpirun -np 2 dtc-run %t/z2 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/z2-dump
@@ -49,6 +51,7 @@
 // RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/z3 --lr 0.01 --weight-decay 0.01 --mesh dp=4 --bucket-mb 0 --zero 3
 // RUN: FileCheck %s --check-prefix=Z3 < %t/z3/report.json
 // Z3: "gradients": 264,
+// Z3-NEXT: "master_weights": 0,
 // Z3-NEXT: "optimizer_state": 536,
 // Z3-NEXT: "parameters": 264
 // RUN: FileCheck %s --check-prefix=Z3-IR < %t/z3/train_step.mlir
@@ -74,6 +77,24 @@
 // RUN: FileCheck %s --check-prefix=ACC < %t/acc.log
 // ACC: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 8 bus bytes, all_gather 7 calls, 420 bus bytes, reduce_scatter 14 calls, 840 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/acc-dump %S/Inputs/uneven/adamw %S/Inputs/uneven/initial | FileCheck %s
+//
+// bf16 (the paper's split, padded: 2Psi + 2Psi' + 12Psi'/4 + 8 at stage 1,
+// the master weights padded like the moments and cut by dtc-run from the
+// parameter's padded value), with buckets: the 7 reduce-scatters and the 7
+// all-gathers of the padded parameters become one each. Against the
+// single-device bf16 run, as in train-zero.mlir.
+// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/bf16 --lr 0.01 --weight-decay 0.01 --precision bf16
+// RUN: dtc-run %t/bf16 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/bf16-dump
+// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/bf16-z1 --lr 0.01 --weight-decay 0.01 --precision bf16 --mesh dp=4 --zero 1
+// RUN: FileCheck %s --check-prefix=BF16 < %t/bf16-z1/report.json
+// BF16: "gradients": 528,
+// BF16-NEXT: "master_weights": 264,
+// BF16-NEXT: "optimizer_state": 536,
+// BF16-NEXT: "parameters": 406
+// RUN: %mpirun -np 4 dtc-run %t/bf16-z1 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/bf16-z1-dump > %t/bf16-z1.log
+// RUN: FileCheck %s --check-prefix=BF16-LOG < %t/bf16-z1.log
+// BF16-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 12 bus bytes, all_gather 1 calls, 396 bus bytes, reduce_scatter 1 calls, 396 bus bytes
+// RUN: %python %S/../Utils/compare_training.py %t/bf16-z1-dump %t/bf16-dump %S/Inputs/uneven/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 --mask-from %S/Inputs/uneven/adamw | FileCheck %s
 //
 // Gradient clipping sums the squares of the padded shards: the same
 // trajectory as the single-device run with the same flags.

@@ -19,6 +19,19 @@
 using namespace mlir;
 using namespace mlir::dtc;
 
+/// "parameters P B, gradients G B, [master weights M B, ]optimizer state S
+/// B, activation peak A B".
+static std::string describeMemory(int64_t params, int64_t grads,
+                                  int64_t masters, int64_t state,
+                                  int64_t activations) {
+  std::string text = "parameters " + std::to_string(params) + " B, gradients " +
+                     std::to_string(grads) + " B, ";
+  if (masters)
+    text += "master weights " + std::to_string(masters) + " B, ";
+  return text + "optimizer state " + std::to_string(state) +
+         " B, activation peak " + std::to_string(activations) + " B";
+}
+
 /// Bus bytes of one call over a group of `n`, as nccl-tests counts them.
 static double busBytes(Operation *op, int64_t n) {
   double share = static_cast<double>(n - 1) / n;
@@ -65,12 +78,14 @@ static int64_t activationPeak(func::FuncOp step) {
 }
 
 llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
-  int64_t params = 0, state = 0, grads = 0;
+  int64_t params = 0, state = 0, masters = 0, grads = 0;
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+    int64_t bytes = tensorByteSize(step.getArgument(i).getType());
     if (step.getArgAttr(i, kParamAttrName))
-      params += tensorByteSize(step.getArgument(i).getType());
-    if (step.getArgAttr(i, kStateAttrName))
-      state += tensorByteSize(step.getArgument(i).getType());
+      params += bytes;
+    if (auto name = step.getArgAttrOfType<StringAttr>(i, kStateAttrName))
+      (name.getValue().starts_with(kMasterStatePrefix) ? masters : state) +=
+          bytes;
   }
   // The gradient buffer: ZeRO stage 1 keeps it whole (its results are the
   // rank's shards of it), stage 2 only the shard.
@@ -132,11 +147,9 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
   });
 
   int64_t activations = activationPeak(step);
-  llvm::errs() << llvm::format(
-      "dtc-compile: per rank: parameters %lld B, gradients %lld B, "
-      "optimizer state %lld B, activation peak %lld B\n",
-      static_cast<long long>(params), static_cast<long long>(grads),
-      static_cast<long long>(state), static_cast<long long>(activations));
+  llvm::errs() << "dtc-compile: per rank: "
+               << describeMemory(params, grads, masters, state, activations)
+               << "\n";
   llvm::json::Object perKind;
   for (const auto &[kind, total] : totals) {
     llvm::errs() << llvm::format(
@@ -149,6 +162,7 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
       {"memory_bytes_per_rank",
        llvm::json::Object{{"parameters", params},
                           {"gradients", grads},
+                          {"master_weights", masters},
                           {"optimizer_state", state},
                           {"activation_peak", activations}}},
       {"collectives_per_step", std::move(collectives)},
@@ -189,17 +203,15 @@ bool mlir::dtc::fitsMemoryLimit(const llvm::json::Object &report,
   }
   const llvm::json::Object *memory = report.getObject("memory_bytes_per_rank");
   auto get = [&](StringRef key) { return memory->getInteger(key).value_or(0); };
-  int64_t total = get("parameters") + get("gradients") +
+  int64_t total = get("parameters") + get("gradients") + get("master_weights") +
                   get("optimizer_state") + get("activation_peak");
   if (total <= bytes)
     return true;
-  llvm::errs() << llvm::format(
-      "error: --memory-limit %s: a rank needs %lld B: parameters %lld B, "
-      "gradients %lld B, optimizer state %lld B, activation peak %lld B\n",
-      limit.str().c_str(), static_cast<long long>(total),
-      static_cast<long long>(get("parameters")),
-      static_cast<long long>(get("gradients")),
-      static_cast<long long>(get("optimizer_state")),
-      static_cast<long long>(get("activation_peak")));
+  llvm::errs() << "error: --memory-limit " << limit << ": a rank needs "
+               << total << " B: "
+               << describeMemory(get("parameters"), get("gradients"),
+                                 get("master_weights"), get("optimizer_state"),
+                                 get("activation_peak"))
+               << "\n";
   return false;
 }

@@ -18,8 +18,8 @@
 #include "dtc/Runtime/TensorIO.h"
 #include "dtc/Transforms/Passes.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -98,9 +98,10 @@ static cl::opt<double> alpha("alpha", cl::cat(lossCat), cl::init(0.5),
 
 static cl::opt<std::string> precision(
     "precision", cl::cat(optCat), cl::init("fp32"),
-    cl::desc("fp32; bf16: compute in bf16 with fp32 master weights, "
-             "optimizer state and loss; fp16: the same in fp16 with dynamic "
-             "loss scaling"));
+    cl::desc("fp32; bf16: compute, parameters and gradients in bf16, "
+             "with fp32 master weights, optimizer state and loss; fp16: "
+             "compute in fp16 with fp32 parameters, gradients and state, and "
+             "dynamic loss scaling"));
 static cl::opt<double>
     initScale("init-scale", cl::cat(optCat), cl::init(65536.0),
               cl::desc("fp16: initial loss scale (GradScaler's default)"));
@@ -252,10 +253,14 @@ static LogicalResult printDiagnostic(Diagnostic &diag) {
   };
   auto severity = [](DiagnosticSeverity s) {
     switch (s) {
-    case DiagnosticSeverity::Error: return "error";
-    case DiagnosticSeverity::Warning: return "warning";
-    case DiagnosticSeverity::Remark: return "remark";
-    case DiagnosticSeverity::Note: return "note";
+    case DiagnosticSeverity::Error:
+      return "error";
+    case DiagnosticSeverity::Warning:
+      return "warning";
+    case DiagnosticSeverity::Remark:
+      return "remark";
+    case DiagnosticSeverity::Note:
+      return "note";
     }
     return "error";
   };

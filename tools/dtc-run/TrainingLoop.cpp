@@ -138,9 +138,11 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
   bool lead = !comm || comm->rank() == 0;
 
   // Inputs from the batch, parameters from --init or the module, optimizer
-  // state zero unless the module gives its start (a loss scale). A rank
-  // takes its part of what the module says is split.
+  // state zero unless the module gives its start (a loss scale), master
+  // weights (`master/<name>`) their parameter's f32 value. A rank takes its
+  // part of what the module says is split.
   provided = batch;
+  llvm::StringMap<unsigned> masterIndex; // parameter name -> master copy
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
     std::string name = getArgumentName(step, i);
     auto type = cast<RankedTensorType>(step.getArgument(i).getType());
@@ -153,10 +155,29 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
     if (sharding && !comm)
       sharding = {};
     auto rows = step.getArgAttrOfType<IntegerAttr>(i, kUnpaddedRowsAttrName);
-    // Optimizer state starts at zero in its per-rank shape; parameters and
-    // inputs are cut from the whole.
     bool state = step.getArgAttr(i, kStateAttrName) != nullptr;
-    if ((sharding || rows) && !state) {
+    bool master = state && StringRef(name).starts_with(kMasterStatePrefix);
+    if (master) {
+      StringRef paramName =
+          StringRef(name).drop_front(kMasterStatePrefix.size());
+      masterIndex[paramName] = i;
+      BlockArgument param = getParameterArgument(step, paramName);
+      auto it = init.find(encodeFileName(paramName.str()));
+      auto value = param ? step.getArgAttrOfType<ElementsAttr>(
+                               param.getArgNumber(), kValueAttrName)
+                         : ElementsAttr();
+      FailureOr<Tensor> whole = it != init.end() ? FailureOr<Tensor>(it->second)
+                                : value          ? tensorFromAttr(value)
+                                                 : FailureOr<Tensor>(failure());
+      if (failed(whole))
+        return fail("no value for parameter '" + paramName.str() +
+                    "', whose master copy '" + name + "' starts from it"),
+               1;
+      provided[name] = std::move(*whole);
+    }
+    // Optimizer state starts at zero in its per-rank shape; parameters,
+    // master copies and inputs are cut from the whole.
+    if ((sharding || rows) && (!state || master)) {
       auto it = provided.find(name);
       if (it == provided.end()) {
         auto value = step.getArgAttrOfType<ElementsAttr>(i, kValueAttrName);
@@ -181,8 +202,7 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
       if (!part)
         return 1;
       it->second = std::move(*part);
-    } else if (step.getArgAttr(i, kStateAttrName) &&
-               !step.getArgAttr(i, kValueAttrName)) {
+    } else if (state && !master && !step.getArgAttr(i, kValueAttrName)) {
       provided[name] =
           Tensor(*dtypeOf(type.getElementType()), Shape(type.getShape()));
     }
@@ -301,11 +321,15 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
     if (!step.getArgAttr(i, kParamAttrName))
       continue;
-    Tensor param = whole(
-        args[i], step.getArgAttrOfType<ShardingAttr>(i, kShardingAttrName),
-        step.getArgAttrOfType<IntegerAttr>(i, kUnpaddedRowsAttrName));
-    if (lead &&
-        !dump(options.dumpDir, "param", getArgumentName(step, i), param))
+    // A parameter kept in bf16 is dumped as its f32 master copy.
+    std::string name = getArgumentName(step, i);
+    auto it = masterIndex.find(name);
+    unsigned from = it != masterIndex.end() ? it->second : i;
+    Tensor param =
+        whole(args[from],
+              step.getArgAttrOfType<ShardingAttr>(from, kShardingAttrName),
+              step.getArgAttrOfType<IntegerAttr>(from, kUnpaddedRowsAttrName));
+    if (lead && !dump(options.dumpDir, "param", name, param))
       return 1;
   }
   return 0;

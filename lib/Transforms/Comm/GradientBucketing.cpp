@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir::dtc {
 #define GEN_PASS_DEF_GRADIENTBUCKETING
@@ -55,6 +56,22 @@ int64_t groupSize(Operation *op) {
        op->getAttrOfType<ArrayAttr>("axes").getAsValueRange<StringAttr>())
     n *= mesh.axisSize(axis);
   return n;
+}
+
+/// The unit of ZeRO-3 gathering `param` belongs to, a transformer block:
+/// its module path up to the first layer index (`layers.3` of
+/// `layers.3.attn.wq.weight`), else its top-level module (`block`, `wte`).
+StringRef unitOf(StringRef param) {
+  SmallVector<StringRef> parts;
+  param.split(parts, '.');
+  size_t end = 0;
+  for (StringRef part : parts) {
+    end += part.size();
+    if (!part.empty() && llvm::all_of(part, llvm::isDigit))
+      return param.take_front(end);
+    ++end; // the dot
+  }
+  return parts.front();
 }
 
 /// `value` with dimension `dim` moved to the front (and back).
@@ -109,8 +126,13 @@ struct GradientBucketingPass
         members.push_back({def, grad.str()});
       else if (grad && isa<ReduceScatterOp>(def))
         members.push_back({def, grad.str()});
-      else if (update && isa<AllGatherOp>(def) && def->hasOneUse())
-        members.push_back({def, update.str()});
+      else if (update) {
+        // (A parameter ZeRO padded is the gathered whole's first rows.)
+        if (auto rows = dyn_cast<SliceOp>(def))
+          def = rows.getInput().getDefiningOp();
+        if (isa_and_nonnull<AllGatherOp>(def) && def->hasOneUse())
+          members.push_back({def, update.str()});
+      }
     }
     // ZeRO-3's gathers of parameters before their reads.
     func.walk([&](AllGatherOp gather) {
@@ -130,15 +152,19 @@ struct GradientBucketingPass
         std::tuple<OperationName, Attribute, Attribute, Type, Attribute>;
     llvm::MapVector<Key, SmallVector<SmallVector<Member>>> buckets;
     for (Member &member : members) {
+      Attribute phase = member.op->getAttr(kGatherPhaseAttrName);
       Key key{member.op->getName(), member.op->getAttr("mesh"),
               member.op->getAttr("axes"), member.inputType().getElementType(),
-              member.op->getAttr(kGatherPhaseAttrName)};
+              phase};
       auto &list = buckets[key];
       int64_t bytes = 0;
       if (!list.empty())
         for (Member &m : list.back())
           bytes += m.bytes();
-      if (list.empty() || bytes + member.bytes() > limit)
+      // ZeRO-3's gathers bucket by unit: a bucket holds one block.
+      bool newUnit = phase && !list.empty() &&
+                     unitOf(list.back().back().name) != unitOf(member.name);
+      if (list.empty() || newUnit || bytes + member.bytes() > limit)
         list.emplace_back();
       list.back().push_back(member);
     }
@@ -259,8 +285,10 @@ struct GradientBucketingPass
       }
       offset += width;
       m.op->getResult(0).replaceAllUsesWith(part);
-      m.op->erase();
     }
+    // Erased last: one of them may be where the builder inserts.
+    for (Member &m : bucket)
+      m.op->erase();
   }
 };
 

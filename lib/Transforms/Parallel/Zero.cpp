@@ -107,6 +107,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
             name, cast<RankedTensorType>(param.getType()).getDimSize(0));
         auto type = cast<RankedTensorType>(func.getArgument(i).getType());
         func.getArgument(i).setType(type.clone(paddedShape(type, dp)));
+        func.setArgAttr(i, kUnpaddedRowsAttrName,
+                        b.getI64IntegerAttr(type.getDimSize(0)));
       }
       if (!dim) {
         if (param && dims.insert({name, -1}).second)
@@ -209,6 +211,15 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     return success();
   }
 
+  /// An op computing each element of its one result from the same element
+  /// of its operands (broadcasting scalars).
+  static bool isElementwise(Operation *op) {
+    return (op->hasTrait<OpTrait::Elementwise>() ||
+            isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, SelectOp,
+                CastOp>(op)) &&
+           op->getNumResults() == 1;
+  }
+
   /// Whether `param` can be padded: along its first dimension, which no
   /// other axis splits.
   static bool canPad(func::FuncOp func, BlockArgument param) {
@@ -273,10 +284,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       return pad;
     };
     auto elementwise = [&](Operation *op) {
-      return (op->hasTrait<OpTrait::Elementwise>() ||
-              isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, SelectOp,
-                  CastOp>(op)) &&
-             op->getNumResults() == 1 &&
+      return isElementwise(op) &&
              llvm::all_of(op->getOperands(), [&](Value operand) {
                auto type = cast<RankedTensorType>(operand.getType());
                return type.getRank() == 0 || unpadded(operand) ||
@@ -428,8 +436,9 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   /// whole: once just before its first use in the forward, and again just
   /// before its first use in the backward -- views of it the forward made
   /// (a transpose, a bf16 cast) are made again from the second gather -- so
-  /// that neither gather lives from the forward into the backward. The
-  /// unit is one parameter. Collectives have side effects: no CSE merges
+  /// that neither gather lives from the forward into the backward (here one
+  /// parameter each; dtc-bucket-gradients groups them into units).
+  /// Collectives have side effects: no CSE merges
   /// or hoists them.
   void shardParameters(func::FuncOp func, int64_t dp, FlatSymbolRefAttr mesh,
                        const llvm::StringMap<int64_t> &dims) {
@@ -446,9 +455,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       auto whole = cast<RankedTensorType>(param.getType());
       auto rows = padded.find(name.getValue());
       // A padded parameter is kept as its shard of the padded whole.
-      auto gatheredType = rows == padded.end()
-                              ? whole
-                              : whole.clone(paddedShape(whole, dp));
+      auto gatheredType =
+          rows == padded.end() ? whole : whole.clone(paddedShape(whole, dp));
       SmallVector<int64_t> shape(gatheredType.getShape());
       shape[dim] /= dp;
       param.setType(whole.clone(shape));
@@ -482,14 +490,35 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       for (Operation *user : param.getUsers())
         if (auto pad = dyn_cast<ConcatOp>(user); pad && rows != padded.end())
           wholes.push_back(pad);
+      llvm::SmallPtrSet<Operation *, 4> readsShard;
+      auto isShard = [&](Operation *op) {
+        auto shard = dyn_cast<ShardOp>(op);
+        return shard && static_cast<int64_t>(shard.getDim()) == dim &&
+               shard.getBlocks() == 1;
+      };
       for (Value value : wholes)
-        for (Operation *user : llvm::make_early_inc_range(value.getUsers()))
-          if (auto shard = dyn_cast<ShardOp>(user);
-              shard && static_cast<int64_t>(shard.getDim()) == dim &&
-              shard.getBlocks() == 1) {
-            shard.getResult().replaceAllUsesWith(param);
-            shard.erase();
+        for (Operation *user : llvm::make_early_inc_range(value.getUsers())) {
+          if (isShard(user)) {
+            user->getResult(0).replaceAllUsesWith(param);
+            user->erase();
+            continue;
           }
+          // The shard of an elementwise op of it and scalars (AdamW's
+          // decay) is that op of the shard: no whole read.
+          if (!isElementwise(user) || !user->hasOneUse() ||
+              !isShard(*user->getUsers().begin()) ||
+              !llvm::all_of(user->getOperands(), [&](Value operand) {
+                return operand == value ||
+                       cast<RankedTensorType>(operand.getType()).getRank() == 0;
+              }))
+            continue;
+          Operation *shard = *user->getUsers().begin();
+          readsShard.insert(user);
+          user->replaceUsesOfWith(value, param);
+          user->getResult(0).setType(shard->getResult(0).getType());
+          shard->getResult(0).replaceAllUsesWith(user->getResult(0));
+          shard->erase();
+        }
       for (Value value : llvm::drop_begin(wholes))
         if (value.use_empty())
           value.getDefiningOp()->erase();
@@ -501,6 +530,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         Value value = work.pop_back_val();
         for (OpOperand &use : value.getUses()) {
           Operation *user = use.getOwner();
+          if (readsShard.contains(user))
+            continue;
           bool view = isa<TransposeOp, CastOp>(user) && forward.contains(user);
           if (value == param && !view)
             (forward.contains(user) ? forwardUses : backwardUses)

@@ -167,8 +167,12 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
     // Global-norm clipping, as torch.nn.utils.clip_grad_norm_: the norm of
     // the per-parameter norms; gradients scaled by min(max / (norm + 1e-6), 1).
     llvm::StringMap<Value> applied;
-    for (BlockArgument param : params)
-      applied[parameterName(param)] = grads[parameterName(param)];
+    for (BlockArgument param : params) {
+      Value g = grads[parameterName(param)];
+      if (g.getType() != masterOf(param))
+        g = CastOp::create(b, u.loc, masterOf(param), g);
+      applied[parameterName(param)] = g;
+    }
     Value foundInf;
     BlockArgument scale = stateArgument(func, "loss_scale");
     if (scale)
@@ -198,10 +202,28 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
       Value g = applied[name];
       bool decays =
           weightDecay != 0 && !(!noDecay.empty() && noDecayRegex.match(name));
+      // A parameter stored in less than f32 is updated through an f32
+      // master copy, and takes its rounding.
+      Type stateType = masterOf(param);
       Value p = param;
+      BlockArgument master;
+      if (stateType != param.getType()) {
+        // Laid out (split, padded) as the parameter: dtc-run cuts its
+        // start from the parameter's value.
+        p = master = state(stateType, kMasterStatePrefix.str() + name);
+        for (StringRef attr : {kShardingAttrName, kUnpaddedRowsAttrName})
+          if (Attribute value = func.getArgAttr(param.getArgNumber(), attr))
+            func.setArgAttr(master.getArgNumber(), attr, value);
+      }
+      auto updateParam = [&](Value value) {
+        if (!master)
+          return update(value, param, name);
+        update(CastOp::create(b, u.loc, param.getType(), value), param, name);
+        update(value, master, kMasterStatePrefix.str() + name);
+      };
       if (optimizer == "adamw") {
-        BlockArgument m = state(param.getType(), "exp_avg/" + name);
-        BlockArgument v = state(param.getType(), "exp_avg_sq/" + name);
+        BlockArgument m = state(stateType, "exp_avg/" + name);
+        BlockArgument v = state(stateType, "exp_avg_sq/" + name);
         if (decays) // decoupled: p *= 1 - lr * wd
           p = u.mul(p,
                     u.like(u.sub(u.f64(1), u.mul(lrT, u.f64(weightDecay))), p));
@@ -215,7 +237,7 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
         Value denom = u.add(u.div(u.sqrt(v2), u.like(u.sqrt(bc2), p)),
                             u.like(u.f64(eps), p));
         p = u.sub(p, u.mul(u.like(stepSize, p), u.div(m2, denom)));
-        update(p, param, name);
+        updateParam(p);
         update(m2, m, "exp_avg/" + name);
         update(v2, v, "exp_avg_sq/" + name);
         continue;
@@ -224,14 +246,14 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
       if (decays) // coupled: d = g + wd * p
         d = u.add(d, u.mul(p, u.like(u.f64(weightDecay), p)));
       if (momentum != 0) {
-        BlockArgument buf = state(param.getType(), "momentum_buffer/" + name);
+        BlockArgument buf = state(stateType, "momentum_buffer/" + name);
         Value buf2 = u.add(u.mul(buf, u.like(u.f64(momentum), p)), d);
         d = nesterov ? u.add(d, u.mul(buf2, u.like(u.f64(momentum), p))) : buf2;
-        update(u.sub(p, u.mul(d, u.like(lrT, p))), param, name);
+        updateParam(u.sub(p, u.mul(d, u.like(lrT, p))));
         update(buf2, buf, "momentum_buffer/" + name);
         continue;
       }
-      update(u.sub(p, u.mul(d, u.like(lrT, p))), param, name);
+      updateParam(u.sub(p, u.mul(d, u.like(lrT, p))));
     }
     update(nextStep, step, "step");
     if (scale)
@@ -243,6 +265,16 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
       appendResult(func, value,
                    {b.getNamedAttr(kUpdateAttrName, b.getStringAttr(name))});
     }
+  }
+
+  /// The type `param` is updated in: f32 for a parameter stored in a
+  /// narrower float type (dtc-master-weights), else its own.
+  static Type masterOf(BlockArgument param) {
+    auto type = cast<RankedTensorType>(param.getType());
+    auto element = dyn_cast<FloatType>(type.getElementType());
+    if (!element || element.getWidth() >= 32)
+      return type;
+    return type.clone(Float32Type::get(type.getContext()));
   }
 
   /// Dynamic loss scaling, as torch.cuda.amp.GradScaler: unscales the

@@ -19,6 +19,18 @@ def GradientBucketing : Pass<"dtc-bucket-gradients", "mlir::func::FuncOp"> {
     one to itself. The sums are the same elementwise, so the step computes
     the same; each bucket's reason lists its gradients (the report's
     buckets). `bucket-mb=0` leaves every gradient its own all-reduce.
+
+    Under dtc-zero it runs after the optimizer: the gradients'
+    reduce-scatters and the updated parameters' all-gathers are packed per
+    rank (each tensor's split dimension first, viewed as [N, rest], the
+    bucket their concatenation along rest, so that one call hands each rank
+    its shard of every tensor). Stage 3's gathers of parameters before
+    their reads are bucketed per phase (forward, backward) and per unit, a
+    transformer block: the parameters whose names share the module path up
+    to the first layer index (`layers.3`), else the top-level module; a
+    unit larger than a bucket is cut. Each bucket is gathered where the
+    previous one is first read, so that the next unit's parameters arrive
+    while the current unit computes.
   }];
   let options = [
     Option<"bucketMB", "bucket-mb", "double", /*default=*/"25",

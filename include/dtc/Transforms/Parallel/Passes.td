@@ -141,8 +141,9 @@ def Zero : Pass<"dtc-zero", "mlir::ModuleOp"> {
     it where the step reads it whole: just before its first use in the
     forward, and again just before its first use in the backward (the
     forward's views of it, such as a transpose, made again from the second
-    gather), so that neither lives across the whole step; the unit of
-    gathering is one parameter. A parameter no dimension of which dp
+    gather), so that neither lives across the whole step, and the update
+    reads the shard; dtc-bucket-gradients then gathers by unit (a
+    transformer block). A parameter no dimension of which dp
     divides is padded with zero rows to a multiple of dp (state, update,
     and the gradient before its sum; `dtc.unpadded_rows` on padded gradient
     results and stage-3 shards, which dtc-run strips from dumps); one whose

@@ -98,6 +98,29 @@ def MixedPrecision : Pass<"dtc-mixed-precision", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def MasterWeights : Pass<"dtc-master-weights", "mlir::func::FuncOp"> {
+  let summary = "Keep trainable parameters and their gradients in bf16; "
+                "dtc-optimizer then keeps f32 master copies";
+  let description = [{
+    Runs after dtc-autodiff on a function dtc-mixed-precision computed in
+    bf16, and gives it the ZeRO paper's mixed-precision state: every
+    trainable f32 parameter argument becomes bf16 (2 bytes per parameter:
+    the casts of it to bf16 go away, readers that compute in f32 get a
+    cast of it), and its gradient result is rounded to bf16 (2 bytes; the
+    contributions of several uses still add up in f32 first, and the
+    data-parallel sum then moves bf16). dtc-optimizer updates a parameter
+    stored in less than f32 through an f32 master copy, the state
+    `master/<name>`, with f32 moments: 4 + 8 bytes more, 16 per parameter
+    in all, split 2 + 2 + 12 as in the paper. dtc-run starts the master
+    copy from the parameter's f32 value and dumps it as the parameter.
+  }];
+  let options = [
+    Option<"type", "type", "std::string", /*default=*/"\"bf16\"",
+           "Storage type of the parameters and gradients (bf16)">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def InlineTeacher : Pass<"dtc-inline-teacher", "mlir::ModuleOp"> {
   let summary = "Run a frozen teacher model inside the student's function";
   let description = [{

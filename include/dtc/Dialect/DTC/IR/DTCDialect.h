@@ -34,6 +34,9 @@ inline constexpr llvm::StringLiteral kTrainableAttrName = "dtc.trainable";
 inline constexpr llvm::StringLiteral kGradAttrName = "dtc.grad";
 /// Argument attribute: optimizer state ("step", "exp_avg/<param>", ...).
 inline constexpr llvm::StringLiteral kStateAttrName = "dtc.state";
+/// The prefix of the state holding an f32 master copy of a parameter kept
+/// in a narrower type: `master/<parameter name>`.
+inline constexpr llvm::StringLiteral kMasterStatePrefix = "master/";
 /// Argument attribute of the `loss_scale` state: after this many finite
 /// steps in a row, dynamic loss scaling doubles the scale.
 inline constexpr llvm::StringLiteral kGrowthIntervalAttrName =
