@@ -226,11 +226,10 @@ struct GradientAccumulationPass
       b.setInsertionPointAfter(func);
       auto shard = cast<func::FuncOp>(b.clone(*func));
       shard.setName((func.getName() + "_microbatch").str());
-      bool ok =
-          succeeded(partitionBatch(shard, microbatches, meshRef, "microbatch",
-                                   "gradient accumulation",
-                                   /*rankIndexed=*/false)) &&
-          succeeded(Unroller(func, shard, microbatches, meshRef).run());
+      bool ok = succeeded(partitionBatch(shard, microbatches, meshRef,
+                                         "microbatch", "gradient accumulation",
+                                         /*rankIndexed=*/false)) &&
+                succeeded(Unroller(func, shard, microbatches, meshRef).run());
       shard.erase();
       if (!ok)
         return signalPassFailure();

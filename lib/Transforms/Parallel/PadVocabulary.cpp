@@ -86,20 +86,9 @@ struct PadVocabularyPass
         if (isa<GatherOp, func::ReturnOp>(user))
           continue; // the lookup's result does not change; the output's
                     // type is updated by the caller
-        SmallVector<Type> inferred;
-        auto infer = dyn_cast<InferTypeOpInterface>(user);
-        if (!infer ||
-            failed(infer.inferReturnTypes(
-                &getContext(), user->getLoc(), user->getOperands(),
-                user->getAttrDictionary(), user->getPropertiesStorage(),
-                user->getRegions(), inferred)))
+        if (failed(reinferResultTypes(user, work)))
           return user->emitError("cannot pad the vocabulary through '")
                  << user->getName() << "'";
-        for (auto [result, newType] : llvm::zip(user->getResults(), inferred))
-          if (result.getType() != newType) {
-            result.setType(newType);
-            work.push_back(result);
-          }
       }
     }
     func.setFunctionType(FunctionType::get(

@@ -1156,6 +1156,23 @@ llvm::DenseSet<Operation *> mlir::dtc::forwardOps(func::FuncOp func) {
   return forward;
 }
 
+LogicalResult mlir::dtc::reinferResultTypes(Operation *op,
+                                            SmallVectorImpl<Value> &changed) {
+  SmallVector<Type> inferred;
+  auto infer = dyn_cast<InferTypeOpInterface>(op);
+  if (!infer || failed(infer.inferReturnTypes(
+                    op->getContext(), op->getLoc(), op->getOperands(),
+                    op->getAttrDictionary(), op->getPropertiesStorage(),
+                    op->getRegions(), inferred)))
+    return failure();
+  for (auto [result, type] : llvm::zip(op->getResults(), inferred))
+    if (result.getType() != type) {
+      result.setType(type);
+      changed.push_back(result);
+    }
+  return success();
+}
+
 FlatSymbolRefAttr mlir::dtc::meshWithAxis(ModuleOp module, StringRef axis,
                                           int64_t size) {
   constexpr llvm::StringLiteral name = "mesh";

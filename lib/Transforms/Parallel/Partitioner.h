@@ -61,6 +61,12 @@ std::optional<WeightRead> traceParam(Value value);
 /// The ops that compute the loss: the forward part of the step.
 llvm::DenseSet<Operation *> forwardOps(func::FuncOp func);
 
+/// Gives `op` the result types inferred from its (retyped) operands and
+/// appends the results whose type changed to `changed`; fails if `op`
+/// cannot infer them.
+LogicalResult reinferResultTypes(Operation *op,
+                                 SmallVectorImpl<Value> &changed);
+
 /// The module's mesh `@mesh` with `axis` of `size`: created, or the axis
 /// appended to it (the last axis varies fastest), or checked. Null, with an
 /// error on the module, when the mesh has the axis with another size.

@@ -182,14 +182,13 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       return failure();
     for (const SplitArgument &seed : seeds)
       recordSharding(func, seed.index, mesh, seed.dim, "dp");
-    auto i64 = b.getI64Type();
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
       if (auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName)) {
         if (std::optional<SplitArgument> split = splitOf(grad.getValue()))
           recordResultSharding(func, i, mesh, split->dim, "dp");
         if (auto it = padded.find(grad.getValue()); it != padded.end())
           func.setResultAttr(i, kUnpaddedRowsAttrName,
-                             b.getIntegerAttr(i64, it->second));
+                             b.getI64IntegerAttr(it->second));
       }
       // A padded parameter's update: its first rows.
       auto update = func.getResultAttrOfType<StringAttr>(i, kUpdateAttrName);
@@ -348,21 +347,10 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       for (Operation *user : value.getUsers()) {
         if (walked.contains(user) || isa<func::ReturnOp, ConcatOp>(user))
           continue;
-        SmallVector<Type> inferred;
-        auto infer = dyn_cast<InferTypeOpInterface>(user);
-        if (!infer ||
-            failed(infer.inferReturnTypes(
-                &getContext(), user->getLoc(), user->getOperands(),
-                user->getAttrDictionary(), user->getPropertiesStorage(),
-                user->getRegions(), inferred)))
+        if (failed(reinferResultTypes(user, work)))
           return user->emitError("ZeRO: cannot pad the update of '")
                  << name << "' through '" << user->getName() << "'";
         walked.insert(user);
-        for (auto [result, type] : llvm::zip(user->getResults(), inferred))
-          if (result.getType() != type) {
-            result.setType(type);
-            work.push_back(result);
-          }
       }
     }
     return success();
@@ -438,8 +426,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   /// (a transpose, a bf16 cast) are made again from the second gather -- so
   /// that neither gather lives from the forward into the backward (here one
   /// parameter each; dtc-bucket-gradients groups them into units).
-  /// Collectives have side effects: no CSE merges
-  /// or hoists them.
+  /// Collectives have side effects: no CSE merges or hoists them.
   void shardParameters(func::FuncOp func, int64_t dp, FlatSymbolRefAttr mesh,
                        const llvm::StringMap<int64_t> &dims) {
     llvm::DenseSet<Operation *> forward = forwardOps(func);
