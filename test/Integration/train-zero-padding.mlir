@@ -10,14 +10,16 @@
 // 5 -> 6, head.weight 13x5 -> 14x5, head.bias 13 -> 14; the others split
 // along a dimension dp divides) and 264 for dp=4 (every parameter padded).
 // Persistent bytes per rank are the paper's formulas with Psi' where a
-// split is involved: stage 1 4Psi + 4Psi' + 8Psi'/N (+ 8 for AdamW's step),
-// stage 2 4Psi + 4Psi'/N + 8Psi'/N, stage 3 16Psi'/N.
+// split is involved (Utils/check_zero_memory.py computes them from the
+// PyTorch parameters' shapes): stage 1 4Psi + 4Psi' + 8Psi'/N (+ 8 for
+// AdamW's step), stage 2 4Psi + 4Psi'/N + 8Psi'/N, stage 3 16Psi'/N.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/z1 --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 1 2> %t/z1.err
 // RUN: FileCheck %s --check-prefix=REMARK < %t/z1.err
 // REMARK-DAG: remark: ZeRO: padded the optimizer state of 'fc.bias' from 5 to 6 rows, a multiple of dp=2
 // REMARK-DAG: remark: ZeRO: padded the optimizer state of 'head.weight' from 13 to 14 rows, a multiple of dp=2
 // REMARK-DAG: remark: ZeRO: padded the optimizer state of 'head.bias' from 13 to 14 rows, a multiple of dp=2
+// RUN: %python %S/../Utils/check_zero_memory.py %t/z1/report.json %S/Inputs/uneven/initial --dp 2 --stage 1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=Z1 < %t/z1/report.json
 // Z1: "gradients": 840,
 // Z1-NEXT: "master_weights": 0,
@@ -37,6 +39,7 @@
 // PEAK: rank 0 peak intermediate memory: [[PEAK]] B
 //
 // RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/z2 --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 2
+// RUN: %python %S/../Utils/check_zero_memory.py %t/z2/report.json %S/Inputs/uneven/initial --dp 2 --stage 2 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=Z2 < %t/z2/report.json
 // Z2: "gradients": 420,
 // Z2-NEXT: "master_weights": 0,
@@ -49,6 +52,7 @@
 // which pads the initial value and strips the dumps) and uses the gathered
 // whole's first rows.
 // RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/z3 --lr 0.01 --weight-decay 0.01 --mesh dp=4 --bucket-mb 0 --zero 3
+// RUN: %python %S/../Utils/check_zero_memory.py %t/z3/report.json %S/Inputs/uneven/initial --dp 4 --stage 3 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=Z3 < %t/z3/report.json
 // Z3: "gradients": 264,
 // Z3-NEXT: "master_weights": 0,
@@ -86,6 +90,7 @@
 // RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/bf16 --lr 0.01 --weight-decay 0.01 --precision bf16
 // RUN: dtc-run %t/bf16 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/bf16-dump
 // RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/bf16-z1 --lr 0.01 --weight-decay 0.01 --precision bf16 --mesh dp=4 --zero 1
+// RUN: %python %S/../Utils/check_zero_memory.py %t/bf16-z1/report.json %S/Inputs/uneven/initial --dp 4 --stage 1 --precision bf16 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=BF16 < %t/bf16-z1/report.json
 // BF16: "gradients": 528,
 // BF16-NEXT: "master_weights": 264,

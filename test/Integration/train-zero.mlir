@@ -6,7 +6,8 @@
 // run on every mesh.
 //
 // Persistent bytes per rank (report.json), against the ZeRO paper's
-// formulas for fp32 AdamW, with Psi the trainable parameters (PyTorch's
+// formulas for fp32 AdamW (computed from the PyTorch parameters' sizes by
+// Utils/check_zero_memory.py, and spelled out below), with Psi the trainable parameters (PyTorch's
 // count: GPT-2 example 17120, Llama example 20640) and N = dp; AdamW's
 // state also holds one i64 step (8 bytes):
 //   no ZeRO 4Psi + 4Psi + 8Psi; stage 1: 4Psi + 4Psi + 8Psi/N (the whole
@@ -22,6 +23,7 @@
 // 4Psi, state 68488 = 8Psi/2 + 8; 17 reduce-scatters and 17 all-gathers of
 // 34240 bus bytes (= 68480 / 2 each).
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z1 --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 1
+// RUN: %python %S/../Utils/check_zero_memory.py %t/gpt-z1/report.json %S/Inputs/tiny_transformer/initial --dp 2 --stage 1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=Z1 < %t/gpt-z1/report.json
 // Z1: "memory_bytes_per_rank": {
 // Z1-NEXT: "activation_peak": {{[0-9]+}},
@@ -48,6 +50,7 @@
 // Llama example, dp=2, stage 2: gradients 41280 = 4Psi/2, state 82568 =
 // 8Psi/2 + 8.
 // RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --bucket-mb 0 --zero 2
+// RUN: %python %S/../Utils/check_zero_memory.py %t/llama-z2/report.json %S/Inputs/tiny_llama/initial --dp 2 --stage 2 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=Z2 < %t/llama-z2/report.json
 // Z2: "gradients": 41280,
 // Z2-NEXT: "master_weights": 0,
@@ -62,6 +65,7 @@
 // dp=4 (batch 4): GPT-2 stage 2, gradients 17120 = 4Psi/4, state 34248 =
 // 8Psi/4 + 8, 3/4 x 68480 = 51360 bus bytes each way; Llama stage 1.
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-dp4 --lr 0.01 --weight-decay 0.01 --mesh dp=4 --bucket-mb 0 --zero 2
+// RUN: %python %S/../Utils/check_zero_memory.py %t/gpt-dp4/report.json %S/Inputs/tiny_transformer/initial --dp 4 --stage 2 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=DP4 < %t/gpt-dp4/report.json
 // DP4: "gradients": 17120,
 // DP4-NEXT: "master_weights": 0,
@@ -108,6 +112,7 @@
 // 12Psi/2; stage 3 16Psi/2. Stages 1 and 2 move Psi/2 elements (17120
 // bytes of bf16) each way.
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-bf16 --lr 0.01 --weight-decay 0.01 --precision bf16
+// RUN: %python %S/../Utils/check_zero_memory.py %t/gpt-bf16/report.json %S/Inputs/tiny_transformer/initial --dp 1 --precision bf16 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=BF16-NONE < %t/gpt-bf16/report.json
 // BF16-NONE: "gradients": 34240,
 // BF16-NONE-NEXT: "master_weights": 68480,
@@ -115,6 +120,7 @@
 // BF16-NONE-NEXT: "parameters": 34240
 // RUN: dtc-run %t/gpt-bf16 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-bf16-dump
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-bf16-z1 --lr 0.01 --weight-decay 0.01 --precision bf16 --mesh dp=2 --bucket-mb 0 --zero 1
+// RUN: %python %S/../Utils/check_zero_memory.py %t/gpt-bf16-z1/report.json %S/Inputs/tiny_transformer/initial --dp 2 --stage 1 --precision bf16 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=BF16-Z1 < %t/gpt-bf16-z1/report.json
 // BF16-Z1: "gradients": 34240,
 // BF16-Z1-NEXT: "master_weights": 34240,
@@ -126,12 +132,14 @@
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-bf16-z1-dump %t/gpt-bf16-dump %S/Inputs/tiny_transformer/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 --mask-from %S/Inputs/tiny_transformer/adamw | FileCheck %s
 // RUN: cat %t/gpt-bf16-z1/report.json %t/gpt-bf16-z1.log | FileCheck %s --check-prefix=PEAK
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-bf16-z2 --lr 0.01 --weight-decay 0.01 --precision bf16 --mesh dp=2 --bucket-mb 0 --zero 2
+// RUN: %python %S/../Utils/check_zero_memory.py %t/gpt-bf16-z2/report.json %S/Inputs/tiny_transformer/initial --dp 2 --stage 2 --precision bf16 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=BF16-Z2 < %t/gpt-bf16-z2/report.json
 // BF16-Z2: "gradients": 17120,
 // BF16-Z2-NEXT: "master_weights": 34240,
 // BF16-Z2-NEXT: "optimizer_state": 68488,
 // BF16-Z2-NEXT: "parameters": 34240
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-bf16-z3 --lr 0.01 --weight-decay 0.01 --precision bf16 --mesh dp=2 --bucket-mb 0 --zero 3
+// RUN: %python %S/../Utils/check_zero_memory.py %t/gpt-bf16-z3/report.json %S/Inputs/tiny_transformer/initial --dp 2 --stage 3 --precision bf16 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=BF16-Z3 < %t/gpt-bf16-z3/report.json
 // BF16-Z3: "gradients": 17120,
 // BF16-Z3-NEXT: "master_weights": 34240,
@@ -155,6 +163,7 @@
 // reduce-scattered (17 calls, 34240). 97344 bus bytes: 1.42 times data
 // parallelism's 68480, within the paper's 3 x 34240 (1.5 times).
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z3 --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 3
+// RUN: %python %S/../Utils/check_zero_memory.py %t/gpt-z3/report.json %S/Inputs/tiny_transformer/initial --dp 2 --stage 3 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=Z3 < %t/gpt-z3/report.json
 // Z3: "gradients": 34240,
 // Z3-NEXT: "master_weights": 0,
