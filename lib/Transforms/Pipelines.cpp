@@ -115,6 +115,10 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
     if (options.bucketMB > 0)
       pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));
   }
+  // Each rank computes only its part of what it cuts from replicated
+  // values (the vocabulary-parallel cross-entropy's one-hot).
+  if (options.dataParallel > 1 || options.tensorParallel > 1)
+    pm.addNestedPass<func::FuncOp>(createSinkShards());
   buildSimplifyPipeline(pm, SimplifyPipelineOptions());
 }
 

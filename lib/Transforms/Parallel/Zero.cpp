@@ -210,15 +210,6 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     return success();
   }
 
-  /// An op computing each element of its one result from the same element
-  /// of its operands (broadcasting scalars).
-  static bool isElementwise(Operation *op) {
-    return (op->hasTrait<OpTrait::Elementwise>() ||
-            isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, SelectOp,
-                CastOp>(op)) &&
-           op->getNumResults() == 1;
-  }
-
   /// Whether `param` can be padded: along its first dimension, which no
   /// other axis splits.
   static bool canPad(func::FuncOp func, BlockArgument param) {

@@ -158,6 +158,34 @@ def Zero : Pass<"dtc-zero", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def SinkShards : Pass<"dtc-sink-shards", "mlir::func::FuncOp"> {
+  let summary = "Compute a rank's part of a replicated value rather than "
+                "cutting it from the whole";
+  let description = [{
+    Runs on the per-rank program after the parallelism passes. Where a
+    `dtc.shard` cuts a rank's part out of a value every rank computed
+    without communication -- iotas, splat constants, broadcasts and
+    elementwise ops on them -- and every reader of that value takes the same
+    part, the cut moves to the operands: each rank computes its part only
+    (an iota along the split starts at the rank's first index). Applied
+    repeatedly, the whole value is never made. Also rewrites a sum over a
+    dimension of `select(iota == y, x, 0)` (a one-hot selection, as the
+    cross-entropy's backward makes) to `select(0 <= y < n, x, 0)`, which
+    reads no whole one-hot. The vocabulary-parallel cross-entropy so keeps
+    its [batch, sequence, vocabulary] one-hot masks vocabulary/tp wide.
+
+    ```mlir
+    // before: %i = dtc.iota dim = 2 : tensor<2x8x64xi64>
+    //         %m = dtc.compare eq, %i, %labels : (...) -> tensor<2x8x64xi1>
+    //         %p = dtc.shard %m on @mesh axes = ["tp"] dim = 2 : ... -> tensor<2x8x32xi1>
+    // after:  %i = dtc.iota dim = 2 : tensor<2x8x32xi64>
+    //         %j = dtc.add %i, %first : (tensor<2x8x32xi64>, tensor<i64>) -> ...
+    //         %p = dtc.compare eq, %j, %labels : (...) -> tensor<2x8x32xi1>
+    ```
+  }];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def GradientAccumulation : Pass<"dtc-gradient-accumulation", "mlir::ModuleOp"> {
   let summary = "Run the batch as K microbatches in sequence, summing gradients";
   let description = [{

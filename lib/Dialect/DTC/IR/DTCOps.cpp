@@ -29,6 +29,13 @@ int64_t mlir::dtc::tensorByteSize(Type type) {
   return tensor.getNumElements() * ((tensor.getElementTypeBitWidth() + 7) / 8);
 }
 
+bool mlir::dtc::isElementwise(Operation *op) {
+  return op->getNumResults() == 1 &&
+         (op->hasTrait<OpTrait::Elementwise>() ||
+          isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, AndOp, OrOp,
+              XorOp, CompareOp, SelectOp, CastOp>(op));
+}
+
 FailureOr<SmallVector<int64_t>>
 mlir::dtc::broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes) {
   size_t rank = 0;

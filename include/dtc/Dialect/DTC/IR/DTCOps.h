@@ -32,6 +32,11 @@ broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes);
 /// move and reports count (i1 as one byte per element).
 int64_t tensorByteSize(Type type);
 
+/// Whether `op` computes each element of its one result from the elements
+/// at the same index of its operands (numpy-broadcast): the unary math ops,
+/// arithmetic, comparisons, logic, select and cast.
+bool isElementwise(Operation *op);
+
 } // namespace mlir::dtc
 
 #endif // DTC_DIALECT_DTC_IR_DTCOPS_H

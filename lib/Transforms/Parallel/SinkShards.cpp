@@ -1,0 +1,224 @@
+//===- SinkShards.cpp - compute a rank's part rather than the whole -------===//
+//
+// The partitioners cut a rank's part (`dtc.shard`) out of a replicated value
+// where it meets a split one. When every rank made that value without
+// communication from what every rank has -- iotas, constants, broadcasts,
+// elementwise arithmetic and comparisons on them -- each rank can compute
+// just its part: the cut moves up through those ops to the iotas, each
+// rank's iota starting at its chunk's first index, and the whole is never
+// made. The case that matters is the vocabulary-parallel cross-entropy's
+// one-hot of the labels, [batch, sequence, vocabulary] integers and masks
+// on every rank where its part is vocabulary/tp wide.
+//
+// Its backward also sums the one-hot selection of the loss gradient over
+// the vocabulary, a reader of the whole that would keep it: that sum is the
+// selected value itself where the label is in range, and is rewritten so.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Transforms/Parallel/Passes.h"
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::dtc {
+#define GEN_PASS_DEF_SINKSHARDS
+#include "dtc/Transforms/Parallel/Passes.h.inc"
+} // namespace mlir::dtc
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+/// shard(f(x, y, ...)) -> f(shard(x), shard(y), ...) for f an iota, a splat
+/// constant, a broadcast or an elementwise op, when every reader of f's
+/// result takes the same part.
+struct SinkShard : OpRewritePattern<ShardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ShardOp shard,
+                                PatternRewriter &rewriter) const override {
+    Value whole = shard.getInput();
+    Operation *def = whole.getDefiningOp();
+    if (!def || shard.getBlocks() != 1)
+      return failure();
+    for (Operation *user : whole.getUsers()) {
+      auto other = dyn_cast<ShardOp>(user);
+      if (!other || other.getMeshAttr() != shard.getMeshAttr() ||
+          other.getAxes() != shard.getAxes() ||
+          other.getDim() != shard.getDim() || other.getBlocks() != 1)
+        return failure();
+    }
+    int64_t dim = shard.getDim();
+    auto wholeType = cast<RankedTensorType>(whole.getType());
+    RankedTensorType partType = shard.getType();
+    Location loc = shard.getLoc();
+    // An operand's part: itself if it is the same along `dim` everywhere.
+    auto part = [&](Value operand) -> Value {
+      auto type = cast<RankedTensorType>(operand.getType());
+      if (type.getRank() == 0 || type.getDimSize(dim) == 1)
+        return operand;
+      SmallVector<int64_t> shape(type.getShape());
+      shape[dim] = partType.getDimSize(dim);
+      return ShardOp::create(rewriter, loc, type.clone(shape), operand,
+                             shard.getMeshAttr(), shard.getAxes(),
+                             shard.getDimAttr(), shard.getBlocksAttr(),
+                             shard.getReasonAttr());
+    };
+    auto sameAlongDim = [&](Value operand) {
+      auto type = cast<RankedTensorType>(operand.getType());
+      return type.getRank() == 0 ||
+             (type.getRank() == wholeType.getRank() &&
+              (type.getDimSize(dim) == 1 ||
+               type.getDimSize(dim) == wholeType.getDimSize(dim)));
+    };
+
+    if (auto iota = dyn_cast<IotaOp>(def)) {
+      // A 1-D iota along the split is where chunk starts come from.
+      if (wholeType.getRank() == 1)
+        return failure();
+      Value local = IotaOp::create(rewriter, loc, partType, iota.getDim());
+      if (static_cast<int64_t>(iota.getDim()) == dim)
+        local = AddOp::create(rewriter, loc, local,
+                              chunkStart(rewriter, shard, wholeType));
+      rewriter.replaceOp(shard, local);
+      return success();
+    }
+    DenseElementsAttr splat;
+    if (matchPattern(whole, m_Constant(&splat)) && splat.isSplat()) {
+      rewriter.replaceOpWithNewOp<ConstantOp>(shard,
+                                              splat.resizeSplat(partType));
+      return success();
+    }
+    if (auto broadcast = dyn_cast<BroadcastOp>(def)) {
+      if (!sameAlongDim(broadcast.getInput()) ||
+          cast<RankedTensorType>(broadcast.getInput().getType()).getRank() == 0)
+        return failure();
+      rewriter.replaceOpWithNewOp<BroadcastOp>(shard, partType,
+                                               part(broadcast.getInput()));
+      return success();
+    }
+    if (!isElementwise(def) || def->getNumRegions() ||
+        !llvm::all_of(def->getOperands(), sameAlongDim))
+      return failure();
+    SmallVector<Value> operands;
+    for (Value operand : def->getOperands())
+      operands.push_back(part(operand));
+    Operation *local = rewriter.clone(*def);
+    local->setOperands(operands);
+    local->getResult(0).setType(partType);
+    rewriter.replaceOp(shard, local->getResults());
+    return success();
+  }
+
+  /// The first index of this rank's part of `whole`'s dimension: its part
+  /// of a 1-D iota over the dimension, first element.
+  static Value chunkStart(PatternRewriter &rewriter, ShardOp shard,
+                          RankedTensorType whole) {
+    Location loc = shard.getLoc();
+    int64_t dim = shard.getDim();
+    Type element = whole.getElementType();
+    int64_t size = whole.getDimSize(dim);
+    int64_t partSize = shard.getType().getDimSize(dim);
+    Value indices = IotaOp::create(rewriter, loc,
+                                   RankedTensorType::get({size}, element), 0);
+    Value mine = ShardOp::create(
+        rewriter, loc, RankedTensorType::get({partSize}, element), indices,
+        shard.getMeshAttr(), shard.getAxes(), rewriter.getI64IntegerAttr(0),
+        rewriter.getI64IntegerAttr(1), StringAttr());
+    return ReshapeOp::create(
+        rewriter, loc, RankedTensorType::get({}, element),
+        SliceOp::create(rewriter, loc, mine, {0}, {1}, {1}));
+  }
+};
+
+/// reduce_sum(select(iota == y, x, 0), dim) -> select(0 <= y < n, x, 0), for
+/// an iota of n along the summed dimension and x, y the same along it: one
+/// element of each row is selected, if y is in range.
+struct SumOfOneHot : OpRewritePattern<ReduceSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReduceSumOp sum,
+                                PatternRewriter &rewriter) const override {
+    auto select = sum.getInput().getDefiningOp<SelectOp>();
+    if (!select || sum.getDims().size() != 1)
+      return failure();
+    int64_t dim = sum.getDims()[0];
+    auto type = cast<RankedTensorType>(select.getType());
+    auto compare = select.getCond().getDefiningOp<CompareOp>();
+    if (!compare || compare.getPredicate() != ComparisonPredicate::EQ)
+      return failure();
+    Value labels = compare.getRhs();
+    auto iota = compare.getLhs().getDefiningOp<IotaOp>();
+    if (!iota) {
+      iota = compare.getRhs().getDefiningOp<IotaOp>();
+      labels = compare.getLhs();
+    }
+    auto oneAlongDim = [&](Value value) {
+      auto t = cast<RankedTensorType>(value.getType());
+      return t.getRank() == type.getRank() && t.getDimSize(dim) == 1;
+    };
+    Value picked = select.getOnTrue();
+    if (auto broadcast = picked.getDefiningOp<BroadcastOp>();
+        broadcast && oneAlongDim(broadcast.getInput()))
+      picked = broadcast.getInput();
+    DenseElementsAttr zero;
+    if (!iota || static_cast<int64_t>(iota.getDim()) != dim ||
+        iota.getType() != compare.getLhs().getType() ||
+        cast<RankedTensorType>(iota.getType()).getShape() != type.getShape() ||
+        !oneAlongDim(labels) || !oneAlongDim(picked) ||
+        !matchPattern(select.getOnFalse(), m_Constant(&zero)) ||
+        !zero.isSplat() || !isZero(zero))
+      return failure();
+
+    Location loc = sum.getLoc();
+    auto labelType = cast<RankedTensorType>(labels.getType());
+    auto scalar = [&](int64_t value) -> Value {
+      auto scalarType = RankedTensorType::get({}, labelType.getElementType());
+      return ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(
+              scalarType,
+              rewriter.getIntegerAttr(labelType.getElementType(), value)));
+    };
+    Value inRange =
+        AndOp::create(rewriter, loc,
+                      CompareOp::create(rewriter, loc, ComparisonPredicate::GE,
+                                        labels, scalar(0)),
+                      CompareOp::create(rewriter, loc, ComparisonPredicate::LT,
+                                        labels, scalar(type.getDimSize(dim))));
+    Value result =
+        SelectOp::create(rewriter, loc, inRange, picked, select.getOnFalse());
+    auto kept = cast<RankedTensorType>(result.getType());
+    SmallVector<int64_t> keptShape(type.getShape());
+    keptShape[dim] = 1;
+    if (kept.getShape() != ArrayRef<int64_t>(keptShape))
+      result =
+          BroadcastOp::create(rewriter, loc, kept.clone(keptShape), result);
+    if (result.getType() != sum.getType())
+      result = ReshapeOp::create(rewriter, loc, sum.getType(), result);
+    rewriter.replaceOp(sum, result);
+    return success();
+  }
+
+  static bool isZero(DenseElementsAttr splat) {
+    if (isa<FloatType>(splat.getElementType()))
+      return splat.getSplatValue<APFloat>().isZero();
+    return splat.getSplatValue<APInt>().isZero();
+  }
+};
+
+struct SinkShardsPass : public dtc::impl::SinkShardsBase<SinkShardsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<SinkShard, SumOfOneHot>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

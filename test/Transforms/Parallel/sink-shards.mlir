@@ -1,0 +1,71 @@
+// RUN: dtc-opt %s --dtc-sink-shards --split-input-file | FileCheck %s
+
+// The cross-entropy's one-hot, cut for a vocabulary split over tp = 2: each
+// rank makes its own part, its iota starting at its first class.
+// CHECK-LABEL: func.func @one_hot(
+// CHECK-SAME: %[[LABELS:[a-z0-9]+]]: tensor<2x4x1xi64>
+// CHECK-DAG: %[[CLASSES:.*]] = dtc.iota dim = 0 : tensor<8xi64>
+// CHECK-DAG: %[[MINE:.*]] = dtc.shard %[[CLASSES]] on @mesh axes = ["tp"] dim = 0 : tensor<8xi64> -> tensor<4xi64>
+// CHECK-DAG: %[[FIRST:.*]] = dtc.slice %[[MINE]]
+// CHECK-DAG: %[[START:.*]] = dtc.reshape %[[FIRST]] : tensor<1xi64> to tensor<i64>
+// CHECK-DAG: %[[LOCAL:.*]] = dtc.iota dim = 2 : tensor<2x4x4xi64>
+// CHECK: %[[IDS:.*]] = dtc.add %[[LOCAL]], %[[START]] : (tensor<2x4x4xi64>, tensor<i64>) -> tensor<2x4x4xi64>
+// CHECK: %[[HOT:.*]] = dtc.compare eq, %[[IDS]], %[[LABELS]] : (tensor<2x4x4xi64>, tensor<2x4x1xi64>) -> tensor<2x4x4xi1>
+// CHECK: dtc.select %[[HOT]], %{{.*}}, %{{.*}} : (tensor<2x4x4xi1>, tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+// CHECK-NOT: tensor<2x4x8x
+// CHECK: return
+dtc.mesh @mesh ["tp" = 2]
+func.func @one_hot(%labels: tensor<2x4x1xi64>, %g: tensor<2x4x1xf32>) -> tensor<2x4x4xf32> {
+  %zero = dtc.constant dense<0.0> : tensor<f32>
+  %classes = dtc.iota dim = 2 : tensor<2x4x8xi64>
+  %hot = dtc.compare eq, %classes, %labels : (tensor<2x4x8xi64>, tensor<2x4x1xi64>) -> tensor<2x4x8xi1>
+  %wide = dtc.broadcast %g : tensor<2x4x1xf32> to tensor<2x4x8xf32>
+  %picked = dtc.select %hot, %wide, %zero : (tensor<2x4x8xi1>, tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xf32>
+  %mine = dtc.shard %picked on @mesh axes = ["tp"] dim = 2 : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  return %mine : tensor<2x4x4xf32>
+}
+
+// -----
+
+// The sum of a one-hot selection over its classes is the selected value,
+// where the label is a class: no whole one-hot is read.
+// CHECK-LABEL: func.func @sum_of_one_hot(
+// CHECK-SAME: %[[LABELS:[a-z0-9]+]]: tensor<2x4x1xi64>, %[[G:[a-z0-9]+]]: tensor<2x4x1xf32>
+// CHECK-DAG: %[[GE:.*]] = dtc.compare ge, %[[LABELS]]
+// CHECK-DAG: %[[LT:.*]] = dtc.compare lt, %[[LABELS]]
+// CHECK: %[[IN:.*]] = dtc.and
+// CHECK: %[[S:.*]] = dtc.select %[[IN]], %[[G]], %{{.*}} : (tensor<2x4x1xi1>, tensor<2x4x1xf32>, tensor<f32>) -> tensor<2x4x1xf32>
+// CHECK: %[[R:.*]] = dtc.reshape %[[S]] : tensor<2x4x1xf32> to tensor<2x4xf32>
+// CHECK-NOT: dtc.iota
+// CHECK: return %[[R]]
+func.func @sum_of_one_hot(%labels: tensor<2x4x1xi64>, %g: tensor<2x4x1xf32>) -> tensor<2x4xf32> {
+  %zero = dtc.constant dense<0.0> : tensor<f32>
+  %classes = dtc.iota dim = 2 : tensor<2x4x8xi64>
+  %hot = dtc.compare eq, %classes, %labels : (tensor<2x4x8xi64>, tensor<2x4x1xi64>) -> tensor<2x4x8xi1>
+  %wide = dtc.broadcast %g : tensor<2x4x1xf32> to tensor<2x4x8xf32>
+  %picked = dtc.select %hot, %wide, %zero : (tensor<2x4x8xi1>, tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xf32>
+  %sum = dtc.reduce_sum %picked dims = [2] : tensor<2x4x8xf32> -> tensor<2x4xf32>
+  return %sum : tensor<2x4xf32>
+}
+
+// -----
+
+// Left as they are: a value some op reads whole (the cut would only add
+// work), a value made by communication, and a 1-D iota along the split.
+// CHECK-LABEL: func.func @kept(
+// CHECK: %[[CLASSES:.*]] = dtc.iota dim = 2 : tensor<2x4x8xi64>
+// CHECK: dtc.shard %[[CLASSES]] on @mesh axes = ["tp"] dim = 2 : tensor<2x4x8xi64> -> tensor<2x4x4xi64>
+// CHECK: %[[SUM:.*]] = dtc.all_reduce
+// CHECK: dtc.shard %[[SUM]]
+// CHECK: %[[ROW:.*]] = dtc.iota dim = 0 : tensor<8xi64>
+// CHECK: dtc.shard %[[ROW]]
+dtc.mesh @mesh ["tp" = 2]
+func.func @kept(%x: tensor<2x4x8xf32>) -> (tensor<2x4x4xi64>, tensor<2x4x8xi64>, tensor<2x4x4xf32>, tensor<4xi64>) {
+  %classes = dtc.iota dim = 2 : tensor<2x4x8xi64>
+  %part = dtc.shard %classes on @mesh axes = ["tp"] dim = 2 : tensor<2x4x8xi64> -> tensor<2x4x4xi64>
+  %sum = dtc.all_reduce %x on @mesh axes = ["tp"] kind = sum : tensor<2x4x8xf32>
+  %sum_part = dtc.shard %sum on @mesh axes = ["tp"] dim = 2 : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %row = dtc.iota dim = 0 : tensor<8xi64>
+  %row_part = dtc.shard %row on @mesh axes = ["tp"] dim = 0 : tensor<8xi64> -> tensor<4xi64>
+  return %part, %classes, %sum_part, %row_part : tensor<2x4x4xi64>, tensor<2x4x8xi64>, tensor<2x4x4xf32>, tensor<4xi64>
+}
