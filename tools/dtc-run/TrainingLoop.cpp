@@ -94,7 +94,8 @@ Tensor wholeOf(const Tensor &part, ShardingAttr sharding, Communicator &comm) {
 /// with its measured peak of intermediate memory. Every rank runs the same
 /// program, so the counted kinds line up across ranks.
 static void reportPerRank(Communicator &comm, int64_t steps,
-                          double secondsPerStep, int64_t peakBytes, bool lead) {
+                          double secondsPerStep, int64_t peakBytes,
+                          const std::string &planned, bool lead) {
   std::map<CollectiveKind, CollectiveCount> counts = comm.counts();
   std::vector<double> mine{secondsPerStep, static_cast<double>(peakBytes)};
   for (const auto &[kind, count] : counts) {
@@ -120,9 +121,10 @@ static void reportPerRank(Communicator &comm, int64_t steps,
     llvm::outs() << "\n";
   }
   for (int64_t r = 0, e = all.shape()[0]; r < e; ++r)
-    llvm::outs() << llvm::format("rank %lld peak intermediate memory: %.0f B\n",
+    llvm::outs() << llvm::format("rank %lld peak intermediate memory: %.0f B",
                                  static_cast<long long>(r),
-                                 all.floats()[r * mine.size() + 1]);
+                                 all.floats()[r * mine.size() + 1])
+                 << planned << "\n";
 }
 
 int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
@@ -286,11 +288,18 @@ int mlir::dtc::runTraining(func::FuncOp step, const TrainingOptions &options,
     }
   }
   losses.roundToElementType();
+  // The measured peak beside the plan (the same rule: every rank runs the
+  // same program, so one planned figure stands for all).
+  std::string planned =
+      options.plannedPeak >= 0
+          ? " (planned " + std::to_string(options.plannedPeak) + " B)"
+          : std::string();
   if (comm)
     reportPerRank(*comm, options.steps, secondsSinceStart() / options.steps,
-                  peakBytes, lead);
+                  peakBytes, planned, lead);
   else
-    llvm::outs() << "peak intermediate memory: " << peakBytes << " B\n";
+    llvm::outs() << "peak intermediate memory: " << peakBytes << " B" << planned
+                 << "\n";
 
   if (options.dumpDir.empty())
     return 0;

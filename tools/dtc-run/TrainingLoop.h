@@ -25,6 +25,9 @@ struct TrainingOptions {
   int64_t steps = 1;
   /// A progress line every this many steps (0: about ten lines in all).
   int64_t logEvery = 0;
+  /// The activation peak dtc-compile planned (report.json), printed beside
+  /// the measured one; -1 when there is no report.
+  int64_t plannedPeak = -1;
 };
 
 class Communicator;

@@ -30,6 +30,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include <mpi.h>
@@ -76,6 +78,26 @@ static llvm::cl::opt<int64_t>
     logEvery("log-every", llvm::cl::cat(trainCat),
              llvm::cl::desc("Print a progress line every N steps (default: "
                             "about ten lines)"));
+
+/// The activation peak dtc-compile planned for OUT (its report.json), or
+/// -1 when OUT has no readable report.
+static int64_t readPlannedPeak(const std::string &out) {
+  auto buffer = llvm::MemoryBuffer::getFile(out + "/report.json");
+  if (!buffer)
+    return -1;
+  llvm::Expected<llvm::json::Value> report =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!report) {
+    llvm::consumeError(report.takeError());
+    return -1;
+  }
+  const llvm::json::Object *root = report->getAsObject();
+  const llvm::json::Object *memory =
+      root ? root->getObject("memory_bytes_per_rank") : nullptr;
+  std::optional<int64_t> peak =
+      memory ? memory->getInteger("activation_peak") : std::nullopt;
+  return peak.value_or(-1);
+}
 
 static func::FuncOp findFunction(ModuleOp module) {
   if (!functionName.empty()) {
@@ -201,9 +223,11 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: --steps must be at least 1\n";
     return 1;
   }
+  int64_t plannedPeak = training ? readPlannedPeak(modulePath) : -1;
   auto run = [&](Communicator *comm) {
     return training ? runTraining(func,
-                                  {batchDir, initDir, dumpDir, steps, logEvery},
+                                  {batchDir, initDir, dumpDir, steps, logEvery,
+                                   plannedPeak},
                                   comm)
                     : runOnce(func, comm);
   };
