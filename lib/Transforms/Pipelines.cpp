@@ -115,6 +115,8 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
     if (options.bucketMB > 0)
       pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));
   }
+  if (options.bucketMB > 0)
+    pm.addNestedPass<func::FuncOp>(createFuseScalarReductions());
   // Each rank computes only its part of what it cuts from replicated
   // values (the vocabulary-parallel cross-entropy's one-hot).
   if (options.dataParallel > 1 || options.tensorParallel > 1)

@@ -98,15 +98,19 @@
 // BF16-NEXT: "parameters": 406
 // RUN: %mpirun -np 4 dtc-run %t/bf16-z1 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/bf16-z1-dump > %t/bf16-z1.log
 // RUN: FileCheck %s --check-prefix=BF16-LOG < %t/bf16-z1.log
-// BF16-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 12 bus bytes, all_gather 1 calls, 396 bus bytes, reduce_scatter 1 calls, 396 bus bytes
+// BF16-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 1 calls, 12 bus bytes, all_gather 1 calls, 396 bus bytes, reduce_scatter 1 calls, 396 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/bf16-z1-dump %t/bf16-dump %S/Inputs/uneven/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 --mask-from %S/Inputs/uneven/adamw | FileCheck %s
 //
 // Gradient clipping sums the squares of the padded shards: the same
-// trajectory as the single-device run with the same flags.
+// trajectory as the single-device run with the same flags. The 7
+// parameters' sums of squares (one all-reduce each) and the loss
+// normalizer's 2 scalars go in two calls (dtc-fuse-scalar-reductions).
 // RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/clip1 --lr 0.01 --weight-decay 0.01 --clip-grad-norm 0.05
 // RUN: dtc-run %t/clip1 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/clip1-dump
 // RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/clip4 --lr 0.01 --weight-decay 0.01 --clip-grad-norm 0.05 --mesh dp=4 --zero 2
-// RUN: %mpirun -np 4 dtc-run %t/clip4 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/clip4-dump
+// RUN: %mpirun -np 4 dtc-run %t/clip4 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/clip4-dump > %t/clip4.log
+// RUN: FileCheck %s --check-prefix=CLIP-LOG < %t/clip4.log
+// CLIP-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 54 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/clip4-dump %t/clip1-dump %S/Inputs/uneven/initial | FileCheck %s
 //
 // CHECK-NOT: FAIL

@@ -39,4 +39,20 @@ def GradientBucketing : Pass<"dtc-bucket-gradients", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def FuseScalarReductions : Pass<"dtc-fuse-scalar-reductions",
+                                 "mlir::func::FuncOp"> {
+  let summary = "Pack scalar all-reduces into one call";
+  let description = [{
+    Scalar all-reduces over the same mesh axes, with the same reduction and
+    element type, whose inputs all exist before any of their results is
+    read, become one all-reduce of the scalars packed into a vector, placed
+    right after the last input; its reason lists theirs. They are the
+    loss and its normalizer, and under ZeRO the per-parameter sums of
+    squares of `--clip-grad-norm` (one call per parameter otherwise): each
+    call costs a collective's latency for a few bytes. dtc-compile runs it
+    with gradient bucketing (`--bucket-mb` above 0).
+  }];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 #endif // DTC_TRANSFORMS_COMM_PASSES_TD
