@@ -26,6 +26,12 @@
 // STATE-NEXT: "type": "tensor<64x32xf32>"
 // RUN: FileCheck %s --check-prefix=GRAD < %t/llama/train_step.mlir
 // GRAD: tensor<64x32xbf16> {dtc.grad = "embed.weight"}
+// With clipping (the norm summed over the f32 master gradients), no decay
+// for biases and norms and the warm-up + cosine schedule, five steps,
+// against PyTorch's fp32 run of the same:
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/sched --lr 0.01 --weight-decay 0.01 --no-decay 'bias|ln' --clip-grad-norm 0.5 --schedule warmup-cosine --warmup-steps 2 --warmup-start-factor 0.25 --total-steps 5 --min-lr 1e-3 --precision bf16
+// RUN: dtc-run %t/sched --batch %S/Inputs/tiny_transformer/batch --steps 5 --dump %t/sched-dump
+// RUN: %python %S/../Utils/compare_training.py %t/sched-dump %S/Inputs/tiny_transformer/schedule %S/Inputs/tiny_transformer/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK: 0 failed
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --precision fp8 2>&1 | FileCheck %s --check-prefix=BAD

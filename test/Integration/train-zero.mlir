@@ -257,6 +257,20 @@
 // RUN: %mpirun -np 2 dtc-run %t/llama-z3-b --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-z3-b-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-z3-b-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 //
+// Stage 3 under other optimizers and their options: the update reads the
+// shard wherever it reads the parameter -- SGD with momentum, AdamW
+// without decay for biases and norms (clipping, warm-up + cosine; five
+// steps), fp16's skipped-step select -- against PyTorch.
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z3-sgd --optimizer sgd --lr 0.1 --momentum 0.9 --weight-decay 0.01 --mesh dp=2 --zero 3
+// RUN: %mpirun -np 2 dtc-run %t/gpt-z3-sgd --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-z3-sgd-dump
+// RUN: %python %S/../Utils/compare_training.py %t/gpt-z3-sgd-dump %S/Inputs/tiny_transformer/sgd %S/Inputs/tiny_transformer/initial | FileCheck %s
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z3-sched --lr 0.01 --weight-decay 0.01 --no-decay 'bias|ln' --clip-grad-norm 0.5 --schedule warmup-cosine --warmup-steps 2 --warmup-start-factor 0.25 --total-steps 5 --min-lr 1e-3 --mesh dp=2 --zero 3
+// RUN: %mpirun -np 2 dtc-run %t/gpt-z3-sched --batch %S/Inputs/tiny_transformer/batch --steps 5 --dump %t/gpt-z3-sched-dump
+// RUN: %python %S/../Utils/compare_training.py %t/gpt-z3-sched-dump %S/Inputs/tiny_transformer/schedule %S/Inputs/tiny_transformer/initial | FileCheck %s
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z3-fp16 --lr 0.01 --weight-decay 0.01 --precision fp16 --mesh dp=2 --zero 3
+// RUN: %mpirun -np 2 dtc-run %t/gpt-z3-fp16 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-z3-fp16-dump
+// RUN: %python %S/../Utils/compare_training.py %t/gpt-z3-fp16-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial --loss-rtol 2e-3 --grad-rl2 2.5e-2 --update-rl2 0.1 | FileCheck %s
+//
 // What is not there is refused by name.
 // RUN: not dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/x --mesh dp=2 --bucket-mb 0 --zero 4 2>&1 | FileCheck %s --check-prefix=STAGE4
 // STAGE4: error: dtc-zero: stage 4 does not exist (1, 2 or 3)

@@ -475,8 +475,10 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
                shard.getBlocks() == 1;
       };
       for (Value value : wholes)
-        for (Operation *user : llvm::make_early_inc_range(value.getUsers())) {
+        for (Operation *user : SmallVector<Operation *>(value.getUsers())) {
           if (isShard(user)) {
+            for (Operation *reader : user->getResult(0).getUsers())
+              readsShard.insert(reader);
             user->getResult(0).replaceAllUsesWith(param);
             user->erase();
             continue;
@@ -492,7 +494,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
             continue;
           Operation *shard = *user->getUsers().begin();
           readsShard.insert(user);
-          user->replaceUsesOfWith(value, param);
+          if (value != param)
+            user->replaceUsesOfWith(value, param);
           user->getResult(0).setType(shard->getResult(0).getType());
           shard->getResult(0).replaceAllUsesWith(user->getResult(0));
           shard->erase();

@@ -194,7 +194,8 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
       coef = u.min(coef, u.like(u.f64(1.0), coef));
       for (BlockArgument param : params)
         applied[parameterName(param)] =
-            u.mul(applied[parameterName(param)], u.like(coef, param));
+            u.mul(applied[parameterName(param)],
+                  u.like(coef, applied[parameterName(param)]));
     }
 
     for (BlockArgument param : params) {
