@@ -112,15 +112,16 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
     zero.stage = options.zero;
     zero.microbatches = options.gradAccum;
     pm.addPass(createZero(zero));
-    if (options.bucketMB > 0)
-      pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));
   }
-  if (options.bucketMB > 0)
-    pm.addNestedPass<func::FuncOp>(createFuseScalarReductions());
   // Each rank computes only its part of what it cuts from replicated
-  // values (the vocabulary-parallel cross-entropy's one-hot).
+  // values (the vocabulary-parallel cross-entropy's one-hot; under ZeRO
+  // the gradients fp16 unscales, whose sums so become reduce-scatters).
   if (options.dataParallel > 1 || options.tensorParallel > 1)
     pm.addNestedPass<func::FuncOp>(createSinkShards());
+  if (options.zero > 0 && options.bucketMB > 0)
+    pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));
+  if (options.bucketMB > 0)
+    pm.addNestedPass<func::FuncOp>(createFuseScalarReductions());
   buildSimplifyPipeline(pm, SimplifyPipelineOptions());
 }
 

@@ -58,6 +58,25 @@ int64_t groupSize(Operation *op) {
   return n;
 }
 
+/// The reduce-scatter of a gradient result made by `def`: `def` itself, or
+/// the one an elementwise op with scalars reads (fp16's unscaling).
+Operation *scatteredGradient(Operation *def) {
+  if (isa<ReduceScatterOp>(def))
+    return def;
+  if (!isElementwise(def))
+    return nullptr;
+  Operation *scatter = nullptr;
+  for (Value operand : def->getOperands()) {
+    if (cast<RankedTensorType>(operand.getType()).getRank() == 0)
+      continue;
+    auto inner = operand.getDefiningOp<ReduceScatterOp>();
+    if (!inner || scatter)
+      return nullptr;
+    scatter = inner;
+  }
+  return scatter;
+}
+
 /// The unit of ZeRO-3 gathering `param` belongs to, a transformer block:
 /// its module path up to the first layer index (`layers.3` of
 /// `layers.3.attn.wq.weight`), else its top-level module (`block`, `wte`).
@@ -124,8 +143,8 @@ struct GradientBucketingPass
           grad && sum && sum.getKind() == CollectiveReduction::Sum &&
           llvm::all_of(sum->getUsers(), llvm::IsaPred<func::ReturnOp>))
         members.push_back({def, grad.str()});
-      else if (grad && isa<ReduceScatterOp>(def))
-        members.push_back({def, grad.str()});
+      else if (auto scatter = scatteredGradient(def); grad && scatter)
+        members.push_back({scatter, grad.str()});
       else if (update) {
         // (A parameter ZeRO padded is the gathered whole's first rows.)
         if (auto rows = dyn_cast<SliceOp>(def))

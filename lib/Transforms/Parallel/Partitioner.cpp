@@ -20,6 +20,7 @@
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -162,31 +163,10 @@ private:
   void fuseReduceScatters() {
     SmallVector<AllReduceOp> sums;
     func.walk([&](AllReduceOp op) { sums.push_back(op); });
-    for (AllReduceOp sum : sums) {
-      if (sum.getKind() != CollectiveReduction::Sum ||
-          sum.getAxes() != b.getStrArrayAttr({axis}) || sum->use_empty())
-        continue;
-      auto first = dyn_cast<ShardOp>(*sum->user_begin());
-      if (!first || first.getBlocks() != 1 ||
-          !llvm::all_of(sum->getUsers(), [&](Operation *user) {
-            auto shard = dyn_cast<ShardOp>(user);
-            return shard && shard.getAxes() == sum.getAxes() &&
-                   shard.getDim() == first.getDim() && shard.getBlocks() == 1;
-          }))
-        continue;
-      b.setInsertionPoint(sum);
-      StringAttr why = sum.getReasonAttr();
-      Value part = ReduceScatterOp::create(
-          b, sum.getLoc(), first.getType(), sum.getInput(), mesh, sum.getAxes(),
-          first.getDimAttr(),
-          b.getStringAttr((why ? why.str() + "; " : std::string()) +
-                          "each rank keeps its part"));
-      for (Operation *user : llvm::make_early_inc_range(sum->getUsers())) {
-        user->getResult(0).replaceAllUsesWith(part);
-        user->erase();
-      }
-      sum.erase();
-    }
+    IRRewriter rewriter(func.getContext());
+    for (AllReduceOp sum : sums)
+      if (sum.getAxes() == b.getStrArrayAttr({axis}))
+        (void)scatterInsteadOfSum(sum, rewriter);
   }
 
   /// A sum over this axis that only feeds a sum over others (a replicated
@@ -1156,14 +1136,43 @@ llvm::DenseSet<Operation *> mlir::dtc::forwardOps(func::FuncOp func) {
   return forward;
 }
 
+LogicalResult mlir::dtc::scatterInsteadOfSum(AllReduceOp sum,
+                                             RewriterBase &rewriter) {
+  if (sum.getKind() != CollectiveReduction::Sum || sum->use_empty())
+    return failure();
+  auto first = dyn_cast<ShardOp>(*sum->user_begin());
+  if (!first || first.getBlocks() != 1 ||
+      !llvm::all_of(sum->getUsers(), [&](Operation *user) {
+        auto shard = dyn_cast<ShardOp>(user);
+        return shard && shard.getAxes() == sum.getAxes() &&
+               shard.getDim() == first.getDim() && shard.getBlocks() == 1;
+      }))
+    return failure();
+  rewriter.setInsertionPoint(sum);
+  StringAttr why = sum.getReasonAttr();
+  Value part = ReduceScatterOp::create(
+      rewriter, sum.getLoc(), first.getType(), sum.getInput(),
+      sum.getMeshAttr(), sum.getAxes(), first.getDimAttr(),
+      rewriter.getStringAttr((why ? why.str() + "; " : std::string()) +
+                             "each rank keeps its part"));
+  for (Operation *user : llvm::to_vector(sum->getUsers()))
+    rewriter.replaceOp(user, part);
+  rewriter.eraseOp(sum);
+  return success();
+}
+
 LogicalResult mlir::dtc::reinferResultTypes(Operation *op,
                                             SmallVectorImpl<Value> &changed) {
   SmallVector<Type> inferred;
   auto infer = dyn_cast<InferTypeOpInterface>(op);
-  if (!infer || failed(infer.inferReturnTypes(
-                    op->getContext(), op->getLoc(), op->getOperands(),
-                    op->getAttrDictionary(), op->getPropertiesStorage(),
-                    op->getRegions(), inferred)))
+  if (auto cast = dyn_cast<CastOp>(op)) {
+    // The operand's shape in the cast's element type.
+    inferred.push_back(
+        cast.getInput().getType().clone(cast.getType().getElementType()));
+  } else if (!infer || failed(infer.inferReturnTypes(
+                           op->getContext(), op->getLoc(), op->getOperands(),
+                           op->getAttrDictionary(), op->getPropertiesStorage(),
+                           op->getRegions(), inferred)))
     return failure();
   for (auto [result, type] : llvm::zip(op->getResults(), inferred))
     if (result.getType() != type) {

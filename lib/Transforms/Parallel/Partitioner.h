@@ -1,5 +1,4 @@
-//===- Partitioner.h - a step's program for one rank of a mesh axis -*- C++
-//-*-===//
+//===- Partitioner.h - a step's program for one rank ------------*- C++ -*-===//
 
 #ifndef DTC_LIB_TRANSFORMS_PARALLEL_PARTITIONER_H
 #define DTC_LIB_TRANSFORMS_PARALLEL_PARTITIONER_H
@@ -8,7 +7,13 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
 
+namespace mlir {
+class RewriterBase;
+} // namespace mlir
+
 namespace mlir::dtc {
+
+class AllReduceOp;
 
 /// Rewrites the differentiated step `func` into the program of one of
 /// `shards` equal shards of its batch (dimension 0 of every dtc.input):
@@ -60,6 +65,11 @@ std::optional<WeightRead> traceParam(Value value);
 
 /// The ops that compute the loss: the forward part of the step.
 llvm::DenseSet<Operation *> forwardOps(func::FuncOp func);
+
+/// Replaces `sum`, an all-reduce every reader of which keeps the same part
+/// of it (a `dtc.shard` along one dimension over the same axes), by one
+/// reduce-scatter: half the bus bytes. Fails, changing nothing, otherwise.
+LogicalResult scatterInsteadOfSum(AllReduceOp sum, RewriterBase &rewriter);
 
 /// Gives `op` the result types inferred from its (retyped) operands and
 /// appends the results whose type changed to `changed`; fails if `op`

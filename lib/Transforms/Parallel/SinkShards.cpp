@@ -13,11 +13,14 @@
 // Its backward also sums the one-hot selection of the loss gradient over
 // the vocabulary, a reader of the whole that would keep it: that sum is the
 // selected value itself where the label is in range, and is rewritten so.
+// A cut that reaches an all-reduce whose readers all keep the same part
+// makes it a reduce-scatter.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dtc/Transforms/Parallel/Passes.h"
 
+#include "Partitioner.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
@@ -212,10 +215,22 @@ struct SumOfOneHot : OpRewritePattern<ReduceSumOp> {
   }
 };
 
+/// A sum every reader of which now keeps the same part (the cut moved up
+/// to it, through fp16's unscaling of a ZeRO gradient say) is a
+/// reduce-scatter.
+struct ScatterInsteadOfSum : OpRewritePattern<AllReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AllReduceOp sum,
+                                PatternRewriter &rewriter) const override {
+    return scatterInsteadOfSum(sum, rewriter);
+  }
+};
+
 struct SinkShardsPass : public dtc::impl::SinkShardsBase<SinkShardsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SinkShard, SumOfOneHot>(&getContext());
+    patterns.add<SinkShard, SumOfOneHot, ScatterInsteadOfSum>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

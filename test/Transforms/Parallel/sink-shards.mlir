@@ -51,21 +51,26 @@ func.func @sum_of_one_hot(%labels: tensor<2x4x1xi64>, %g: tensor<2x4x1xf32>) -> 
 // -----
 
 // Left as they are: a value some op reads whole (the cut would only add
-// work), a value made by communication, and a 1-D iota along the split.
+// work), and a 1-D iota along the split (where chunk starts come from).
+// A sum whose only reader keeps its part is a reduce-scatter; one read
+// whole stays.
 // CHECK-LABEL: func.func @kept(
 // CHECK: %[[CLASSES:.*]] = dtc.iota dim = 2 : tensor<2x4x8xi64>
 // CHECK: dtc.shard %[[CLASSES]] on @mesh axes = ["tp"] dim = 2 : tensor<2x4x8xi64> -> tensor<2x4x4xi64>
-// CHECK: %[[SUM:.*]] = dtc.all_reduce
-// CHECK: dtc.shard %[[SUM]]
+// CHECK: dtc.reduce_scatter %arg0 on @mesh axes = ["tp"] dim = 2 {reason = "partial; each rank keeps its part"} : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+// CHECK: %[[WHOLE:.*]] = dtc.all_reduce %arg1
+// CHECK: dtc.shard %[[WHOLE]]
 // CHECK: %[[ROW:.*]] = dtc.iota dim = 0 : tensor<8xi64>
 // CHECK: dtc.shard %[[ROW]]
 dtc.mesh @mesh ["tp" = 2]
-func.func @kept(%x: tensor<2x4x8xf32>) -> (tensor<2x4x4xi64>, tensor<2x4x8xi64>, tensor<2x4x4xf32>, tensor<4xi64>) {
+func.func @kept(%x: tensor<2x4x8xf32>, %y: tensor<2x4x8xf32>) -> (tensor<2x4x4xi64>, tensor<2x4x8xi64>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x8xf32>, tensor<4xi64>) {
   %classes = dtc.iota dim = 2 : tensor<2x4x8xi64>
   %part = dtc.shard %classes on @mesh axes = ["tp"] dim = 2 : tensor<2x4x8xi64> -> tensor<2x4x4xi64>
-  %sum = dtc.all_reduce %x on @mesh axes = ["tp"] kind = sum : tensor<2x4x8xf32>
+  %sum = dtc.all_reduce %x on @mesh axes = ["tp"] kind = sum {reason = "partial"} : tensor<2x4x8xf32>
   %sum_part = dtc.shard %sum on @mesh axes = ["tp"] dim = 2 : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %whole = dtc.all_reduce %y on @mesh axes = ["tp"] kind = sum : tensor<2x4x8xf32>
+  %whole_part = dtc.shard %whole on @mesh axes = ["tp"] dim = 2 : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
   %row = dtc.iota dim = 0 : tensor<8xi64>
   %row_part = dtc.shard %row on @mesh axes = ["tp"] dim = 0 : tensor<8xi64> -> tensor<4xi64>
-  return %part, %classes, %sum_part, %row_part : tensor<2x4x4xi64>, tensor<2x4x8xi64>, tensor<2x4x4xf32>, tensor<4xi64>
+  return %part, %classes, %sum_part, %whole_part, %whole, %row_part : tensor<2x4x4xi64>, tensor<2x4x8xi64>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x8xf32>, tensor<4xi64>
 }

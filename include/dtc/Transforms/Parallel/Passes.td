@@ -172,7 +172,9 @@ def SinkShards : Pass<"dtc-sink-shards", "mlir::func::FuncOp"> {
     dimension of `select(iota == y, x, 0)` (a one-hot selection, as the
     cross-entropy's backward makes) to `select(0 <= y < n, x, 0)`, which
     reads no whole one-hot. The vocabulary-parallel cross-entropy so keeps
-    its [batch, sequence, vocabulary] one-hot masks vocabulary/tp wide.
+    its [batch, sequence, vocabulary] one-hot masks vocabulary/tp wide. An
+    all-reduce every reader of which keeps the same part becomes a
+    reduce-scatter (a ZeRO gradient that fp16 unscales before the cut).
 
     ```mlir
     // before: %i = dtc.iota dim = 2 : tensor<2x8x64xi64>
