@@ -84,11 +84,18 @@ struct SinkShard : OpRewritePattern<ShardOp> {
       // A 1-D iota along the split is where chunk starts come from.
       if (wholeType.getRank() == 1)
         return failure();
-      Value local = IotaOp::create(rewriter, loc, partType, iota.getDim());
-      if (static_cast<int64_t>(iota.getDim()) == dim)
+      // The indices vary along the iota's dimension only: made at size 1
+      // elsewhere and broadcast, which readers that broadcast anyway absorb
+      // (BroadcastIntoReader).
+      int64_t along = iota.getDim();
+      SmallVector<int64_t> thin(partType.getRank(), 1);
+      thin[along] = partType.getDimSize(along);
+      Value local =
+          IotaOp::create(rewriter, loc, partType.clone(thin), iota.getDim());
+      if (along == dim)
         local = AddOp::create(rewriter, loc, local,
                               chunkStart(rewriter, shard, wholeType));
-      rewriter.replaceOp(shard, local);
+      rewriter.replaceOpWithNewOp<BroadcastOp>(shard, partType, local);
       return success();
     }
     DenseElementsAttr splat;
@@ -215,6 +222,39 @@ struct SumOfOneHot : OpRewritePattern<ReduceSumOp> {
   }
 };
 
+/// f(broadcast(x), y) -> f(x, y) for f an op that broadcasts its operands
+/// itself, when its result stays the same: the broadcast copy is not made.
+struct BroadcastIntoReader : RewritePattern {
+  BroadcastIntoReader(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, AndOp, OrOp,
+             XorOp, CompareOp, SelectOp>(op))
+      return failure();
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto broadcast = operand.get().getDefiningOp<BroadcastOp>();
+      if (!broadcast)
+        continue;
+      SmallVector<ArrayRef<int64_t>> shapes;
+      for (OpOperand &other : op->getOpOperands())
+        shapes.push_back(
+            cast<RankedTensorType>(
+                (&other == &operand ? broadcast.getInput() : other.get())
+                    .getType())
+                .getShape());
+      FailureOr<SmallVector<int64_t>> shape = broadcastShapes(shapes);
+      if (failed(shape) || *shape != resultType.getShape())
+        continue;
+      rewriter.modifyOpInPlace(op, [&] { operand.set(broadcast.getInput()); });
+      return success();
+    }
+    return failure();
+  }
+};
+
 /// A sum every reader of which now keeps the same part (the cut moved up
 /// to it, through fp16's unscaling of a ZeRO gradient say) is a
 /// reduce-scatter.
@@ -230,7 +270,9 @@ struct ScatterInsteadOfSum : OpRewritePattern<AllReduceOp> {
 struct SinkShardsPass : public dtc::impl::SinkShardsBase<SinkShardsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SinkShard, SumOfOneHot, ScatterInsteadOfSum>(&getContext());
+    patterns
+        .add<SinkShard, SumOfOneHot, ScatterInsteadOfSum, BroadcastIntoReader>(
+            &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

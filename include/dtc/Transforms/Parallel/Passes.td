@@ -167,7 +167,10 @@ def SinkShards : Pass<"dtc-sink-shards", "mlir::func::FuncOp"> {
     without communication -- iotas, splat constants, broadcasts and
     elementwise ops on them -- and every reader of that value takes the same
     part, the cut moves to the operands: each rank computes its part only
-    (an iota along the split starts at the rank's first index). Applied
+    (an iota along the split starts at the rank's first index; an iota is
+    made at size 1 along its other dimensions and broadcast, and an op
+    that broadcasts its operands itself reads a broadcast's input
+    instead of the expanded copy). Applied
     repeatedly, the whole value is never made. Also rewrites a sum over a
     dimension of `select(iota == y, x, 0)` (a one-hot selection, as the
     cross-entropy's backward makes) to `select(0 <= y < n, x, 0)`, which
