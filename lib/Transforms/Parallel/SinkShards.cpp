@@ -84,14 +84,12 @@ struct SinkShard : OpRewritePattern<ShardOp> {
       // A 1-D iota along the split is where chunk starts come from.
       if (wholeType.getRank() == 1)
         return failure();
-      // The indices vary along the iota's dimension only: made at size 1
-      // elsewhere and broadcast, which readers that broadcast anyway absorb
-      // (BroadcastIntoReader).
+      // Thin, as the canonicalizer makes iotas, with the chunk's start added
+      // before the broadcast (which readers that broadcast absorb).
       int64_t along = iota.getDim();
       SmallVector<int64_t> thin(partType.getRank(), 1);
       thin[along] = partType.getDimSize(along);
-      Value local =
-          IotaOp::create(rewriter, loc, partType.clone(thin), iota.getDim());
+      Value local = IotaOp::create(rewriter, loc, partType.clone(thin), along);
       if (along == dim)
         local = AddOp::create(rewriter, loc, local,
                               chunkStart(rewriter, shard, wholeType));
@@ -222,39 +220,6 @@ struct SumOfOneHot : OpRewritePattern<ReduceSumOp> {
   }
 };
 
-/// f(broadcast(x), y) -> f(x, y) for f an op that broadcasts its operands
-/// itself, when its result stays the same: the broadcast copy is not made.
-struct BroadcastIntoReader : RewritePattern {
-  BroadcastIntoReader(MLIRContext *context)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
-
-  LogicalResult matchAndRewrite(Operation *op,
-                                PatternRewriter &rewriter) const override {
-    if (!isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, AndOp, OrOp,
-             XorOp, CompareOp, SelectOp>(op))
-      return failure();
-    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-    for (OpOperand &operand : op->getOpOperands()) {
-      auto broadcast = operand.get().getDefiningOp<BroadcastOp>();
-      if (!broadcast)
-        continue;
-      SmallVector<ArrayRef<int64_t>> shapes;
-      for (OpOperand &other : op->getOpOperands())
-        shapes.push_back(
-            cast<RankedTensorType>(
-                (&other == &operand ? broadcast.getInput() : other.get())
-                    .getType())
-                .getShape());
-      FailureOr<SmallVector<int64_t>> shape = broadcastShapes(shapes);
-      if (failed(shape) || *shape != resultType.getShape())
-        continue;
-      rewriter.modifyOpInPlace(op, [&] { operand.set(broadcast.getInput()); });
-      return success();
-    }
-    return failure();
-  }
-};
-
 /// A sum every reader of which now keeps the same part (the cut moved up
 /// to it, through fp16's unscaling of a ZeRO gradient say) is a
 /// reduce-scatter.
@@ -270,9 +235,7 @@ struct ScatterInsteadOfSum : OpRewritePattern<AllReduceOp> {
 struct SinkShardsPass : public dtc::impl::SinkShardsBase<SinkShardsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns
-        .add<SinkShard, SumOfOneHot, ScatterInsteadOfSum, BroadcastIntoReader>(
-            &getContext());
+    patterns.add<SinkShard, SumOfOneHot, ScatterInsteadOfSum>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

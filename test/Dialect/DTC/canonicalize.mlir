@@ -36,3 +36,28 @@ func.func @constants() -> (tensor<3x2xi64>, tensor<4x3xf32>) {
   %1 = dtc.broadcast %s : tensor<3xf32> to tensor<4x3xf32>
   return %0, %1 : tensor<3x2xi64>, tensor<4x3xf32>
 }
+
+// An iota varies along its dimension only: it is made thin and broadcast.
+// An op that broadcasts its operands itself reads a broadcast's input when
+// its result stays the same; a broadcast another reader needs stays.
+// CHECK-LABEL: func @thin_iota
+// CHECK-SAME: (%[[LABELS:.*]]: tensor<2x4x1xi64>, %[[G:.*]]: tensor<2x4x1xf32>, %[[W:.*]]: tensor<4xf32>)
+// CHECK-DAG: %[[ZERO:.*]] = dtc.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[I:.*]] = dtc.iota dim = 2 : tensor<1x1x8xi64>
+// CHECK: %[[HOT:.*]] = dtc.compare eq, %[[I]], %[[LABELS]] : (tensor<1x1x8xi64>, tensor<2x4x1xi64>) -> tensor<2x4x8xi1>
+// CHECK: %[[P:.*]] = dtc.select %[[HOT]], %[[G]], %[[ZERO]] : (tensor<2x4x8xi1>, tensor<2x4x1xf32>, tensor<f32>) -> tensor<2x4x8xf32>
+// CHECK: %[[B:.*]] = dtc.broadcast %[[W]] : tensor<4xf32> to tensor<2x4xf32>
+// CHECK: %[[S:.*]] = dtc.add %[[W]], %[[B]] : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+// CHECK: return %[[P]], %[[S]], %[[B]]
+func.func @thin_iota(%labels: tensor<2x4x1xi64>, %g: tensor<2x4x1xf32>, %w: tensor<4xf32>) -> (tensor<2x4x8xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  %zero = dtc.constant dense<0.0> : tensor<f32>
+  %classes = dtc.iota dim = 2 : tensor<2x4x8xi64>
+  %hot = dtc.compare eq, %classes, %labels : (tensor<2x4x8xi64>, tensor<2x4x1xi64>) -> tensor<2x4x8xi1>
+  %wide = dtc.broadcast %g : tensor<2x4x1xf32> to tensor<2x4x8xf32>
+  %picked = dtc.select %hot, %wide, %zero : (tensor<2x4x8xi1>, tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xf32>
+  // Both operands broadcast: one is read unexpanded, the other keeps the
+  // result's shape.
+  %b = dtc.broadcast %w : tensor<4xf32> to tensor<2x4xf32>
+  %s = dtc.add %b, %b : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %picked, %s, %b : tensor<2x4x8xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}

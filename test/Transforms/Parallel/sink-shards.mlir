@@ -1,10 +1,12 @@
 // RUN: dtc-opt %s --dtc-sink-shards --split-input-file | FileCheck %s
+// RUN: dtc-opt %s --dtc-sink-shards --canonicalize --split-input-file | FileCheck %s --check-prefix=FINAL
 
 // The cross-entropy's one-hot, cut for a vocabulary split over tp = 2: each
 // rank makes its own part, its iota starting at its first class. The iota
-// varies along the classes only, so it is made 1 x 1 x classes and the
-// comparison broadcasts it (as the selection broadcasts the picked value):
-// no [batch, sequence, classes] integers at all.
+// varies along the classes only, so it is made 1 x 1 x classes and
+// broadcast; the canonicalizer then lets the comparison and the selection
+// broadcast their operands themselves: no [batch, sequence, classes]
+// integers at all.
 // CHECK-LABEL: func.func @one_hot(
 // CHECK-SAME: %[[LABELS:[a-z0-9]+]]: tensor<2x4x1xi64>, %[[G:[a-z0-9]+]]: tensor<2x4x1xf32>
 // CHECK-DAG: %[[CLASSES:.*]] = dtc.iota dim = 0 : tensor<8xi64>
@@ -13,11 +15,17 @@
 // CHECK-DAG: %[[START:.*]] = dtc.reshape %[[FIRST]] : tensor<1xi64> to tensor<i64>
 // CHECK-DAG: %[[LOCAL:.*]] = dtc.iota dim = 2 : tensor<1x1x4xi64>
 // CHECK: %[[IDS:.*]] = dtc.add %[[LOCAL]], %[[START]] : (tensor<1x1x4xi64>, tensor<i64>) -> tensor<1x1x4xi64>
-// CHECK: %[[HOT:.*]] = dtc.compare eq, %[[IDS]], %[[LABELS]] : (tensor<1x1x4xi64>, tensor<2x4x1xi64>) -> tensor<2x4x4xi1>
-// CHECK: dtc.select %[[HOT]], %[[G]], %{{.*}} : (tensor<2x4x4xi1>, tensor<2x4x1xf32>, tensor<f32>) -> tensor<2x4x4xf32>
-// CHECK-NOT: dtc.broadcast
+// CHECK: %[[WIDE:.*]] = dtc.broadcast %[[IDS]] : tensor<1x1x4xi64> to tensor<2x4x4xi64>
+// CHECK: %[[HOT:.*]] = dtc.compare eq, %[[WIDE]], %[[LABELS]] : (tensor<2x4x4xi64>, tensor<2x4x1xi64>) -> tensor<2x4x4xi1>
+// CHECK: %[[GW:.*]] = dtc.broadcast %[[G]] : tensor<2x4x1xf32> to tensor<2x4x4xf32>
+// CHECK: dtc.select %[[HOT]], %[[GW]], %{{.*}} : (tensor<2x4x4xi1>, tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
 // CHECK-NOT: tensor<2x4x8x
 // CHECK: return
+// FINAL-LABEL: func.func @one_hot(
+// FINAL: dtc.compare eq, %{{.*}}, %{{.*}} : (tensor<1x1x4xi64>, tensor<2x4x1xi64>) -> tensor<2x4x4xi1>
+// FINAL: dtc.select %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x4x4xi1>, tensor<2x4x1xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+// FINAL-NOT: dtc.broadcast
+// FINAL: return
 dtc.mesh @mesh ["tp" = 2]
 func.func @one_hot(%labels: tensor<2x4x1xi64>, %g: tensor<2x4x1xf32>) -> tensor<2x4x4xf32> {
   %zero = dtc.constant dense<0.0> : tensor<f32>

@@ -30,6 +30,7 @@ def DTC_Dialect : Dialect {
   let cppNamespace = "::mlir::dtc";
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  let hasCanonicalizer = 1;
 }
 
 #endif // DTC_DIALECT_TD
