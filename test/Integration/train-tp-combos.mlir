@@ -50,6 +50,13 @@
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-bf16-tp2 --lr 0.01 --weight-decay 0.01 --precision bf16 --bucket-mb 0 --mesh tp=2
 // RUN: %mpirun -np 2 dtc-run %t/gpt-bf16-tp2 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-bf16-tp2-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-bf16-tp2-dump %t/gpt-bf16-dump %S/Inputs/tiny_transformer/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 --mask-from %S/Inputs/tiny_transformer/adamw | FileCheck %s
+// tp=3 pads the vocabulary: the bf16 embedding and its f32 master copy are
+// padded and split alike (the master cut from the padded f32 value).
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-bf16-tp3 --lr 0.01 --weight-decay 0.01 --precision bf16 --bucket-mb 0 --mesh tp=3
+// RUN: FileCheck %s --check-prefix=MASTER3 < %t/gpt-bf16-tp3/train_step.mlir
+// MASTER3: tensor<22x32xf32> {dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"], []]>, dtc.state = "master/wte.weight", dtc.unpadded_rows = 64 : i64}
+// RUN: %mpirun -np 3 dtc-run %t/gpt-bf16-tp3 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-bf16-tp3-dump
+// RUN: %python %S/../Utils/compare_training.py %t/gpt-bf16-tp3-dump %t/gpt-bf16-dump %S/Inputs/tiny_transformer/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 --mask-from %S/Inputs/tiny_transformer/adamw | FileCheck %s
 // RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-bf16 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --precision bf16
 // RUN: dtc-run %t/llama-bf16 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-bf16-dump
 // RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-bf16-tp2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --precision bf16 --bucket-mb 0 --mesh tp=2
