@@ -154,6 +154,24 @@
 // RUN: %mpirun -np 2 dtc-run %t/llama-bf16-z2 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-bf16-z2-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-bf16-z2-dump %t/llama-bf16-dump %S/Inputs/tiny_llama/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 --mask-from %S/Inputs/tiny_llama/adamw | FileCheck %s
 //
+// bf16 with 2 microbatches: the microbatches' gradients add up in f32 and
+// are cast to bf16 once (the dp sum then moves bf16); stage 2
+// reduce-scatters each microbatch's bf16 gradient as it is made and adds
+// the shards in f32 (2 x 17 calls, 2 x 17120 bus bytes).
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-bf16-acc --lr 0.01 --weight-decay 0.01 --precision bf16 --grad-accum 2
+// RUN: FileCheck %s --check-prefix=ACC32 < %t/gpt-bf16-acc/train_step.mlir
+// ACC32: %[[SUM:.*]] = dtc.add {{.*}} : (tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<64x32xf32>
+// ACC32: dtc.cast %[[SUM]] : tensor<64x32xf32> to tensor<64x32xbf16>
+// RUN: dtc-run %t/gpt-bf16-acc --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-bf16-acc-dump
+// RUN: %python %S/../Utils/compare_training.py %t/gpt-bf16-acc-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-bf16-z2-acc --lr 0.01 --weight-decay 0.01 --precision bf16 --grad-accum 2 --mesh dp=2 --zero 2 --bucket-mb 0 2>&1 | FileCheck %s --check-prefix=ACC-RS
+// ACC-RS: per rank per step: reduce_scatter 34 calls, 34240 bus bytes
+// RUN: FileCheck %s --check-prefix=ACC-SHARDS < %t/gpt-bf16-z2-acc/train_step.mlir
+// ACC-SHARDS: %[[RS:.*]] = dtc.reduce_scatter {{.*}} : tensor<64x32xbf16> -> tensor<32x32xbf16>
+// ACC-SHARDS-NEXT: dtc.cast %[[RS]] : tensor<32x32xbf16> to tensor<32x32xf32>
+// RUN: %mpirun -np 2 dtc-run %t/gpt-bf16-z2-acc --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-bf16-z2-acc-dump
+// RUN: %python %S/../Utils/compare_training.py %t/gpt-bf16-z2-acc-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s
+//
 // Stage 3, GPT-2 example, dp=2: parameters 34240 = 4Psi/2, gradients
 // 34240, state 68488 (16Psi/2 + 8 in all). Every parameter is all-gathered
 // before the forward (17 calls, 34240 bus bytes), and again before the

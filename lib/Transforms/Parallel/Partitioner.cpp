@@ -407,8 +407,19 @@ private:
       return layouts.lookup(div.getRhs()).kind == Kind::Replicated;
     if (auto gather = dyn_cast<GatherOp>(op))
       return layouts.lookup(gather.getIndices()).kind == Kind::Replicated;
+    // Microbatches' gradients add up before a cast narrows them (bf16
+    // gradients accumulate in f32); ranks' sums may travel narrow.
+    if (auto cast = dyn_cast<CastOp>(op); cast && !rankIndexed)
+      return !narrowsFloat(cast);
     return isa<NegOp, CastOp, ReshapeOp, TransposeOp, BroadcastOp, ReduceSumOp,
                SliceOp, SplitOp, ScatterAddOp>(op);
+  }
+
+  /// Whether `cast` converts floats to a narrower float type.
+  static bool narrowsFloat(CastOp cast) {
+    auto from = dyn_cast<FloatType>(cast.getInput().getType().getElementType());
+    auto to = dyn_cast<FloatType>(cast.getType().getElementType());
+    return from && to && to.getWidth() < from.getWidth();
   }
 
   /// Whether replicated `value` holds the same values at every index of

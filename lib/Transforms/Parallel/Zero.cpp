@@ -28,6 +28,7 @@
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <functional>
@@ -355,8 +356,11 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     SmallVector<ReduceScatterOp> scatters;
     func.walk([&](ReduceScatterOp op) { scatters.push_back(op); });
     OpBuilder b(&getContext());
-    // A padded gradient's zero rows are appended to each microbatch's.
-    ConcatOp pad;
+    // What each microbatch's gradient goes through before its scatter, as
+    // the sum did: a padding with zero rows, a cast to bf16 (the shards
+    // then add up in f32 and are cast once).
+    SmallVector<Operation *> wrappers;
+    CastOp narrow;
     std::function<Value(Value, ReduceScatterOp)> distribute =
         [&](Value sum, ReduceScatterOp like) -> Value {
       auto add = sum.getDefiningOp<AddOp>();
@@ -364,14 +368,20 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
           add.getLhs().getType() != add.getRhs().getType() ||
           add.getLhs().getType() != add.getType()) {
         b.setInsertionPointAfterValue(sum);
-        if (pad) {
-          Operation *zeros = b.clone(*pad.getInputs()[1].getDefiningOp());
-          sum = ConcatOp::create(b, pad.getLoc(),
-                                 ValueRange{sum, zeros->getResult(0)}, 0);
+        for (Operation *wrapper : llvm::reverse(wrappers)) {
+          IRMapping map;
+          map.map(wrapper->getOperand(0), sum);
+          for (Value operand : llvm::drop_begin(wrapper->getOperands()))
+            map.map(operand, b.clone(*operand.getDefiningOp())->getResult(0));
+          sum = b.clone(*wrapper, map)->getResult(0);
         }
         auto part = cast<ReduceScatterOp>(b.clone(*like));
         part->setOperand(0, sum);
-        return part.getResult();
+        if (!narrow)
+          return part.getResult();
+        auto wide =
+            part.getType().clone(narrow.getInput().getType().getElementType());
+        return CastOp::create(b, part.getLoc(), wide, part);
       }
       Value lhs = distribute(add.getLhs(), like);
       Value rhs = distribute(add.getRhs(), like);
@@ -380,22 +390,38 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       return shards;
     };
     for (ReduceScatterOp scatter : scatters) {
+      wrappers.clear();
+      narrow = {};
       Value input = scatter.getInput();
-      pad = input.getDefiningOp<ConcatOp>();
-      if (pad && (!pad->hasOneUse() || pad.getInputs().size() != 2 ||
-                  pad.getDim() != 0 ||
-                  !pad.getInputs()[1].getDefiningOp<ConstantOp>()))
-        continue;
-      if (pad)
-        input = pad.getInputs()[0];
+      for (Operation *def = input.getDefiningOp(); def && def->hasOneUse();
+           def = input.getDefiningOp()) {
+        auto pad = dyn_cast<ConcatOp>(def);
+        auto cast = dyn_cast<CastOp>(def);
+        bool padding = pad && pad.getInputs().size() == 2 &&
+                       pad.getDim() == 0 &&
+                       pad.getInputs()[1].getDefiningOp<ConstantOp>();
+        bool narrowing = cast && !narrow &&
+                         cast.getType().getElementTypeBitWidth() <
+                             cast.getInput().getType().getElementTypeBitWidth();
+        if (!padding && !narrowing)
+          break;
+        if (narrowing)
+          narrow = cast;
+        wrappers.push_back(def);
+        input = def->getOperand(0);
+      }
       auto add = input.getDefiningOp<AddOp>();
       if (!add || !add->hasOneUse())
         continue;
       Value shards = distribute(input, scatter);
+      if (narrow) {
+        b.setInsertionPointAfterValue(shards);
+        shards = CastOp::create(b, scatter.getLoc(), scatter.getType(), shards);
+      }
       scatter.getResult().replaceAllUsesWith(shards);
       scatter.erase();
-      if (pad)
-        pad.erase();
+      for (Operation *wrapper : wrappers)
+        wrapper->erase();
       // The whole-gradient sums nothing reads any more.
       SmallVector<Operation *> dead{add};
       while (!dead.empty()) {

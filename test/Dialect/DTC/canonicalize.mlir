@@ -61,3 +61,17 @@ func.func @thin_iota(%labels: tensor<2x4x1xi64>, %g: tensor<2x4x1xf32>, %w: tens
   %s = dtc.add %b, %b : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
   return %picked, %s, %b : tensor<2x4x8xf32>, tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// A float widened and cast back is itself; a narrowing in between is not.
+// CHECK-LABEL: func @round_trips
+// CHECK-SAME: (%[[X:.*]]: tensor<4xbf16>, %[[Y:.*]]: tensor<4xf32>)
+// CHECK: %[[N:.*]] = dtc.cast %[[Y]] : tensor<4xf32> to tensor<4xbf16>
+// CHECK: %[[W:.*]] = dtc.cast %[[N]] : tensor<4xbf16> to tensor<4xf32>
+// CHECK: return %[[X]], %[[W]]
+func.func @round_trips(%x: tensor<4xbf16>, %y: tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xf32>) {
+  %wide = dtc.cast %x : tensor<4xbf16> to tensor<4xf32>
+  %back = dtc.cast %wide : tensor<4xf32> to tensor<4xbf16>
+  %narrow = dtc.cast %y : tensor<4xf32> to tensor<4xbf16>
+  %again = dtc.cast %narrow : tensor<4xbf16> to tensor<4xf32>
+  return %back, %again : tensor<4xbf16>, tensor<4xf32>
+}

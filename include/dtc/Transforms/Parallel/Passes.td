@@ -206,6 +206,8 @@ def GradientAccumulation : Pass<"dtc-gradient-accumulation", "mlir::ModuleOp"> {
     needed inside the step, such as the loss's count of labels, is computed
     from every microbatch first, so the result is the full batch's step, as
     PyTorch's accumulation with the loss divided by the global token count.
+    Gradients a cast narrows (bf16 ones, dtc-master-weights) add up before
+    the cast, in f32.
   }];
   let options = [
     Option<"microbatches", "microbatches", "int64_t", /*default=*/"2",

@@ -159,6 +159,17 @@ LogicalResult SelectOp::verify() {
 OpFoldResult CastOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  // Back from a wider float type to the one it came from: the widening
+  // lost nothing (bf16 -> f32 -> bf16 is the bf16 value).
+  if (auto wider = getInput().getDefiningOp<CastOp>()) {
+    Value original = wider.getInput();
+    auto from = dyn_cast<FloatType>(getElementTypeOrSelf(original.getType()));
+    auto mid = dyn_cast<FloatType>(getElementTypeOrSelf(wider.getType()));
+    // (f32 and f64 hold every value of the narrower float types.)
+    if (original.getType() == getType() && from && mid &&
+        (mid.isF32() || mid.isF64()) && mid.getWidth() > from.getWidth())
+      return original;
+  }
   return {};
 }
 
