@@ -132,18 +132,22 @@ static cl::opt<bool> sequenceParallel(
 static cl::opt<std::string> memoryLimit(
     "memory-limit", cl::cat(parallelCat), cl::value_desc("SIZE"),
     cl::desc("Fail, with the breakdown, when a rank would need more than "
-             "this (parameters, gradients, optimizer state and activation "
-             "peak), e.g. 80GB, 512MiB, 1e6 (bytes)"));
+             "this (parameters, gradients, master weights, optimizer state "
+             "and activation peak), e.g. 80GB, 512MiB, 1e6 (bytes)"));
 static cl::opt<int64_t> zeroStage(
     "zero", cl::cat(parallelCat), cl::init(0), cl::value_desc("STAGE"),
     cl::desc("ZeRO over the dp axis: 1 shards the optimizer state (the "
              "gradients are reduce-scattered, the parameters all-gathered "
-             "after the update), 2 also the gradient buffer; 0: none"));
+             "after the update), 2 also the gradient buffer, 3 also the "
+             "parameters (gathered before their forward and backward "
+             "reads); sizes dp does not divide are padded; 0: none"));
 static cl::opt<double> bucketMB(
     "bucket-mb", cl::cat(parallelCat), cl::init(25), cl::value_desc("MiB"),
-    cl::desc("Pack the gradients' all-reduces, in the order the backward "
-             "makes them, into buckets of at most this size (0: one "
-             "all-reduce per gradient)"));
+    cl::desc("Pack the gradients' all-reduces (under ZeRO their "
+             "reduce-scatters and the parameters' all-gathers; stage 3's "
+             "gathers per transformer block), in the order the step needs "
+             "them, into buckets of at most this size, and scalar "
+             "all-reduces into one call (0: one collective per tensor)"));
 static cl::opt<int64_t> gradAccum(
     "grad-accum", cl::cat(parallelCat), cl::init(1),
     cl::desc("Run each (per-rank) batch as N microbatches in sequence, "
