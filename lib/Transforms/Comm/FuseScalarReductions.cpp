@@ -89,13 +89,10 @@ struct FuseScalarReductionsPass
       b.setInsertionPointAfter(def);
     else
       b.setInsertionPointToStart(last->getBlock());
-    Location loc = last.getLoc();
-    Type element = cast<RankedTensorType>(last.getType()).getElementType();
-    auto one = RankedTensorType::get({1}, element);
-    SmallVector<Value> packed;
     llvm::MapVector<StringRef, int64_t> reasons;
+    SmallVector<Value> scalars;
     for (AllReduceOp sum : group) {
-      packed.push_back(ReshapeOp::create(b, loc, one, sum.getInput()));
+      scalars.push_back(sum.getInput());
       StringAttr reason = sum.getReasonAttr();
       ++reasons[reason ? reason.getValue() : StringRef()];
     }
@@ -104,16 +101,11 @@ struct FuseScalarReductionsPass
       why +=
           (k == 0 ? ": " : "; ") + entry.first.str() +
           (entry.second > 1 ? " (x" + std::to_string(entry.second) + ")" : "");
-    Value all = ConcatOp::create(b, loc, packed, 0);
-    auto fused = AllReduceOp::create(b, loc, all.getType(), all,
-                                     last.getMeshAttr(), last.getAxesAttr(),
-                                     last.getKindAttr(), b.getStringAttr(why));
-    for (auto [k, sum] : llvm::enumerate(group)) {
-      Value slice =
-          SliceOp::create(b, loc, fused, {static_cast<int64_t>(k)}, {1}, {1});
-      sum.getResult().replaceAllUsesWith(
-          ReshapeOp::create(b, loc, sum.getType(), slice).getResult());
-    }
+    SmallVector<Value> sums = allReducePacked(
+        b, last.getLoc(), scalars, last.getMeshAttr(), last.getAxesAttr(),
+        last.getKindAttr(), b.getStringAttr(why));
+    for (auto [sum, whole] : llvm::zip(group, sums))
+      sum.getResult().replaceAllUsesWith(whole);
     for (AllReduceOp sum : group)
       sum.erase();
   }

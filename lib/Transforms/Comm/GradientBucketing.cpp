@@ -216,11 +216,61 @@ struct GradientBucketingPass
     }
   }
 
-  /// One collective for the bucket, right after its last input. All-reduces
-  /// pack the flattened tensors. Reduce-scatters and all-gathers pack per
-  /// rank (FSDP2's interleaving): each tensor, its split dimension moved to
-  /// the front, is viewed as [n, rest]; the bucket is their concatenation
-  /// along `rest`, so that rank r's row is its chunk of every tensor.
+  /// Reduce-scatters or all-gathers (`gather`) of `bucket` as one call like
+  /// `like`, packed per rank (FSDP2's interleaving): each tensor, its split
+  /// dimension moved to the front, is viewed as [n, rest]; the bucket is
+  /// their concatenation along `rest`, so that rank r's row is its chunk of
+  /// every tensor.
+  void packPerRank(OpBuilder &b, Location loc, MutableArrayRef<Member> bucket,
+                   bool gather, StringAttr why, Operation *like) {
+    Type element = bucket.front().inputType().getElementType();
+    int64_t n = groupSize(like);
+    auto rows = [&](int64_t cols) {
+      return RankedTensorType::get({gather ? 1 : n, cols}, element);
+    };
+    SmallVector<Value> packed;
+    SmallVector<int64_t> widths;
+    for (Member &m : bucket) {
+      auto type = m.inputType();
+      Value x = TransposeOp::create(b, loc, m.input(),
+                                    frontPermutation(type.getRank(), m.dim()));
+      int64_t width = type.getNumElements() / (gather ? 1 : n);
+      packed.push_back(ReshapeOp::create(b, loc, rows(width), x));
+      widths.push_back(width);
+    }
+    int64_t total = 0;
+    for (int64_t w : widths)
+      total += w;
+    Value all = ConcatOp::create(b, loc, packed, 1);
+    Operation *one = b.clone(*like);
+    one->setOperand(0, all);
+    one->setAttr("reason", why);
+    one->setAttr("dim", b.getI64IntegerAttr(0));
+    one->getResult(0).setType(rows(total).clone({gather ? n : 1, total}));
+    Value result = one->getResult(0);
+
+    int64_t offset = 0;
+    for (auto [m, width] : llvm::zip(bucket, widths)) {
+      auto out = m.resultType();
+      Value part = SliceOp::create(b, loc, result, {0, offset},
+                                   {gather ? n : 1, width}, {1, 1});
+      SmallVector<int64_t> perm = frontPermutation(out.getRank(), m.dim());
+      SmallVector<int64_t> front;
+      for (int64_t d : perm)
+        front.push_back(out.getDimSize(d));
+      part = ReshapeOp::create(b, loc, out.clone(front), part);
+      SmallVector<int64_t> inverse(perm.size());
+      for (auto [i, d] : llvm::enumerate(perm))
+        inverse[d] = i;
+      part = TransposeOp::create(b, loc, part, inverse);
+      offset += width;
+      m.op->getResult(0).replaceAllUsesWith(part);
+    }
+  }
+
+  /// One collective for the bucket, right after its last input (or at
+  /// `at`): all-reduces of the flattened tensors, reduce-scatters and
+  /// all-gathers packed per rank.
   template <typename ReadyAt>
   void fuse(MutableArrayRef<Member> bucket, int64_t index, int64_t count,
             ReadyAt readyAt, Operation *at) {
@@ -236,35 +286,13 @@ struct GradientBucketingPass
     else
       b.setInsertionPointToStart(last->op->getBlock());
     Location loc = last->op->getLoc();
-    Type element = last->inputType().getElementType();
-    bool sum = isa<AllReduceOp>(last->op);
     bool gather = isa<AllGatherOp>(last->op);
-    int64_t n = sum ? 1 : groupSize(last->op);
-    auto rows = [&](int64_t cols) {
-      return sum ? RankedTensorType::get({cols}, element)
-                 : RankedTensorType::get({gather ? 1 : n, cols}, element);
-    };
-
-    SmallVector<Value> packed;
-    SmallVector<int64_t> widths;
     std::string names;
     int64_t bytes = 0;
     for (Member &m : bucket) {
-      Value x = m.input();
-      auto type = m.inputType();
-      if (!sum)
-        x = TransposeOp::create(b, loc, x,
-                                frontPermutation(type.getRank(), m.dim()));
-      int64_t width = type.getNumElements() / (sum || gather ? 1 : n);
-      packed.push_back(ReshapeOp::create(b, loc, rows(width), x));
-      widths.push_back(width);
       names += (names.empty() ? "" : ", ") + m.name;
       bytes += m.bytes();
     }
-    int64_t total = 0;
-    for (int64_t w : widths)
-      total += w;
-    Value all = ConcatOp::create(b, loc, packed, sum ? 0 : 1);
     StringRef reason;
     if (auto attr = last->op->getAttrOfType<StringAttr>("reason"))
       reason = attr.getValue();
@@ -272,38 +300,18 @@ struct GradientBucketingPass
                       (gather ? "parameter" : "gradient") + " bucket " +
                       std::to_string(index) + " of " + std::to_string(count) +
                       " (" + std::to_string(bytes) + " bytes): " + names;
-    Operation *one = b.clone(*last->op);
-    one->setOperand(0, all);
-    one->setAttr("reason", b.getStringAttr(why));
-    if (!sum)
-      one->setAttr("dim", b.getI64IntegerAttr(0));
-    one->getResult(0).setType(sum ? all.getType()
-                                  : rows(total).clone({gather ? n : 1, total}));
-    Value result = one->getResult(0);
 
-    int64_t offset = 0;
-    for (auto [m, width] : llvm::zip(bucket, widths)) {
-      auto out = m.resultType();
-      Value part;
-      if (sum) {
-        part = SliceOp::create(b, loc, result, {offset}, {width}, {1});
-        part = ReshapeOp::create(b, loc, out, part);
-      } else {
-        int64_t height = gather ? n : 1;
-        part = SliceOp::create(b, loc, result, {0, offset}, {height, width},
-                               {1, 1});
-        SmallVector<int64_t> perm = frontPermutation(out.getRank(), m.dim());
-        SmallVector<int64_t> front;
-        for (int64_t d : perm)
-          front.push_back(out.getDimSize(d));
-        part = ReshapeOp::create(b, loc, out.clone(front), part);
-        SmallVector<int64_t> inverse(perm.size());
-        for (auto [i, d] : llvm::enumerate(perm))
-          inverse[d] = i;
-        part = TransposeOp::create(b, loc, part, inverse);
-      }
-      offset += width;
-      m.op->getResult(0).replaceAllUsesWith(part);
+    if (auto sum = dyn_cast<AllReduceOp>(last->op)) {
+      SmallVector<Value> inputs;
+      for (Member &m : bucket)
+        inputs.push_back(m.input());
+      SmallVector<Value> sums =
+          allReducePacked(b, loc, inputs, sum.getMeshAttr(), sum.getAxesAttr(),
+                          sum.getKindAttr(), b.getStringAttr(why));
+      for (auto [m, whole] : llvm::zip(bucket, sums))
+        m.op->getResult(0).replaceAllUsesWith(whole);
+    } else {
+      packPerRank(b, loc, bucket, gather, b.getStringAttr(why), last->op);
     }
     // Erased last: one of them may be where the builder inserts.
     for (Member &m : bucket)

@@ -78,25 +78,16 @@ public:
     }
     for (auto &[axes, members] : byAxes) {
       SmallVector<Value> packed;
-      auto one = RankedTensorType::get(
-          {1},
-          cast<RankedTensorType>(parts[members[0]].getType()).getElementType());
       for (unsigned i : members)
-        packed.push_back(ReshapeOp::create(b, loc, one, parts[i]));
-      Value all = packed.size() == 1
-                      ? packed[0]
-                      : ConcatOp::create(b, loc, packed, 0).getResult();
-      all = AllReduceOp::create(
-          b, loc, all.getType(), all, mesh, cast<ArrayAttr>(axes),
+        packed.push_back(parts[i]);
+      SmallVector<Value> sums = allReducePacked(
+          b, loc, packed, mesh, cast<ArrayAttr>(axes),
           CollectiveReductionAttr::get(b.getContext(),
                                        CollectiveReduction::Sum),
           b.getStringAttr("optimizer: " + what +
                           " of the split parameters' gradients"));
-      for (auto [k, i] : llvm::enumerate(members)) {
-        Value slice =
-            SliceOp::create(b, loc, all, {static_cast<int64_t>(k)}, {1}, {1});
-        parts[i] = ReshapeOp::create(b, loc, parts[i].getType(), slice);
-      }
+      for (auto [i, sum] : llvm::zip(members, sums))
+        parts[i] = sum;
     }
   }
 };

@@ -29,6 +29,33 @@ int64_t mlir::dtc::tensorByteSize(Type type) {
   return tensor.getNumElements() * ((tensor.getElementTypeBitWidth() + 7) / 8);
 }
 
+SmallVector<Value>
+mlir::dtc::allReducePacked(OpBuilder &b, Location loc, ValueRange values,
+                           FlatSymbolRefAttr mesh, ArrayAttr axes,
+                           CollectiveReductionAttr kind, StringAttr reason) {
+  SmallVector<Value> flat;
+  for (Value value : values) {
+    auto type = cast<RankedTensorType>(value.getType());
+    flat.push_back(ReshapeOp::create(
+        b, loc,
+        RankedTensorType::get({type.getNumElements()}, type.getElementType()),
+        value));
+  }
+  Value all = flat.size() == 1 ? flat[0]
+                               : ConcatOp::create(b, loc, flat, 0).getResult();
+  Value sums =
+      AllReduceOp::create(b, loc, all.getType(), all, mesh, axes, kind, reason);
+  SmallVector<Value> results;
+  int64_t offset = 0;
+  for (Value value : values) {
+    int64_t size = cast<RankedTensorType>(value.getType()).getNumElements();
+    Value part = SliceOp::create(b, loc, sums, {offset}, {size}, {1});
+    results.push_back(ReshapeOp::create(b, loc, value.getType(), part));
+    offset += size;
+  }
+  return results;
+}
+
 bool mlir::dtc::isElementwise(Operation *op) {
   return op->getNumResults() == 1 &&
          (op->hasTrait<OpTrait::Elementwise>() ||

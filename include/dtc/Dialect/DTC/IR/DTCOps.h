@@ -32,6 +32,14 @@ broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes);
 /// move and reports count (i1 as one byte per element).
 int64_t tensorByteSize(Type type);
 
+/// One all-reduce of `values` packed together (each flattened, concatenated
+/// in order) over `axes` of `mesh`, with `reason`; returns each value's
+/// reduction, in its own type. Many small collectives as one call.
+SmallVector<Value> allReducePacked(OpBuilder &b, Location loc,
+                                   ValueRange values, FlatSymbolRefAttr mesh,
+                                   ArrayAttr axes, CollectiveReductionAttr kind,
+                                   StringAttr reason);
+
 /// Whether `op` computes each element of its one result from the elements
 /// at the same index of its operands (numpy-broadcast): the unary math ops,
 /// arithmetic, comparisons, logic, select and cast.
