@@ -706,17 +706,10 @@ private:
   }
 
   /// Where this rank's chunk of `size` starts along a split of `size`
-  /// times the ranks: its part of the global indices' first (a scalar of
-  /// the integer `type`).
+  /// times the ranks over this axis.
   Value chunkStart(int64_t size, Type type, Location loc) {
-    Value indices =
-        IotaOp::create(b, loc, RankedTensorType::get({size * ranks}, type), 0);
-    Value mine =
-        ShardOp::create(b, loc, RankedTensorType::get({size}, type), indices,
-                        mesh, b.getStrArrayAttr({axis}), b.getI64IntegerAttr(0),
-                        b.getI64IntegerAttr(1), StringAttr());
-    return ReshapeOp::create(b, loc, RankedTensorType::get({}, type),
-                             SliceOp::create(b, loc, mine, {0}, {1}, {1}));
+    return dtc::chunkStart(b, loc, size, ranks, type, mesh,
+                           b.getStrArrayAttr({axis}));
   }
 
   /// `inside` (the ids' shape) as a mask of rows of `like`.
@@ -1145,6 +1138,18 @@ llvm::DenseSet<Operation *> mlir::dtc::forwardOps(func::FuncOp func) {
       llvm::append_range(work, def->getOperands());
   }
   return forward;
+}
+
+Value mlir::dtc::chunkStart(OpBuilder &b, Location loc, int64_t partSize,
+                            int64_t ranks, Type type, FlatSymbolRefAttr mesh,
+                            ArrayAttr axes) {
+  Value indices = IotaOp::create(
+      b, loc, RankedTensorType::get({partSize * ranks}, type), 0);
+  Value mine = ShardOp::create(b, loc, RankedTensorType::get({partSize}, type),
+                               indices, mesh, axes, b.getI64IntegerAttr(0),
+                               b.getI64IntegerAttr(1), StringAttr());
+  return ReshapeOp::create(b, loc, RankedTensorType::get({}, type),
+                           SliceOp::create(b, loc, mine, {0}, {1}, {1}));
 }
 
 LogicalResult mlir::dtc::scatterInsteadOfSum(AllReduceOp sum,

@@ -66,6 +66,12 @@ std::optional<WeightRead> traceParam(Value value);
 /// The ops that compute the loss: the forward part of the step.
 llvm::DenseSet<Operation *> forwardOps(func::FuncOp func);
 
+/// Where this rank's chunk starts along a dimension of `partSize * ranks`
+/// split in equal chunks over `axes` of `mesh`: its part of a 1-D iota,
+/// first element (a scalar of the integer `type`).
+Value chunkStart(OpBuilder &b, Location loc, int64_t partSize, int64_t ranks,
+                 Type type, FlatSymbolRefAttr mesh, ArrayAttr axes);
+
 /// Replaces `sum`, an all-reduce every reader of which keeps the same part
 /// of it (a `dtc.shard` along one dimension over the same axes), by one
 /// reduce-scatter: half the bus bytes. Fails, changing nothing, otherwise.

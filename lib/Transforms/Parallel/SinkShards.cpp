@@ -91,8 +91,12 @@ struct SinkShard : OpRewritePattern<ShardOp> {
       thin[along] = partType.getDimSize(along);
       Value local = IotaOp::create(rewriter, loc, partType.clone(thin), along);
       if (along == dim)
-        local = AddOp::create(rewriter, loc, local,
-                              chunkStart(rewriter, shard, wholeType));
+        local = AddOp::create(
+            rewriter, loc, local,
+            chunkStart(rewriter, loc, partType.getDimSize(dim),
+                       wholeType.getDimSize(dim) / partType.getDimSize(dim),
+                       partType.getElementType(), shard.getMeshAttr(),
+                       shard.getAxes()));
       rewriter.replaceOpWithNewOp<BroadcastOp>(shard, partType, local);
       return success();
     }
@@ -121,26 +125,6 @@ struct SinkShard : OpRewritePattern<ShardOp> {
     local->getResult(0).setType(partType);
     rewriter.replaceOp(shard, local->getResults());
     return success();
-  }
-
-  /// The first index of this rank's part of `whole`'s dimension: its part
-  /// of a 1-D iota over the dimension, first element.
-  static Value chunkStart(PatternRewriter &rewriter, ShardOp shard,
-                          RankedTensorType whole) {
-    Location loc = shard.getLoc();
-    int64_t dim = shard.getDim();
-    Type element = whole.getElementType();
-    int64_t size = whole.getDimSize(dim);
-    int64_t partSize = shard.getType().getDimSize(dim);
-    Value indices = IotaOp::create(rewriter, loc,
-                                   RankedTensorType::get({size}, element), 0);
-    Value mine = ShardOp::create(
-        rewriter, loc, RankedTensorType::get({partSize}, element), indices,
-        shard.getMeshAttr(), shard.getAxes(), rewriter.getI64IntegerAttr(0),
-        rewriter.getI64IntegerAttr(1), StringAttr());
-    return ReshapeOp::create(
-        rewriter, loc, RankedTensorType::get({}, element),
-        SliceOp::create(rewriter, loc, mine, {0}, {1}, {1}));
   }
 };
 
