@@ -46,9 +46,6 @@ namespace {
 struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   using Base::Base;
 
-  /// The padded parameters of the function at hand, with their rows.
-  llvm::StringMap<int64_t> padded;
-
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (stage == 0)
@@ -91,8 +88,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     OpBuilder b(&getContext());
     // The parameters with state, and the dimension their state splits on;
     // those padded, with their true row count.
-    llvm::StringMap<int64_t> dims;
-    padded.clear();
+    llvm::StringMap<int64_t> dims, padded;
     SmallVector<SplitArgument> seeds;
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
       auto state = func.getArgAttrOfType<StringAttr>(i, kStateAttrName);
@@ -206,7 +202,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     if (stage >= 2 && microbatches > 1)
       scatterPerMicrobatch(func);
     if (stage == 3)
-      shardParameters(func, dp, mesh, dims);
+      shardParameters(func, dp, mesh, dims, padded);
     func->setAttr(kZeroStageAttrName, b.getI64IntegerAttr(stage));
     return success();
   }
@@ -445,7 +441,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   /// parameter each; dtc-bucket-gradients groups them into units).
   /// Collectives have side effects: no CSE merges or hoists them.
   void shardParameters(func::FuncOp func, int64_t dp, FlatSymbolRefAttr mesh,
-                       const llvm::StringMap<int64_t> &dims) {
+                       const llvm::StringMap<int64_t> &dims,
+                       const llvm::StringMap<int64_t> &padded) {
     llvm::DenseSet<Operation *> forward = forwardOps(func);
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     OpBuilder b(&getContext());
