@@ -31,6 +31,8 @@ config.substitutions.append(
     ("%mpirun", os.path.join(config.test_source_root, "Utils", "mpirun.sh")))
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+# scripts/snapshot-step-ir.sh runs the suite with wrapped tools.
+config.dtc_tools_dir = lit_config.params.get("dtc_tools_dir", config.dtc_tools_dir)
 tools = [
     ToolSubst("dtc-opt", unresolved="fatal"),
     ToolSubst("dtc-run", unresolved="fatal"),
