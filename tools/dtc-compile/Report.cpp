@@ -32,18 +32,6 @@ static std::string describeMemory(int64_t params, int64_t grads,
          " B, activation peak " + std::to_string(activations) + " B";
 }
 
-/// Bus bytes of one call over a group of `n`, as nccl-tests counts them.
-static double busBytes(Operation *op, int64_t n) {
-  double share = static_cast<double>(n - 1) / n;
-  int64_t in = tensorByteSize(op->getOperand(0).getType());
-  int64_t out = tensorByteSize(op->getResult(0).getType());
-  if (isa<AllReduceOp>(op))
-    return 2 * share * in;
-  if (isa<CollectiveBroadcastOp, SendRecvOp>(op))
-    return in;
-  return share * std::max(in, out);
-}
-
 /// The most bytes of intermediate values -- neither arguments nor results,
 /// which the other categories count -- live at once when the step runs in
 /// program order and each value is freed after its last use, as the
@@ -111,31 +99,14 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
     double busBytes = 0;
   };
   std::map<std::string, Total> totals;
-  step.walk([&](Operation *op) {
-    if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-             CollectiveBroadcastOp, SendRecvOp>(op))
-      return;
-    auto meshRef = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
-    auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshRef);
-    SmallVector<StringRef> axes;
-    if (auto sendRecv = dyn_cast<SendRecvOp>(op))
-      axes.push_back(sendRecv.getAxis());
-    else
-      llvm::append_range(
-          axes,
-          op->getAttrOfType<ArrayAttr>("axes").getAsValueRange<StringAttr>());
-    int64_t n = 1;
+  step.walk([&](CollectiveOpInterface op) {
+    int64_t n = op.getGroupSize();
     llvm::json::Array axisNames;
-    for (StringRef axis : axes) {
-      n *= mesh.axisSize(axis);
+    for (StringRef axis : op.getGroupAxes())
       axisNames.push_back(axis.str());
-    }
-    // The Communicator's names for the kinds.
-    std::string kind = isa<CollectiveBroadcastOp>(op)
-                           ? "broadcast"
-                           : op->getName().stripDialect().str();
-    double bytes = busBytes(op, n);
-    auto reason = op->getAttrOfType<StringAttr>("reason");
+    std::string kind = op.getCollectiveKind().str();
+    double bytes = op.getBusBytes(n);
+    StringAttr reason = op.getReasonAttr();
     collectives.push_back(
         llvm::json::Object{{"kind", kind},
                            {"axes", std::move(axisNames)},

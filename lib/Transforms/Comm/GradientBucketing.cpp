@@ -47,17 +47,6 @@ struct Member {
   }
 };
 
-/// The group size of `op`'s axes.
-int64_t groupSize(Operation *op) {
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
-      op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
-  int64_t n = 1;
-  for (auto axis :
-       op->getAttrOfType<ArrayAttr>("axes").getAsValueRange<StringAttr>())
-    n *= mesh.axisSize(axis);
-  return n;
-}
-
 /// The reduce-scatter of a gradient result made by `def`: `def` itself, or
 /// the one an elementwise op with scalars reads (fp16's unscaling).
 Operation *scatteredGradient(Operation *def) {
@@ -172,9 +161,10 @@ struct GradientBucketingPass
     llvm::MapVector<Key, SmallVector<SmallVector<Member>>> buckets;
     for (Member &member : members) {
       Attribute phase = member.op->getAttr(kGatherPhaseAttrName);
-      Key key{member.op->getName(), member.op->getAttr("mesh"),
-              member.op->getAttr("axes"), member.inputType().getElementType(),
-              phase};
+      auto collective = cast<CollectiveOpInterface>(member.op);
+      Key key{member.op->getName(), collective.getMeshAttr(),
+              Builder(&getContext()).getStrArrayAttr(collective.getGroupAxes()),
+              member.inputType().getElementType(), phase};
       auto &list = buckets[key];
       int64_t bytes = 0;
       if (!list.empty())
@@ -224,7 +214,7 @@ struct GradientBucketingPass
   void packPerRank(OpBuilder &b, Location loc, MutableArrayRef<Member> bucket,
                    bool gather, StringAttr why, Operation *like) {
     Type element = bucket.front().inputType().getElementType();
-    int64_t n = groupSize(like);
+    int64_t n = cast<CollectiveOpInterface>(like).getGroupSize();
     auto rows = [&](int64_t cols) {
       return RankedTensorType::get({gather ? 1 : n, cols}, element);
     };

@@ -436,9 +436,7 @@ private:
       return static_cast<int64_t>(iota.getDim()) != dim;
     if (auto constant = dyn_cast<ConstantOp>(def))
       return isa<SplatElementsAttr>(constant.getValue());
-    if (isa<BroadcastOp>(def) || def->hasTrait<OpTrait::Elementwise>() ||
-        isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp,
-            SelectOp, AndOp, OrOp, XorOp, CastOp, SliceOp>(def))
+    if (isa<BroadcastOp, SliceOp>(def) || isElementwise(def))
       return llvm::all_of(def->getOperands(), [&](Value operand) {
         int64_t rank = cast<RankedTensorType>(operand.getType()).getRank();
         return uniformAlong(operand, dim - (type.getRank() - rank));
@@ -848,9 +846,7 @@ private:
     }
     if (!any(op, Kind::Split))
       return success();
-    if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, CompareOp,
-            SelectOp, AndOp, OrOp, XorOp>(op) ||
-        op->hasTrait<OpTrait::Elementwise>() || isa<CastOp>(op))
+    if (isElementwise(op))
       return partitionBroadcasting(op);
     if (auto matmul = dyn_cast<MatmulOp>(op))
       return partitionMatmul(matmul);

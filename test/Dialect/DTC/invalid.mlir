@@ -61,7 +61,7 @@ func.func @select_types(%c: tensor<3xi1>, %a: tensor<3xf32>, %b: tensor<3xf16>) 
 // -----
 
 func.func @cast_shape(%a: tensor<3xf32>) {
-  // expected-error @+1 {{requires the same shape for all operands and results}}
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape}}
   %0 = dtc.cast %a : tensor<3xf32> to tensor<4xf16>
   return
 }

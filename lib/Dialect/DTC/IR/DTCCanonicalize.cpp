@@ -40,14 +40,15 @@ struct ThinIota : OpRewritePattern<IotaOp> {
 
 /// f(broadcast(x), y) -> f(x, y) for f an op that broadcasts its operands
 /// itself, when its result stays the same: the broadcast copy is not made.
-template <typename Op> struct BroadcastIntoReader : OpRewritePattern<Op> {
-  using OpRewritePattern<Op>::OpRewritePattern;
+struct BroadcastIntoReader
+    : OpTraitRewritePattern<OpTrait::dtc::BroadcastingElementwise> {
+  using OpTraitRewritePattern::OpTraitRewritePattern;
 
-  LogicalResult matchAndRewrite(Op op,
+  LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     for (OpOperand &operand : op->getOpOperands()) {
-      auto broadcast = operand.get().template getDefiningOp<BroadcastOp>();
+      auto broadcast = operand.get().getDefiningOp<BroadcastOp>();
       if (!broadcast)
         continue;
       SmallVector<ArrayRef<int64_t>> shapes;
@@ -68,12 +69,5 @@ template <typename Op> struct BroadcastIntoReader : OpRewritePattern<Op> {
 } // namespace
 
 void DTCDialect::getCanonicalizationPatterns(RewritePatternSet &results) const {
-  results.add<ThinIota>(getContext());
-  results.add<BroadcastIntoReader<AddOp>, BroadcastIntoReader<SubOp>,
-              BroadcastIntoReader<MulOp>, BroadcastIntoReader<DivOp>,
-              BroadcastIntoReader<PowOp>, BroadcastIntoReader<MaxOp>,
-              BroadcastIntoReader<MinOp>, BroadcastIntoReader<AndOp>,
-              BroadcastIntoReader<OrOp>, BroadcastIntoReader<XorOp>,
-              BroadcastIntoReader<CompareOp>, BroadcastIntoReader<SelectOp>>(
-      getContext());
+  results.add<ThinIota, BroadcastIntoReader>(getContext());
 }

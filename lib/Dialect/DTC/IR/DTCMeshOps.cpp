@@ -246,3 +246,36 @@ LogicalResult SendRecvOp::verifySymbolUses(SymbolTableCollection &symbols) {
            << getShift() << " moves nothing along an axis of size " << *n;
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// CollectiveOpInterface
+//===----------------------------------------------------------------------===//
+
+int64_t CollectiveOpInterface::getGroupSize() {
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(*this, getMeshAttr());
+  if (!mesh)
+    return -1;
+  int64_t n = 1;
+  for (StringRef axis : getGroupAxes()) {
+    int64_t size = mesh.axisSize(axis);
+    if (size < 0)
+      return -1;
+    n *= size;
+  }
+  return n;
+}
+
+/// A ring all-reduce sends and receives 2(n-1)/n of the tensor.
+double AllReduceOp::getBusBytes(int64_t groupSize) {
+  return 2.0 * (groupSize - 1) / groupSize * tensorByteSize(getType());
+}
+
+double CollectiveBroadcastOp::getBusBytes(int64_t) {
+  return tensorByteSize(getType());
+}
+
+StringRef CollectiveBroadcastOp::getCollectiveKind() { return "broadcast"; }
+
+double SendRecvOp::getBusBytes(int64_t) { return tensorByteSize(getType()); }
+
+SmallVector<StringRef> SendRecvOp::getGroupAxes() { return {getAxis()}; }

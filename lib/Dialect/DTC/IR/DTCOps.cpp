@@ -59,8 +59,7 @@ mlir::dtc::allReducePacked(OpBuilder &b, Location loc, ValueRange values,
 bool mlir::dtc::isElementwise(Operation *op) {
   return op->getNumResults() == 1 &&
          (op->hasTrait<OpTrait::Elementwise>() ||
-          isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, AndOp, OrOp,
-              XorOp, CompareOp, SelectOp, CastOp>(op));
+          op->hasTrait<OpTrait::dtc::BroadcastingElementwise>());
 }
 
 FailureOr<SmallVector<int64_t>>

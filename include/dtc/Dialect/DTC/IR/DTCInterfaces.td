@@ -32,4 +32,60 @@ def DTC_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
   ];
 }
 
+/// See DTCTraits.h.
+def DTC_BroadcastingElementwise : NativeOpTrait<"BroadcastingElementwise"> {
+  let cppNamespace = "::mlir::OpTrait::dtc";
+}
+
+def DTC_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
+  let cppNamespace = "::mlir::dtc";
+  let description = [{
+    An op that communicates over a group of a device mesh: the ranks of
+    `mesh` that differ from this one only along the op's axes. Reports,
+    bucketing and the runtime's counts read a collective through this
+    interface: its mesh and axes, the size of its group, why it exists
+    (`reason`), and the bytes it moves.
+  }];
+  let methods = [
+    InterfaceMethod<"The mesh the group is taken from.",
+      "::mlir::FlatSymbolRefAttr", "getMeshAttr", (ins), [{
+        return $_op.getMeshAttr();
+      }]>,
+    InterfaceMethod<"The mesh axes along which the group's ranks differ.",
+      "::llvm::SmallVector<::llvm::StringRef>", "getGroupAxes", (ins), [{}],
+      [{
+        return ::llvm::to_vector(
+            $_op.getAxes().template getAsValueRange<::mlir::StringAttr>());
+      }]>,
+    InterfaceMethod<[{
+        Why the collective is there (which op, which layout conflict), or
+        null.
+      }], "::mlir::StringAttr", "getReasonAttr", (ins), [{
+        return $_op.getReasonAttr();
+      }]>,
+    InterfaceMethod<[{
+        The name of the collective's kind, as the runtime's Communicator
+        counts them (`all_reduce`, `all_gather`, `reduce_scatter`,
+        `all_to_all`, `broadcast`, `send_recv`).
+      }], "::llvm::StringRef", "getCollectiveKind", (ins), [{}], [{
+        return $_op->getName().stripDialect();
+      }]>,
+    InterfaceMethod<[{
+        The bytes one call moves over the busiest link of a group of
+        `groupSize` ranks, as nccl-tests counts bus bytes: (n-1)/n of the
+        larger of input and output by default.
+      }], "double", "getBusBytes", (ins "int64_t":$groupSize), [{}], [{
+        double share = static_cast<double>(groupSize - 1) / groupSize;
+        return share * std::max(
+            ::mlir::dtc::tensorByteSize($_op->getOperand(0).getType()),
+            ::mlir::dtc::tensorByteSize($_op->getResult(0).getType()));
+      }]>
+  ];
+  let extraClassDeclaration = [{
+    /// The number of ranks in the group (looked up in the mesh; -1 when the
+    /// mesh or an axis does not exist).
+    int64_t getGroupSize();
+  }];
+}
+
 #endif // DTC_INTERFACES_TD

@@ -15,6 +15,14 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dtc/Dialect/DTC/IR/DTCTraits.h"
+
+namespace mlir::dtc {
+/// The bytes a tensor of `type` (a ranked tensor) holds: what collectives
+/// move and reports count (i1 as one byte per element).
+int64_t tensorByteSize(Type type);
+} // namespace mlir::dtc
+
 #include "dtc/Dialect/DTC/IR/DTCInterfaces.h.inc"
 #include "dtc/Dialect/DTC/IR/DTCOpsEnums.h.inc"
 
@@ -28,10 +36,6 @@ namespace mlir::dtc {
 FailureOr<SmallVector<int64_t>>
 broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes);
 
-/// The bytes a tensor of `type` (a ranked tensor) holds: what collectives
-/// move and reports count (i1 as one byte per element).
-int64_t tensorByteSize(Type type);
-
 /// One all-reduce of `values` packed together (each flattened, concatenated
 /// in order) over `axes` of `mesh`, with `reason`; returns each value's
 /// reduction, in its own type. Many small collectives as one call.
@@ -41,8 +45,9 @@ SmallVector<Value> allReducePacked(OpBuilder &b, Location loc,
                                    StringAttr reason);
 
 /// Whether `op` computes each element of its one result from the elements
-/// at the same index of its operands (numpy-broadcast): the unary math ops,
-/// arithmetic, comparisons, logic, select and cast.
+/// at the same index of its operands (numpy-broadcast): an op with MLIR's
+/// `Elementwise` trait (unary math, cast) or dtc's `BroadcastingElementwise`
+/// (arithmetic, comparisons, logic, select).
 bool isElementwise(Operation *op);
 
 } // namespace mlir::dtc

@@ -179,7 +179,8 @@ def DTC_DropoutOp : DTC_Op<"dropout", [Pure, DTC_Differentiable,
 //===----------------------------------------------------------------------===//
 
 class DTC_BroadcastingOp<string mnemonic, list<Trait> traits = []>
-    : DTC_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor]> {
+    : DTC_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor,
+                                 DTC_BroadcastingElementwise]> {
   let assemblyFormat =
       "operands attr-dict `:` functional-type(operands, results)";
 }
@@ -268,7 +269,7 @@ def DTC_SelectOp : DTC_BroadcastingOp<"select", [DTC_Differentiable]> {
 }
 
 def DTC_CastOp : DTC_Op<"cast",
-    [Pure, SameOperandsAndResultShape, DTC_Differentiable]> {
+    [Pure, Elementwise, SameOperandsAndResultShape, DTC_Differentiable]> {
   let summary = "Elementwise element-type conversion";
   let description = [{
     Converts each element to the result element type: float to float rounds to
@@ -728,7 +729,8 @@ def DTC_CollectiveReduction : I32EnumAttr<"CollectiveReduction",
   let cppNamespace = "::mlir::dtc";
 }
 
-class DTC_CollectiveOp<string mnemonic, list<Trait> traits = []>
+/// An op over a group of a mesh's ranks (`mesh`, `axes`).
+class DTC_MeshGroupOp<string mnemonic, list<Trait> traits = []>
     : DTC_Op<mnemonic, traits # [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let hasVerifier = 1;
   code commonDescription = [{
@@ -738,8 +740,15 @@ class DTC_CollectiveOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
+/// A mesh-group op that communicates; `overrides` names the
+/// CollectiveOpInterface methods the op defines itself.
+class DTC_CollectiveOp<string mnemonic, list<Trait> traits = [],
+                       list<string> overrides = []>
+    : DTC_MeshGroupOp<mnemonic, traits #
+          [DeclareOpInterfaceMethods<DTC_CollectiveOpInterface, overrides>]>;
+
 def DTC_AllReduceOp : DTC_CollectiveOp<"all_reduce",
-    [AllTypesMatch<["input", "result"]>]> {
+    [AllTypesMatch<["input", "result"]>], ["getBusBytes"]> {
   let summary = "Reduce a tensor elementwise over a mesh group";
   let description = [{
     Every rank of the group receives the elementwise sum (max, min) of the
@@ -799,7 +808,8 @@ def DTC_ReduceScatterOp : DTC_CollectiveOp<"reduce_scatter",
 }
 
 def DTC_CollectiveBroadcastOp : DTC_CollectiveOp<"collective_broadcast",
-    [AllTypesMatch<["input", "result"]>]> {
+    [AllTypesMatch<["input", "result"]>],
+    ["getBusBytes", "getCollectiveKind"]> {
   let summary = "Copy one group rank's tensor to the whole mesh group";
   let description = [{
     Every rank of the group receives the tensor of group rank `root`.
@@ -818,7 +828,7 @@ def DTC_CollectiveBroadcastOp : DTC_CollectiveOp<"collective_broadcast",
 }
 
 def DTC_SendRecvOp : DTC_CollectiveOp<"send_recv",
-    [AllTypesMatch<["input", "result"]>]> {
+    [AllTypesMatch<["input", "result"]>], ["getBusBytes", "getGroupAxes"]> {
   let summary = "Point to point along a mesh axis: send on, receive from behind";
   let description = [{
     Every rank sends `input` to the rank `shift` positions further along
@@ -839,7 +849,7 @@ def DTC_SendRecvOp : DTC_CollectiveOp<"send_recv",
                        "attr-dict `:` type($result)";
 }
 
-def DTC_ShardOp : DTC_CollectiveOp<"shard",
+def DTC_ShardOp : DTC_MeshGroupOp<"shard",
     [Pure, SameOperandsAndResultElementType]> {
   let summary = "This rank's part of a tensor every rank of a group holds";
   let description = [{
