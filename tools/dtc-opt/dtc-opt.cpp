@@ -2,7 +2,8 @@
 //
 // mlir-opt for dtc: parses a module, runs the requested passes and pipelines,
 // prints the result. Registers the dtc dialect, the upstream dialects dtc IR
-// uses, the dtc passes and the upstream general-purpose passes.
+// uses, the dtc passes, the upstream general-purpose passes and the test
+// passes of test/lib.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,9 +14,14 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
+namespace mlir::dtc::test {
+void registerTestShardingRulesPass();
+} // namespace mlir::dtc::test
+
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::dtc::registerDTCPasses();
+  mlir::dtc::test::registerTestShardingRulesPass();
   mlir::DialectRegistry registry;
   registry.insert<mlir::dtc::DTCDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(

@@ -36,7 +36,7 @@ func.func @odd_batch(%x: tensor<3x2xf32> {dtc.input = "x"}, %w: tensor<2xf32> {d
 func.func @softmax_over_batch(%x: tensor<4x2xf32> {dtc.input = "x"}, %w: tensor<2xf32> {dtc.param = "w"})
     -> (tensor<f32> {dtc.output = "loss"}) {
   %y = dtc.mul %x, %w : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
-  // expected-error @+1 {{works along dimension 0 but the batch is along dimension 0: each rank would see only part of it}}
+  // expected-error @+1 {{cannot partition 'dtc.softmax' over the batch: it needs dimension 0 of operand #0 whole}}
   %s = dtc.softmax %y dim = 0 : tensor<4x2xf32>
   %l = dtc.reduce_sum %s dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
   return %l : tensor<f32>

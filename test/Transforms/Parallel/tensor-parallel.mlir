@@ -109,7 +109,7 @@ func.func @softmax_features(%x: tensor<2x8xf32> {dtc.input = "x"},
     -> (tensor<f32> {dtc.output = "loss"}) {
   %n:3 = dtc.layer_norm %x, %g, %b dim = 1 epsilon = 1.0e-05 : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
   %h = dtc.matmul %n#0, %w1 : (tensor<2x8xf32>, tensor<8x16xf32>) -> tensor<2x16xf32>
-  // expected-warning @+1 {{tensor-parallel: 'dtc.softmax' runs replicated on gathered operands: works along dimension 1 but the split over 'tp' is along dimension 1}}
+  // expected-warning @+1 {{tensor-parallel: 'dtc.softmax' runs replicated on gathered operands: it needs dimension 1 of operand #0 whole}}
   %s = dtc.softmax %h dim = 1 : tensor<2x16xf32>
   %y = dtc.matmul %s, %w2 : (tensor<2x16xf32>, tensor<16x8xf32>) -> tensor<2x8xf32>
   %sq = dtc.mul %y, %y : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>

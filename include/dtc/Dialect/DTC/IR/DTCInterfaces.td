@@ -32,6 +32,39 @@ def DTC_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
   ];
 }
 
+def DTC_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
+  let cppNamespace = "::mlir::dtc";
+  let description = [{
+    How the op shards: its rule in Shardy's factor form (ShardingRule.h),
+    which the propagation engine (lib/Transforms/Parallel) applies to the
+    layouts of its operands. The rule is a pure function of the op's
+    attributes and the (global) operand and result types it is given.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The op's sharding rule for operands and results of these types.
+        By default: elementwise ops (MLIR's `Elementwise`, dtc's
+        `BroadcastingElementwise`) get the elementwise rule, other ops one
+        that needs every dimension whole.
+      }], "::mlir::dtc::OpShardingRule", "getShardingRule",
+      (ins "::llvm::ArrayRef<::mlir::RankedTensorType>":$operandTypes,
+           "::llvm::ArrayRef<::mlir::RankedTensorType>":$resultTypes),
+      [{}], [{
+        return ::mlir::dtc::defaultShardingRule($_op, operandTypes,
+                                                resultTypes);
+      }]>,
+    InterfaceMethod<[{
+        Called once the engine has given the op its per-rank operand and
+        result types: updates attributes that restate a result shape (a
+        slice's sizes, a split's sizes).
+      }], "void", "adaptToLocalTypes", (ins), [{}], [{ return; }]>
+  ];
+  let extraClassDeclaration = [{
+    /// The rule for the op's own operand and result types.
+    ::mlir::dtc::OpShardingRule getShardingRule();
+  }];
+}
+
 /// See DTCTraits.h.
 def DTC_BroadcastingElementwise : NativeOpTrait<"BroadcastingElementwise"> {
   let cppNamespace = "::mlir::OpTrait::dtc";

@@ -16,11 +16,18 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dtc/Dialect/DTC/IR/DTCTraits.h"
+#include "dtc/Dialect/DTC/IR/ShardingRule.h"
 
 namespace mlir::dtc {
 /// The bytes a tensor of `type` (a ranked tensor) holds: what collectives
 /// move and reports count (i1 as one byte per element).
 int64_t tensorByteSize(Type type);
+/// ShardingRuleOpInterface's default: the elementwise rule for ops with
+/// MLIR's `Elementwise` or dtc's `BroadcastingElementwise` trait, else one
+/// that needs every dimension whole.
+OpShardingRule defaultShardingRule(Operation *op,
+                                   ArrayRef<RankedTensorType> operandTypes,
+                                   ArrayRef<RankedTensorType> resultTypes);
 } // namespace mlir::dtc
 
 #include "dtc/Dialect/DTC/IR/DTCInterfaces.h.inc"

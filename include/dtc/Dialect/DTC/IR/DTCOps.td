@@ -37,13 +37,21 @@ class DTC_Op<string mnemonic, list<Trait> traits = []>
 
 /// Ops that implement their vector-Jacobian product (DTCOpVJPs.cpp).
 def DTC_Differentiable : DeclareOpInterfaceMethods<DTC_DifferentiableOpInterface>;
+/// Ops that define their sharding rule (DTCOpShardingRules.cpp); ops that
+/// list DTC_ShardingRuleOpInterface itself take the default (elementwise
+/// by trait, else whole).
+def DTC_Sharded : DeclareOpInterfaceMethods<DTC_ShardingRuleOpInterface,
+                                            ["getShardingRule"]>;
+/// The same, for ops with attributes that restate a result shape.
+def DTC_ShardedWithShapes : DeclareOpInterfaceMethods<
+    DTC_ShardingRuleOpInterface, ["getShardingRule", "adaptToLocalTypes"]>;
 
 //===----------------------------------------------------------------------===//
 // Constants
 //===----------------------------------------------------------------------===//
 
 def DTC_ConstantOp : DTC_Op<"constant",
-    [ConstantLike, Pure, InferTypeOpAdaptor]> {
+    [ConstantLike, Pure, InferTypeOpAdaptor, DTC_ShardingRuleOpInterface]> {
   let summary = "A tensor constant";
   let description = [{
     Produces the tensor held by `value`; the result type is the type of
@@ -59,7 +67,7 @@ def DTC_ConstantOp : DTC_Op<"constant",
   let hasFolder = 1;
 }
 
-def DTC_IotaOp : DTC_Op<"iota", [Pure]> {
+def DTC_IotaOp : DTC_Op<"iota", [Pure, DTC_ShardingRuleOpInterface]> {
   let summary = "Indices along one dimension";
   let description = [{
     Each element of the result is its own index along `dim`, converted to the
@@ -80,8 +88,10 @@ def DTC_IotaOp : DTC_Op<"iota", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 class DTC_UnaryOp<string mnemonic, Type tensorType, string math,
-                  list<Trait> traits = [DTC_Differentiable]>
-    : DTC_Op<mnemonic, traits # [Pure, Elementwise, SameOperandsAndResultType]> {
+                  list<Trait> traits = [DTC_Differentiable],
+                  Trait shardingRule = DTC_ShardingRuleOpInterface>
+    : DTC_Op<mnemonic, traits # [Pure, Elementwise, SameOperandsAndResultType,
+                                 shardingRule]> {
   let summary = "Elementwise " # mnemonic;
   let description = [{
     Applies `}] # math # [{` to every element.
@@ -95,7 +105,8 @@ class DTC_UnaryOp<string mnemonic, Type tensorType, string math,
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def DTC_NegOp : DTC_UnaryOp<"neg", DTC_NumericTensor, "-x">;
+def DTC_NegOp : DTC_UnaryOp<"neg", DTC_NumericTensor, "-x",
+                            [DTC_Differentiable], DTC_Sharded>;
 def DTC_AbsOp : DTC_UnaryOp<"abs", DTC_NumericTensor, "|x|">;
 def DTC_ReluOp : DTC_UnaryOp<"relu", DTC_NumericTensor, "max(x, 0)">;
 def DTC_ExpOp : DTC_UnaryOp<"exp", DTC_FloatTensor, "e^x">;
@@ -121,7 +132,8 @@ def DTC_GeluApproximation : I32EnumAttr<"GeluApproximation",
 }
 
 def DTC_GeluOp : DTC_Op<"gelu",
-    [Pure, Elementwise, SameOperandsAndResultType, DTC_Differentiable]> {
+    [Pure, Elementwise, SameOperandsAndResultType, DTC_Differentiable,
+     DTC_ShardingRuleOpInterface]> {
   let summary = "Elementwise Gaussian error linear unit";
   let description = [{
     `approximate = none`: x * (1 + erf(x / sqrt(2))) / 2 (exact).
@@ -139,7 +151,7 @@ def DTC_GeluOp : DTC_Op<"gelu",
       "$input `approximate` `=` $approximate attr-dict `:` type($result)";
 }
 
-def DTC_DropoutOp : DTC_Op<"dropout", [Pure, DTC_Differentiable,
+def DTC_DropoutOp : DTC_Op<"dropout", [Pure, DTC_Differentiable, DTC_Sharded,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "Training-mode dropout from a counter-based generator";
   let description = [{
@@ -178,16 +190,19 @@ def DTC_DropoutOp : DTC_Op<"dropout", [Pure, DTC_Differentiable,
 // Elementwise binary ops with numpy broadcasting
 //===----------------------------------------------------------------------===//
 
-class DTC_BroadcastingOp<string mnemonic, list<Trait> traits = []>
+class DTC_BroadcastingOp<string mnemonic, list<Trait> traits = [],
+                         Trait shardingRule = DTC_ShardingRuleOpInterface>
     : DTC_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor,
-                                 DTC_BroadcastingElementwise]> {
+                                 DTC_BroadcastingElementwise, shardingRule]> {
   let assemblyFormat =
       "operands attr-dict `:` functional-type(operands, results)";
 }
 
 class DTC_BinaryOp<string mnemonic, Type tensorType, string math,
-                   list<Trait> traits = [DTC_Differentiable]>
-    : DTC_BroadcastingOp<mnemonic, traits # [SameOperandsAndResultElementType]> {
+                   list<Trait> traits = [DTC_Differentiable],
+                   Trait shardingRule = DTC_ShardingRuleOpInterface>
+    : DTC_BroadcastingOp<mnemonic, traits # [SameOperandsAndResultElementType],
+                         shardingRule> {
   let summary = "Elementwise " # mnemonic # " with broadcasting";
   let description = [{
     Computes `}] # math # [{` elementwise. The operand shapes are broadcast
@@ -211,11 +226,15 @@ class DTC_BinaryOp<string mnemonic, Type tensorType, string math,
   }];
 }
 
-def DTC_AddOp : DTC_BinaryOp<"add", DTC_NumericTensor, "lhs + rhs">;
-def DTC_SubOp : DTC_BinaryOp<"sub", DTC_NumericTensor, "lhs - rhs">;
-def DTC_MulOp : DTC_BinaryOp<"mul", DTC_NumericTensor, "lhs * rhs">;
+def DTC_AddOp : DTC_BinaryOp<"add", DTC_NumericTensor, "lhs + rhs",
+                            [DTC_Differentiable], DTC_Sharded>;
+def DTC_SubOp : DTC_BinaryOp<"sub", DTC_NumericTensor, "lhs - rhs",
+                            [DTC_Differentiable], DTC_Sharded>;
+def DTC_MulOp : DTC_BinaryOp<"mul", DTC_NumericTensor, "lhs * rhs",
+                            [DTC_Differentiable], DTC_Sharded>;
 def DTC_DivOp : DTC_BinaryOp<"div", DTC_NumericTensor,
-    "lhs / rhs (integers: truncated toward zero)">;
+    "lhs / rhs (integers: truncated toward zero)", [DTC_Differentiable],
+    DTC_Sharded>;
 def DTC_PowOp : DTC_BinaryOp<"pow", DTC_NumericTensor, "lhs ^ rhs">;
 def DTC_MaxOp : DTC_BinaryOp<"max", DTC_NumericTensor,
     "max(lhs, rhs) (NaN if either is NaN)">;
@@ -269,7 +288,8 @@ def DTC_SelectOp : DTC_BroadcastingOp<"select", [DTC_Differentiable]> {
 }
 
 def DTC_CastOp : DTC_Op<"cast",
-    [Pure, Elementwise, SameOperandsAndResultShape, DTC_Differentiable]> {
+    [Pure, Elementwise, SameOperandsAndResultShape, DTC_Differentiable,
+     DTC_Sharded]> {
   let summary = "Elementwise element-type conversion";
   let description = [{
     Converts each element to the result element type: float to float rounds to
@@ -292,7 +312,7 @@ def DTC_CastOp : DTC_Op<"cast",
 //===----------------------------------------------------------------------===//
 
 def DTC_MatmulOp : DTC_Op<"matmul", [Pure, InferTypeOpAdaptor,
-    SameOperandsAndResultElementType, DTC_Differentiable]> {
+    SameOperandsAndResultElementType, DTC_Differentiable, DTC_Sharded]> {
   let summary = "Batched matrix product with broadcasting batch dimensions";
   let description = [{
     Both operands have rank >= 2. The last two dimensions are the matrix
@@ -314,7 +334,8 @@ def DTC_MatmulOp : DTC_Op<"matmul", [Pure, InferTypeOpAdaptor,
 }
 
 class DTC_ReduceOp<string mnemonic, string math>
-    : DTC_Op<mnemonic, [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
+    : DTC_Op<mnemonic, [Pure, InferTypeOpAdaptor, DTC_Differentiable,
+                        DTC_Sharded]> {
   let summary = "Reduction by " # math # " over dimensions";
   let description = [{
     Reduces `input` by }] # math # [{ over the dimensions listed in `dims`
@@ -346,7 +367,7 @@ def DTC_ReduceMeanOp : DTC_ReduceOp<"reduce_mean", "mean">;
 def DTC_ReduceMaxOp : DTC_ReduceOp<"reduce_max", "maximum">;
 def DTC_ReduceMinOp : DTC_ReduceOp<"reduce_min", "minimum">;
 
-def DTC_ArgMaxOp : DTC_Op<"arg_max", [Pure, InferTypeOpAdaptor]> {
+def DTC_ArgMaxOp : DTC_Op<"arg_max", [Pure, InferTypeOpAdaptor, DTC_Sharded]> {
   let summary = "Index of the maximum along one dimension";
   let description = [{
     The i64 index along `dim` of the largest element (a NaN counts as the
@@ -366,7 +387,7 @@ def DTC_ArgMaxOp : DTC_Op<"arg_max", [Pure, InferTypeOpAdaptor]> {
 }
 
 def DTC_CumSumOp : DTC_Op<"cumsum",
-    [Pure, SameOperandsAndResultType, DTC_Differentiable]> {
+    [Pure, SameOperandsAndResultType, DTC_Differentiable, DTC_Sharded]> {
   let summary = "Cumulative sum along one dimension";
   let description = [{
     `result[.., i, ..] = sum of input[.., j, ..]` over `j <= i` (`j < i` with
@@ -385,7 +406,8 @@ def DTC_CumSumOp : DTC_Op<"cumsum",
 }
 
 class DTC_SoftmaxLikeOp<string mnemonic, string math>
-    : DTC_Op<mnemonic, [Pure, SameOperandsAndResultType, DTC_Differentiable]> {
+    : DTC_Op<mnemonic, [Pure, SameOperandsAndResultType, DTC_Differentiable,
+                        DTC_Sharded]> {
   let summary = math # " along one dimension";
   let description = [{
     Computes }] # math # [{ of `input` along `dim` (non-negative), in a
@@ -405,7 +427,7 @@ def DTC_SoftmaxOp : DTC_SoftmaxLikeOp<"softmax", "softmax">;
 def DTC_LogSoftmaxOp : DTC_SoftmaxLikeOp<"log_softmax", "log-softmax">;
 
 def DTC_LayerNormOp : DTC_Op<"layer_norm",
-    [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_Sharded]> {
   let summary = "Layer normalization over the trailing dimensions";
   let description = [{
     Normalizes `input` over the dimensions `[dim, rank)`:
@@ -431,7 +453,7 @@ def DTC_LayerNormOp : DTC_Op<"layer_norm",
 }
 
 def DTC_RMSNormOp : DTC_Op<"rms_norm",
-    [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_Sharded]> {
   let summary = "RMS normalization over the trailing dimensions";
   let description = [{
     `result = x / sqrt(mean(x^2 over [dim, rank)) + epsilon) * scale`, with
@@ -454,7 +476,7 @@ def DTC_RMSNormOp : DTC_Op<"rms_norm",
 //===----------------------------------------------------------------------===//
 
 def DTC_GatherOp : DTC_Op<"gather",
-    [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_Sharded]> {
   let summary = "Gather slices along one dimension (embedding lookup)";
   let description = [{
     `result[i0.., j.., k..] = input[i0.., indices[j..], k..]`, where the
@@ -474,7 +496,7 @@ def DTC_GatherOp : DTC_Op<"gather",
 }
 
 def DTC_GatherElementsOp : DTC_Op<"gather_elements",
-    [Pure, DTC_Differentiable]> {
+    [Pure, DTC_Differentiable, DTC_Sharded]> {
   let summary = "Gather elements along one dimension (take_along_dim)";
   let description = [{
     `result[i0, .., id, .., in] = input[i0, .., indices[i0, .., id, .., in],
@@ -497,7 +519,7 @@ def DTC_GatherElementsOp : DTC_Op<"gather_elements",
 }
 
 def DTC_ScatterElementsAddOp : DTC_Op<"scatter_elements_add", [Pure,
-    DTC_Differentiable, AllTypesMatch<["input", "result"]>]> {
+    DTC_Differentiable, DTC_Sharded, AllTypesMatch<["input", "result"]>]> {
   let summary = "Add elements into a tensor at indices (the adjoint of "
                 "gather_elements)";
   let description = [{
@@ -519,7 +541,7 @@ def DTC_ScatterElementsAddOp : DTC_Op<"scatter_elements_add", [Pure,
 }
 
 def DTC_TopKOp : DTC_Op<"top_k", [Pure, InferTypeOpAdaptor,
-    DTC_Differentiable]> {
+    DTC_Differentiable, DTC_Sharded]> {
   let summary = "The k largest (or smallest) elements along one dimension";
   let description = [{
     `values` holds the `k` largest elements along `dim` (smallest with
@@ -541,7 +563,7 @@ def DTC_TopKOp : DTC_Op<"top_k", [Pure, InferTypeOpAdaptor,
 }
 
 def DTC_ReshapeOp : DTC_Op<"reshape",
-    [Pure, SameOperandsAndResultElementType, DTC_Differentiable]> {
+    [Pure, SameOperandsAndResultElementType, DTC_Differentiable, DTC_Sharded]> {
   let summary = "Reinterpret the shape, keeping row-major element order";
   let description = [{
     The result holds the same elements in the same row-major order; the
@@ -559,7 +581,7 @@ def DTC_ReshapeOp : DTC_Op<"reshape",
 }
 
 def DTC_TransposeOp : DTC_Op<"transpose",
-    [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_Sharded]> {
   let summary = "Permute dimensions";
   let description = [{
     `result.shape[i] = input.shape[permutation[i]]` and
@@ -578,7 +600,7 @@ def DTC_TransposeOp : DTC_Op<"transpose",
 }
 
 def DTC_BroadcastOp : DTC_Op<"broadcast",
-    [Pure, SameOperandsAndResultElementType, DTC_Differentiable]> {
+    [Pure, SameOperandsAndResultElementType, DTC_Differentiable, DTC_Sharded]> {
   let summary = "Broadcast to a larger shape (numpy rules, ONNX Expand)";
   let description = [{
     The input's dimensions align with the trailing dimensions of the result;
@@ -596,7 +618,7 @@ def DTC_BroadcastOp : DTC_Op<"broadcast",
 }
 
 def DTC_ConcatOp : DTC_Op<"concat", [Pure, InferTypeOpAdaptor,
-    SameOperandsAndResultElementType, DTC_Differentiable]> {
+    SameOperandsAndResultElementType, DTC_Differentiable, DTC_Sharded]> {
   let summary = "Concatenate along one dimension";
   let description = [{
     All operands have the same rank and agree on every dimension but `dim`.
@@ -613,7 +635,7 @@ def DTC_ConcatOp : DTC_Op<"concat", [Pure, InferTypeOpAdaptor,
 }
 
 def DTC_SliceOp : DTC_Op<"slice",
-    [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_ShardedWithShapes]> {
   let summary = "Strided slice with static bounds";
   let description = [{
     `result[i0, i1, ...] = input[starts[0] + i0 * strides[0], ...]`, with
@@ -633,7 +655,7 @@ def DTC_SliceOp : DTC_Op<"slice",
 }
 
 def DTC_SplitOp : DTC_Op<"split",
-    [Pure, InferTypeOpAdaptor, DTC_Differentiable]> {
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_ShardedWithShapes]> {
   let summary = "Split into consecutive pieces along one dimension";
   let description = [{
     Result `k` holds `sizes[k]` consecutive slices of `input` along `dim`;
@@ -652,6 +674,7 @@ def DTC_SplitOp : DTC_Op<"split",
 }
 
 def DTC_ScatterAddOp : DTC_Op<"scatter_add", [Pure, DTC_Differentiable,
+    DTC_Sharded,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "Add slices into a tensor at indices (the adjoint of gather)";
   let description = [{
@@ -675,6 +698,7 @@ def DTC_ScatterAddOp : DTC_Op<"scatter_add", [Pure, DTC_Differentiable,
 }
 
 def DTC_UpdateSliceOp : DTC_Op<"update_slice", [Pure, DTC_Differentiable,
+    DTC_Sharded,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "Replace a strided window of a tensor (the adjoint of slice)";
   let description = [{
@@ -731,7 +755,8 @@ def DTC_CollectiveReduction : I32EnumAttr<"CollectiveReduction",
 
 /// An op over a group of a mesh's ranks (`mesh`, `axes`).
 class DTC_MeshGroupOp<string mnemonic, list<Trait> traits = []>
-    : DTC_Op<mnemonic, traits # [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    : DTC_Op<mnemonic, traits # [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+                                 DTC_Sharded]> {
   let hasVerifier = 1;
   code commonDescription = [{
     The group is the ranks of `mesh` that differ from this one only along

@@ -1,0 +1,576 @@
+//===- AxisPartitioner.cpp - a step's program for one rank of an axis -----===//
+//
+// A forward walk over the differentiated step that gives every value a
+// layout over one mesh axis -- split along one dimension (possibly in
+// blocks), replicated, or a partial sum -- from its operands', rewrites
+// split values to their per-rank types, and inserts the collectives the
+// layouts need, each with its reason. The collectives fall out of the
+// layouts, as in GSPMD: split the batch (data parallelism, or gradient
+// accumulation, which runs the shards in sequence) and the weight
+// gradients' all-reduce appears; split weights (tensor parallelism) and the
+// activations' does; split the optimizer state (ZeRO) and the gradients'
+// all-reduce becomes a reduce-scatter. The partitioners of several axes
+// compose: each sees the others' collectives as ops that keep its layouts.
+//
+// How an op's layouts propagate is its sharding rule's business
+// (ShardingPropagation.h); this file owns the state: which values are
+// pinned (the seeds), gathered, already summed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AxisPartitioner.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Verifier.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+using Kind = AxisLayout::Kind;
+
+AxisPartitioner::AxisPartitioner(
+    func::FuncOp func, int64_t ranks, FlatSymbolRefAttr mesh, StringRef axis,
+    StringRef purpose, ArrayRef<SplitArgument> seeds,
+    llvm::function_ref<std::optional<SplitArgument>(unsigned)> resultSplit,
+    int64_t sequenceLength)
+    : func(func), ranks(ranks), mesh(mesh), axis(axis.str()),
+      purpose(purpose.str()), batch(!resultSplit), seeds(seeds),
+      resultSplit(resultSplit), sequenceLength(sequenceLength),
+      b(func.getContext()) {}
+
+std::string AxisPartitioner::describe(Operation *op) const {
+  // The op and, for imported ones, the ONNX node it comes from (the
+  // innermost name of its location).
+  std::string text = "'" + op->getName().getStringRef().str() + "'";
+  StringRef node;
+  Location loc = op->getLoc();
+  while (auto name = dyn_cast<NameLoc>(loc)) {
+    node = name.getName().getValue();
+    loc = name.getChildLoc();
+  }
+  if (!node.empty())
+    text += " (" + node.str() + ")";
+  return text;
+}
+
+std::string AxisPartitioner::splitName() const {
+  return batch ? "the batch" : "the split over '" + axis + "'";
+}
+
+RankedTensorType AxisPartitioner::globalType(Value value) const {
+  auto type = cast<RankedTensorType>(value.getType());
+  AxisLayout layout = layoutOf(value);
+  if (!layout.isSplit())
+    return type;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[layout.dim] *= ranks;
+  return type.clone(shape);
+}
+
+bool AxisPartitioner::anyOperand(Operation *op, Kind kind) const {
+  return llvm::any_of(op->getOperands(), [&](Value v) {
+    return layoutOf(v).kind == kind;
+  });
+}
+
+LogicalResult AxisPartitioner::run() {
+  Block &body = func.getBody().front();
+  for (const SplitArgument &seed : seeds) {
+    BlockArgument arg = body.getArgument(seed.index);
+    if (failed(split(arg, seed.dim, func, seed.blocks)))
+      return failure();
+    pinned.insert(arg);
+  }
+  for (BlockArgument arg : body.getArguments()) {
+    if (!batch)
+      break;
+    auto input =
+        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kInputAttrName);
+    if (!input)
+      continue;
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (type.getRank() == 0 || type.getDimSize(0) % ranks != 0)
+      return func.emitError("input '")
+             << input.getValue() << "' of type " << type
+             << ": its batch (dimension 0) does not divide over " << ranks
+             << " " << purpose << " shards";
+    if (failed(split(arg, 0, func)))
+      return failure();
+  }
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (failed(partitionOrGather(op)))
+      return failure();
+    if (!batch)
+      reduceSharedPartials(op);
+  }
+
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  b.setInsertionPoint(ret);
+  for (OpOperand &operand : ret->getOpOperands()) {
+    unsigned i = operand.getOperandNumber();
+    AxisLayout layout = layoutOf(operand.get());
+    auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
+    auto update = func.getResultAttrOfType<StringAttr>(i, kUpdateAttrName);
+    std::string what = grad     ? "gradient of " + grad.str()
+                       : update ? "new " + update.str()
+                                : "result " + std::to_string(i);
+    if (layout.isSplit() && batch)
+      return ret.emitError("result ")
+             << i
+             << " is split over the batch; dtc-data-parallel needs "
+                "replicated results";
+    std::optional<SplitArgument> wanted = wantedResultSplit(i);
+    if (layout.isSplit() && (!wanted || wanted->dim != layout.dim ||
+                             wanted->blocks != layout.blocks)) {
+      operand.set(gather(operand.get(), ret.getLoc(),
+                         purpose + ": " + what + " is computed split over '" +
+                             axis + "' but kept whole"));
+      b.setInsertionPoint(ret);
+      layout = AxisLayout();
+    }
+    if (layout.isPartial()) {
+      std::string why = purpose + ": " + what +
+                        (batch ? " (summed over the batch shards)"
+                               : " (partial sums over " + axis + ")");
+      Value &whole = materialized[operand.get()];
+      if (!whole)
+        whole = allReduce(operand.get(), ret.getLoc(), why);
+      operand.set(whole);
+    }
+    // A whole gradient of a split parameter: this rank's part of it.
+    if (wanted && layoutOf(operand.get()).isReplicated() &&
+        failed(localize(operand, wanted->dim, wanted->blocks)))
+      return failure();
+  }
+  if (!batch) {
+    fuseReduceScatters();
+    fuseNestedSums();
+  }
+  func.setFunctionType(FunctionType::get(
+      func.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
+  return verify(func);
+}
+
+//===----------------------------------------------------------------------===//
+// One op
+//===----------------------------------------------------------------------===//
+
+SmallVector<RankedTensorType>
+AxisPartitioner::globalOperandTypes(Operation *op) const {
+  SmallVector<RankedTensorType> types;
+  for (Value operand : op->getOperands())
+    types.push_back(globalType(operand));
+  return types;
+}
+
+PlanOptions AxisPartitioner::planOptions(Operation *op) const {
+  PlanOptions options;
+  options.ranks = ranks;
+  options.mayGather = !batch;
+  options.isZero = [op](unsigned i) { return isZero(op->getOperand(i)); };
+  return options;
+}
+
+bool AxisPartitioner::passesPartials(Operation *op) const {
+  if (anyOperand(op, Kind::Split))
+    return false;
+  // Microbatches' gradients add up before a cast narrows them (bf16
+  // gradients accumulate in f32); ranks' sums may travel narrow.
+  if (auto cast = dyn_cast<CastOp>(op); cast && !rankIndexed) {
+    auto from = dyn_cast<FloatType>(cast.getInput().getType().getElementType());
+    auto to = dyn_cast<FloatType>(cast.getType().getElementType());
+    if (from && to && to.getWidth() < from.getWidth())
+      return false;
+  }
+  auto shardable = dyn_cast<ShardingRuleOpInterface>(op);
+  if (!shardable)
+    return false;
+  SmallVector<AxisLayout> operandLayouts;
+  for (Value operand : op->getOperands())
+    operandLayouts.push_back(layoutOf(operand));
+  SmallVector<RankedTensorType> resultTypes;
+  for (Type type : op->getResultTypes())
+    resultTypes.push_back(cast<RankedTensorType>(type));
+  return passesPartialSums(shardable, globalOperandTypes(op), resultTypes,
+                           operandLayouts, planOptions(op));
+}
+
+LogicalResult AxisPartitioner::partition(Operation *op,
+                                         std::string &notApplicable) {
+  if (inserted.contains(op))
+    return success();
+  if (anyOperand(op, Kind::Partial)) {
+    if (passesPartials(op)) {
+      for (Value result : op->getResults())
+        layouts[result] = AxisLayout::partial();
+      return success();
+    }
+    materialize(op);
+  }
+  for (const PartitionPattern &pattern : getPartitionPatterns())
+    if (pattern.matches(*this, op))
+      return pattern.apply(*this, op, notApplicable);
+  if (!anyOperand(op, Kind::Split))
+    return success();
+  auto shardable = dyn_cast<ShardingRuleOpInterface>(op);
+  if (!shardable) {
+    notApplicable = "it has no sharding rule";
+    return success();
+  }
+  SmallVector<AxisLayout> operandLayouts;
+  for (Value operand : op->getOperands())
+    operandLayouts.push_back(layoutOf(operand));
+  SmallVector<RankedTensorType> resultTypes;
+  for (Type type : op->getResultTypes())
+    resultTypes.push_back(cast<RankedTensorType>(type));
+  FailureOr<OpPlan> plan =
+      planByRule(shardable, globalOperandTypes(op), resultTypes,
+                 operandLayouts, planOptions(op), notApplicable);
+  if (failed(plan))
+    return success();
+  return applyPlan(op, *plan);
+}
+
+LogicalResult AxisPartitioner::applyPlan(Operation *op, const OpPlan &plan) {
+  for (auto [use, action] : llvm::zip(op->getOpOperands(), plan.operands)) {
+    if (action.gather) {
+      bool lhs = use.getOperandNumber() == 0;
+      std::string which = op->getNumOperands() == 2
+                              ? (lhs ? "lhs" : "rhs")
+                              : "operand #" +
+                                    std::to_string(use.getOperandNumber());
+      use.set(gather(use.get(), op->getLoc(),
+                     purpose + ": " + describe(op) + " needs its " + which +
+                         " whole (split unlike " +
+                         (op->getNumOperands() == 2
+                              ? std::string(lhs ? "the rhs" : "the lhs")
+                              : std::string("the others")) +
+                         ")"));
+    }
+    if (action.localizes() &&
+        failed(localize(use, action.localizeDim, action.blocks)))
+      return failure();
+  }
+  for (auto [result, layout] : llvm::zip(op->getResults(), plan.results)) {
+    if (layout.isSplit() &&
+        failed(split(result, layout.dim, op, layout.blocks)))
+      return failure();
+    if (!layout.isSplit())
+      layouts[result] = layout;
+  }
+  if (auto shardable = dyn_cast<ShardingRuleOpInterface>(op))
+    shardable.adaptToLocalTypes();
+  // The mean of N equal shards is the mean of their means.
+  if (plan.partialReduction == FactorReduction::Mean) {
+    b.setInsertionPointAfter(op);
+    Value result = op->getResult(0);
+    auto type = cast<RankedTensorType>(result.getType());
+    Value inv = ConstantOp::create(
+        b, op->getLoc(),
+        DenseElementsAttr::get(
+            RankedTensorType::get({}, type.getElementType()),
+            b.getFloatAttr(type.getElementType(), 1.0 / ranks)));
+    Value scaled = MulOp::create(b, op->getLoc(), result, inv);
+    result.replaceAllUsesExcept(scaled, scaled.getDefiningOp());
+    layouts[scaled] = AxisLayout::partial();
+    inserted.insert(scaled.getDefiningOp());
+  }
+  return success();
+}
+
+/// An op the engine cannot partition as its operands are laid out (a
+/// reshape that would mix heads, a softmax over a split dimension): over
+/// the batch an error; otherwise it runs replicated on gathered operands,
+/// with a warning. Gathering a seed is an error: the weight layouts chosen
+/// are kept.
+LogicalResult AxisPartitioner::partitionOrGather(Operation *op) {
+  std::string why;
+  if (failed(partition(op, why)))
+    return failure();
+  if (why.empty())
+    return success();
+  std::string name = describe(op);
+  if (batch)
+    return op->emitError("cannot partition ")
+           << name << " over the batch: " << why;
+  for (OpOperand &use : op->getOpOperands()) {
+    if (!layoutOf(use.get()).isSplit())
+      continue;
+    if (pinned.contains(use.get()))
+      return op->emitError(purpose + ": ")
+             << name << " needs operand #" << use.getOperandNumber()
+             << ", a sharded parameter, whole (" << why
+             << "); the parameter layouts are pinned";
+    use.set(gather(use.get(), op->getLoc(),
+                   purpose + ": " + name + " needs its operand whole"));
+  }
+  op->emitWarning(purpose + ": ")
+      << name << " runs replicated on gathered operands: " << why;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Layouts and the collectives between them
+//===----------------------------------------------------------------------===//
+
+LogicalResult AxisPartitioner::split(Value value, int64_t dim, Operation *where,
+                                     int64_t blocks) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (dim < 0 || dim >= type.getRank() ||
+      type.getDimSize(dim) % (ranks * blocks) != 0)
+    return where->emitError("cannot split dimension ")
+           << dim << " of " << type << " over " << ranks << " ranks"
+           << (blocks > 1 ? " in " + std::to_string(blocks) + " blocks"
+                          : std::string());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] /= ranks;
+  value.setType(type.clone(shape));
+  layouts[value] = AxisLayout::split(dim, blocks);
+  return success();
+}
+
+Value AxisPartitioner::gather(Value value, Location loc,
+                              const std::string &why) {
+  Value &whole = gathered[value];
+  if (whole)
+    return whole;
+  AxisLayout layout = layoutOf(value);
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[layout.dim] *= ranks;
+  b.setInsertionPointAfterValue(value);
+  Value result = AllGatherOp::create(
+      b, loc, type.clone(shape), value, mesh, b.getStrArrayAttr({axis}),
+      b.getI64IntegerAttr(layout.dim), b.getStringAttr(why));
+  if (layout.blocks > 1) {
+    // [.., ranks, blocks, chunk, ..] -> [.., blocks, ranks, chunk, ..]
+    SmallVector<int64_t> view(type.getShape());
+    view[layout.dim] /= layout.blocks;
+    view.insert(view.begin() + layout.dim, {ranks, layout.blocks});
+    SmallVector<int64_t> perm(view.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    std::swap(perm[layout.dim], perm[layout.dim + 1]);
+    result = ReshapeOp::create(b, loc, type.clone(view), result);
+    result = TransposeOp::create(b, loc, result, perm);
+    result = ReshapeOp::create(b, loc, type.clone(shape), result);
+  }
+  layouts[result] = AxisLayout();
+  whole = result;
+  return result;
+}
+
+Value AxisPartitioner::allReduce(Value value, Location loc,
+                                 const std::string &why,
+                                 CollectiveReduction kind) {
+  auto op = AllReduceOp::create(
+      b, loc, value.getType(), value, mesh, b.getStrArrayAttr({axis}),
+      CollectiveReductionAttr::get(b.getContext(), kind), b.getStringAttr(why));
+  layouts[op.getResult()] = AxisLayout();
+  return op.getResult();
+}
+
+/// Sequence parallelism's form of an activation: reduce-scattered along
+/// the sequence rather than all-reduced.
+bool AxisPartitioner::scattersAlongSequence(Value partial) const {
+  auto type = cast<RankedTensorType>(partial.getType());
+  return sequenceLength > 0 && type.getRank() == 3 &&
+         type.getDimSize(1) == sequenceLength && sequenceLength % ranks == 0;
+}
+
+Value AxisPartitioner::sumOverAxis(Value partial, Location loc,
+                                   const std::string &why, bool mayScatter) {
+  b.setInsertionPointAfterValue(partial);
+  if (!mayScatter || !scattersAlongSequence(partial))
+    return allReduce(partial, loc, why);
+  auto type = cast<RankedTensorType>(partial.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[1] /= ranks;
+  Value part = ReduceScatterOp::create(
+      b, loc, type.clone(shape), partial, mesh, b.getStrArrayAttr({axis}),
+      b.getI64IntegerAttr(1),
+      b.getStringAttr(why + " (sequence-parallel: each rank keeps its "
+                            "part of the sequence)"));
+  layouts[part] = AxisLayout::split(1);
+  return part;
+}
+
+/// Sums the partial operands of `op`, which needs them whole (or, with
+/// sequence parallelism, split along the sequence): once per partial
+/// value, right after it, for all its uses.
+void AxisPartitioner::materialize(Operation *op) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    Value partial = operand.get();
+    if (!layoutOf(partial).isPartial())
+      continue;
+    Value &whole = materialized[partial];
+    if (!whole)
+      whole = sumOverAxis(
+          partial, op->getLoc(),
+          purpose + ": " + describe(op) +
+              " needs the whole value of a partial sum over " +
+              (batch ? std::string("the batch") : "'" + axis + "'"),
+          /*mayScatter=*/true);
+    operand.set(whole);
+  }
+}
+
+/// Megatron's placement of the all-reduce: a partial sum that several ops
+/// read (the input gradient of a column-parallel projection, read by the
+/// norm's backward) is reduced once, where it is made, rather than carried
+/// into each reader's results.
+void AxisPartitioner::reduceSharedPartials(Operation *op) {
+  for (Value result : op->getResults()) {
+    if (!layoutOf(result).isPartial() || result.hasOneUse() ||
+        result.use_empty())
+      continue;
+    Value &whole = materialized[result];
+    whole = sumOverAxis(result, op->getLoc(),
+                        purpose + ": " + describe(op) +
+                            " makes a partial sum that several ops read",
+                        /*mayScatter=*/true);
+    result.replaceAllUsesExcept(whole, whole.getDefiningOp());
+  }
+}
+
+bool AxisPartitioner::isZero(Value value) {
+  auto zeros = value.getDefiningOp<ConstantOp>();
+  auto splat = zeros ? dyn_cast<SplatElementsAttr>(zeros.getValue())
+                     : SplatElementsAttr();
+  return splat && isa<FloatType>(splat.getElementType()) &&
+         splat.getSplatValue<APFloat>().isZero();
+}
+
+/// Whether replicated `value` holds the same values at every index of
+/// dimension `dim` (a broadcast along it, an iota along another dimension,
+/// a splat, or elementwise ops and slices of such values).
+bool AxisPartitioner::uniformAlong(Value value, int64_t dim) const {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (dim < 0 || type.getDimSize(dim) == 1)
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (auto iota = dyn_cast<IotaOp>(def))
+    return static_cast<int64_t>(iota.getDim()) != dim;
+  if (auto constant = dyn_cast<ConstantOp>(def))
+    return isa<SplatElementsAttr>(constant.getValue());
+  if (isa<BroadcastOp, SliceOp>(def) || isElementwise(def))
+    return llvm::all_of(def->getOperands(), [&](Value operand) {
+      int64_t rank = cast<RankedTensorType>(operand.getType()).getRank();
+      return uniformAlong(operand, dim - (type.getRank() - rank));
+    });
+  return false;
+}
+
+/// Gives `use` this rank's part of a replicated value, split along `dim`
+/// in `blocks` blocks: a slice of a value uniform along `dim` (any part
+/// will do), otherwise, outside the batch partitioner, the rank's own part
+/// (dtc.shard; the batch shards of gradient accumulation have no rank).
+LogicalResult AxisPartitioner::localize(OpOperand &use, int64_t dim,
+                                        int64_t blocks) {
+  Value value = use.get();
+  auto type = cast<RankedTensorType>(value.getType());
+  Operation *owner = use.getOwner();
+  SmallVector<int64_t> sizes(type.getShape());
+  sizes[dim] /= ranks;
+  if (sizes[dim] * ranks != type.getDimSize(dim) || sizes[dim] % blocks != 0)
+    return owner->emitError("cannot split operand #")
+           << use.getOperandNumber() << " of type " << type
+           << " along dimension " << dim << " over " << ranks << " ranks";
+  b.setInsertionPoint(owner);
+  Value part;
+  if (uniformAlong(value, dim)) {
+    SmallVector<int64_t> starts(type.getRank(), 0), strides(type.getRank(), 1);
+    part = SliceOp::create(b, owner->getLoc(), value, starts, sizes, strides);
+  } else if (!batch) {
+    part = ShardOp::create(b, owner->getLoc(), type.clone(sizes), value, mesh,
+                           b.getStrArrayAttr({axis}), b.getI64IntegerAttr(dim),
+                           b.getI64IntegerAttr(blocks), StringAttr());
+  } else {
+    return owner->emitError("cannot partition '")
+           << owner->getName() << "' over the batch: operand #"
+           << use.getOperandNumber() << " of type " << type
+           << " spans the batch but is not split";
+  }
+  use.set(part);
+  layouts[part] = AxisLayout::split(dim, blocks);
+  return success();
+}
+
+Value AxisPartitioner::chunkStart(int64_t size, Type type, Location loc) {
+  return dtc::chunkStart(b, loc, size, ranks, type, mesh,
+                         b.getStrArrayAttr({axis}));
+}
+
+Value AxisPartitioner::scalar(Location loc, Type type, int64_t value) {
+  auto shaped = RankedTensorType::get({}, type);
+  Attribute attr = isa<IntegerType>(type)
+                       ? Attribute(b.getIntegerAttr(type, value))
+                       : Attribute(b.getFloatAttr(type, value));
+  return ConstantOp::create(b, loc, DenseElementsAttr::get(shaped, attr));
+}
+
+//===----------------------------------------------------------------------===//
+// Collective clean-up
+//===----------------------------------------------------------------------===//
+
+/// An all-reduce over the axis whose every reader keeps only its part
+/// along one dimension is a reduce-scatter: half the bus bytes.
+void AxisPartitioner::fuseReduceScatters() {
+  SmallVector<AllReduceOp> sums;
+  func.walk([&](AllReduceOp op) { sums.push_back(op); });
+  IRRewriter rewriter(func.getContext());
+  for (AllReduceOp sum : sums)
+    if (sum.getAxes() == b.getStrArrayAttr({axis}))
+      (void)scatterInsteadOfSum(sum, rewriter);
+}
+
+/// A sum over this axis that only feeds a sum over others (a replicated
+/// weight's gradient, summed over tp and then over dp) is one sum over
+/// both: one call, and fewer bus bytes.
+void AxisPartitioner::fuseNestedSums() {
+  SmallVector<AllReduceOp> sums;
+  func.walk([&](AllReduceOp op) { sums.push_back(op); });
+  for (AllReduceOp inner : sums) {
+    if (inner.getKind() != CollectiveReduction::Sum ||
+        inner.getAxes() != b.getStrArrayAttr({axis}) || !inner->hasOneUse())
+      continue;
+    auto outer = dyn_cast<AllReduceOp>(*inner->user_begin());
+    if (!outer || outer.getKind() != CollectiveReduction::Sum ||
+        outer.getMeshAttr() != inner.getMeshAttr() ||
+        llvm::is_contained(outer.getAxes(), b.getStringAttr(axis)))
+      continue;
+    SmallVector<Attribute> axes(outer.getAxes().begin(), outer.getAxes().end());
+    axes.push_back(b.getStringAttr(axis));
+    outer.setAxesAttr(b.getArrayAttr(axes));
+    outer.getInputMutable().assign(inner.getInput());
+    inner.erase();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::dtc::partitionBatch(func::FuncOp func, int64_t shards,
+                                        FlatSymbolRefAttr mesh, StringRef axis,
+                                        StringRef purpose, bool rankIndexed) {
+  AxisPartitioner partitioner(func, shards, mesh, axis, purpose);
+  partitioner.setRankIndexed(rankIndexed);
+  return partitioner.run();
+}
+
+LogicalResult mlir::dtc::partitionOverAxis(
+    func::FuncOp func, int64_t ranks, FlatSymbolRefAttr mesh, StringRef axis,
+    StringRef purpose, ArrayRef<SplitArgument> seeds,
+    llvm::function_ref<std::optional<SplitArgument>(unsigned)> resultSplit,
+    int64_t sequenceLength) {
+  return AxisPartitioner(func, ranks, mesh, axis, purpose, seeds, resultSplit,
+                         sequenceLength)
+      .run();
+}

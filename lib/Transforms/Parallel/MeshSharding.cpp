@@ -1,0 +1,101 @@
+//===- MeshSharding.cpp - the mesh and the layouts a program records ------===//
+//
+// The module's mesh, the #dtc.sharding records on a per-rank program's
+// arguments and results (what a runner cuts and gathers by), and where a
+// rank's chunk of a split dimension starts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Partitioner.h"
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+Value mlir::dtc::chunkStart(OpBuilder &b, Location loc, int64_t partSize,
+                            int64_t ranks, Type type, FlatSymbolRefAttr mesh,
+                            ArrayAttr axes) {
+  Value indices = IotaOp::create(
+      b, loc, RankedTensorType::get({partSize * ranks}, type), 0);
+  Value mine = ShardOp::create(b, loc, RankedTensorType::get({partSize}, type),
+                               indices, mesh, axes, b.getI64IntegerAttr(0),
+                               b.getI64IntegerAttr(1), StringAttr());
+  return ReshapeOp::create(b, loc, RankedTensorType::get({}, type),
+                           SliceOp::create(b, loc, mine, {0}, {1}, {1}));
+}
+
+FlatSymbolRefAttr mlir::dtc::meshWithAxis(ModuleOp module, StringRef axis,
+                                          int64_t size) {
+  constexpr llvm::StringLiteral name = "mesh";
+  OpBuilder b(module.getBodyRegion());
+  auto mesh = module.lookupSymbol<MeshOp>(name);
+  if (!mesh) {
+    MeshOp::create(b, module.getLoc(), name, b.getStrArrayAttr({axis}),
+                   b.getDenseI64ArrayAttr({size}));
+  } else if (int64_t existing = mesh.axisSize(axis); existing < 0) {
+    SmallVector<Attribute> axes(mesh.getAxes().begin(), mesh.getAxes().end());
+    SmallVector<int64_t> sizes(mesh.getSizes());
+    axes.push_back(b.getStringAttr(axis));
+    sizes.push_back(size);
+    mesh.setAxesAttr(b.getArrayAttr(axes));
+    mesh.setSizes(sizes);
+  } else if (existing != size) {
+    module.emitError("mesh axis '")
+        << axis << "' has size " << existing << ", not " << size;
+    return {};
+  }
+  return FlatSymbolRefAttr::get(module.getContext(), name);
+}
+
+/// `old` (or nothing) with dimension `dim` of a rank-`rank` tensor also
+/// split over `axis` in `blocks` blocks.
+static ShardingAttr withSplit(MLIRContext *context, ShardingAttr old,
+                              int64_t rank, FlatSymbolRefAttr mesh, int64_t dim,
+                              StringRef axis, int64_t blocks) {
+  Builder b(context);
+  SmallVector<Attribute> dims(rank, b.getArrayAttr({}));
+  SmallVector<int64_t> allBlocks(rank, 1);
+  if (old) {
+    dims.assign(old.getDims().begin(), old.getDims().end());
+    for (int64_t d = 0; d < rank; ++d)
+      allBlocks[d] = old.blocksOf(d);
+  }
+  SmallVector<Attribute> axes(cast<ArrayAttr>(dims[dim]).begin(),
+                              cast<ArrayAttr>(dims[dim]).end());
+  axes.push_back(b.getStringAttr(axis));
+  dims[dim] = b.getArrayAttr(axes);
+  allBlocks[dim] *= blocks;
+  bool anyBlocks = llvm::any_of(allBlocks, [](int64_t n) { return n > 1; });
+  return ShardingAttr::get(context, mesh, b.getArrayAttr(dims),
+                           anyBlocks ? ArrayRef<int64_t>(allBlocks)
+                                     : ArrayRef<int64_t>(),
+                           ArrayAttr());
+}
+
+void mlir::dtc::recordSharding(func::FuncOp func, unsigned index,
+                               FlatSymbolRefAttr mesh, int64_t dim,
+                               StringRef axis, int64_t blocks) {
+  int64_t rank =
+      cast<RankedTensorType>(func.getArgument(index).getType()).getRank();
+  func.setArgAttr(
+      index, kShardingAttrName,
+      withSplit(func.getContext(),
+                func.getArgAttrOfType<ShardingAttr>(index, kShardingAttrName),
+                rank, mesh, dim, axis, blocks));
+}
+
+void mlir::dtc::recordResultSharding(func::FuncOp func, unsigned index,
+                                     FlatSymbolRefAttr mesh, int64_t dim,
+                                     StringRef axis) {
+  ShardingAttr base;
+  if (auto grad = func.getResultAttrOfType<StringAttr>(index, kGradAttrName))
+    if (BlockArgument param = getParameterArgument(func, grad.getValue()))
+      base = func.getArgAttrOfType<ShardingAttr>(param.getArgNumber(),
+                                                 kShardingAttrName);
+  int64_t rank = cast<RankedTensorType>(func.getResultTypes()[index]).getRank();
+  func.setResultAttr(
+      index, kShardingAttrName,
+      withSplit(func.getContext(), base, rank, mesh, dim, axis, 1));
+}

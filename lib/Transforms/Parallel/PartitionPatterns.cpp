@@ -1,0 +1,285 @@
+//===- PartitionPatterns.cpp - the engine's named patterns ----------------===//
+//
+// The cases no sharding rule states, because they build new ops or need
+// the engine's state:
+//  - vocabulary-parallel embedding gradients (a scatter whose result the
+//    caller wants split by rows is born split),
+//  - shards the caller placed (a rank's part, chosen before partitioning),
+//  - vocabulary-parallel cross-entropy (a log-softmax over a split
+//    vocabulary) and embedding lookups (a gather from a table split by
+//    rows),
+//  - dropout on parts of a tensor (its mask is drawn by global indices).
+// Sequence parallelism's reduce-scatters are the engine's own
+// (AxisPartitioner::sumOverAxis).
+//
+//===----------------------------------------------------------------------===//
+
+#include "AxisPartitioner.h"
+
+#include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Vocabulary parallelism
+//===----------------------------------------------------------------------===//
+
+/// For `ids` into a table whose `rows` rows per rank are split over the
+/// axis: the ids relative to this rank's first row, zero where they fall
+/// outside it, and where they fall inside.
+std::pair<Value, Value> localRows(AxisPartitioner &p, Value ids, int64_t rows,
+                                  Location loc) {
+  OpBuilder &b = p.builder();
+  OpEmitter e(b, loc);
+  Type idType = cast<RankedTensorType>(ids.getType()).getElementType();
+  Value local = e.sub(ids, p.chunkStart(rows, idType, loc));
+  Value inside =
+      AndOp::create(b, loc,
+                    CompareOp::create(b, loc, ComparisonPredicate::GE, local,
+                                      p.scalar(loc, idType, 0)),
+                    CompareOp::create(b, loc, ComparisonPredicate::LT, local,
+                                      p.scalar(loc, idType, rows)));
+  Value safe =
+      SelectOp::create(b, loc, inside, local, p.scalar(loc, idType, 0));
+  return {safe, inside};
+}
+
+/// `inside` (the ids' shape) as a mask of rows of `like`.
+Value rowMask(OpBuilder &b, Value inside, RankedTensorType like,
+              Location loc) {
+  SmallVector<int64_t> shape(
+      cast<RankedTensorType>(inside.getType()).getShape());
+  shape.resize(like.getRank(), 1);
+  return ReshapeOp::create(b, loc,
+                           RankedTensorType::get(shape, b.getI1Type()), inside);
+}
+
+/// Whether `value` ends up (through adds, casts and collectives over other
+/// axes) as a result the caller wants split along dimension 0.
+bool becomesRowSplitResult(AxisPartitioner &p, Value value) {
+  OpBuilder &b = p.builder();
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<func::ReturnOp>(user)) {
+      std::optional<SplitArgument> wanted =
+          p.wantedResultSplit(use.getOperandNumber());
+      if (wanted && wanted->dim == 0 && wanted->blocks == 1)
+        return true;
+    } else if ((isa<AddOp, CastOp>(user) ||
+                (isa<AllReduceOp>(user) &&
+                 !llvm::is_contained(cast<AllReduceOp>(user).getAxes(),
+                                     b.getStringAttr(p.getAxis())))) &&
+               user->getResult(0).getType() == value.getType() &&
+               becomesRowSplitResult(p, user->getResult(0))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The gradient of a vocabulary-parallel embedding: each rank adds the
+/// updates of its own rows into its part of the table, so that the
+/// gradient is born split (and no rank builds the whole table).
+bool matchesRowSplitScatter(AxisPartitioner &p, Operation *op) {
+  auto scatter = dyn_cast<ScatterAddOp>(op);
+  return scatter && !p.partitionsBatch() && scatter.getDim() == 0 &&
+         p.layoutOf(scatter.getIndices()).isReplicated() &&
+         AxisPartitioner::isZero(scatter.getInput()) &&
+         becomesRowSplitResult(p, scatter);
+}
+
+LogicalResult partitionRowSplitScatter(AxisPartitioner &p, Operation *op,
+                                       std::string &notApplicable) {
+  auto scatter = cast<ScatterAddOp>(op);
+  OpBuilder &b = p.builder();
+  auto type = cast<RankedTensorType>(scatter.getType());
+  int64_t ranks = p.getRanks();
+  if (type.getDimSize(0) % ranks != 0) {
+    notApplicable = "its rows do not divide over the ranks";
+    return success();
+  }
+  if (p.layoutOf(scatter.getUpdates()).isSplit())
+    scatter.getUpdatesMutable().assign(p.gather(
+        scatter.getUpdates(), op->getLoc(),
+        p.getPurpose() + ": " + p.describe(op) +
+            " adds every token's update into the rank's rows"));
+  b.setInsertionPoint(op);
+  auto [safe, inside] = localRows(p, scatter.getIndices(),
+                                  type.getDimSize(0) / ranks, op->getLoc());
+  scatter.getIndicesMutable().assign(safe);
+  auto updates = cast<RankedTensorType>(scatter.getUpdates().getType());
+  scatter.getUpdatesMutable().assign(SelectOp::create(
+      b, op->getLoc(), rowMask(b, inside, updates, op->getLoc()),
+      scatter.getUpdates(),
+      p.scalar(op->getLoc(), updates.getElementType(), 0)));
+  auto table = cast<RankedTensorType>(scatter.getInput().getType());
+  SmallVector<int64_t> shape(table.getShape());
+  shape[0] /= ranks;
+  scatter.getInputMutable().assign(ConstantOp::create(
+      b, op->getLoc(),
+      DenseElementsAttr::get(table.clone(shape),
+                             b.getZeroAttr(table.getElementType()))));
+  return p.split(scatter.getResult(), 0, op);
+}
+
+/// A log-softmax over the split dimension (the vocabulary-parallel
+/// cross-entropy): each rank normalizes its part with the maximum and the
+/// sum of exponentials all-reduced over the axis, never gathering the
+/// logits -- two all-reduces of one value per row.
+bool matchesSplitLogSoftmax(AxisPartitioner &p, Operation *op) {
+  auto softmax = dyn_cast<LogSoftmaxOp>(op);
+  return softmax && !p.partitionsBatch() &&
+         p.layoutOf(softmax.getInput()).isSplit() &&
+         p.layoutOf(softmax.getInput()).dim ==
+             static_cast<int64_t>(softmax.getDim());
+}
+
+LogicalResult partitionSplitLogSoftmax(AxisPartitioner &p, Operation *op,
+                                       std::string &) {
+  auto softmax = cast<LogSoftmaxOp>(op);
+  AxisLayout in = p.layoutOf(softmax.getInput());
+  int64_t dim = softmax.getDim();
+  OpBuilder &b = p.builder();
+  b.setInsertionPoint(op);
+  OpEmitter e(b, op->getLoc());
+  std::string what = p.getPurpose() + ": " + p.describe(op) +
+                     " split over '" + p.getAxis().str() + "'";
+  Value x = softmax.getInput();
+  Value max = p.allReduce(ReduceMaxOp::create(b, e.loc, x, {dim}, true), e.loc,
+                          what + ": the maximum of each row",
+                          CollectiveReduction::Max);
+  Value shifted = e.sub(x, max);
+  Value sum =
+      p.allReduce(ReduceSumOp::create(b, e.loc, e.exp(shifted), {dim}, true),
+                  e.loc, what + ": the sum of exponentials of each row");
+  Value result = e.sub(shifted, e.log(sum));
+  softmax.getResult().replaceAllUsesWith(result);
+  op->erase();
+  p.setLayout(result, in);
+  return success();
+}
+
+/// A lookup in a table split along its rows (a vocabulary-parallel
+/// embedding): each rank looks up the ids in its rows and zeros the others,
+/// and the sum over the axis is the lookup.
+bool matchesSplitTableGather(AxisPartitioner &p, Operation *op) {
+  auto gather = dyn_cast<GatherOp>(op);
+  if (!gather || p.partitionsBatch())
+    return false;
+  AxisLayout in = p.layoutOf(gather.getInput());
+  return p.layoutOf(gather.getIndices()).isReplicated() &&
+         gather.getDim() == 0 && in.isSplit() && in.dim == 0 && in.blocks == 1;
+}
+
+LogicalResult partitionSplitTableGather(AxisPartitioner &p, Operation *op,
+                                        std::string &) {
+  auto gather = cast<GatherOp>(op);
+  OpBuilder &b = p.builder();
+  auto table = gather.getInput().getType();
+  b.setInsertionPoint(op);
+  auto [safe, inside] =
+      localRows(p, gather.getIndices(), table.getDimSize(0), op->getLoc());
+  gather.getIndicesMutable().assign(safe);
+  b.setInsertionPointAfter(op);
+  Value masked = SelectOp::create(
+      b, op->getLoc(), rowMask(b, inside, gather.getType(), op->getLoc()),
+      gather.getResult(),
+      p.scalar(op->getLoc(), table.getElementType(), 0));
+  Value whole = p.sumOverAxis(
+      masked, op->getLoc(),
+      p.getPurpose() + ": " + p.describe(op) + " from rows split over '" +
+          p.getAxis().str() + "' (each rank has looked up its own)",
+      /*mayScatter=*/true);
+  gather.getResult().replaceAllUsesExcept(whole, masked.getDefiningOp());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Caller-placed shards
+//===----------------------------------------------------------------------===//
+
+/// A shard over this axis that the caller placed (ZeRO's cut of a
+/// gradient): the rank's part along this axis.
+bool matchesPlacedShard(AxisPartitioner &p, Operation *op) {
+  auto shard = dyn_cast<ShardOp>(op);
+  return shard &&
+         shard.getAxes() == p.builder().getStrArrayAttr({p.getAxis()}) &&
+         !p.anyOperand(op, AxisLayout::Kind::Split);
+}
+
+LogicalResult partitionPlacedShard(AxisPartitioner &p, Operation *op,
+                                   std::string &) {
+  auto shard = cast<ShardOp>(op);
+  p.setLayout(shard.getResult(),
+              AxisLayout::split(shard.getDim(), shard.getBlocks()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout
+//===----------------------------------------------------------------------===//
+
+/// Dropout on a part of a tensor draws by the elements' indices in the
+/// whole: the op learns the whole shape and where the part starts (this
+/// rank's chunk along the split dimension, added to other axes' offsets),
+/// so every layout draws one device's mask.
+bool matchesDropout(AxisPartitioner &p, Operation *op) {
+  return isa<DropoutOp>(op) && p.anyOperand(op, AxisLayout::Kind::Split);
+}
+
+LogicalResult partitionDropout(AxisPartitioner &p, Operation *op,
+                               std::string &notApplicable) {
+  auto dropout = cast<DropoutOp>(op);
+  AxisLayout in = p.layoutOf(dropout.getInput());
+  if (!p.isRankIndexed())
+    return op->emitError("dropout is not partitioned for gradient "
+                         "accumulation yet (its microbatches have no rank "
+                         "to index by)");
+  if (!in.isSplit() || in.blocks != 1 ||
+      !p.layoutOf(dropout.getStep()).isReplicated()) {
+    notApplicable = "its input is split in blocks, or its step is split";
+    return success();
+  }
+  OpBuilder &b = p.builder();
+  auto type = dropout.getInput().getType();
+  int64_t rank = type.getRank(), dim = in.dim, local = type.getDimSize(dim);
+  SmallVector<int64_t> whole(type.getShape());
+  whole[dim] *= p.getRanks();
+  if (auto global = dropout.getGlobalShape())
+    whole.assign(global->begin(), global->end());
+  Location loc = op->getLoc();
+  b.setInsertionPoint(op);
+  Type i64 = b.getI64Type();
+  Value first = p.chunkStart(local, i64, loc);
+  SmallVector<int64_t> unit(rank, 0);
+  unit[dim] = 1;
+  Value along = ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({rank}, i64),
+                             ArrayRef<int64_t>(unit)));
+  Value offset = MulOp::create(b, loc, along, first);
+  if (Value previous = dropout.getOffset())
+    offset = AddOp::create(b, loc, previous, offset);
+  dropout.getOffsetMutable().assign(offset);
+  dropout.setGlobalShape(whole);
+  return p.split(dropout.getResult(), dim, op);
+}
+
+} // namespace
+
+ArrayRef<PartitionPattern> mlir::dtc::getPartitionPatterns() {
+  static const PartitionPattern patterns[] = {
+      {"vocabulary-parallel embedding gradient", matchesRowSplitScatter,
+       partitionRowSplitScatter},
+      {"caller-placed shard", matchesPlacedShard, partitionPlacedShard},
+      {"vocabulary-parallel log-softmax", matchesSplitLogSoftmax,
+       partitionSplitLogSoftmax},
+      {"vocabulary-parallel lookup", matchesSplitTableGather,
+       partitionSplitTableGather},
+      {"dropout offsets", matchesDropout, partitionDropout},
+  };
+  return patterns;
+}
