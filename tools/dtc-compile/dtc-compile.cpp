@@ -15,7 +15,7 @@
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
 #include "dtc/Runtime/Communicator.h"
-#include "dtc/Runtime/TensorIO.h"
+#include "dtc/Runtime/ONNX/TensorProto.h"
 #include "dtc/Transforms/Passes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -6,6 +6,7 @@
 #include "dtc/Interpreter/Interpreter.h"
 #include "dtc/Interpreter/TensorAttr.h"
 #include "dtc/Runtime/Communicator.h"
+#include "dtc/Runtime/ONNX/TensorProto.h"
 #include "dtc/Runtime/TensorIO.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"

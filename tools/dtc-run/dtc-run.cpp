@@ -17,9 +17,11 @@
 #include "TrainingLoop.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Runtime/Communicator.h"
+#include "dtc/Runtime/MPI/MPICommunicator.h"
 
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Interpreter/Interpreter.h"
+#include "dtc/Runtime/ONNX/TensorProto.h"
 #include "dtc/Runtime/TensorIO.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -6,7 +6,7 @@
 
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
-#include "dtc/Runtime/TensorIO.h"
+#include "dtc/Runtime/ONNX/TensorProto.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"

@@ -8,7 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dtc/Runtime/Communicator.h"
+#ifdef DTC_TEST_NCCL
+#include "dtc/Runtime/NCCL/NCCLCommunicator.h"
+#else
+#include "dtc/Runtime/MPI/MPICommunicator.h"
+#endif
 
 #include <mpi.h>
 #ifdef DTC_TEST_NCCL

@@ -1,7 +1,7 @@
 //===- TensorProtoTest.cpp - ONNX TensorProto decoding
 //---------------------===//
 
-#include "dtc/Runtime/TensorIO.h"
+#include "dtc/Runtime/ONNX/TensorProto.h"
 
 #include "onnx/onnx_pb.h"
 

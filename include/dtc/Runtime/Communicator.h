@@ -5,8 +5,10 @@
 // along some of the axes. Ranks are laid out in mesh order with the last
 // axis varying fastest, so the ranks of a `tp` group are neighbours.
 //
-// Two engines implement it: MPI (host tensors, for the reference executor
-// under mpirun) and NCCL (GPU, bootstrapped over MPI). Both count their
+// Two engines implement it, each in a library of its own so that only what
+// runs collectives links MPI (or CUDA): MPI (MPI/MPICommunicator.h, host
+// tensors, for the reference executor under mpirun) and NCCL
+// (NCCL/NCCLCommunicator.h, GPU, bootstrapped over MPI). Both count their
 // traffic per call by the nccl-tests bus-bytes convention, so that the
 // compiler's report can be checked against what actually moved.
 //
@@ -172,18 +174,6 @@ private:
   MeshShape meshShape;
   std::map<CollectiveKind, CollectiveCount> traffic;
 };
-
-/// The MPI engine (MPI must be initialized). The world size must equal the
-/// mesh's device count; `error` says so otherwise.
-std::unique_ptr<Communicator> createMPICommunicator(const MeshShape &mesh,
-                                                    std::string &error);
-
-/// The NCCL engine (MPI must be initialized; one GPU per rank, rank modulo
-/// the visible devices). Fails with `error` without a CUDA device or when
-/// the world size does not match the mesh. Built when CUDA and NCCL are
-/// found (DTC_HAVE_NCCL).
-std::unique_ptr<Communicator> createNCCLCommunicator(const MeshShape &mesh,
-                                                     std::string &error);
 
 } // namespace mlir::dtc
 

@@ -11,7 +11,7 @@
 
 #include "dtc/Interpreter/Interpreter.h"
 #include "dtc/Interpreter/TensorAttr.h"
-#include "dtc/Runtime/TensorIO.h"
+#include "dtc/Runtime/ONNX/TensorProto.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"

@@ -9,7 +9,7 @@
 #include "NodeImporter.h"
 
 #include "dtc/Interpreter/TensorAttr.h"
-#include "dtc/Runtime/TensorIO.h"
+#include "dtc/Runtime/ONNX/TensorProto.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dtc/Runtime/Communicator.h"
+#include "dtc/Runtime/MPI/MPICommunicator.h"
 
 #include <mpi.h>
 

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dtc/Runtime/Communicator.h"
+#include "dtc/Runtime/NCCL/NCCLCommunicator.h"
 
 #include <cuda_runtime.h>
 #include <mpi.h>

@@ -1,5 +1,6 @@
 //===- TensorProto.cpp - ONNX TensorProto decoding ------------------------===//
 
+#include "dtc/Runtime/ONNX/TensorProto.h"
 #include "dtc/Runtime/TensorIO.h"
 
 #include "onnx/onnx_pb.h"
