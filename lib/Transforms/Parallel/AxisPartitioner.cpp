@@ -14,7 +14,9 @@
 //
 // How an op's layouts propagate is its sharding rule's business
 // (ShardingPropagation.h); this file owns the state: which values are
-// pinned (the seeds), gathered, already summed.
+// pinned (the seeds), gathered, already summed. Every change to the IR goes
+// through a few methods (split, gatherOperand, sumOverAxis, localize,
+// setOperand) that, in the analysis mode, record instead of rewriting.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,7 +64,7 @@ std::string AxisPartitioner::splitName() const {
 RankedTensorType AxisPartitioner::globalType(Value value) const {
   auto type = cast<RankedTensorType>(value.getType());
   AxisLayout layout = layoutOf(value);
-  if (!layout.isSplit())
+  if (analysis || !layout.isSplit())
     return type;
   SmallVector<int64_t> shape(type.getShape());
   shape[layout.dim] *= ranks;
@@ -70,9 +72,47 @@ RankedTensorType AxisPartitioner::globalType(Value value) const {
 }
 
 bool AxisPartitioner::anyOperand(Operation *op, Kind kind) const {
-  return llvm::any_of(op->getOperands(), [&](Value v) {
-    return layoutOf(v).kind == kind;
+  return llvm::any_of(op->getOpOperands(), [&](OpOperand &use) {
+    return layoutOf(use).kind == kind;
   });
+}
+
+SeenValue AxisPartitioner::seen(OpOperand &use) const {
+  if (auto it = operandSeen.find(&use); it != operandSeen.end())
+    return it->second;
+  if (auto it = valueSeen.find(use.get()); it != valueSeen.end())
+    return it->second;
+  return {use.get(), layoutOf(use.get())};
+}
+
+void AxisPartitioner::setOperand(OpOperand &use, SeenValue value) {
+  if (!analysis) {
+    use.set(value.value);
+    return;
+  }
+  operandSeen[&use] = value;
+  if (value.sum >= 0) {
+    ++sumReads[value.sum].reads;
+    sumReads[value.sum].readers.push_back(use.getOwner());
+  }
+}
+
+/// Analysis: the reads of recorded sums through values whose every use
+/// reads the sum (shared partials, existing all-reduces).
+void AxisPartitioner::countReads(Operation *op) {
+  if (!analysis)
+    return;
+  for (Value operand : op->getOperands())
+    if (auto it = valueSeen.find(operand);
+        it != valueSeen.end() && it->second.sum >= 0) {
+      ++sumReads[it->second.sum].reads;
+      sumReads[it->second.sum].readers.push_back(op);
+    }
+}
+
+int AxisPartitioner::record(PlannedCollective collective) {
+  collectives.push_back(std::move(collective));
+  return collectives.size() - 1;
 }
 
 LogicalResult AxisPartitioner::run() {
@@ -102,6 +142,21 @@ LogicalResult AxisPartitioner::run() {
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);
+  // Analysis: sums over this axis that exist already may become
+  // reduce-scatters too (ZeRO's cut of data parallelism's gradients).
+  if (analysis)
+    for (Operation *op : ops)
+      if (auto sum = dyn_cast<AllReduceOp>(op);
+          sum && sum.getAxes() == b.getStrArrayAttr({axis})) {
+        PlannedCollective existing{
+            "all_reduce", {axis}, sum.getBusBytes(ranks),
+            sum.getReason() ? sum.getReason()->str() : std::string(),
+            sum.getLoc()};
+        existing.reduction = sum.getKind();
+        existing.existing = sum;
+        valueSeen[sum.getResult()] = {sum.getResult(), AxisLayout(),
+                                      record(std::move(existing)), true};
+      }
   for (Operation *op : ops) {
     if (failed(partitionOrGather(op)))
       return failure();
@@ -109,11 +164,31 @@ LogicalResult AxisPartitioner::run() {
       reduceSharedPartials(op);
   }
 
+  if (failed(partitionResults()))
+    return failure();
+  if (analysis) {
+    fusePlannedSums();
+    return success();
+  }
+  if (!batch) {
+    fuseReduceScatters();
+    fuseNestedSums();
+  }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  b.setInsertionPoint(ret);
+  func.setFunctionType(FunctionType::get(
+      func.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
+  return verify(func);
+}
+
+/// The function's results end up as the caller wants them: split ones kept
+/// whole are gathered, partial ones summed, whole gradients of split
+/// parameters cut to this rank's part.
+LogicalResult AxisPartitioner::partitionResults() {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  countReads(ret);
   for (OpOperand &operand : ret->getOpOperands()) {
     unsigned i = operand.getOperandNumber();
-    AxisLayout layout = layoutOf(operand.get());
+    AxisLayout layout = layoutOf(operand);
     auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
     auto update = func.getResultAttrOfType<StringAttr>(i, kUpdateAttrName);
     std::string what = grad     ? "gradient of " + grad.str()
@@ -127,33 +202,30 @@ LogicalResult AxisPartitioner::run() {
     std::optional<SplitArgument> wanted = wantedResultSplit(i);
     if (layout.isSplit() && (!wanted || wanted->dim != layout.dim ||
                              wanted->blocks != layout.blocks)) {
-      operand.set(gather(operand.get(), ret.getLoc(),
-                         purpose + ": " + what + " is computed split over '" +
-                             axis + "' but kept whole"));
-      b.setInsertionPoint(ret);
+      gatherOperand(operand, purpose + ": " + what +
+                                 " is computed split over '" + axis +
+                                 "' but kept whole");
       layout = AxisLayout();
     }
     if (layout.isPartial()) {
       std::string why = purpose + ": " + what +
                         (batch ? " (summed over the batch shards)"
                                : " (partial sums over " + axis + ")");
-      Value &whole = materialized[operand.get()];
-      if (!whole)
-        whole = allReduce(operand.get(), ret.getLoc(), why);
-      operand.set(whole);
+      Value partial = seen(operand).value;
+      auto it = materialized.find(partial);
+      if (it == materialized.end()) {
+        b.setInsertionPoint(ret);
+        it = materialized.try_emplace(partial, allReduce(partial, ret.getLoc(), why))
+                 .first;
+      }
+      setOperand(operand, it->second);
     }
     // A whole gradient of a split parameter: this rank's part of it.
-    if (wanted && layoutOf(operand.get()).isReplicated() &&
+    if (wanted && layoutOf(operand).isReplicated() &&
         failed(localize(operand, wanted->dim, wanted->blocks)))
       return failure();
   }
-  if (!batch) {
-    fuseReduceScatters();
-    fuseNestedSums();
-  }
-  func.setFunctionType(FunctionType::get(
-      func.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
-  return verify(func);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -163,9 +235,16 @@ LogicalResult AxisPartitioner::run() {
 SmallVector<RankedTensorType>
 AxisPartitioner::globalOperandTypes(Operation *op) const {
   SmallVector<RankedTensorType> types;
-  for (Value operand : op->getOperands())
-    types.push_back(globalType(operand));
+  for (OpOperand &use : op->getOpOperands())
+    types.push_back(globalType(seen(use).value));
   return types;
+}
+
+SmallVector<AxisLayout> AxisPartitioner::operandLayouts(Operation *op) const {
+  SmallVector<AxisLayout> result;
+  for (OpOperand &use : op->getOpOperands())
+    result.push_back(layoutOf(use));
+  return result;
 }
 
 PlanOptions AxisPartitioner::planOptions(Operation *op) const {
@@ -190,20 +269,18 @@ bool AxisPartitioner::passesPartials(Operation *op) const {
   auto shardable = dyn_cast<ShardingRuleOpInterface>(op);
   if (!shardable)
     return false;
-  SmallVector<AxisLayout> operandLayouts;
-  for (Value operand : op->getOperands())
-    operandLayouts.push_back(layoutOf(operand));
   SmallVector<RankedTensorType> resultTypes;
   for (Type type : op->getResultTypes())
     resultTypes.push_back(cast<RankedTensorType>(type));
   return passesPartialSums(shardable, globalOperandTypes(op), resultTypes,
-                           operandLayouts, planOptions(op));
+                           operandLayouts(op), planOptions(op));
 }
 
 LogicalResult AxisPartitioner::partition(Operation *op,
                                          std::string &notApplicable) {
   if (inserted.contains(op))
     return success();
+  countReads(op);
   if (anyOperand(op, Kind::Partial)) {
     if (passesPartials(op)) {
       for (Value result : op->getResults())
@@ -222,15 +299,12 @@ LogicalResult AxisPartitioner::partition(Operation *op,
     notApplicable = "it has no sharding rule";
     return success();
   }
-  SmallVector<AxisLayout> operandLayouts;
-  for (Value operand : op->getOperands())
-    operandLayouts.push_back(layoutOf(operand));
   SmallVector<RankedTensorType> resultTypes;
   for (Type type : op->getResultTypes())
     resultTypes.push_back(cast<RankedTensorType>(type));
   FailureOr<OpPlan> plan =
       planByRule(shardable, globalOperandTypes(op), resultTypes,
-                 operandLayouts, planOptions(op), notApplicable);
+                 operandLayouts(op), planOptions(op), notApplicable);
   if (failed(plan))
     return success();
   return applyPlan(op, *plan);
@@ -244,13 +318,12 @@ LogicalResult AxisPartitioner::applyPlan(Operation *op, const OpPlan &plan) {
                               ? (lhs ? "lhs" : "rhs")
                               : "operand #" +
                                     std::to_string(use.getOperandNumber());
-      use.set(gather(use.get(), op->getLoc(),
-                     purpose + ": " + describe(op) + " needs its " + which +
-                         " whole (split unlike " +
-                         (op->getNumOperands() == 2
-                              ? std::string(lhs ? "the rhs" : "the lhs")
-                              : std::string("the others")) +
-                         ")"));
+      gatherOperand(use, purpose + ": " + describe(op) + " needs its " + which +
+                             " whole (split unlike " +
+                             (op->getNumOperands() == 2
+                                  ? std::string(lhs ? "the rhs" : "the lhs")
+                                  : std::string("the others")) +
+                             ")");
     }
     if (action.localizes() &&
         failed(localize(use, action.localizeDim, action.blocks)))
@@ -263,6 +336,8 @@ LogicalResult AxisPartitioner::applyPlan(Operation *op, const OpPlan &plan) {
     if (!layout.isSplit())
       layouts[result] = layout;
   }
+  if (analysis)
+    return success();
   if (auto shardable = dyn_cast<ShardingRuleOpInterface>(op))
     shardable.adaptToLocalTypes();
   // The mean of N equal shards is the mean of their means.
@@ -299,18 +374,20 @@ LogicalResult AxisPartitioner::partitionOrGather(Operation *op) {
     return op->emitError("cannot partition ")
            << name << " over the batch: " << why;
   for (OpOperand &use : op->getOpOperands()) {
-    if (!layoutOf(use.get()).isSplit())
+    if (!layoutOf(use).isSplit())
       continue;
-    if (pinned.contains(use.get()))
+    if (pinned.contains(seen(use).value))
       return op->emitError(purpose + ": ")
              << name << " needs operand #" << use.getOperandNumber()
              << ", a sharded parameter, whole (" << why
              << "); the parameter layouts are pinned";
-    use.set(gather(use.get(), op->getLoc(),
-                   purpose + ": " + name + " needs its operand whole"));
+    gatherOperand(use, purpose + ": " + name + " needs its operand whole");
   }
-  op->emitWarning(purpose + ": ")
-      << name << " runs replicated on gathered operands: " << why;
+  if (analysis)
+    fallbacks.push_back({op, why});
+  else
+    op->emitWarning(purpose + ": ")
+        << name << " runs replicated on gathered operands: " << why;
   return success();
 }
 
@@ -329,20 +406,31 @@ LogicalResult AxisPartitioner::split(Value value, int64_t dim, Operation *where,
                           : std::string());
   SmallVector<int64_t> shape(type.getShape());
   shape[dim] /= ranks;
-  value.setType(type.clone(shape));
+  if (!analysis)
+    value.setType(type.clone(shape));
   layouts[value] = AxisLayout::split(dim, blocks);
   return success();
 }
 
-Value AxisPartitioner::gather(Value value, Location loc,
-                              const std::string &why) {
-  Value &whole = gathered[value];
-  if (whole)
-    return whole;
+void AxisPartitioner::gatherOperand(OpOperand &use, const std::string &why) {
+  Value value = seen(use).value;
+  auto it = gathered.find(value);
+  if (it != gathered.end())
+    return setOperand(use, it->second);
   AxisLayout layout = layoutOf(value);
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> shape(type.getShape());
+  if (analysis) {
+    // The all-gather's bus bytes: (n-1)/n of the whole.
+    double whole = tensorByteSize(type);
+    record({"all_gather", {axis}, whole * (ranks - 1) / ranks, why,
+            use.getOwner()->getLoc()});
+    SeenValue result{value, AxisLayout(), -1, /*collective=*/true};
+    gathered[value] = result;
+    return setOperand(use, result);
+  }
   shape[layout.dim] *= ranks;
+  Location loc = use.getOwner()->getLoc();
   b.setInsertionPointAfterValue(value);
   Value result = AllGatherOp::create(
       b, loc, type.clone(shape), value, mesh, b.getStrArrayAttr({axis}),
@@ -360,18 +448,47 @@ Value AxisPartitioner::gather(Value value, Location loc,
     result = ReshapeOp::create(b, loc, type.clone(shape), result);
   }
   layouts[result] = AxisLayout();
-  whole = result;
-  return result;
+  gathered[value] = {result, AxisLayout(), -1, true};
+  use.set(result);
 }
 
-Value AxisPartitioner::allReduce(Value value, Location loc,
-                                 const std::string &why,
-                                 CollectiveReduction kind) {
+SeenValue AxisPartitioner::allReduce(Value value, Location loc,
+                                     const std::string &why,
+                                     CollectiveReduction kind) {
+  if (analysis) {
+    double bytes = tensorByteSize(value.getType());
+    PlannedCollective sum{"all_reduce", {axis}, 2 * bytes * (ranks - 1) / ranks,
+                          why, loc};
+    sum.reduction = kind;
+    return {value, AxisLayout(), record(std::move(sum)), true};
+  }
   auto op = AllReduceOp::create(
       b, loc, value.getType(), value, mesh, b.getStrArrayAttr({axis}),
       CollectiveReductionAttr::get(b.getContext(), kind), b.getStringAttr(why));
   layouts[op.getResult()] = AxisLayout();
-  return op.getResult();
+  return {op.getResult(), AxisLayout(), -1, true};
+}
+
+void AxisPartitioner::recordAllReduce(RankedTensorType type, Location loc,
+                                      const std::string &why,
+                                      CollectiveReduction kind) {
+  PlannedCollective sum{"all_reduce", {axis},
+                        2.0 * tensorByteSize(type) * (ranks - 1) / ranks, why,
+                        loc};
+  sum.reduction = kind;
+  record(std::move(sum));
+}
+
+void AxisPartitioner::sumResult(Value result, const std::string &why) {
+  SeenValue whole =
+      sumOverAxis(result, result.getLoc(), why, /*mayScatter=*/true);
+  valueSeen[result] = whole;
+  layouts[result] = whole.layout;
+}
+
+void AxisPartitioner::noteCut(OpOperand &use, int64_t dim, int64_t blocks) {
+  if (int sum = seen(use).sum; sum >= 0)
+    sumReads[sum].cuts.push_back({dim, blocks});
 }
 
 /// Sequence parallelism's form of an activation: reduce-scattered along
@@ -382,21 +499,27 @@ bool AxisPartitioner::scattersAlongSequence(Value partial) const {
          type.getDimSize(1) == sequenceLength && sequenceLength % ranks == 0;
 }
 
-Value AxisPartitioner::sumOverAxis(Value partial, Location loc,
-                                   const std::string &why, bool mayScatter) {
+SeenValue AxisPartitioner::sumOverAxis(Value partial, Location loc,
+                                       const std::string &why,
+                                       bool mayScatter) {
   b.setInsertionPointAfterValue(partial);
   if (!mayScatter || !scattersAlongSequence(partial))
     return allReduce(partial, loc, why);
   auto type = cast<RankedTensorType>(partial.getType());
+  std::string reason = why + " (sequence-parallel: each rank keeps its "
+                             "part of the sequence)";
+  if (analysis) {
+    double bytes = tensorByteSize(type);
+    record({"reduce_scatter", {axis}, bytes * (ranks - 1) / ranks, reason, loc});
+    return {partial, AxisLayout::split(1), -1, true};
+  }
   SmallVector<int64_t> shape(type.getShape());
   shape[1] /= ranks;
   Value part = ReduceScatterOp::create(
       b, loc, type.clone(shape), partial, mesh, b.getStrArrayAttr({axis}),
-      b.getI64IntegerAttr(1),
-      b.getStringAttr(why + " (sequence-parallel: each rank keeps its "
-                            "part of the sequence)"));
+      b.getI64IntegerAttr(1), b.getStringAttr(reason));
   layouts[part] = AxisLayout::split(1);
-  return part;
+  return {part, AxisLayout::split(1), -1, true};
 }
 
 /// Sums the partial operands of `op`, which needs them whole (or, with
@@ -404,18 +527,23 @@ Value AxisPartitioner::sumOverAxis(Value partial, Location loc,
 /// value, right after it, for all its uses.
 void AxisPartitioner::materialize(Operation *op) {
   for (OpOperand &operand : op->getOpOperands()) {
-    Value partial = operand.get();
-    if (!layoutOf(partial).isPartial())
+    if (!layoutOf(operand).isPartial())
       continue;
-    Value &whole = materialized[partial];
-    if (!whole)
-      whole = sumOverAxis(
-          partial, op->getLoc(),
-          purpose + ": " + describe(op) +
-              " needs the whole value of a partial sum over " +
-              (batch ? std::string("the batch") : "'" + axis + "'"),
-          /*mayScatter=*/true);
-    operand.set(whole);
+    Value partial = seen(operand).value;
+    auto it = materialized.find(partial);
+    if (it == materialized.end())
+      it = materialized
+               .try_emplace(
+                   partial,
+                   sumOverAxis(partial, op->getLoc(),
+                               purpose + ": " + describe(op) +
+                                   " needs the whole value of a partial sum "
+                                   "over " +
+                                   (batch ? std::string("the batch")
+                                          : "'" + axis + "'"),
+                               /*mayScatter=*/true))
+               .first;
+    setOperand(operand, it->second);
   }
 }
 
@@ -428,12 +556,16 @@ void AxisPartitioner::reduceSharedPartials(Operation *op) {
     if (!layoutOf(result).isPartial() || result.hasOneUse() ||
         result.use_empty())
       continue;
-    Value &whole = materialized[result];
-    whole = sumOverAxis(result, op->getLoc(),
-                        purpose + ": " + describe(op) +
-                            " makes a partial sum that several ops read",
-                        /*mayScatter=*/true);
-    result.replaceAllUsesExcept(whole, whole.getDefiningOp());
+    SeenValue whole =
+        sumOverAxis(result, op->getLoc(),
+                    purpose + ": " + describe(op) +
+                        " makes a partial sum that several ops read",
+                    /*mayScatter=*/true);
+    materialized[result] = whole;
+    if (analysis)
+      valueSeen[result] = whole; // every reader reads the sum
+    else
+      result.replaceAllUsesExcept(whole.value, whole.value.getDefiningOp());
   }
 }
 
@@ -473,7 +605,8 @@ bool AxisPartitioner::uniformAlong(Value value, int64_t dim) const {
 /// (dtc.shard; the batch shards of gradient accumulation have no rank).
 LogicalResult AxisPartitioner::localize(OpOperand &use, int64_t dim,
                                         int64_t blocks) {
-  Value value = use.get();
+  SeenValue whole = seen(use);
+  Value value = whole.value;
   auto type = cast<RankedTensorType>(value.getType());
   Operation *owner = use.getOwner();
   SmallVector<int64_t> sizes(type.getShape());
@@ -482,20 +615,28 @@ LogicalResult AxisPartitioner::localize(OpOperand &use, int64_t dim,
     return owner->emitError("cannot split operand #")
            << use.getOperandNumber() << " of type " << type
            << " along dimension " << dim << " over " << ranks << " ranks";
-  b.setInsertionPoint(owner);
-  Value part;
-  if (uniformAlong(value, dim)) {
-    SmallVector<int64_t> starts(type.getRank(), 0), strides(type.getRank(), 1);
-    part = SliceOp::create(b, owner->getLoc(), value, starts, sizes, strides);
-  } else if (!batch) {
-    part = ShardOp::create(b, owner->getLoc(), type.clone(sizes), value, mesh,
-                           b.getStrArrayAttr({axis}), b.getI64IntegerAttr(dim),
-                           b.getI64IntegerAttr(blocks), StringAttr());
-  } else {
+  bool uniform = !whole.collective && uniformAlong(value, dim);
+  if (batch && !uniform)
     return owner->emitError("cannot partition '")
            << owner->getName() << "' over the batch: operand #"
            << use.getOperandNumber() << " of type " << type
            << " spans the batch but is not split";
+  if (analysis) {
+    // A sum whose readers all keep a part of it becomes a reduce-scatter.
+    if (whole.sum >= 0)
+      sumReads[whole.sum].cuts.push_back({dim, blocks});
+    operandSeen[&use] = {value, AxisLayout::split(dim, blocks)};
+    return success();
+  }
+  b.setInsertionPoint(owner);
+  Value part;
+  if (uniform) {
+    SmallVector<int64_t> starts(type.getRank(), 0), strides(type.getRank(), 1);
+    part = SliceOp::create(b, owner->getLoc(), value, starts, sizes, strides);
+  } else {
+    part = ShardOp::create(b, owner->getLoc(), type.clone(sizes), value, mesh,
+                           b.getStrArrayAttr({axis}), b.getI64IntegerAttr(dim),
+                           b.getI64IntegerAttr(blocks), StringAttr());
   }
   use.set(part);
   layouts[part] = AxisLayout::split(dim, blocks);
@@ -551,6 +692,59 @@ void AxisPartitioner::fuseNestedSums() {
     outer.getInputMutable().assign(inner.getInput());
     inner.erase();
   }
+}
+
+/// Analysis: the two clean-ups above, on the recorded collectives.
+void AxisPartitioner::fusePlannedSums() {
+  StringAttr axisName = b.getStringAttr(axis);
+  SmallVector<PlannedCollective> widenedSums;
+  for (auto [index, planned] : llvm::enumerate(collectives)) {
+    if (planned.kind != "all_reduce" ||
+        planned.reduction != CollectiveReduction::Sum)
+      continue;
+    const SumReads &reads = sumReads[index];
+    bool cut = reads.reads > 0 &&
+               static_cast<int64_t>(reads.cuts.size()) == reads.reads &&
+               llvm::all_of(reads.cuts, [&](auto dimBlocks) {
+                 return dimBlocks == std::make_pair(reads.cuts[0].first,
+                                                    int64_t(1));
+               });
+    if (cut) {
+      planned.kind = "reduce_scatter";
+      planned.busBytes /= 2;
+      planned.reason =
+          (planned.reason.empty() ? "" : planned.reason + "; ") +
+          "each rank keeps its part";
+      continue;
+    }
+    // A sum read once, by a sum over other axes: one sum over all.
+    if (planned.existing || reads.reads != 1 || reads.readers.size() != 1)
+      continue;
+    auto outer = dyn_cast<AllReduceOp>(reads.readers[0]);
+    if (!outer || outer.getKind() != CollectiveReduction::Sum ||
+        outer.getMeshAttr() != mesh ||
+        llvm::is_contained(outer.getAxes(), axisName))
+      continue;
+    planned.folded = true;
+    PlannedCollective widened{"all_reduce", {}, 0,
+                              outer.getReason() ? outer.getReason()->str()
+                                                : std::string(),
+                              outer.getLoc()};
+    for (StringRef outerAxis : outer.getAxes().getAsValueRange<StringAttr>())
+      widened.axes.push_back(outerAxis.str());
+    widened.axes.push_back(axis);
+    int64_t n =
+        ranks * cast<CollectiveOpInterface>(outer.getOperation()).getGroupSize();
+    widened.busBytes = 2.0 * (n - 1) / n * tensorByteSize(outer.getType());
+    widened.existing = outer;
+    widenedSums.push_back(std::move(widened));
+  }
+  llvm::append_range(collectives, widenedSums);
+  // Existing sums the partition leaves alone are no change.
+  llvm::erase_if(collectives, [](const PlannedCollective &planned) {
+    return planned.existing && planned.kind == "all_reduce" &&
+           planned.axes.size() == 1;
+  });
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,12 +1,17 @@
 //===- AxisPartitioner.h - a step's program for one rank of an axis -*- C++ -*-===//
 //
-// The rewriting half of the propagation engine: a forward walk over the
+// The stateful half of the propagation engine: a forward walk over the
 // step that gives every value a layout over one mesh axis from its
-// operands' (ShardingPropagation.h plans each op by its sharding rule),
-// rewrites split values to their per-rank types, and inserts the
-// collectives the layouts need, each with its reason. The cases a rule
-// cannot state -- they need the engine's state or build new ops -- are
-// named patterns (PartitionPatterns.cpp), which use the API below.
+// operands' (ShardingPropagation.h plans each op by its sharding rule) and
+// decides the collectives the layouts need, each with its reason. It runs
+// in one of two modes:
+//  - rewrite: split values take their per-rank types and the collectives
+//    are inserted (the parallel passes);
+//  - analysis: nothing changes; every value's layout and the collectives a
+//    rewrite would insert (kinds, bytes, reasons) are recorded, so that a
+//    planner can weigh many layouts cheaply.
+// The cases a rule cannot state are named patterns (PartitionPatterns.cpp),
+// which use the API below.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +29,19 @@
 
 namespace mlir::dtc {
 
+/// A value as an operand sees it. Rewriting, `value` is what the operand
+/// reads (a gather's or sum's result, say); analysing, it is the original
+/// value, seen with another layout.
+struct SeenValue {
+  Value value;
+  AxisLayout layout;
+  /// Analysis: the sum (an index into the recorded collectives) whose
+  /// result this is, to find sums whose readers all keep one part.
+  int sum = -1;
+  /// Made by a collective: no part of it is known without the rank.
+  bool collective = false;
+};
+
 class AxisPartitioner {
 public:
   /// Partitions over the batch (no `resultSplit`: every model input split
@@ -38,34 +56,62 @@ public:
   /// Whether the shards are ranks of a mesh (not gradient accumulation's
   /// microbatches), so that values may depend on the rank.
   void setRankIndexed(bool indexed) { rankIndexed = indexed; }
+  /// Analyse instead of rewriting (before run()).
+  void setAnalysisOnly() { analysis = true; }
 
   LogicalResult run();
+
+  /// Analysis: every value's layout, and the collectives the rewrite would
+  /// insert or change, after its clean-up (sums that every reader cuts
+  /// become reduce-scatters; a sum feeding a sum over other axes joins it).
+  const llvm::DenseMap<Value, AxisLayout> &getLayouts() const {
+    return layouts;
+  }
+  ArrayRef<PlannedCollective> getCollectives() const { return collectives; }
+  ArrayRef<std::pair<Operation *, std::string>> getFallbacks() const {
+    return fallbacks;
+  }
 
   //===--------------------------------------------------------------------===//
   // For the named patterns
   //===--------------------------------------------------------------------===//
 
+  bool isAnalysis() const { return analysis; }
+  /// The layout of `value` itself, and as operand `use` sees it.
   AxisLayout layoutOf(Value value) const { return layouts.lookup(value); }
+  AxisLayout layoutOf(OpOperand &use) const { return seen(use).layout; }
   void setLayout(Value value, AxisLayout layout) { layouts[value] = layout; }
-  /// `value`'s type on one device: its per-rank type with a split
-  /// dimension whole again.
+  /// `value`'s type on one device: rewriting, its per-rank type with a
+  /// split dimension whole again.
   RankedTensorType globalType(Value value) const;
   bool anyOperand(Operation *op, AxisLayout::Kind kind) const;
 
-  /// Rewrites `value` to its per-rank type, split along `dim` (in `blocks`
-  /// blocks); an error on `where` when the dimension does not divide.
+  /// Rewrites `value` to its per-rank type (analysing: records the
+  /// layout), split along `dim` (in `blocks` blocks); an error on `where`
+  /// when the dimension does not divide.
   LogicalResult split(Value value, int64_t dim, Operation *where,
                       int64_t blocks = 1);
-  /// The whole of split `value`: all-gathered (and put back in block
-  /// order), once, right after it.
-  Value gather(Value value, Location loc, const std::string &why);
+  /// `use` reads the whole of its split operand: all-gathered (and put
+  /// back in block order), once per value, right after it.
+  void gatherOperand(OpOperand &use, const std::string &why);
   /// The sum over the axis of `partial`, right after it: all-reduced or,
   /// with sequence parallelism (`mayScatter`), an activation's part of the
   /// sequence, reduce-scattered.
-  Value sumOverAxis(Value partial, Location loc, const std::string &why,
-                    bool mayScatter);
-  Value allReduce(Value value, Location loc, const std::string &why,
-                  CollectiveReduction kind = CollectiveReduction::Sum);
+  SeenValue sumOverAxis(Value partial, Location loc, const std::string &why,
+                        bool mayScatter);
+  /// Rewriting: an all-reduce of `value`; analysing: its record.
+  SeenValue allReduce(Value value, Location loc, const std::string &why,
+                      CollectiveReduction kind = CollectiveReduction::Sum);
+  /// Analysis: an all-reduce of a value of `type` that the rewrite would
+  /// make (a row statistic of a split log-softmax).
+  void recordAllReduce(RankedTensorType type, Location loc,
+                       const std::string &why, CollectiveReduction kind);
+  /// Analysis: `result`, a partial sum, is summed right where it is made,
+  /// for every reader.
+  void sumResult(Value result, const std::string &why);
+  /// Analysis: `use` keeps only this rank's part (along `dim`, in
+  /// `blocks`) of what it reads, as a shard op would.
+  void noteCut(OpOperand &use, int64_t dim, int64_t blocks);
   /// Where this rank's chunk of `size` starts along a split of `size`
   /// times the ranks over this axis (a scalar of the integer `type`).
   Value chunkStart(int64_t size, Type type, Location loc);
@@ -84,8 +130,8 @@ public:
   }
   StringRef getAxis() const { return axis; }
   int64_t getRanks() const { return ranks; }
-  /// "data-parallel: 'dtc.matmul' (/h.0/attn/MatMul)": the start of every
-  /// reason and diagnostic about `op`.
+  /// "'dtc.matmul' (/h.0/attn/MatMul)": the op and, for imported ones, the
+  /// ONNX node it comes from.
   std::string describe(Operation *op) const;
   /// "the batch" or "the split over 'tp'".
   std::string splitName() const;
@@ -99,16 +145,23 @@ private:
   LogicalResult partition(Operation *op, std::string &notApplicable);
   LogicalResult partitionOrGather(Operation *op);
   LogicalResult applyPlan(Operation *op, const OpPlan &plan);
+  LogicalResult partitionResults();
   PlanOptions planOptions(Operation *op) const;
   SmallVector<RankedTensorType> globalOperandTypes(Operation *op) const;
+  SmallVector<AxisLayout> operandLayouts(Operation *op) const;
   bool passesPartials(Operation *op) const;
   void materialize(Operation *op);
   void reduceSharedPartials(Operation *op);
   LogicalResult localize(OpOperand &use, int64_t dim, int64_t blocks = 1);
   bool uniformAlong(Value value, int64_t dim) const;
   bool scattersAlongSequence(Value partial) const;
+  SeenValue seen(OpOperand &use) const;
+  void setOperand(OpOperand &use, SeenValue value);
+  void countReads(Operation *op);
+  int record(PlannedCollective collective);
   void fuseReduceScatters();
   void fuseNestedSums();
+  void fusePlannedSums();
 
   func::FuncOp func;
   int64_t ranks;
@@ -123,13 +176,27 @@ private:
   /// of this sequence length are reduce-scattered along the sequence.
   int64_t sequenceLength;
   bool rankIndexed = true;
+  bool analysis = false;
   OpBuilder b;
   llvm::DenseMap<Value, AxisLayout> layouts;
-  llvm::DenseMap<Value, Value> materialized, gathered;
+  llvm::DenseMap<Value, SeenValue> materialized, gathered;
   /// Ops the partitioner made that need no partitioning (a mean's scale).
   llvm::DenseSet<Operation *> inserted;
   llvm::DenseSet<Value> pinned;
 
+  /// Analysis state: what each operand sees instead of its value, what a
+  /// value stands for once all its uses would read another (a shared
+  /// partial's sum), and per recorded sum, how its readers read it.
+  llvm::DenseMap<OpOperand *, SeenValue> operandSeen;
+  llvm::DenseMap<Value, SeenValue> valueSeen;
+  struct SumReads {
+    int64_t reads = 0;
+    SmallVector<std::pair<int64_t, int64_t>> cuts; // (dim, blocks)
+    SmallVector<Operation *> readers;
+  };
+  llvm::DenseMap<int, SumReads> sumReads;
+  SmallVector<PlannedCollective> collectives;
+  SmallVector<std::pair<Operation *, std::string>> fallbacks;
 };
 
 /// A case the sharding rules cannot state, partitioned its own way.
@@ -137,8 +204,9 @@ struct PartitionPattern {
   const char *name;
   /// Whether the pattern takes `op`, laid out as it is now.
   bool (*matches)(AxisPartitioner &, Operation *);
-  /// Partitions `op`; or, changing nothing, says why it cannot in
-  /// `notApplicable` (the engine then gathers its operands).
+  /// Partitions (or, analysing, records) `op`; or, changing nothing, says
+  /// why it cannot in `notApplicable` (the engine then gathers its
+  /// operands).
   LogicalResult (*apply)(AxisPartitioner &, Operation *,
                          std::string &notApplicable);
 };

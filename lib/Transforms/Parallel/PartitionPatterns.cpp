@@ -86,7 +86,7 @@ bool becomesRowSplitResult(AxisPartitioner &p, Value value) {
 bool matchesRowSplitScatter(AxisPartitioner &p, Operation *op) {
   auto scatter = dyn_cast<ScatterAddOp>(op);
   return scatter && !p.partitionsBatch() && scatter.getDim() == 0 &&
-         p.layoutOf(scatter.getIndices()).isReplicated() &&
+         p.layoutOf(scatter.getIndicesMutable()).isReplicated() &&
          AxisPartitioner::isZero(scatter.getInput()) &&
          becomesRowSplitResult(p, scatter);
 }
@@ -101,11 +101,12 @@ LogicalResult partitionRowSplitScatter(AxisPartitioner &p, Operation *op,
     notApplicable = "its rows do not divide over the ranks";
     return success();
   }
-  if (p.layoutOf(scatter.getUpdates()).isSplit())
-    scatter.getUpdatesMutable().assign(p.gather(
-        scatter.getUpdates(), op->getLoc(),
-        p.getPurpose() + ": " + p.describe(op) +
-            " adds every token's update into the rank's rows"));
+  if (p.layoutOf(scatter.getUpdatesMutable()).isSplit())
+    p.gatherOperand(scatter.getUpdatesMutable(),
+                    p.getPurpose() + ": " + p.describe(op) +
+                        " adds every token's update into the rank's rows");
+  if (p.isAnalysis())
+    return p.split(scatter.getResult(), 0, op);
   b.setInsertionPoint(op);
   auto [safe, inside] = localRows(p, scatter.getIndices(),
                                   type.getDimSize(0) / ranks, op->getLoc());
@@ -131,30 +132,43 @@ LogicalResult partitionRowSplitScatter(AxisPartitioner &p, Operation *op,
 /// logits -- two all-reduces of one value per row.
 bool matchesSplitLogSoftmax(AxisPartitioner &p, Operation *op) {
   auto softmax = dyn_cast<LogSoftmaxOp>(op);
-  return softmax && !p.partitionsBatch() &&
-         p.layoutOf(softmax.getInput()).isSplit() &&
-         p.layoutOf(softmax.getInput()).dim ==
-             static_cast<int64_t>(softmax.getDim());
+  if (!softmax || p.partitionsBatch())
+    return false;
+  AxisLayout in = p.layoutOf(softmax.getInputMutable());
+  return in.isSplit() && in.dim == static_cast<int64_t>(softmax.getDim());
 }
 
 LogicalResult partitionSplitLogSoftmax(AxisPartitioner &p, Operation *op,
                                        std::string &) {
   auto softmax = cast<LogSoftmaxOp>(op);
-  AxisLayout in = p.layoutOf(softmax.getInput());
+  AxisLayout in = p.layoutOf(softmax.getInputMutable());
   int64_t dim = softmax.getDim();
   OpBuilder &b = p.builder();
-  b.setInsertionPoint(op);
-  OpEmitter e(b, op->getLoc());
   std::string what = p.getPurpose() + ": " + p.describe(op) +
                      " split over '" + p.getAxis().str() + "'";
+  std::string maxWhy = what + ": the maximum of each row",
+              sumWhy = what + ": the sum of exponentials of each row";
+  if (p.isAnalysis()) {
+    // Two all-reduces of one value per row.
+    SmallVector<int64_t> rows(softmax.getType().getShape());
+    rows[dim] = 1;
+    auto rowType = softmax.getType().clone(rows);
+    p.recordAllReduce(rowType, op->getLoc(), maxWhy, CollectiveReduction::Max);
+    p.recordAllReduce(rowType, op->getLoc(), sumWhy, CollectiveReduction::Sum);
+    p.setLayout(softmax.getResult(), in);
+    return success();
+  }
+  b.setInsertionPoint(op);
+  OpEmitter e(b, op->getLoc());
   Value x = softmax.getInput();
   Value max = p.allReduce(ReduceMaxOp::create(b, e.loc, x, {dim}, true), e.loc,
-                          what + ": the maximum of each row",
-                          CollectiveReduction::Max);
+                          maxWhy, CollectiveReduction::Max)
+                  .value;
   Value shifted = e.sub(x, max);
   Value sum =
       p.allReduce(ReduceSumOp::create(b, e.loc, e.exp(shifted), {dim}, true),
-                  e.loc, what + ": the sum of exponentials of each row");
+                  e.loc, sumWhy)
+          .value;
   Value result = e.sub(shifted, e.log(sum));
   softmax.getResult().replaceAllUsesWith(result);
   op->erase();
@@ -169,8 +183,8 @@ bool matchesSplitTableGather(AxisPartitioner &p, Operation *op) {
   auto gather = dyn_cast<GatherOp>(op);
   if (!gather || p.partitionsBatch())
     return false;
-  AxisLayout in = p.layoutOf(gather.getInput());
-  return p.layoutOf(gather.getIndices()).isReplicated() &&
+  AxisLayout in = p.layoutOf(gather.getInputMutable());
+  return p.layoutOf(gather.getIndicesMutable()).isReplicated() &&
          gather.getDim() == 0 && in.isSplit() && in.dim == 0 && in.blocks == 1;
 }
 
@@ -179,6 +193,14 @@ LogicalResult partitionSplitTableGather(AxisPartitioner &p, Operation *op,
   auto gather = cast<GatherOp>(op);
   OpBuilder &b = p.builder();
   auto table = gather.getInput().getType();
+  std::string why = p.getPurpose() + ": " + p.describe(op) +
+                    " from rows split over '" + p.getAxis().str() +
+                    "' (each rank has looked up its own)";
+  if (p.isAnalysis()) {
+    // Each rank's masked lookup, summed.
+    p.sumResult(gather.getResult(), why);
+    return success();
+  }
   b.setInsertionPoint(op);
   auto [safe, inside] =
       localRows(p, gather.getIndices(), table.getDimSize(0), op->getLoc());
@@ -188,11 +210,8 @@ LogicalResult partitionSplitTableGather(AxisPartitioner &p, Operation *op,
       b, op->getLoc(), rowMask(b, inside, gather.getType(), op->getLoc()),
       gather.getResult(),
       p.scalar(op->getLoc(), table.getElementType(), 0));
-  Value whole = p.sumOverAxis(
-      masked, op->getLoc(),
-      p.getPurpose() + ": " + p.describe(op) + " from rows split over '" +
-          p.getAxis().str() + "' (each rank has looked up its own)",
-      /*mayScatter=*/true);
+  Value whole = p.sumOverAxis(masked, op->getLoc(), why, /*mayScatter=*/true)
+                    .value;
   gather.getResult().replaceAllUsesExcept(whole, masked.getDefiningOp());
   return success();
 }
@@ -215,6 +234,8 @@ LogicalResult partitionPlacedShard(AxisPartitioner &p, Operation *op,
   auto shard = cast<ShardOp>(op);
   p.setLayout(shard.getResult(),
               AxisLayout::split(shard.getDim(), shard.getBlocks()));
+  if (p.isAnalysis())
+    p.noteCut(shard.getInputMutable(), shard.getDim(), shard.getBlocks());
   return success();
 }
 
@@ -233,16 +254,18 @@ bool matchesDropout(AxisPartitioner &p, Operation *op) {
 LogicalResult partitionDropout(AxisPartitioner &p, Operation *op,
                                std::string &notApplicable) {
   auto dropout = cast<DropoutOp>(op);
-  AxisLayout in = p.layoutOf(dropout.getInput());
+  AxisLayout in = p.layoutOf(dropout.getInputMutable());
   if (!p.isRankIndexed())
     return op->emitError("dropout is not partitioned for gradient "
                          "accumulation yet (its microbatches have no rank "
                          "to index by)");
   if (!in.isSplit() || in.blocks != 1 ||
-      !p.layoutOf(dropout.getStep()).isReplicated()) {
+      !p.layoutOf(dropout.getStepMutable()).isReplicated()) {
     notApplicable = "its input is split in blocks, or its step is split";
     return success();
   }
+  if (p.isAnalysis())
+    return p.split(dropout.getResult(), in.dim, op);
   OpBuilder &b = p.builder();
   auto type = dropout.getInput().getType();
   int64_t rank = type.getRank(), dim = in.dim, local = type.getDimSize(dim);

@@ -3,9 +3,13 @@
 #ifndef DTC_LIB_TRANSFORMS_PARALLEL_PARTITIONER_H
 #define DTC_LIB_TRANSFORMS_PARALLEL_PARTITIONER_H
 
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
 
 namespace mlir {
 class RewriterBase;
@@ -34,6 +38,28 @@ struct SplitArgument {
   int64_t blocks = 1;
 };
 
+/// A collective that partitioning inserts (or widens), as the analysis
+/// mode of the engine (AxisPartitioner) records it without inserting it.
+struct PlannedCollective {
+  /// The Communicator's name: all_reduce, all_gather, reduce_scatter.
+  std::string kind;
+  SmallVector<std::string> axes;
+  /// Per call, as nccl-tests counts them (CollectiveOpInterface).
+  double busBytes = 0;
+  std::string reason;
+  /// Where it would be made.
+  std::optional<Location> loc;
+  /// How an all-reduce combines.
+  CollectiveReduction reduction = CollectiveReduction::Sum;
+  /// An existing collective this stands for, which the partition changes:
+  /// a sum over this axis every reader cuts (a reduce-scatter then), a sum
+  /// over other axes widened to this one (a replicated weight's gradient,
+  /// summed over tp then dp).
+  Operation *existing = nullptr;
+  /// Folded into another: not inserted after all.
+  bool folded = false;
+};
+
 /// Rewrites `func` into the program of one of the `ranks` ranks of `axis`,
 /// the `seeds` split (their types become the local ones) and everything
 /// else replicated. Layouts propagate from the seeds; a replicated value
@@ -51,6 +77,29 @@ LogicalResult partitionOverAxis(
     StringRef purpose, ArrayRef<SplitArgument> seeds,
     llvm::function_ref<std::optional<SplitArgument>(unsigned)> resultSplit,
     int64_t sequenceLength = 0);
+
+/// Tensor parallelism's choice of parameter layouts over `tp` ranks: the
+/// column/row pairs the Megatron matcher finds (`strategy` "megatron";
+/// "none" for no pairs), then those a --sharding-spec file gives.
+FailureOr<SmallVector<SplitArgument>>
+tensorParallelSeeds(func::FuncOp func, int64_t tp, StringRef strategy,
+                    StringRef shardingSpec);
+
+/// The sequence length: dimension 1 of the first model input (an error
+/// when there is none).
+FailureOr<int64_t> sequenceLengthOf(func::FuncOp func);
+
+/// The gradient of a split parameter stays split like it: result i's
+/// split, for partitionOverAxis.
+class ResultSplits {
+public:
+  ResultSplits(func::FuncOp func, ArrayRef<SplitArgument> seeds);
+  std::optional<SplitArgument> operator()(unsigned index) const;
+
+private:
+  mutable func::FuncOp func;
+  llvm::StringMap<SplitArgument> byName;
+};
 
 /// A parameter as an op reads it: through casts and transposes.
 struct WeightRead {

@@ -271,9 +271,11 @@ private:
   int64_t tp;
 };
 
+} // namespace
+
 /// The sequence length: dimension 1 of the first model input, [batch,
 /// sequence] token ids or [batch, sequence, features] embeddings.
-FailureOr<int64_t> sequenceLengthOf(func::FuncOp func) {
+FailureOr<int64_t> mlir::dtc::sequenceLengthOf(func::FuncOp func) {
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     auto type = cast<RankedTensorType>(func.getArgument(i).getType());
     if (func.getArgAttr(i, kInputAttrName) && type.getRank() >= 2)
@@ -282,6 +284,8 @@ FailureOr<int64_t> sequenceLengthOf(func::FuncOp func) {
   return func.emitError("sequence parallelism needs a model input of shape "
                         "[batch, sequence, ...]");
 }
+
+namespace {
 
 /// The layouts a --sharding-spec file gives the parameters it names: a JSON
 /// object from a regex (matched against whole parameter names) to per-
@@ -364,6 +368,38 @@ LogicalResult applyShardingSpec(func::FuncOp func, StringRef path, int64_t tp,
   return success();
 }
 
+} // namespace
+
+FailureOr<SmallVector<SplitArgument>>
+mlir::dtc::tensorParallelSeeds(func::FuncOp func, int64_t tp,
+                               StringRef strategy, StringRef shardingSpec) {
+  SmallVector<SplitArgument> seeds;
+  if (strategy == "megatron")
+    seeds = MegatronMatcher(func, tp).match();
+  if (!shardingSpec.empty() &&
+      failed(applyShardingSpec(func, shardingSpec, tp, seeds)))
+    return failure();
+  return seeds;
+}
+
+mlir::dtc::ResultSplits::ResultSplits(func::FuncOp func,
+                                      ArrayRef<SplitArgument> seeds)
+    : func(func) {
+  for (const SplitArgument &seed : seeds)
+    byName[dtc::getArgumentName(func, seed.index)] = seed;
+}
+
+std::optional<SplitArgument>
+mlir::dtc::ResultSplits::operator()(unsigned index) const {
+  auto grad = func.getResultAttrOfType<StringAttr>(index, kGradAttrName);
+  auto it = grad ? byName.find(grad.getValue()) : byName.end();
+  if (it == byName.end())
+    return std::nullopt;
+  return it->second;
+}
+
+namespace {
+
 LogicalResult tensorParallel(ModuleOp module, int64_t size, StringRef strategy,
                              bool sequenceParallel, StringRef shardingSpec) {
   StringRef pass =
@@ -388,26 +424,15 @@ LogicalResult tensorParallel(ModuleOp module, int64_t size, StringRef strategy,
         return failure();
       sequence = *length;
     }
-    SmallVector<SplitArgument> seeds;
-    if (strategy == "megatron")
-      seeds = MegatronMatcher(func, size).match();
-    if (!shardingSpec.empty() &&
-        failed(applyShardingSpec(func, shardingSpec, size, seeds)))
+    FailureOr<SmallVector<SplitArgument>> seeds =
+        tensorParallelSeeds(func, size, strategy, shardingSpec);
+    if (failed(seeds))
       return failure();
-    llvm::StringMap<SplitArgument> byName;
-    for (const SplitArgument &seed : seeds)
-      byName[dtc::getArgumentName(func, seed.index)] = seed;
-    auto resultSplit = [&](unsigned i) -> std::optional<SplitArgument> {
-      auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
-      auto it = grad ? byName.find(grad.getValue()) : byName.end();
-      if (it == byName.end())
-        return std::nullopt;
-      return it->second;
-    };
+    ResultSplits resultSplit(func, *seeds);
     if (failed(partitionOverAxis(func, size, meshRef, "tp", "tensor-parallel",
-                                 seeds, resultSplit, sequence)))
+                                 *seeds, resultSplit, sequence)))
       return failure();
-    for (const SplitArgument &seed : seeds)
+    for (const SplitArgument &seed : *seeds)
       recordSharding(func, seed.index, meshRef, seed.dim, "tp", seed.blocks);
   }
   return success();

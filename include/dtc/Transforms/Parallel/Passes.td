@@ -216,4 +216,42 @@ def GradientAccumulation : Pass<"dtc-gradient-accumulation", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def AnalyzeSharding : Pass<"dtc-analyze-sharding", "mlir::ModuleOp"> {
+  let summary = "Layouts and collectives a partition over one axis implies, "
+                "without partitioning";
+  let description = [{
+    The propagation engine's analysis mode, on a differentiated step (after
+    dtc-autodiff): for data parallelism (`axis=dp`: the batch split over
+    `size` ranks) or tensor parallelism (`axis=tp`: the parameter layouts
+    dtc-tensor-parallel would choose, with `strategy`, `sharding-spec` and
+    `sequence-parallel` as there), every value's layout and every
+    collective the partitioner would insert or change -- its kind, bus
+    bytes and reason, after the partitioner's clean-up -- are worked out
+    from the ops' sharding rules and the named patterns, and nothing is
+    partitioned. Each op with a split or partial result is annotated with
+    `dtc.layouts` (one #dtc.sharding per result; `partial` names the axis of
+    a partial sum), each split argument with `dtc.layout`; each collective,
+    each op that would run replicated and the totals are reported as
+    remarks. A planner weighs layouts this way.
+
+    With `check-rewrite`, the pass also partitions a copy of the module and
+    fails unless the copy's collectives are exactly those predicted.
+  }];
+  let options = [
+    Option<"axis", "axis", "std::string", /*default=*/"\"tp\"",
+           "dp (the batch) or tp (tensor parallelism)">,
+    Option<"size", "size", "int64_t", /*default=*/"2", "Number of ranks">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"megatron\"",
+           "With axis=tp: megatron or none">,
+    Option<"shardingSpec", "sharding-spec", "std::string", /*default=*/"",
+           "With axis=tp: JSON file of parameter layouts">,
+    Option<"sequenceParallel", "sequence-parallel", "bool",
+           /*default=*/"false", "With axis=tp: sequence parallelism">,
+    Option<"checkRewrite", "check-rewrite", "bool", /*default=*/"false",
+           "Partition a copy and check that its collectives are the ones "
+           "predicted">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 #endif // DTC_TRANSFORMS_PARALLEL_PASSES_TD
