@@ -61,8 +61,8 @@ static thread_local Communicator *activeCommunicator = nullptr;
 
 Communicator *mlir::dtc::currentCommunicator() { return activeCommunicator; }
 
-static const KernelTable &kernelTable() {
-  static const KernelTable table = [] {
+static KernelTable &kernelTable() {
+  static KernelTable table = [] {
     KernelTable t;
     addCollectiveKernels(t);
     addElementwiseKernels(t);
@@ -71,6 +71,10 @@ static const KernelTable &kernelTable() {
     return t;
   }();
   return table;
+}
+
+void mlir::dtc::registerReferenceKernel(TypeID op, ReferenceKernel kernel) {
+  kernelTable().add(op, std::move(kernel));
 }
 
 LogicalResult mlir::dtc::evaluateOp(Operation *op,

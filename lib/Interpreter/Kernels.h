@@ -21,7 +21,7 @@ namespace mlir::dtc {
 
 using Operands = ArrayRef<const Tensor *>;
 using Results = SmallVectorImpl<Tensor>;
-using Kernel = std::function<LogicalResult(Operation *, Operands, Results &)>;
+using Kernel = ReferenceKernel;
 
 class KernelTable {
 public:
@@ -32,6 +32,7 @@ public:
       return fn(cast<OpTy>(op), in, out);
     };
   }
+  void add(TypeID op, Kernel kernel) { kernels[op] = std::move(kernel); }
   const Kernel *lookup(Operation *op) const {
     auto it = kernels.find(op->getName().getTypeID());
     return it == kernels.end() ? nullptr : &it->second;
@@ -54,10 +55,6 @@ Tensor makeTensor(Value value);
 /// `step[d]`: the one index loop behind broadcasts, slices and transposes.
 std::vector<int64_t> stridedOffsets(const Shape &out, int64_t origin,
                                     const Shape &step);
-
-/// For each element of a tensor of shape `out`, the row-major offset of the
-/// element of a tensor of shape `operand` that numpy broadcasting reads.
-std::vector<int64_t> broadcastOffsets(const Shape &operand, const Shape &out);
 
 /// The extent of `shape` before, at and after dimension `dim`:
 /// {prod(shape[:dim]), shape[dim], prod(shape[dim+1:])}.

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestDialect.h"
 #include "TrainingLoop.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Runtime/Communicator.h"
@@ -200,7 +201,12 @@ int main(int argc, char **argv) {
       "  mpirun -np N dtc-run ...\n"
       "      (a module with a dtc.mesh of N devices: one process per rank)\n");
 
-  MLIRContext context;
+  // The test dialect's ops (test/lib) run too, for the tests that show
+  // what adding an op takes.
+  DialectRegistry registry;
+  test::registerTestDialect(registry);
+  test::registerTestKernels();
+  MLIRContext context(registry);
   context.loadDialect<mlir::dtc::DTCDialect, func::FuncDialect>();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);

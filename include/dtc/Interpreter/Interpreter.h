@@ -18,6 +18,7 @@
 #include "dtc/Runtime/Tensor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <functional>
 #include <map>
 
 namespace mlir::dtc {
@@ -52,6 +53,20 @@ FailureOr<SmallVector<Tensor>>
 interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
                   Communicator *communicator = nullptr,
                   InterpretStats *stats = nullptr);
+
+/// A reference kernel: the op's results from its operands' values.
+using ReferenceKernel = std::function<LogicalResult(
+    Operation *, ArrayRef<const Tensor *>, SmallVectorImpl<Tensor> &)>;
+
+/// Registers the reference kernel of an op of another dialect (a test
+/// dialect's), before any interpretation; dtc's own ops have theirs in
+/// lib/Interpreter. Float results are computed in f64, as dtc's, and
+/// rounded to their element type by the caller.
+void registerReferenceKernel(TypeID op, ReferenceKernel kernel);
+
+/// For each element of a tensor of shape `out`, the row-major offset of the
+/// element of a tensor of shape `operand` that numpy broadcasting reads.
+std::vector<int64_t> broadcastOffsets(const Shape &operand, const Shape &out);
 
 /// The communicator of the interpretation in progress, or null.
 Communicator *currentCommunicator();

@@ -51,6 +51,9 @@ func.func @rules(%x: tensor<4x8xf32>, %v: tensor<8xf32>, %w: tensor<6x8xf32>,
       : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   // CHECK-NEXT: dtc.cast: ([i, j]) -> ([i, j]) {i=4, j=8} linear={0}
   %ca = dtc.cast %x : tensor<4x8xf32> to tensor<4x8xbf16>
+  // An op of another dialect gets the elementwise rule from its trait.
+  // CHECK-NEXT: dtc_test.hypot: ([i, j], [j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %hy = dtc_test.hypot %x, %v : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
 
   // Rows, columns, the contraction; batch dimensions broadcast.
   // CHECK-NEXT: dtc.matmul: ([i, k], [j, k]) -> ([i, j]) {i=4, j=6, k=8} reduction={k} linear=separate

@@ -49,17 +49,8 @@ public:
         DenseElementsAttr::get(tensorType,
                                FloatAttr::get(tensorType.getElementType(), 0)));
   }
-  Value reduceSum(Value x, ArrayRef<int64_t> dims, bool keepDims) {
-    return ReduceSumOp::create(b, loc, x, dims, keepDims);
-  }
   Value reduceMean(Value x, ArrayRef<int64_t> dims) {
     return ReduceMeanOp::create(b, loc, x, dims, /*keep_dims=*/true);
-  }
-  Value reshape(Value x, ArrayRef<int64_t> shape) {
-    auto type = cast<RankedTensorType>(x.getType());
-    if (type.getShape() == shape)
-      return x;
-    return ReshapeOp::create(b, loc, type.clone(shape), x);
   }
   Value broadcastTo(Value x, Type type) {
     if (x.getType() == type)
@@ -73,20 +64,6 @@ public:
     return CastOp::create(b, loc, type.clone(elementType), x);
   }
 
-  /// Undoes numpy broadcasting: sums `grad` over the dimensions along which
-  /// a value of `type` was broadcast, and reshapes it to `type`.
-  Value sumTo(Value grad, Type type) {
-    ArrayRef<int64_t> from = cast<RankedTensorType>(grad.getType()).getShape();
-    ArrayRef<int64_t> to = cast<RankedTensorType>(type).getShape();
-    int64_t lead = from.size() - to.size();
-    SmallVector<int64_t> dims;
-    for (int64_t i = 0, e = from.size(); i < e; ++i)
-      if (i < lead || (to[i - lead] == 1 && from[i] != 1))
-        dims.push_back(i);
-    if (!dims.empty())
-      grad = reduceSum(grad, dims, /*keepDims=*/true);
-    return reshape(grad, to);
-  }
 };
 
 /// Shape of a reduction's result with the reduced dimensions kept as 1.

@@ -1,7 +1,8 @@
 //===- DTCOpEmitter.h - elementwise dtc ops at one location -----*- C++ -*-===//
 //
 // The arithmetic that passes write (VJPs, optimizer updates) as calls:
-// `e.mul(e.add(x, y), z)` instead of one create() per op.
+// `e.mul(e.add(x, y), z)` instead of one create() per op, and the
+// unbroadcasting every broadcasting op's VJP needs (sumTo).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,30 @@ public:
   Value sin(Value x) { return SinOp::create(b, loc, x); }
   Value cos(Value x) { return CosOp::create(b, loc, x); }
   Value sigmoid(Value x) { return SigmoidOp::create(b, loc, x); }
+  Value reduceSum(Value x, ArrayRef<int64_t> dims, bool keepDims) {
+    return ReduceSumOp::create(b, loc, x, dims, keepDims);
+  }
+  Value reshape(Value x, ArrayRef<int64_t> shape) {
+    auto type = cast<RankedTensorType>(x.getType());
+    if (type.getShape() == shape)
+      return x;
+    return ReshapeOp::create(b, loc, type.clone(shape), x);
+  }
+
+  /// Undoes numpy broadcasting: sums `grad` over the dimensions along which
+  /// a value of `type` was broadcast, and reshapes it to `type`.
+  Value sumTo(Value grad, Type type) {
+    ArrayRef<int64_t> from = cast<RankedTensorType>(grad.getType()).getShape();
+    ArrayRef<int64_t> to = cast<RankedTensorType>(type).getShape();
+    int64_t lead = from.size() - to.size();
+    SmallVector<int64_t> dims;
+    for (int64_t i = 0, e = from.size(); i < e; ++i)
+      if (i < lead || (to[i - lead] == 1 && from[i] != 1))
+        dims.push_back(i);
+    if (!dims.empty())
+      grad = reduceSum(grad, dims, /*keepDims=*/true);
+    return reshape(grad, to);
+  }
 
   OpBuilder &b;
   Location loc;
