@@ -16,6 +16,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dtc/Dialect/DTC/IR/DTCTraits.h"
+#include "dtc/Dialect/DTC/IR/OpCost.h"
 
 namespace mlir::dtc {
 /// The bytes a tensor of `type` (a ranked tensor) holds: what collectives
