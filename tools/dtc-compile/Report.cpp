@@ -1,20 +1,20 @@
 //===- Report.cpp - what a compiled step needs per rank -------------------===//
 //
-// Counts from the IR what the Communicator counts at run time, so that the
-// two can be checked against each other.
+// Prints what lib/Analysis computes for a rank's step: memory by category,
+// the collectives (what the Communicator counts at run time, so that the two
+// can be checked against each other), FLOPs and bytes per step and phase,
+// and a roofline estimate on a device.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Report.h"
 
-#include "dtc/Dialect/DTC/IR/DTCDialect.h"
-#include "dtc/Dialect/DTC/IR/DTCOps.h"
-#include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/DenseSet.h"
+#include "dtc/Analysis/Collectives.h"
+#include "dtc/Analysis/Memory.h"
+#include "dtc/Analysis/Roofline.h"
+#include "dtc/Analysis/StepCost.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <map>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -32,112 +32,84 @@ static std::string describeMemory(int64_t params, int64_t grads,
          " B, activation peak " + std::to_string(activations) + " B";
 }
 
-/// The most bytes of intermediate values -- neither arguments nor results,
-/// which the other categories count -- live at once when the step runs in
-/// program order and each value is freed after its last use, as the
-/// reference executor frees them.
-static int64_t activationPeak(func::FuncOp step) {
-  Block &body = step.getBody().front();
-  llvm::DenseSet<Value> results(body.getTerminator()->operand_begin(),
-                                body.getTerminator()->operand_end());
-  llvm::DenseMap<Value, Operation *> lastUse;
-  for (Operation &op : body.without_terminator())
-    for (Value operand : op.getOperands())
-      lastUse[operand] = &op;
-  auto counted = [&](Value v) {
-    return !isa<BlockArgument>(v) && !results.contains(v);
-  };
-  int64_t live = 0, peak = 0;
-  for (Operation &op : body.without_terminator()) {
-    for (Value result : op.getResults())
-      if (counted(result))
-        live += tensorByteSize(result.getType());
-    peak = std::max(peak, live);
-    llvm::DenseSet<Value> freed;
-    for (Value result : op.getResults())
-      if (counted(result) && result.use_empty() && freed.insert(result).second)
-        live -= tensorByteSize(result.getType());
-    for (Value operand : op.getOperands())
-      if (counted(operand) && lastUse.lookup(operand) == &op &&
-          freed.insert(operand).second)
-        live -= tensorByteSize(operand.getType());
-  }
-  return peak;
+static llvm::json::Object flopsObject(const OpCost &cost) {
+  return llvm::json::Object{{"total", cost.flops()},
+                            {"matmul", cost.matmulFlops},
+                            {"elementwise", cost.elementwiseFlops},
+                            {"transcendental", cost.transcendentalFlops}};
 }
 
-llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
-  int64_t params = 0, state = 0, masters = 0, grads = 0;
-  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
-    int64_t bytes = tensorByteSize(step.getArgument(i).getType());
-    if (step.getArgAttr(i, kParamAttrName))
-      params += bytes;
-    if (auto name = step.getArgAttrOfType<StringAttr>(i, kStateAttrName))
-      (name.getValue().starts_with(kMasterStatePrefix) ? masters : state) +=
-          bytes;
-  }
-  // The gradient buffer: ZeRO stage 1 keeps it whole (its results are the
-  // rank's shards of it), stage 2 only the shard.
-  auto zero = step->getAttrOfType<IntegerAttr>(kZeroStageAttrName);
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
-      step, FlatSymbolRefAttr::get(step.getContext(), "mesh"));
-  for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
-    if (!step.getResultAttr(i, kGradAttrName))
-      continue;
-    int64_t bytes = tensorByteSize(step.getResultTypes()[i]);
-    auto sharding =
-        step.getResultAttrOfType<ShardingAttr>(i, kShardingAttrName);
-    if (zero && zero.getInt() == 1 && sharding && mesh)
-      for (unsigned d = 0, r = sharding.getDims().size(); d < r; ++d)
-        if (llvm::is_contained(sharding.axesOf(d), "dp"))
-          bytes *= mesh.axisSize("dp");
-    grads += bytes;
-  }
+static llvm::json::Object bytesObject(const OpCost &cost) {
+  return llvm::json::Object{{"read", cost.bytesRead},
+                            {"written", cost.bytesWritten}};
+}
 
-  llvm::json::Array collectives;
-  struct Total {
-    int64_t calls = 0;
-    double busBytes = 0;
-  };
-  std::map<std::string, Total> totals;
-  step.walk([&](CollectiveOpInterface op) {
-    int64_t n = op.getGroupSize();
-    llvm::json::Array axisNames;
-    for (StringRef axis : op.getGroupAxes())
-      axisNames.push_back(axis.str());
-    std::string kind = op.getCollectiveKind().str();
-    double bytes = op.getBusBytes(n);
-    StringAttr reason = op.getReasonAttr();
-    collectives.push_back(
-        llvm::json::Object{{"kind", kind},
-                           {"axes", std::move(axisNames)},
-                           {"bus_bytes", bytes},
-                           {"reason", reason ? reason.str() : std::string()}});
-    Total &total = totals[kind];
-    ++total.calls;
-    total.busBytes += bytes;
-  });
+llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
+                                         const DeviceSpec &device) {
+  StepMemory memory = analyzeMemory(step);
+  StepCollectives collectives = analyzeCollectives(step);
+  StepCost cost = analyzeCost(step);
+  StepTime time = estimateStepTime(step, device);
 
-  int64_t activations = activationPeak(step);
+  llvm::json::Array calls;
+  for (const CollectiveCall &call : collectives.calls)
+    calls.push_back(llvm::json::Object{{"kind", call.kind},
+                                       {"axes", llvm::json::Array(call.axes)},
+                                       {"bus_bytes", call.busBytes},
+                                       {"reason", call.reason}});
+
   llvm::errs() << "dtc-compile: per rank: "
-               << describeMemory(params, grads, masters, state, activations)
+               << describeMemory(memory.parameters, memory.gradients,
+                                 memory.masterWeights, memory.optimizerState,
+                                 memory.activationPeak)
                << "\n";
   llvm::json::Object perKind;
-  for (const auto &[kind, total] : totals) {
+  for (const auto &[kind, total] : collectives.totals) {
     llvm::errs() << llvm::format(
         "dtc-compile: per rank per step: %s %lld calls, %.0f bus bytes\n",
         kind.c_str(), static_cast<long long>(total.calls), total.busBytes);
     perKind[kind] = llvm::json::Object{{"calls", total.calls},
                                        {"bus_bytes", total.busBytes}};
   }
+  llvm::errs() << llvm::format(
+      "dtc-compile: per rank per step: %.4g FLOPs (matmul %.4g, elementwise "
+      "%.4g, transcendental %.4g), %.4g bytes moved; roofline on %s: "
+      "%.4g s\n",
+      cost.total.flops(), cost.total.matmulFlops, cost.total.elementwiseFlops,
+      cost.total.transcendentalFlops, static_cast<double>(cost.total.bytes()),
+      device.name.str().c_str(), time.seconds());
+
+  llvm::json::Object flops = flopsObject(cost.total);
+  llvm::json::Object bytes = bytesObject(cost.total);
+  llvm::json::Object roofline{{"device", device.name},
+                              {"seconds", time.seconds()},
+                              {"op_seconds", time.opSeconds},
+                              {"compute_seconds", time.computeSeconds},
+                              {"memory_seconds", time.memorySeconds},
+                              {"collective_seconds", time.collectiveSeconds},
+                              {"compute_bound_ops", time.computeBoundOps},
+                              {"memory_bound_ops", time.memoryBoundOps}};
+  llvm::json::Object phaseSeconds;
+  for (unsigned p = 0; p < kNumStepPhases; ++p) {
+    StringRef name = getStepPhaseName(static_cast<StepPhase>(p));
+    flops[name] = flopsObject(cost.phases[p]);
+    bytes[name] = bytesObject(cost.phases[p]);
+    phaseSeconds[name] = time.phaseSeconds[p];
+  }
+  roofline["phase_seconds"] = std::move(phaseSeconds);
+
   return llvm::json::Object{
       {"memory_bytes_per_rank",
-       llvm::json::Object{{"parameters", params},
-                          {"gradients", grads},
-                          {"master_weights", masters},
-                          {"optimizer_state", state},
-                          {"activation_peak", activations}}},
-      {"collectives_per_step", std::move(collectives)},
-      {"collective_totals_per_step", std::move(perKind)}};
+       llvm::json::Object{{"parameters", memory.parameters},
+                          {"gradients", memory.gradients},
+                          {"master_weights", memory.masterWeights},
+                          {"optimizer_state", memory.optimizerState},
+                          {"activation_peak", memory.activationPeak}}},
+      {"collectives_per_step", std::move(calls)},
+      {"collective_totals_per_step", std::move(perKind)},
+      {"flops_per_step", std::move(flops)},
+      {"bytes_per_step", std::move(bytes)},
+      {"roofline_per_step", std::move(roofline)}};
 }
 
 /// "80GB" (10^9), "512MiB" (2^20), "1e6" (bytes) as bytes; -1 if malformed.

@@ -3,16 +3,19 @@
 #ifndef DTC_TOOLS_DTC_COMPILE_REPORT_H
 #define DTC_TOOLS_DTC_COMPILE_REPORT_H
 
+#include "dtc/Analysis/DeviceSpec.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/JSON.h"
 
 namespace mlir::dtc {
 
-/// The per-rank report of a compiled step: memory by category (parameters,
-/// gradients, optimizer state) and every collective it runs per step with
-/// its kind, axes, bus bytes (nccl-tests convention) and reason, plus the
-/// totals per kind. Prints a summary to stderr.
-llvm::json::Object reportStep(func::FuncOp step);
+/// The per-rank report of a compiled step (lib/Analysis): memory by
+/// category (parameters, gradients, master weights, optimizer state,
+/// activation peak), every collective it runs per step with its kind, axes,
+/// bus bytes (nccl-tests convention) and reason, plus the totals per kind,
+/// FLOPs and bytes per step (by kind and by phase) and a roofline estimate
+/// on `device`. Prints a summary to stderr.
+llvm::json::Object reportStep(func::FuncOp step, const DeviceSpec &device);
 
 /// Whether a rank's memory in `report` (reportStep's) fits in `limit`
 /// ("80GB", "512MiB", a number of bytes); prints an error with the

@@ -134,6 +134,11 @@ static cl::opt<std::string> memoryLimit(
     cl::desc("Fail, with the breakdown, when a rank would need more than "
              "this (parameters, gradients, master weights, optimizer state "
              "and activation peak), e.g. 80GB, 512MiB, 1e6 (bytes)"));
+static cl::opt<std::string> deviceSpec(
+    "device-spec", cl::cat(outputCat), cl::init("h100-80gb"),
+    cl::value_desc("NAME"),
+    cl::desc("The device report.json's roofline estimate is for: "
+             "h100-80gb, h200-141gb or a100-80gb"));
 static cl::opt<int64_t> zeroStage(
     "zero", cl::cat(parallelCat), cl::init(0), cl::value_desc("STAGE"),
     cl::desc("ZeRO over the dp axis: 1 shards the optimizer state (the "
@@ -283,11 +288,21 @@ int main(int argc, char **argv) {
       argc, argv,
       "dtc-compile: compiles an ONNX model into a training step\n\n"
       "Writes OUT/train_step.mlir, OUT/manifest.json (what the step takes\n"
-      "and returns) and OUT/report.json (memory per rank, collectives per\n"
-      "step); run the step with\n"
+      "and returns) and OUT/report.json (memory per rank, collectives,\n"
+      "FLOPs and bytes per step, a roofline estimate); run the step with\n"
       "  dtc-run OUT --batch DIR --steps K [--dump DIR]\n"
       "or, for a --mesh of N devices,\n"
       "  mpirun -np N dtc-run OUT --batch DIR --steps K [--dump DIR]\n");
+
+  const DeviceSpec *device = lookupDeviceSpec(deviceSpec);
+  if (!device) {
+    llvm::errs() << "error: unknown --device-spec '" << deviceSpec << "' (";
+    llvm::interleave(
+        getDeviceSpecs(), llvm::errs(),
+        [](const DeviceSpec &spec) { llvm::errs() << spec.name; }, ", ");
+    llvm::errs() << ")\n";
+    return 1;
+  }
 
   MLIRContext context;
   // Errors name the op and the problem; a dump of the whole function after
@@ -421,7 +436,7 @@ int main(int argc, char **argv) {
   buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;
-  llvm::json::Object report = reportStep(func);
+  llvm::json::Object report = reportStep(func, *device);
   if (!memoryLimit.empty() && !fitsMemoryLimit(report, memoryLimit))
     return 1;
 

@@ -22,6 +22,7 @@ void DTCDialect::initialize() {
 #define GET_OP_LIST
 #include "dtc/Dialect/DTC/IR/DTCOps.cpp.inc"
       >();
+  attachOpCostModels(*getContext());
 }
 
 Operation *DTCDialect::materializeConstant(OpBuilder &builder, Attribute value,

@@ -121,4 +121,21 @@ def DTC_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
   }];
 }
 
+def DTC_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::mlir::dtc";
+  let description = [{
+    An op that says what one execution of it costs: FLOPs by kind (matmul,
+    other arithmetic, transcendental) and bytes read and written, for its
+    operands' element types (`OpCost`, OpCost.h, which states the counting
+    conventions). The cost model (lib/Analysis) sums it per step; read it
+    through `getOpCost`, which falls back on the `Elementwise` and
+    `BroadcastingElementwise` traits for ops without the interface. dtc's
+    ops attach it as external models (DTCOpCosts.cpp).
+  }];
+  let methods = [
+    InterfaceMethod<"The FLOPs and bytes of one execution of the op.",
+      "::mlir::dtc::OpCost", "getCost", (ins)>
+  ];
+}
+
 #endif // DTC_INTERFACES_TD

@@ -16,6 +16,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dtc/Dialect/DTC/IR/DTCTraits.h"
+#include "dtc/Dialect/DTC/IR/OpCost.h"
 #include "dtc/Dialect/DTC/IR/ShardingRule.h"
 
 namespace mlir::dtc {

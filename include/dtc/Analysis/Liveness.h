@@ -1,0 +1,65 @@
+//===- Liveness.h - bytes live while a step runs ----------------*- C++ -*-===//
+//
+// How many bytes of values are live at each point of a step run in a given
+// order, when each value is allocated by the op that computes it and freed
+// after its last read, as the reference executor frees them. The order is a
+// Schedule, a list of op instances: a block's program order is one (each op
+// once), and so are the orders still to come, where one op runs several
+// times: microbatches in flight in a pipeline stage (instance k of an op
+// reads instance k of its operands), or an activation recomputed before its
+// backward readers (a second instance that later readers name).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_ANALYSIS_LIVENESS_H
+#define DTC_ANALYSIS_LIVENESS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <vector>
+
+namespace mlir::dtc {
+
+/// One execution of an op in a schedule.
+struct ScheduledOp {
+  Operation *op = nullptr;
+  /// Tells apart the executions of one op (a microbatch, a recomputed copy);
+  /// each (op, instance) runs at most once.
+  unsigned instance = 0;
+  /// The instance of each operand it reads. Empty: for each operand, the
+  /// same instance as this one if that has run, else the latest that has.
+  llvm::SmallVector<unsigned, 2> operandInstances;
+};
+
+using Schedule = std::vector<ScheduledOp>;
+
+/// The ops of `block`, terminator excluded, once each in program order.
+Schedule programOrder(Block &block);
+
+/// The live bytes along a schedule.
+struct MemoryTimeline {
+  /// At each entry: the bytes live once it has allocated its results,
+  /// before it frees anything (its high-water mark).
+  std::vector<int64_t> live;
+  int64_t peak = 0;
+  /// The first entry at which `peak` is reached; -1 for an empty schedule.
+  int64_t peakIndex = -1;
+};
+
+/// Runs `schedule` counting the bytes of the results for which `counted`
+/// holds: each is allocated when its instance is computed and freed after
+/// the last entry that reads it (right away when none does).
+MemoryTimeline computeLiveness(llvm::ArrayRef<ScheduledOp> schedule,
+                               llvm::function_ref<bool(Value)> counted);
+
+/// The peak bytes of `step`'s intermediate values, computed by its ops and
+/// not returned (arguments and results are parameters, gradients, state),
+/// run in `schedule` (program order by default).
+int64_t activationPeak(func::FuncOp step);
+int64_t activationPeak(func::FuncOp step, llvm::ArrayRef<ScheduledOp> schedule);
+
+} // namespace mlir::dtc
+
+#endif // DTC_ANALYSIS_LIVENESS_H

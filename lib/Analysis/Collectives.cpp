@@ -1,0 +1,28 @@
+//===- Collectives.cpp - what a step sends --------------------------------===//
+
+#include "dtc/Analysis/Collectives.h"
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+StepCollectives mlir::dtc::analyzeCollectives(func::FuncOp step) {
+  StepCollectives result;
+  step.walk([&](CollectiveOpInterface op) {
+    CollectiveCall call;
+    call.op = op;
+    call.kind = op.getCollectiveKind().str();
+    for (StringRef axis : op.getGroupAxes())
+      call.axes.push_back(axis.str());
+    call.groupSize = op.getGroupSize();
+    call.busBytes = op.getBusBytes(call.groupSize);
+    if (StringAttr reason = op.getReasonAttr())
+      call.reason = reason.str();
+    CollectiveTotal &total = result.totals[call.kind];
+    ++total.calls;
+    total.busBytes += call.busBytes;
+    result.calls.push_back(std::move(call));
+  });
+  return result;
+}

@@ -1,0 +1,46 @@
+//===- Memory.cpp - the bytes a rank holds for a step ---------------------===//
+
+#include "dtc/Analysis/Memory.h"
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+StepMemory mlir::dtc::analyzeMemory(func::FuncOp step,
+                                    ArrayRef<ScheduledOp> schedule) {
+  StepMemory memory;
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+    int64_t bytes = tensorByteSize(step.getArgument(i).getType());
+    if (step.getArgAttr(i, kParamAttrName))
+      memory.parameters += bytes;
+    if (auto name = step.getArgAttrOfType<StringAttr>(i, kStateAttrName))
+      (name.getValue().starts_with(kMasterStatePrefix)
+           ? memory.masterWeights
+           : memory.optimizerState) += bytes;
+  }
+  // ZeRO stage 1 keeps the whole gradient buffer (its results are the
+  // rank's shards of it), stage 2 only the shard.
+  auto zero = step->getAttrOfType<IntegerAttr>(kZeroStageAttrName);
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+      step, FlatSymbolRefAttr::get(step.getContext(), "mesh"));
+  for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
+    if (!step.getResultAttr(i, kGradAttrName))
+      continue;
+    int64_t bytes = tensorByteSize(step.getResultTypes()[i]);
+    auto sharding =
+        step.getResultAttrOfType<ShardingAttr>(i, kShardingAttrName);
+    if (zero && zero.getInt() == 1 && sharding && mesh)
+      for (unsigned d = 0, r = sharding.getDims().size(); d < r; ++d)
+        if (llvm::is_contained(sharding.axesOf(d), "dp"))
+          bytes *= mesh.axisSize("dp");
+    memory.gradients += bytes;
+  }
+  memory.activationPeak = activationPeak(step, schedule);
+  return memory;
+}
+
+StepMemory mlir::dtc::analyzeMemory(func::FuncOp step) {
+  return analyzeMemory(step, programOrder(step.getBody().front()));
+}
