@@ -64,6 +64,7 @@ Communicator *mlir::dtc::currentCommunicator() { return activeCommunicator; }
 static KernelTable &kernelTable() {
   static KernelTable table = [] {
     KernelTable t;
+    addAttentionKernels(t);
     addCollectiveKernels(t);
     addElementwiseKernels(t);
     addReductionKernels(t);

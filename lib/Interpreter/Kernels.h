@@ -42,6 +42,7 @@ private:
   llvm::DenseMap<TypeID, Kernel> kernels;
 };
 
+void addAttentionKernels(KernelTable &table);
 void addCollectiveKernels(KernelTable &table);
 void addElementwiseKernels(KernelTable &table);
 void addReductionKernels(KernelTable &table);

@@ -54,6 +54,9 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   if (options.loss == "distillation")
     pm.addPass(createInlineTeacher());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  // Attention as one op before anything keys on it (mixed precision,
+  // autodiff, the partitioners).
+  funcPm.addPass(createRaiseAttention());
   // Vocabulary parallelism needs the vocabulary to divide over tp. (A
   // distillation loss compares with the teacher's unpadded logits.)
   if (options.tensorParallel > 1 && options.loss != "distillation") {

@@ -75,7 +75,7 @@
 // RUN: FileCheck %s --check-prefix=REASON < %t/llama-tp4/report.json
 // GQA-DAG: warning: tensor-parallel: 'layers.0.attn.wk.weight' stays replicated: 2 heads do not divide over 4 ranks
 // GQA-DAG: warning: tensor-parallel: 'layers.0.attn.wv.weight' stays replicated: 2 heads do not divide over 4 ranks
-// GQA-DAG: warning: tensor-parallel: 'dtc.reshape' (/layers.0/attn/Reshape_4) runs replicated on gathered operands: operand #0 is split along dimension 1 in parts that do not line up with how the op regroups that dimension
+// GQA-DAG: warning: tensor-parallel: 'dtc.reshape' (/layers.0/attn/Softmax) runs replicated on gathered operands: operand #0 is split along dimension 1 in parts that do not line up with how the op regroups that dimension
 // RUN: %mpirun -np 4 dtc-run %t/llama-tp4 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-tp4-dump > %t/llama-tp4.log
 // RUN: FileCheck %s --check-prefix=LLAMA4-LOG < %t/llama-tp4.log
 // LLAMA4-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 13 calls, 31008 bus bytes, all_gather 4 calls, 6144 bus bytes

@@ -103,6 +103,9 @@ def formula(family, d):
 TENSOR = r"tensor<([0-9x]*)x?[a-z][a-z0-9]*>"
 MATMUL = re.compile(r"= dtc\.matmul ([^:]*):\s*\(" + TENSOR + r", " + TENSOR +
                     r"\) -> " + TENSOR)
+# dtc.attention's q, k and v: its two products are 2*m*n*k matmuls too.
+ATTENTION = re.compile(r"= dtc\.attention [^:]*:\s*\(" + TENSOR + r", " +
+                       TENSOR + r", " + TENSOR)
 
 
 def dims_of(text):
@@ -110,10 +113,19 @@ def dims_of(text):
 
 
 def ir_matmul_flops(path):
-    """Sum of 2*m*n*k over the matmuls of the step, from their types."""
+    """Sum of 2*m*n*k over the matmuls of the step, from their types, those
+    inside attention included (q k^T and p v)."""
     total, count = 0, 0
     with open(path) as f:
         for line in f:
+            if re.search(r"= dtc\.attention ", line):
+                m = ATTENTION.search(line)
+                if not m:
+                    sys.exit(f"cannot read the types of: {line.strip()}")
+                (b, h, sq, d), k, v = (dims_of(m.group(i)) for i in (1, 2, 3))
+                total += 2 * b * h * sq * k[2] * (d + v[3])
+                count += 2
+                continue
             if not re.search(r"= dtc\.matmul ", line):
                 continue
             m = MATMUL.search(line)

@@ -327,6 +327,34 @@ const VJPCase kCases[] = {
      "  %y = dtc.mul %b, %b : (tensor<2x3xf64>, tensor<2x3xf64>) -> "
      "tensor<2x3xf64>",
      "2x3"},
+    {"attention",
+     {"1x2x3x4", "1x2x5x4", "1x2x5x3"},
+     "  %y, %probs = dtc.attention %p0, %p1, %p2 scale = 0.5 : "
+     "(tensor<1x2x3x4xf64>, tensor<1x2x5x4xf64>, tensor<1x2x5x3xf64>) -> "
+     "(tensor<1x2x3x3xf64>, tensor<1x2x3x5xf64>)",
+     "1x2x3x3"},
+    // Grouped-query heads (4 query heads read 2 key/value heads) and a
+    // float mask, whose gradient is the scores'.
+    {"attention_gqa_mask",
+     {"2x4x3x2", "2x2x4x2", "2x2x4x3", "3x4"},
+     "  %y, %probs = dtc.attention %p0, %p1, %p2 mask %p3 scale = 0.7 : "
+     "(tensor<2x4x3x2xf64>, tensor<2x2x4x2xf64>, tensor<2x2x4x3xf64>, "
+     "tensor<3x4xf64>) -> (tensor<2x4x3x3xf64>, tensor<2x4x3x4xf64>)",
+     "2x4x3x3"},
+    {"attention_causal_dropout",
+     {"1x2x4x3", "1x2x4x3", "1x2x4x3"},
+     "  %row = dtc.iota dim = 0 : tensor<4x4xi64>\n"
+     "  %col = dtc.iota dim = 1 : tensor<4x4xi64>\n"
+     "  %causal = dtc.compare ge, %row, %col : (tensor<4x4xi64>, "
+     "tensor<4x4xi64>) -> tensor<4x4xi1>\n"
+     "  %s = dtc.constant dense<2> : tensor<i64>\n"
+     "  %y, %probs = dtc.attention %p0, %p1, %p2 mask %causal dropout step "
+     "%s scale = 0.6 "
+     "{dropout_ratio = 0.25 : f64, seed = 3 : i64, stream = 1 : i64} : "
+     "(tensor<1x2x4x3xf64>, tensor<1x2x4x3xf64>, tensor<1x2x4x3xf64>, "
+     "tensor<4x4xi1>, tensor<i64>) -> (tensor<1x2x4x3xf64>, "
+     "tensor<1x2x4x4xf64>)",
+     "1x2x4x3"},
     {"reused_value",
      {"3"},
      "  %s = dtc.sin %p0 : tensor<3xf64>\n"

@@ -37,4 +37,39 @@ def FoldConstants : Pass<"dtc-fold-constants", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def RaiseAttention : Pass<"dtc-raise-attention", "mlir::func::FuncOp"> {
+  let summary = "Replace each attention chain by one dtc.attention";
+  let description = [{
+    Finds, ending at each softmax over the last dimension of a rank-4
+    tensor, the chain exporters write for scaled dot-product attention --
+    q k^T (a matmul with transpose_rhs, or with k transposed in its last two
+    dimensions), a scale (multiplication or division by a scalar computed
+    from constants), a mask (an added float mask, or a select of a constant
+    where a boolean mask is false), the softmax, an optional dropout, the
+    product with v -- with grouped-query attention's repetition of key/value
+    heads (reshape to [b, kv, 1, s, d], broadcast, reshape to
+    [b, h, s, d]), and replaces it by one `dtc.attention`. A chain any of
+    whose intermediate values is read elsewhere (attention weights returned
+    as an output) stays as it is.
+
+    Before:
+    ```mlir
+    %kt = dtc.transpose %k permutation = [0, 1, 3, 2] : ...
+    %s = dtc.matmul %q, %kt : ...
+    %c = dtc.div %s, %sqrt_d : ...
+    %m = dtc.add %c, %mask : ...
+    %p = dtc.softmax %m dim = 3 : tensor<2x4x8x8xf32>
+    %o = dtc.matmul %p, %v : ...
+    ```
+    After:
+    ```mlir
+    %o = dtc.attention %q, %k, %v mask %mask scale = 0.125 : ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numRaised", "num-raised", "Attention chains raised">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 #endif // DTC_TRANSFORMS_PASSES_TD

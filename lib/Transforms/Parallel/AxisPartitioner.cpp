@@ -294,6 +294,11 @@ LogicalResult AxisPartitioner::partition(Operation *op,
       return pattern.apply(*this, op, notApplicable);
   if (!anyOperand(op, Kind::Split))
     return success();
+  return partitionByRule(op, notApplicable);
+}
+
+LogicalResult AxisPartitioner::partitionByRule(Operation *op,
+                                               std::string &notApplicable) {
   auto shardable = dyn_cast<ShardingRuleOpInterface>(op);
   if (!shardable) {
     notApplicable = "it has no sharding rule";
@@ -450,6 +455,20 @@ void AxisPartitioner::gatherOperand(OpOperand &use, const std::string &why) {
   layouts[result] = AxisLayout();
   gathered[value] = {result, AxisLayout(), -1, true};
   use.set(result);
+}
+
+void AxisPartitioner::gatherForLaterReaders(OpOperand &use,
+                                            const std::string &why) {
+  Value split = seen(use).value;
+  Operation *owner = use.getOwner();
+  gatherOperand(use, why);
+  if (analysis) {
+    valueSeen[split] = gathered.lookup(split);
+    return;
+  }
+  split.replaceUsesWithIf(use.get(), [&](OpOperand &other) {
+    return owner->isBeforeInBlock(other.getOwner());
+  });
 }
 
 SeenValue AxisPartitioner::allReduce(Value value, Location loc,

@@ -94,6 +94,10 @@ public:
   /// `use` reads the whole of its split operand: all-gathered (and put
   /// back in block order), once per value, right after it.
   void gatherOperand(OpOperand &use, const std::string &why);
+  /// The same, and every reader of the operand after `use`'s owner reads
+  /// the whole too: what one op gathered, the later ones (its backward)
+  /// need not gather again.
+  void gatherForLaterReaders(OpOperand &use, const std::string &why);
   /// The sum over the axis of `partial`, right after it: all-reduced or,
   /// with sequence parallelism (`mayScatter`), an activation's part of the
   /// sequence, reduce-scattered.
@@ -117,6 +121,12 @@ public:
   Value chunkStart(int64_t size, Type type, Location loc);
   /// A scalar constant of `type`.
   Value scalar(Location loc, Type type, int64_t value);
+  /// Partitions `op` by its sharding rule (the engine's generic path); or,
+  /// changing nothing, says why it cannot in `notApplicable`.
+  LogicalResult partitionByRule(Operation *op, std::string &notApplicable);
+  /// Gives `use` this rank's part of its replicated operand along `dim`
+  /// (in `blocks` blocks).
+  LogicalResult localize(OpOperand &use, int64_t dim, int64_t blocks = 1);
   /// Whether `value` is a splat constant zero (float).
   static bool isZero(Value value);
   /// Whether the ranks are a mesh axis (see setRankIndexed).
@@ -152,7 +162,6 @@ private:
   bool passesPartials(Operation *op) const;
   void materialize(Operation *op);
   void reduceSharedPartials(Operation *op);
-  LogicalResult localize(OpOperand &use, int64_t dim, int64_t blocks = 1);
   bool uniformAlong(Value value, int64_t dim) const;
   bool scattersAlongSequence(Value partial) const;
   SeenValue seen(OpOperand &use) const;

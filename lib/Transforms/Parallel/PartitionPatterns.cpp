@@ -8,7 +8,9 @@
 //  - vocabulary-parallel cross-entropy (a log-softmax over a split
 //    vocabulary) and embedding lookups (a gather from a table split by
 //    rows),
-//  - dropout on parts of a tensor (its mask is drawn by global indices).
+//  - dropout on parts of a tensor (its mask is drawn by global indices),
+//    attention's dropout too,
+//  - grouped-query attention on more ranks than key/value heads.
 // Sequence parallelism's reduce-scatters are the engine's own
 // (AxisPartitioner::sumOverAxis).
 //
@@ -246,7 +248,37 @@ LogicalResult partitionPlacedShard(AxisPartitioner &p, Operation *op,
 /// Dropout on a part of a tensor draws by the elements' indices in the
 /// whole: the op learns the whole shape and where the part starts (this
 /// rank's chunk along the split dimension, added to other axes' offsets),
-/// so every layout draws one device's mask.
+/// so every layout draws one device's mask. `offset` is the op's offset
+/// operand (`previous` its value, if any), `type` the part's type, split
+/// along `dim`; `setWhole` records the whole shape.
+void placeDropout(AxisPartitioner &p, Operation *op,
+                  MutableOperandRange offset, Value previous,
+                  RankedTensorType type, int64_t dim,
+                  std::optional<ArrayRef<int64_t>> global,
+                  llvm::function_ref<void(ArrayRef<int64_t>)> setWhole) {
+  OpBuilder &b = p.builder();
+  int64_t rank = type.getRank(), local = type.getDimSize(dim);
+  SmallVector<int64_t> whole(type.getShape());
+  whole[dim] *= p.getRanks();
+  if (global)
+    whole.assign(global->begin(), global->end());
+  Location loc = op->getLoc();
+  b.setInsertionPoint(op);
+  Type i64 = b.getI64Type();
+  Value first = p.chunkStart(local, i64, loc);
+  SmallVector<int64_t> unit(rank, 0);
+  unit[dim] = 1;
+  Value along = ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({rank}, i64),
+                             ArrayRef<int64_t>(unit)));
+  Value placed = MulOp::create(b, loc, along, first);
+  if (previous)
+    placed = AddOp::create(b, loc, previous, placed);
+  offset.assign(placed);
+  setWhole(whole);
+}
+
 bool matchesDropout(AxisPartitioner &p, Operation *op) {
   return isa<DropoutOp>(op) && p.anyOperand(op, AxisLayout::Kind::Split);
 }
@@ -266,29 +298,104 @@ LogicalResult partitionDropout(AxisPartitioner &p, Operation *op,
   }
   if (p.isAnalysis())
     return p.split(dropout.getResult(), in.dim, op);
+  placeDropout(p, op, dropout.getOffsetMutable(), dropout.getOffset(),
+               dropout.getInput().getType(), in.dim, dropout.getGlobalShape(),
+               [&](ArrayRef<int64_t> whole) { dropout.setGlobalShape(whole); });
+  return p.split(dropout.getResult(), in.dim, op);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// Attention's dropout on a part of the probabilities, as dropout's: the
+/// part is placed in the whole by its probabilities' layout.
+void placeAttentionDropout(AxisPartitioner &p, AttentionOp op) {
+  AxisLayout probs = p.layoutOf(op.getProbs());
+  if (p.isAnalysis() || !op.getDropoutRatio() || !probs.isSplit())
+    return;
+  placeDropout(p, op, op.getOffsetMutable(), op.getOffset(),
+               op.getProbs().getType(), probs.dim, op.getGlobalShape(),
+               [&](ArrayRef<int64_t> whole) { op.setGlobalShape(whole); });
+}
+
+bool matchesAttentionDropout(AxisPartitioner &p, Operation *op) {
+  auto attention = dyn_cast<AttentionOp>(op);
+  return attention && attention.getDropoutRatio() &&
+         p.anyOperand(op, AxisLayout::Kind::Split);
+}
+
+LogicalResult partitionAttentionDropout(AxisPartitioner &p, Operation *op,
+                                        std::string &notApplicable) {
+  if (!p.isRankIndexed())
+    return op->emitError("dropout is not partitioned for gradient "
+                         "accumulation yet (its microbatches have no rank "
+                         "to index by)");
+  if (failed(p.partitionByRule(op, notApplicable)))
+    return failure();
+  if (notApplicable.empty())
+    placeAttentionDropout(p, cast<AttentionOp>(op));
+  return success();
+}
+
+/// Grouped-query attention on more ranks than key/value heads (2 of them,
+/// 4 ranks): each rank's query heads read one key/value head, which no
+/// split of the kv heads gives. Each rank takes the heads it reads from the
+/// repeated keys and values -- repeated as the op repeats them, then cut
+/// like the query heads -- and runs attention without groups. Keys and
+/// values split along the tokens (sequence parallelism's) are gathered
+/// first, for the backward's reads too: attention reads all of them.
+bool matchesUnevenKVHeads(AxisPartitioner &p, Operation *op) {
+  auto attention = dyn_cast<AttentionOp>(op);
+  if (!attention || p.partitionsBatch())
+    return false;
+  AxisLayout q = p.layoutOf(attention->getOpOperand(0));
+  int64_t heads = attention.getQ().getType().getDimSize(1) * p.getRanks(),
+          kvHeads = attention.getK().getType().getDimSize(1),
+          group = heads / kvHeads, perRank = heads / p.getRanks();
+  auto replicated = [&](unsigned i) {
+    return p.layoutOf(attention->getOpOperand(i)).isReplicated();
+  };
+  auto wholeOrTokens = [&](unsigned i) {
+    AxisLayout layout = p.layoutOf(attention->getOpOperand(i));
+    return layout.isReplicated() || (layout.isSplit() && layout.dim == 2);
+  };
+  return q.isSplit() && q.dim == 1 && q.blocks == 1 && wholeOrTokens(1) &&
+         wholeOrTokens(2) && (!attention.getMask() || replicated(3)) &&
+         kvHeads % p.getRanks() != 0 && group % perRank == 0;
+}
+
+LogicalResult partitionUnevenKVHeads(AxisPartitioner &p, Operation *op,
+                                     std::string &) {
+  auto attention = cast<AttentionOp>(op);
+  int64_t group = attention.getQ().getType().getDimSize(1) * p.getRanks() /
+                  attention.getK().getType().getDimSize(1);
   OpBuilder &b = p.builder();
-  auto type = dropout.getInput().getType();
-  int64_t rank = type.getRank(), dim = in.dim, local = type.getDimSize(dim);
-  SmallVector<int64_t> whole(type.getShape());
-  whole[dim] *= p.getRanks();
-  if (auto global = dropout.getGlobalShape())
-    whole.assign(global->begin(), global->end());
-  Location loc = op->getLoc();
-  b.setInsertionPoint(op);
-  Type i64 = b.getI64Type();
-  Value first = p.chunkStart(local, i64, loc);
-  SmallVector<int64_t> unit(rank, 0);
-  unit[dim] = 1;
-  Value along = ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(RankedTensorType::get({rank}, i64),
-                             ArrayRef<int64_t>(unit)));
-  Value offset = MulOp::create(b, loc, along, first);
-  if (Value previous = dropout.getOffset())
-    offset = AddOp::create(b, loc, previous, offset);
-  dropout.getOffsetMutable().assign(offset);
-  dropout.setGlobalShape(whole);
-  return p.split(dropout.getResult(), dim, op);
+  for (unsigned i : {1u, 2u}) {
+    OpOperand &use = op->getOpOperand(i);
+    if (p.layoutOf(use).isSplit())
+      p.gatherForLaterReaders(use, p.getPurpose() + ": " + p.describe(op) +
+                                       " reads all the keys and values");
+    if (!p.isAnalysis()) {
+      b.setInsertionPoint(op);
+      auto type = cast<RankedTensorType>(use.get().getType());
+      ArrayRef<int64_t> s = type.getShape();
+      Value one = ReshapeOp::create(
+          b, op->getLoc(), type.clone({s[0], s[1], 1, s[2], s[3]}), use.get());
+      Value many = BroadcastOp::create(
+          b, op->getLoc(), type.clone({s[0], s[1], group, s[2], s[3]}), one);
+      use.set(ReshapeOp::create(
+          b, op->getLoc(), type.clone({s[0], s[1] * group, s[2], s[3]}),
+          many));
+    }
+    if (failed(p.localize(use, 1)))
+      return failure();
+  }
+  for (Value result : op->getResults())
+    if (failed(p.split(result, 1, op)))
+      return failure();
+  placeAttentionDropout(p, attention);
+  return success();
 }
 
 } // namespace
@@ -303,6 +410,10 @@ ArrayRef<PartitionPattern> mlir::dtc::getPartitionPatterns() {
       {"vocabulary-parallel lookup", matchesSplitTableGather,
        partitionSplitTableGather},
       {"dropout offsets", matchesDropout, partitionDropout},
+      {"grouped-query attention over more ranks than kv heads",
+       matchesUnevenKVHeads, partitionUnevenKVHeads},
+      {"attention dropout offsets", matchesAttentionDropout,
+       partitionAttentionDropout},
   };
   return patterns;
 }

@@ -423,3 +423,43 @@ func.func @dropout_global(%x: tensor<4x2xf32>, %s: tensor<i64>, %o: tensor<2xi64
   %0 = dtc.dropout %x, %s at %o in [2, 2] ratio = 0.5 seed = 0 stream = 0 : (tensor<4x2xf32>, tensor<i64>, tensor<2xi64>) -> tensor<4x2xf32>
   return
 }
+
+// -----
+
+func.func @attention_heads(%q: tensor<1x3x4x8xf32>, %k: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{k and v must have the same heads, which divide q's 3}}
+  %0:2 = dtc.attention %q, %k, %k scale = 1.0 : (tensor<1x3x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x3x4x8xf32>, tensor<1x3x4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_d(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x6xf32>) {
+  // expected-error @+1 {{q and k must have the same d}}
+  %0:2 = dtc.attention %q, %k, %k scale = 1.0 : (tensor<1x2x4x8xf32>, tensor<1x2x4x6xf32>, tensor<1x2x4x6xf32>) -> (tensor<1x2x4x6xf32>, tensor<1x2x4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<1x2x4x8xf32>, %m: tensor<4x5xf32>) {
+  // expected-error @+1 {{the mask must broadcast to the scores 'tensor<1x2x4x4xf32>'}}
+  %0:2 = dtc.attention %q, %q, %q mask %m scale = 1.0 : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<4x5xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_dropout(%q: tensor<1x2x4x8xf32>, %s: tensor<i64>) {
+  // expected-error @+1 {{dropout needs dropout_ratio, step, seed and stream}}
+  %0:2 = dtc.attention %q, %q, %q dropout step %s scale = 1.0 : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<i64>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_ratio(%q: tensor<1x2x4x8xf32>, %s: tensor<i64>) {
+  // expected-error @+1 {{dropout_ratio must be in [0, 1)}}
+  %0:2 = dtc.attention %q, %q, %q dropout step %s scale = 1.0 {dropout_ratio = 1.0 : f64, seed = 0 : i64, stream = 0 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<i64>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>)
+  return
+}

@@ -159,3 +159,12 @@ func.func @data_movement(%wte: tensor<96x48xf32>, %ids: tensor<8x16xi64>, %x: te
   %8 = dtc.update_slice %5 into %x starts = [3, 7] strides = [-1, -2] : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return
 }
+
+// CHECK-LABEL: func @attention
+func.func @attention(%q: tensor<2x8x16x4xf32>, %k: tensor<2x2x16x4xf32>, %v: tensor<2x2x16x6xf32>, %m: tensor<16x16xi1>, %s: tensor<i64>, %o: tensor<4xi64>) {
+  // CHECK: dtc.attention %{{.*}}, %{{.*}}, %{{.*}} scale = 5.000000e-01 : (tensor<2x8x16x4xf32>, tensor<2x2x16x4xf32>, tensor<2x2x16x6xf32>) -> (tensor<2x8x16x6xf32>, tensor<2x8x16x16xf32>)
+  %0:2 = dtc.attention %q, %k, %v scale = 0.5 : (tensor<2x8x16x4xf32>, tensor<2x2x16x4xf32>, tensor<2x2x16x6xf32>) -> (tensor<2x8x16x6xf32>, tensor<2x8x16x16xf32>)
+  // CHECK: dtc.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} dropout step %{{.*}} at %{{.*}} scale = 5.000000e-01 {dropout_ratio = 1.000000e-01 : f64, global_shape = array<i64: 4, 8, 16, 16>, seed = 1 : i64, stream = 2 : i64} : (tensor<2x8x16x4xf32>, tensor<2x2x16x4xf32>, tensor<2x2x16x6xf32>, tensor<16x16xi1>, tensor<i64>, tensor<4xi64>) -> (tensor<2x8x16x6xf32>, tensor<2x8x16x16xf32>)
+  %1:2 = dtc.attention %q, %k, %v mask %m dropout step %s at %o scale = 0.5 {dropout_ratio = 0.1 : f64, seed = 1 : i64, stream = 2 : i64, global_shape = array<i64: 4, 8, 16, 16>} : (tensor<2x8x16x4xf32>, tensor<2x2x16x4xf32>, tensor<2x2x16x6xf32>, tensor<16x16xi1>, tensor<i64>, tensor<4xi64>) -> (tensor<2x8x16x6xf32>, tensor<2x8x16x16xf32>)
+  return
+}

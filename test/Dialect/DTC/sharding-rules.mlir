@@ -14,7 +14,9 @@ func.func @rules(%x: tensor<4x8xf32>, %v: tensor<8xf32>, %w: tensor<6x8xf32>,
                  %ids: tensor<4x3xi64>, %m: tensor<4x8xi1>, %step: tensor<i64>,
                  %idx: tensor<4x2xi64>, %dy: tensor<4x2xf32>,
                  %upd: tensor<4x3x8xf32>, %y: tensor<4x2xf32>,
-                 %u: tensor<4x3xf32>, %s: tensor<6x4xf32>) {
+                 %u: tensor<4x3xf32>, %s: tensor<6x4xf32>,
+                 %aq: tensor<2x4x3x4xf32>, %ak: tensor<2x2x5x4xf32>,
+                 %av: tensor<2x2x5x6xf32>, %amask: tensor<3x5xf32>) {
   // CHECK: dtc.constant: () -> ([i, j]) {i=4, j=8} need_replication={i, j}
   %c = dtc.constant dense<1.0> : tensor<4x8xf32>
   // CHECK-NEXT: dtc.iota: () -> ([i, j]) {i=4, j=8} need_replication={i, j}
@@ -86,6 +88,11 @@ func.func @rules(%x: tensor<4x8xf32>, %v: tensor<8xf32>, %w: tensor<6x8xf32>,
   %ln:3 = dtc.layer_norm %x, %v, %v dim = 1 epsilon = 1.0e-05
       : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
       -> (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
+  // Batch, kv heads x group, queries pass through; keys and d are whole.
+  // CHECK-NEXT: dtc.attention: ([i, jk, l, n], [i, j, m, n], [i, j, m, o], [l, m]) -> ([i, jk, l, o], [i, jk, l, m]) {i=2, j=2, k=2, l=3, m=5, n=4, o=6} need_replication={m, n}{{$}}
+  %att:2 = dtc.attention %aq, %ak, %av mask %amask scale = 0.5
+      : (tensor<2x4x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x6xf32>,
+         tensor<3x5xf32>) -> (tensor<2x4x3x6xf32>, tensor<2x4x3x5xf32>)
   // CHECK-NEXT: dtc.rms_norm: ([i, j], [j]) -> ([i, j]) {i=4, j=8} need_replication={j}{{$}}
   %rms = dtc.rms_norm %x, %v dim = 1 epsilon = 1.0e-06
       : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>

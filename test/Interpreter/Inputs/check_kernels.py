@@ -160,6 +160,42 @@ case("softmax", "%r = dtc.softmax %a dim = 1 : tensor<3x4x5xf32>\n  return %r : 
 case("log_softmax", "%r = dtc.log_softmax %a dim = 2 : tensor<3x4x5xf32>\n  return %r : tensor<3x4x5xf32>",
      [r], [np.log(softmax(r.astype(np.float64), 2)).astype(np.float32)], ["tensor<3x4x5xf32>"])
 
+
+
+def attention(q, k, v, scale, mask=None, keep=None, fill=-np.inf,
+              probs=False):
+    group = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    s = np.einsum("bhqd,bhkd->bhqk", q, k) * scale
+    if mask is not None:
+        s = s + mask
+    if keep is not None:
+        s = np.where(keep, s, fill)
+    p = softmax(s, 3)
+    return p if probs else np.einsum("bhqk,bhkd->bhqd", p, v)
+
+
+aq, ak, av = rand((2, 4, 3, 5)), rand((2, 2, 6, 5)), rand((2, 2, 6, 7))
+amask = rand((3, 6))
+case("attention_gqa_mask",
+     "%r, %p = dtc.attention %a, %b, %c mask %d scale = 0.25 : (tensor<2x4x3x5xf32>, "
+     "tensor<2x2x6x5xf32>, tensor<2x2x6x7xf32>, tensor<3x6xf32>) -> "
+     "(tensor<2x4x3x7xf32>, tensor<2x4x3x6xf32>)\n"
+     "  return %r : tensor<2x4x3x7xf32>",
+     [aq, ak, av, amask],
+     [attention(*(x.astype(np.float64) for x in (aq, ak, av)), 0.25,
+                mask=amask.astype(np.float64)).astype(np.float32)],
+     ["tensor<2x4x3x7xf32>"])
+akeep = np.tril(np.ones((3, 6), dtype=np.bool_), 2)
+case("attention_bool_mask",
+     "%r, %p = dtc.attention %a, %b, %c mask %d scale = 0.5 {masked_value = -30.0 : f64} : "
+     "(tensor<2x4x3x5xf32>, tensor<2x2x6x5xf32>, tensor<2x2x6x7xf32>, tensor<3x6xi1>)"
+     " -> (tensor<2x4x3x7xf32>, tensor<2x4x3x6xf32>)\n  return %p : tensor<2x4x3x6xf32>",
+     [aq, ak, av, akeep],
+     [attention(*(x.astype(np.float64) for x in (aq, ak, av)), 0.5,
+                keep=akeep, fill=-30.0, probs=True).astype(np.float32)],
+     ["tensor<2x4x3x6xf32>"])
+
 g, b = rand((4, 5)), rand((4, 5))
 mu = r.astype(np.float64).mean(axis=(1, 2), keepdims=True)
 rstd = 1 / np.sqrt(r.astype(np.float64).var(axis=(1, 2), keepdims=True) + 1e-5)

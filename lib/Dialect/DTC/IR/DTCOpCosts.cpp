@@ -170,6 +170,23 @@ OpCost costOf(SoftmaxOp op) {
   return cost;
 }
 
+OpCost costOf(AttentionOp op) {
+  // The two products (2 q k^T, 2 p v per score), and per score: the scale,
+  // the mask, the softmax's (4 n - 2) / n and exp, the dropout's 2.
+  OpCost cost = dataMovementCost(op);
+  auto q = op.getQ().getType(), k = op.getK().getType(),
+       v = op.getV().getType();
+  double scores = static_cast<double>(q.getDimSize(0)) * q.getDimSize(1) *
+                  q.getDimSize(2) * k.getDimSize(2);
+  double rows = scores / k.getDimSize(2);
+  cost.matmulFlops = 2 * scores * (q.getDimSize(3) + v.getDimSize(3));
+  cost.elementwiseFlops = scores * (1 + (op.getMask() ? 1 : 0) +
+                                    (op.getDropoutRatio() ? 2 : 0)) +
+                          rows * (4 * k.getDimSize(2) - 2);
+  cost.transcendentalFlops = scores;
+  return cost;
+}
+
 OpCost costOf(LogSoftmaxOp op) {
   // Per line of n: max (n - 1), subtract (n), exp (n), sum (n - 1), log (1),
   // subtract (n).

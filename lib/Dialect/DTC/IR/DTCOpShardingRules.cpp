@@ -241,6 +241,55 @@ OpShardingRule RMSNormOp::getShardingRule(ArrayRef<RankedTensorType> operands,
   return alongDimRule(operands, results, getDim(), /*fromAlongOn=*/true);
 }
 
+/// Batch, query heads and queries pass through (the heads as [kv_heads,
+/// group], so that k and v split with the query heads they serve), as do
+/// v's features; the keys and the contracted features are whole. A mask is
+/// right-aligned against the scores [batch, heads, queries, keys].
+OpShardingRule
+AttentionOp::getShardingRule(ArrayRef<RankedTensorType> operands,
+                             ArrayRef<RankedTensorType> results) {
+  RankedTensorType q = operands[0], k = operands[1], v = operands[2];
+  OpShardingRule rule(operands, results);
+  std::optional<unsigned> mask;
+  if (getMask())
+    mask = 1 + 2; // after q, k, v
+  int64_t maskRank = mask ? operands[*mask].getRank() : 0;
+  // Where the mask has scores dimension d (not broadcast).
+  auto maskDim = [&](int64_t d, int64_t size) -> Dims {
+    int64_t at = d - (4 - maskRank);
+    if (!mask || at < 0 || operands[*mask].getDimSize(at) != size)
+      return {};
+    return {{*mask, at}};
+  };
+  auto with = [](Dims dims, Dims more) {
+    dims.append(more.begin(), more.end());
+    return dims;
+  };
+  // The result, then the probabilities [batch, heads, queries, keys].
+  rule.addShared(q.getDimSize(0), kParallel,
+                 with({{0, 0}, {1, 0}, {2, 0}}, maskDim(0, q.getDimSize(0))),
+                 {{0, 0}, {1, 0}});
+  int64_t kvHeads = k.getDimSize(1), group = q.getDimSize(1) / kvHeads;
+  Dims maskHeads = maskDim(1, q.getDimSize(1));
+  rule.addShared(kvHeads, kParallel, with({{0, 1}, {1, 1}, {2, 1}}, maskHeads),
+                 {{0, 1}, {1, 1}});
+  rule.addShared(group, kParallel, with({{0, 1}}, maskHeads),
+                 {{0, 1}, {1, 1}});
+  rule.addShared(q.getDimSize(2), kParallel,
+                 with({{0, 2}}, maskDim(2, q.getDimSize(2))),
+                 {{0, 2}, {1, 2}});
+  rule.addShared(k.getDimSize(2), kWhole,
+                 with({{1, 2}, {2, 2}}, maskDim(3, k.getDimSize(2))),
+                 {{1, 3}});
+  rule.addShared(q.getDimSize(3), kWhole, {{0, 3}, {1, 3}}, {});
+  rule.addShared(v.getDimSize(3), kParallel, {{2, 3}}, {{0, 3}});
+  // The dropout's step and offset.
+  for (unsigned i = mask ? 4 : 3; i < operands.size(); ++i)
+    for (int64_t d = 0; d < operands[i].getRank(); ++d)
+      rule.addShared(operands[i].getDimSize(d), kWhole, {{i, d}}, {});
+  return rule;
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

@@ -372,6 +372,76 @@ LogicalResult LogSoftmaxOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   return success();
 }
 
+/// The key or value heads `x` [batch, kv_heads, keys, d] repeated for each
+/// of the `group` query heads that read them.
+static Value expandHeads(Emitter &e, Value x, int64_t group) {
+  if (group == 1)
+    return x;
+  auto type = cast<RankedTensorType>(x.getType());
+  ArrayRef<int64_t> s = type.getShape();
+  Value one = e.reshape(x, {s[0], s[1], 1, s[2], s[3]});
+  Value many = e.broadcastTo(
+      one, type.clone({s[0], s[1], group, s[2], s[3]}));
+  return e.reshape(many, {s[0], s[1] * group, s[2], s[3]});
+}
+
+/// The gradient of expandHeads: each group's gradients summed.
+static Value sumHeads(Emitter &e, Value grad, int64_t group) {
+  if (group == 1)
+    return grad;
+  ArrayRef<int64_t> s = cast<RankedTensorType>(grad.getType()).getShape();
+  Value groups = e.reshape(grad, {s[0], s[1] / group, group, s[2], s[3]});
+  return e.reduceSum(groups, {2}, /*keepDims=*/false);
+}
+
+/// With the probabilities P the forward saved (recomputing them from q and
+/// k, as FlashAttention does, is a rematerialization choice): dV = P'^T dO,
+/// dP' = dO V^T (P' = dropout(P), and dP its dropout), dS = P (dP -
+/// rowsum(dP P)), dQ = dS K s, dK = dS^T Q s.
+LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  if (resultGrads[1])
+    return emitOpError("cannot differentiate through the probabilities");
+  Emitter e(b, getLoc());
+  Value dOut = resultGrads[0], q = getQ();
+  int64_t group = getGroupSize();
+  Value k = expandHeads(e, getK(), group), v = expandHeads(e, getV(), group);
+  auto drop = [&](Value x) -> Value {
+    if (!getDropoutRatio())
+      return x;
+    return DropoutOp::create(b, getLoc(), x.getType(), x, getStep(),
+                             getOffset(), getDropoutRatioAttr(), getSeedAttr(),
+                             getStreamAttr(), getGlobalShapeAttr());
+  };
+  Value mask = getMask();
+  bool keepMask = mask && cast<RankedTensorType>(mask.getType())
+                              .getElementType()
+                              .isInteger(1);
+  Value probs = getProbs();
+  Value dV = MatmulOp::create(b, getLoc(), drop(probs), dOut, true, false);
+  Value dProbs = drop(MatmulOp::create(b, getLoc(), dOut, v, false, true));
+  Value dot = e.reduceSum(e.mul(dProbs, probs), {3}, /*keepDims=*/true);
+  Value dScores = e.mul(probs, e.sub(dProbs, dot));
+  if (keepMask)
+    dScores = e.select(mask, dScores, e.zeros(dScores.getType()));
+  Value scaled = e.mul(dScores, e.scalar(getScale().convertToDouble(), q));
+  Value dQ = MatmulOp::create(b, getLoc(), scaled, k, false, false);
+  Value dK = MatmulOp::create(b, getLoc(), scaled, q, true, false);
+  operandGrads.append({dQ, sumHeads(e, dK, group), sumHeads(e, dV, group)});
+  if (mask)
+    operandGrads.push_back(keepMask ? Value()
+                                    : e.sumTo(e.castTo(dScores,
+                                                       cast<RankedTensorType>(
+                                                           mask.getType())
+                                                           .getElementType()),
+                                              mask.getType()));
+  if (getStep())
+    operandGrads.push_back(Value());
+  if (getOffset())
+    operandGrads.push_back(Value());
+  return success();
+}
+
 LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                     SmallVectorImpl<Value> &operandGrads) {
   if (resultGrads[1] || resultGrads[2])

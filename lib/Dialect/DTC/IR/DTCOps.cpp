@@ -300,6 +300,75 @@ static LogicalResult checkNormOperands(std::optional<Location> loc, Value input,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto q = cast<RankedTensorType>(adaptor.getQ().getType());
+  auto v = cast<RankedTensorType>(adaptor.getV().getType());
+  if (q.getRank() != 4 || v.getRank() != 4)
+    return emitOptionalError(loc, "q and v must be [batch, heads, tokens, d]");
+  auto k = cast<RankedTensorType>(adaptor.getK().getType());
+  if (k.getRank() != 4)
+    return emitOptionalError(loc, "k must be [batch, kv_heads, keys, d]");
+  inferred.push_back(q.clone(
+      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)}));
+  inferred.push_back(q.clone(
+      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), k.getDimSize(2)}));
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = getQ().getType(), k = getK().getType(),
+                   v = getV().getType();
+  if (q.getElementType() != k.getElementType() ||
+      q.getElementType() != v.getElementType())
+    return emitOpError("q, k and v must have one element type");
+  if (k.getDimSize(0) != q.getDimSize(0) || v.getDimSize(0) != q.getDimSize(0))
+    return emitOpError("q, k and v must have the same batch");
+  if (k.getDimSize(1) != v.getDimSize(1) ||
+      q.getDimSize(1) % k.getDimSize(1) != 0)
+    return emitOpError("k and v must have the same heads, which divide "
+                       "q's ")
+           << q.getDimSize(1);
+  if (k.getDimSize(2) != v.getDimSize(2))
+    return emitOpError("k and v must have the same keys");
+  if (k.getDimSize(3) != q.getDimSize(3))
+    return emitOpError("q and k must have the same d");
+  if (Value mask = getMask()) {
+    SmallVector<int64_t> scores{q.getDimSize(0), q.getDimSize(1),
+                                q.getDimSize(2), k.getDimSize(2)};
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(mask.getType()).getShape();
+    FailureOr<SmallVector<int64_t>> both = broadcastShapes({shape, scores});
+    if (failed(both) || ArrayRef<int64_t>(*both) != ArrayRef<int64_t>(scores))
+      return emitOpError("the mask must broadcast to the scores ")
+             << RankedTensorType::get(scores, q.getElementType());
+  }
+  bool dropout = getDropoutRatio().has_value();
+  if (dropout != static_cast<bool>(getStep()) ||
+      dropout != getSeed().has_value() || dropout != getStream().has_value())
+    return emitOpError("dropout needs dropout_ratio, step, seed and stream");
+  if (dropout) {
+    double ratio = getDropoutRatio()->convertToDouble();
+    if (!(ratio >= 0 && ratio < 1))
+      return emitOpError("dropout_ratio must be in [0, 1)");
+    if (getStep().getType().getRank() != 0)
+      return emitOpError("step must be a scalar");
+  }
+  if (static_cast<bool>(getOffset()) != getGlobalShape().has_value())
+    return emitOpError("offset and global_shape go together");
+  if (getOffset() && (!dropout || getGlobalShape()->size() != 4 ||
+                      getOffset().getType().getShape() != ArrayRef<int64_t>{4}))
+    return emitOpError("offset and global_shape place the dropped "
+                       "probabilities, [batch, heads, queries, keys], in a "
+                       "larger tensor");
+  return success();
+}
+
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,

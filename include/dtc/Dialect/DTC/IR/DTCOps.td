@@ -426,6 +426,58 @@ class DTC_SoftmaxLikeOp<string mnemonic, string math>
 def DTC_SoftmaxOp : DTC_SoftmaxLikeOp<"softmax", "softmax">;
 def DTC_LogSoftmaxOp : DTC_SoftmaxLikeOp<"log_softmax", "log-softmax">;
 
+def DTC_AttentionOp : DTC_Op<"attention", [Pure, InferTypeOpAdaptor,
+    AttrSizedOperandSegments, DTC_Differentiable, DTC_Sharded]> {
+  let summary = "Scaled dot-product attention, with grouped-query K/V heads";
+  let description = [{
+    `result = dropout(softmax(q k^T * scale + mask)) v` per batch element
+    and query head: `q` is [batch, heads, queries, d], `k` and `v` are
+    [batch, kv_heads, keys, d] and [batch, kv_heads, keys, dv] with
+    `kv_heads` dividing `heads` -- query head h reads key/value head
+    h / (heads / kv_heads), as grouped-query attention repeats them. The
+    optional `mask` broadcasts to [batch, heads, queries, keys]: a float
+    mask is added to the scores, an i1 mask keeps the scores where it is
+    true and puts `masked_value` (default -inf) elsewhere. With
+    `dropout_ratio`, the probabilities are dropped as `dtc.dropout` drops
+    a [batch, heads, queries, keys] tensor keyed on (`seed`, `stream`) and
+    `step` (`offset` and `global_shape` as there, for a part of a larger
+    one). `probs` holds the softmax's probabilities (before dropout), which
+    the backward reads rather than recomputing them; a fused kernel need
+    not write them when nothing reads them. Scores, softmax and products
+    are computed in f64 and the results rounded once.
+
+    `dtc-raise-attention` makes it from the ops exporters write; fused
+    kernels, recomputation and context parallelism key on it.
+
+    ```mlir
+    %o, %p = dtc.attention %q, %k, %v mask %m scale = 0.125
+        : (tensor<2x8x16x64xf32>, tensor<2x2x16x64xf32>,
+           tensor<2x2x16x64xf32>, tensor<16x16xf32>)
+        -> (tensor<2x8x16x64xf32>, tensor<2x8x16x16xf32>)
+    ```
+  }];
+  let arguments = (ins DTC_FloatTensor:$q, DTC_FloatTensor:$k,
+                   DTC_FloatTensor:$v,
+                   Optional<StaticShapeTensorOf<[DTC_Float, I1]>>:$mask,
+                   Optional<StaticShapeTensorOf<[I64]>>:$step,
+                   Optional<StaticShapeTensorOf<[I64]>>:$offset,
+                   F64Attr:$scale, OptionalAttr<F64Attr>:$masked_value,
+                   OptionalAttr<F64Attr>:$dropout_ratio,
+                   OptionalAttr<I64Attr>:$seed, OptionalAttr<I64Attr>:$stream,
+                   OptionalAttr<DenseI64ArrayAttr>:$global_shape);
+  let results = (outs DTC_FloatTensor:$result, DTC_FloatTensor:$probs);
+  let assemblyFormat = "$q `,` $k `,` $v (`mask` $mask^)? "
+      "(`dropout` `step` $step^)? (`at` $offset^)? `scale` `=` $scale "
+      "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Query heads per key/value head.
+    int64_t getGroupSize() {
+      return getQ().getType().getDimSize(1) / getK().getType().getDimSize(1);
+    }
+  }];
+}
+
 def DTC_LayerNormOp : DTC_Op<"layer_norm",
     [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_Sharded]> {
   let summary = "Layer normalization over the trailing dimensions";
