@@ -9,6 +9,7 @@
 
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Format.h"
@@ -71,15 +72,13 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step) {
     int64_t bytes = tensorByteSize(step.getArgument(i).getType());
     if (step.getArgAttr(i, kParamAttrName))
       params += bytes;
-    if (auto name = step.getArgAttrOfType<StringAttr>(i, kStateAttrName))
-      (name.getValue().starts_with(kMasterStatePrefix) ? masters : state) +=
-          bytes;
+    if (StateAttr kind = getStateAttr(step, i))
+      (kind.getKind() == StateKind::Master ? masters : state) += bytes;
   }
   // The gradient buffer: ZeRO stage 1 keeps it whole (its results are the
   // rank's shards of it), stage 2 only the shard.
   auto zero = step->getAttrOfType<IntegerAttr>(kZeroStageAttrName);
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
-      step, FlatSymbolRefAttr::get(step.getContext(), "mesh"));
+  MeshOp mesh = getStepMesh(step);
   for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
     if (!step.getResultAttr(i, kGradAttrName))
       continue;
