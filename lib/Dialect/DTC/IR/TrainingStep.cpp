@@ -33,7 +33,7 @@ FailureOr<TrainingStep> TrainingStep::get(func::FuncOp func) {
   step.argumentOfResult.assign(numResults, std::nullopt);
   step.gradientOf.assign(numResults, std::nullopt);
 
-  llvm::StringMap<unsigned> byName; // parameter name -> index in parameters
+  llvm::StringMap<unsigned> &byName = step.parameterIndex;
   for (unsigned i = 0; i < numArgs; ++i) {
     auto param = func.getArgAttr(i, kParamAttrName);
     auto input = func.getArgAttr(i, kInputAttrName);
@@ -164,10 +164,8 @@ Value TrainingStep::getLoss() const {
 
 const TrainingStep::Parameter *
 TrainingStep::getParameter(StringRef name) const {
-  for (const Parameter &param : parameters)
-    if (param.name == name)
-      return &param;
-  return nullptr;
+  auto it = parameterIndex.find(name);
+  return it == parameterIndex.end() ? nullptr : &parameters[it->second];
 }
 
 const TrainingStep::Parameter *

@@ -17,6 +17,7 @@
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Runtime/StepSignature.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::dtc {
 
@@ -132,6 +133,8 @@ private:
   mutable func::FuncOp func;
   StepAttr attr;
   SmallVector<Parameter> parameters;
+  /// Parameter name -> index in `parameters`.
+  llvm::StringMap<unsigned> parameterIndex;
   SmallVector<unsigned> inputs;
   SmallVector<State> states;
   /// Per argument, its update; per result, the argument it updates.
