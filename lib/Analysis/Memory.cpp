@@ -3,7 +3,7 @@
 #include "dtc/Analysis/Memory.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
-#include "mlir/IR/SymbolTable.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -15,16 +15,14 @@ StepMemory mlir::dtc::analyzeMemory(func::FuncOp step,
     int64_t bytes = tensorByteSize(step.getArgument(i).getType());
     if (step.getArgAttr(i, kParamAttrName))
       memory.parameters += bytes;
-    if (auto name = step.getArgAttrOfType<StringAttr>(i, kStateAttrName))
-      (name.getValue().starts_with(kMasterStatePrefix)
-           ? memory.masterWeights
-           : memory.optimizerState) += bytes;
+    if (StateAttr kind = getStateAttr(step, i))
+      (kind.getKind() == StateKind::Master ? memory.masterWeights
+                                           : memory.optimizerState) += bytes;
   }
   // ZeRO stage 1 keeps the whole gradient buffer (its results are the
   // rank's shards of it), stage 2 only the shard.
   auto zero = step->getAttrOfType<IntegerAttr>(kZeroStageAttrName);
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
-      step, FlatSymbolRefAttr::get(step.getContext(), "mesh"));
+  MeshOp mesh = getStepMesh(step);
   for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
     if (!step.getResultAttr(i, kGradAttrName))
       continue;

@@ -3,6 +3,7 @@
 #include "dtc/Analysis/Phases.h"
 
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -33,11 +34,13 @@ llvm::DenseMap<Operation *, StepPhase>
 mlir::dtc::classifyStepPhases(func::FuncOp step) {
   Operation *terminator = step.getBody().front().getTerminator();
   SmallVector<Value> loss, outputs, grads;
+  std::optional<unsigned> lossResult = getLossResult(step);
   for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
     Value value = terminator->getOperand(i);
-    if (auto name = step.getResultAttrOfType<StringAttr>(i, kOutputAttrName)) {
-      (name.getValue() == "loss" ? loss : outputs).push_back(value);
-    }
+    if (lossResult == i)
+      loss.push_back(value);
+    else if (step.getResultAttr(i, kOutputAttrName))
+      outputs.push_back(value);
     if (step.getResultAttr(i, kGradAttrName))
       grads.push_back(value);
   }

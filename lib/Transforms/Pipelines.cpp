@@ -113,7 +113,6 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   if (options.zero > 0) {
     ZeroOptions zero;
     zero.stage = options.zero;
-    zero.microbatches = options.gradAccum;
     pm.addPass(createZero(zero));
   }
   // Each rank computes only its part of what it cuts from replicated

@@ -8,7 +8,8 @@
 // MANIFEST: "name": "labels"
 // MANIFEST: "name": "wte.weight",
 // MANIFEST-NEXT: "trainable": true,
-// MANIFEST: "name": "exp_avg/wte.weight"
+// MANIFEST: "kind": "exp_avg",
+// MANIFEST-NEXT: "parameter": "wte.weight",
 
 // RUN: not dtc-run %t/step --steps 2 2>&1 | FileCheck %s --check-prefix=NOBATCH
 // NOBATCH: error: training needs --batch DIR (the inputs and labels)

@@ -54,7 +54,7 @@
 // padded and split alike (the master cut from the padded f32 value).
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-bf16-tp3 --lr 0.01 --weight-decay 0.01 --precision bf16 --bucket-mb 0 --mesh tp=3
 // RUN: FileCheck %s --check-prefix=MASTER3 < %t/gpt-bf16-tp3/train_step.mlir
-// MASTER3: tensor<22x32xf32> {dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"], []]>, dtc.state = "master/wte.weight", dtc.unpadded_rows = 64 : i64}
+// MASTER3: tensor<22x32xf32> {dtc.aliasing_output = {{[0-9]+}} : i64, dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"], []]>, dtc.state = #dtc.state<master of "wte.weight">, dtc.unpadded_rows = 64 : i64}
 // RUN: %mpirun -np 3 dtc-run %t/gpt-bf16-tp3 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-bf16-tp3-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-bf16-tp3-dump %t/gpt-bf16-dump %S/Inputs/tiny_transformer/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 --mask-from %S/Inputs/tiny_transformer/adamw | FileCheck %s
 // RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-bf16 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --precision bf16

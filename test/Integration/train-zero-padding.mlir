@@ -59,7 +59,7 @@
 // Z3-NEXT: "optimizer_state": 536,
 // Z3-NEXT: "parameters": 264
 // RUN: FileCheck %s --check-prefix=Z3-IR < %t/z3/train_step.mlir
-// Z3-IR: tensor<2xf32> {dtc.param = "fc.bias", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"]]>, dtc.unpadded_rows = 5 : i64
+// Z3-IR: tensor<2xf32> {dtc.aliasing_output = {{[0-9]+}} : i64, dtc.param = "fc.bias", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"]]>, dtc.unpadded_rows = 5 : i64
 // Z3-IR: %[[G:.*]] = dtc.all_gather %arg5 on @mesh axes = ["dp"] dim = 0 {dtc.gather_phase = "forward", {{.*}}} : tensor<2xf32> -> tensor<8xf32>
 // Z3-IR-NEXT: dtc.slice %[[G]] {{.*}} : tensor<8xf32> -> tensor<5xf32>
 // RUN: %mpirun -np 4 dtc-run %t/z3 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/z3-dump > %t/z3.log

@@ -91,7 +91,7 @@
 // NESTED-NEXT: "optimizer_state": 35272,
 // NESTED-NEXT: "parameters": 35264
 // RUN: FileCheck %s --check-prefix=NESTED-IR < %t/gpt-2x2/train_step.mlir
-// NESTED-IR: tensor<24xf32> {dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp", "dp"]] blocks = [3]>, dtc.state = "exp_avg/block.qkv.bias"}
+// NESTED-IR: tensor<24xf32> {dtc.aliasing_output = {{[0-9]+}} : i64, dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp", "dp"]] blocks = [3]>, dtc.state = #dtc.state<exp_avg of "block.qkv.bias">}
 // RUN: %mpirun -np 4 dtc-run %t/gpt-2x2 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-2x2-dump > %t/gpt-2x2.log
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-2x2-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/gpt-2x2/report.json %t/gpt-2x2.log | FileCheck %s --check-prefix=AGREE4

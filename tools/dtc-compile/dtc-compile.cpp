@@ -5,7 +5,8 @@
 //
 // Imports the model, builds the training step with the dtc-training
 // pipeline and writes the executable directory OUT: train_step.mlir (the
-// step, for dtc-run) and manifest.json (what the step takes and returns).
+// step, for dtc-run), manifest.json (what the step takes and returns: its
+// step ABI description, docs/StepABI.md) and report.json.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
 #include "dtc/Runtime/Communicator.h"
 #include "dtc/Runtime/ONNX/TensorProto.h"
@@ -197,7 +199,11 @@ static cl::opt<int64_t> totalSteps("total-steps", cl::cat(optCat),
 static cl::opt<double> minLr("min-lr", cl::cat(optCat), cl::init(0),
                              cl::desc("Final learning rate"));
 
-static llvm::json::Array describeArguments(func::FuncOp func, StringRef key) {
+/// The arguments of `step` of one role, for people: name (or state kind
+/// and parameter), per-rank type, trainable.
+static llvm::json::Array describeArguments(const TrainingStep &step,
+                                           StringRef key) {
+  func::FuncOp func = step.getFunction();
   llvm::json::Array list;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     if (!func.getArgAttr(i, key))
@@ -205,8 +211,14 @@ static llvm::json::Array describeArguments(func::FuncOp func, StringRef key) {
     std::string type;
     llvm::raw_string_ostream os(type);
     os << func.getArgument(i).getType();
-    llvm::json::Object entry{{"name", getArgumentName(func, i)},
-                             {"type", type}};
+    llvm::json::Object entry{{"type", type}};
+    if (const TrainingStep::State *state = step.getState(i)) {
+      entry["kind"] = stringifyStateKind(state->getKind());
+      if (!state->getParam().empty())
+        entry["parameter"] = state->getParam();
+    } else {
+      entry["name"] = getArgumentName(func, i);
+    }
     if (key == kParamAttrName) {
       auto flag = func.getArgAttrOfType<BoolAttr>(i, kTrainableAttrName);
       entry["trainable"] = !flag || flag.getValue();
@@ -436,6 +448,26 @@ int main(int argc, char **argv) {
   buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;
+  // The step ABI, as the runner will read it: a step dtc-run would refuse
+  // is a compiler error, caught here.
+  FailureOr<TrainingStep> step = TrainingStep::get(func);
+  if (failed(step))
+    return 1;
+  FailureOr<StepSignature> signature = step->getSignature();
+  if (failed(signature))
+    return 1;
+  if (std::string error = signature->check(); !error.empty()) {
+    llvm::errs() << "error: the compiled step is inconsistent: " << error
+                 << "\n";
+    return 1;
+  }
+  llvm::Expected<llvm::json::Value> description =
+      llvm::json::parse(signature->toJSON());
+  if (!description) {
+    llvm::errs() << "error: the step's description is no JSON: "
+                 << llvm::toString(description.takeError()) << "\n";
+    return 1;
+  }
   llvm::json::Object report = reportStep(func, *device);
   if (!memoryLimit.empty() && !fitsMemoryLimit(report, memoryLimit))
     return 1;
@@ -457,9 +489,10 @@ int main(int argc, char **argv) {
       {"module", "train_step.mlir"},
       {"function", "train_step"},
       {"pipeline", "dtc-training" + pipeline},
-      {"parameters", describeArguments(func, kParamAttrName)},
-      {"inputs", describeArguments(func, kInputAttrName)},
-      {"state", describeArguments(func, kStateAttrName)},
+      {"parameters", describeArguments(*step, kParamAttrName)},
+      {"inputs", describeArguments(*step, kInputAttrName)},
+      {"state", describeArguments(*step, kStateAttrName)},
+      {"step", std::move(*description)},
   };
   if (!writeJson(outDir + "/manifest.json", std::move(manifest)) ||
       !writeJson(outDir + "/report.json", std::move(report)))

@@ -1,15 +1,17 @@
 //===- TrainingLoop.h - dtc-run's training mode -----------------*- C++ -*-===//
 //
 // Runs a training step built by dtc-compile for K steps on the reference
-// executor, feeding each step's updated parameters and optimizer state
-// (results marked dtc.update) back as the next step's arguments.
+// executor. What goes in and comes out is the step ABI's business
+// (StepBinding.h, shared with the compiled engines): each rank's part of
+// the inputs and parameters, state started at zero, each step's updates
+// fed back as the next step's arguments, whole tensors gathered for dumps.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DTC_TOOLS_DTC_RUN_TRAININGLOOP_H
 #define DTC_TOOLS_DTC_RUN_TRAININGLOOP_H
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 
 #include <string>
 
@@ -32,12 +34,12 @@ struct TrainingOptions {
 
 class Communicator;
 
-/// Trains; returns the process exit code (diagnostics already printed).
-/// With a communicator (a data-parallel step), each rank takes its share of
-/// the batch along the first dimension of every input, and rank 0 prints
-/// and dumps (the parameters and gradients are replicated).
-int runTraining(func::FuncOp step, const TrainingOptions &options,
-                Communicator *comm = nullptr);
+/// Trains `step`, described by `signature` (its getSignature()); returns
+/// the process exit code (diagnostics already printed). With a
+/// communicator (a step on a mesh) each rank runs its part, and rank 0
+/// prints and dumps whole tensors.
+int runTraining(const TrainingStep &step, const StepSignature &signature,
+                const TrainingOptions &options, Communicator *comm = nullptr);
 
 } // namespace mlir::dtc
 

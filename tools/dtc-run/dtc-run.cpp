@@ -4,7 +4,8 @@
 //   dtc-run OUT --batch DIR --steps K [--init DIR] [--dump DIR]
 //
 // The second form trains: OUT is a directory written by dtc-compile, and
-// its training step runs K times (see TrainingLoop.h).
+// its training step runs K times (see TrainingLoop.h). A step written for
+// another version of the step ABI (docs/StepABI.md) is refused.
 //
 // Reads the function's inputs from DIR (.npy files named after the input, or
 // ONNX TensorProto .pb files whose name field names it; files matching no
@@ -21,12 +22,14 @@
 #include "dtc/Runtime/MPI/MPICommunicator.h"
 
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "dtc/Interpreter/Interpreter.h"
 #include "dtc/Runtime/ONNX/TensorProto.h"
 #include "dtc/Runtime/TensorIO.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -35,6 +38,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include <mpi.h>
@@ -123,6 +127,31 @@ static func::FuncOp findFunction(ModuleOp module) {
   if (!found)
     module.emitError("the module has no public function to run");
   return found;
+}
+
+/// The step ABI version a step file that does not parse declares, read
+/// from its text: a step written for another version may use syntax this
+/// build does not know, and the reason is then the version, not the
+/// syntax. None when it declares none.
+static std::optional<int64_t> declaredABIVersion(StringRef text) {
+  llvm::Regex version("dtc.step = #dtc.step<abi = ([0-9]+)");
+  SmallVector<StringRef, 2> matches;
+  int64_t found;
+  if (!version.match(text, &matches) || matches[1].getAsInteger(10, found))
+    return std::nullopt;
+  return found;
+}
+
+/// Checks that `func`, the step of `path`, is written for the step ABI
+/// this build reads, before anything else reads its attributes.
+static bool checkABIVersion(func::FuncOp func, const std::string &path) {
+  StepAttr step = getStepAttr(func);
+  std::string error = checkStepABIVersion(
+      step ? std::optional<int64_t>(step.getAbi()) : std::nullopt, path);
+  if (error.empty())
+    return true;
+  llvm::errs() << "error: " << error << "\n";
+  return false;
 }
 
 /// "shape [2, 3] f32: 0.1 0.2 0.3 ..." for the console.
@@ -214,49 +243,79 @@ int main(int argc, char **argv) {
   bool training = llvm::sys::fs::is_directory(modulePath);
   if (training)
     functionName = "train_step";
-  auto file = openInputFile(
-      training ? modulePath + "/train_step.mlir" : modulePath, &error);
+  std::string path = training ? modulePath + "/train_step.mlir" : modulePath;
+  auto file = openInputFile(path, &error);
   if (!file) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }
+  StringRef text = file->getBuffer();
   sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
+  // A training step is verified only once its ABI version is known to be
+  // this build's: a stale step fails on its version, with a message that
+  // says so, rather than on the first attribute it spells differently.
+  ParserConfig config(&context, /*verifyAfterParse=*/!training);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  if (!module) {
+    if (std::string stale = checkStepABIVersion(declaredABIVersion(text), path);
+        training && !stale.empty())
+      llvm::errs() << "note: " << stale << "\n";
     return 1;
+  }
   func::FuncOp func = findFunction(*module);
   if (!func)
     return 1;
-  if (training && steps < 1) {
-    llvm::errs() << "error: --steps must be at least 1\n";
-    return 1;
+  std::optional<TrainingStep> step;
+  StepSignature signature;
+  if (training) {
+    if (!checkABIVersion(func, path) || failed(verify(*module)))
+      return 1;
+    FailureOr<TrainingStep> view = TrainingStep::get(func);
+    FailureOr<StepSignature> described =
+        succeeded(view) ? view->getSignature() : FailureOr<StepSignature>();
+    if (failed(described))
+      return 1;
+    step = *view;
+    signature = std::move(*described);
+    if (signature.stage) {
+      llvm::errs() << "error: " << path << " is pipeline stage "
+                   << *signature.stage
+                   << " of a step; dtc-run runs whole steps only\n";
+      return 1;
+    }
+    if (steps < 1) {
+      llvm::errs() << "error: --steps must be at least 1\n";
+      return 1;
+    }
   }
   int64_t plannedPeak = training ? readPlannedPeak(modulePath) : -1;
   auto run = [&](Communicator *comm) {
-    return training ? runTraining(func,
+    return training ? runTraining(*step, signature,
                                   {batchDir, initDir, dumpDir, steps, logEvery,
                                    plannedPeak},
                                   comm)
                     : runOnce(func, comm);
   };
 
-  // A module with a dtc.mesh runs on the ranks mpirun launched, one
-  // communicator over the mesh; a failing rank then ends them all, since
-  // the others may be waiting in a collective.
-  SmallVector<dtc::MeshOp> meshes(module->getOps<dtc::MeshOp>());
-  if (meshes.size() > 1) {
-    meshes[1].emitError("dtc-run supports one mesh per module");
-    return 1;
+  // A step on a mesh (or a module with a dtc.mesh) runs on the ranks
+  // mpirun launched, one communicator over the mesh; a failing rank then
+  // ends them all, since the others may be waiting in a collective.
+  MeshShape mesh = signature.mesh;
+  if (!training) {
+    SmallVector<dtc::MeshOp> meshes(module->getOps<dtc::MeshOp>());
+    if (meshes.size() > 1) {
+      meshes[1].emitError("dtc-run supports one mesh per module");
+      return 1;
+    }
+    for (dtc::MeshOp op : meshes)
+      for (auto [axis, size] : llvm::zip(op.getAxes(), op.getSizes())) {
+        mesh.axes.push_back(cast<StringAttr>(axis).str());
+        mesh.sizes.push_back(size);
+      }
   }
-  if (meshes.empty())
+  if (mesh.axes.empty())
     return run(nullptr);
   MPI_Init(&argc, &argv);
-  MeshShape mesh;
-  for (auto [axis, size] :
-       llvm::zip(meshes[0].getAxes(), meshes[0].getSizes())) {
-    mesh.axes.push_back(cast<StringAttr>(axis).str());
-    mesh.sizes.push_back(size);
-  }
   std::unique_ptr<Communicator> comm = createMPICommunicator(mesh, error);
   if (!comm) {
     int rank;

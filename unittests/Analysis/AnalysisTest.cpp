@@ -24,11 +24,11 @@ namespace {
 /// state that the step does not touch.
 const char *kStep = R"mlir(
 func.func @step(%x: tensor<4x8xf32> {dtc.input = "x"},
-                %w: tensor<8x2xf32> {dtc.param = "w"},
-                %m: tensor<8x2xf32> {dtc.state = "exp_avg/w"},
-                %mw: tensor<8x2xf32> {dtc.state = "master/w"})
-    -> (tensor<f32> {dtc.output = "loss"}, tensor<8x2xf32> {dtc.grad = "w"},
-        tensor<8x2xf32> {dtc.update = "w"}) {
+                %w: tensor<8x2xf32> {dtc.param = "w", dtc.aliasing_output = 2 : i64},
+                %m: tensor<8x2xf32> {dtc.state = #dtc.state<exp_avg of "w">},
+                %mw: tensor<8x2xf32> {dtc.state = #dtc.state<master of "w">})
+    -> (tensor<f32>, tensor<8x2xf32> {dtc.grad = "w"}, tensor<8x2xf32>)
+    attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %y = dtc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
   %loss = dtc.reduce_sum %y dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
   %ones = dtc.constant dense<1.0> : tensor<4x2xf32>

@@ -72,8 +72,10 @@ std::string buildModule(const VJPCase &c, std::mt19937 &rng) {
   std::string dims;
   for (size_t i = 0; i < shape.size(); ++i)
     dims += (i ? ", " : "") + std::to_string(i);
-  out += ") -> tensor<f64> {\n" + std::string(c.body) + "\n" +
-         "  %c = dtc.constant dense<" +
+  // A training step whose loss is its one result.
+  out += ") -> tensor<f64> attributes {dtc.step = #dtc.step<abi = 1, loss = "
+         "0>} {\n" +
+         std::string(c.body) + "\n" + "  %c = dtc.constant dense<" +
          (shape.empty() ? weights : "[" + weights + "]") + "> : tensor<" +
          std::to_string(count) + "xf64>\n" +
          "  %cs = dtc.reshape %c : tensor<" + std::to_string(count) +

@@ -23,7 +23,7 @@ inline constexpr unsigned kNumStepPhases = 3;
 llvm::StringRef getStepPhaseName(StepPhase phase);
 
 /// The phase of every op in `step`'s body (terminator excluded). The
-/// forward roots are the result marked `dtc.output = "loss"`, or, in a
+/// forward roots are the step's loss (`dtc.step`'s `loss`), or, in a
 /// function without one, every `dtc.output`; the backward roots are the
 /// results marked `dtc.grad`.
 llvm::DenseMap<Operation *, StepPhase> classifyStepPhases(func::FuncOp step);

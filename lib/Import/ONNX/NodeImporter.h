@@ -29,7 +29,7 @@ struct ONNXImportOptions;
 /// keys its masks on).
 struct ModelContext {
   const ONNXImportOptions &options;
-  /// The `dtc.state = "step"` argument, created on first use.
+  /// The `#dtc.state<step>` argument, created on first use.
   std::function<Value()> stepArgument;
   /// Dropout sites imported so far; each draws from its own stream.
   int64_t dropoutSites = 0;

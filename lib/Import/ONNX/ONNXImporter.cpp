@@ -9,6 +9,8 @@
 #include "dtc/Import/ONNX/ONNXImporter.h"
 #include "NodeImporter.h"
 
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
+
 #include "dtc/Interpreter/Interpreter.h"
 #include "dtc/Interpreter/TensorAttr.h"
 #include "dtc/Runtime/ONNX/TensorProto.h"
@@ -87,16 +89,19 @@ private:
   ModelContext modelContext{options, [this] { return stepArgument(); }};
   BlockArgument step;
 
-  /// The training step as a function argument (for dropout masks).
+  /// The training step as a function argument (for dropout masks): the
+  /// state `step`, which the step records as its RNG counter.
   Value stepArgument() {
     if (!step) {
       unsigned index = func.getNumArguments();
       (void)func.insertArgument(
           index, RankedTensorType::get({}, builder.getI64Type()),
           builder.getDictionaryAttr(builder.getNamedAttr(
-              kStateAttrName, builder.getStringAttr("step"))),
+              kStateAttrName,
+              StateAttr::get(context, StateKind::Step, StringAttr()))),
           fileLoc);
       step = func.getArgument(index);
+      setStepRng(func, options.dropoutSeed, index);
     }
     return step;
   }

@@ -10,7 +10,7 @@
 
 #include "dtc/Transforms/Comm/Passes.h"
 
-#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
@@ -121,10 +121,15 @@ struct GradientBucketingPass
     SmallVector<Member> members;
     llvm::DenseSet<Operation *> seen;
     auto ret = cast<func::ReturnOp>(body.getTerminator());
+    // The argument each result is the next value of (a parameter's update).
+    llvm::DenseMap<unsigned, unsigned> updated;
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      if (std::optional<unsigned> result = getAliasingOutput(func, i))
+        updated[*result] = i;
     for (OpOperand &operand : ret->getOpOperands()) {
       unsigned i = operand.getOperandNumber();
       auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
-      auto update = func.getResultAttrOfType<StringAttr>(i, kUpdateAttrName);
+      auto update = updated.find(i);
       Operation *def = operand.get().getDefiningOp();
       if (!def || !seen.insert(def).second)
         continue;
@@ -134,12 +139,12 @@ struct GradientBucketingPass
         members.push_back({def, grad.str()});
       else if (auto scatter = scatteredGradient(def); grad && scatter)
         members.push_back({scatter, grad.str()});
-      else if (update) {
+      else if (update != updated.end()) {
         // (A parameter ZeRO padded is the gathered whole's first rows.)
         if (auto rows = dyn_cast<SliceOp>(def))
           def = rows.getInput().getDefiningOp();
         if (isa_and_nonnull<AllGatherOp>(def) && def->hasOneUse())
-          members.push_back({def, update.str()});
+          members.push_back({def, dtc::getArgumentName(func, update->second)});
       }
     }
     // ZeRO-3's gathers of parameters before their reads.

@@ -22,6 +22,8 @@
 
 #include "AxisPartitioner.h"
 
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
+
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Verifier.h"
 
@@ -177,7 +179,13 @@ LogicalResult AxisPartitioner::run() {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   func.setFunctionType(FunctionType::get(
       func.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
-  return verify(func);
+  // The rewritten ops; the function's own attributes are checked after the
+  // pass that called this, which may not be done with them (ZeRO cuts a
+  // padded parameter's update, which aliases it, to its rows afterwards).
+  for (Operation &op : body)
+    if (failed(verify(&op)))
+      return failure();
+  return success();
 }
 
 /// The function's results end up as the caller wants them: split ones kept
@@ -186,14 +194,20 @@ LogicalResult AxisPartitioner::run() {
 LogicalResult AxisPartitioner::partitionResults() {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   countReads(ret);
+  // The argument each result is the next value of, for the reasons.
+  llvm::DenseMap<unsigned, unsigned> updated;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (std::optional<unsigned> result = getAliasingOutput(func, i))
+      updated[*result] = i;
   for (OpOperand &operand : ret->getOpOperands()) {
     unsigned i = operand.getOperandNumber();
     AxisLayout layout = layoutOf(operand);
     auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
-    auto update = func.getResultAttrOfType<StringAttr>(i, kUpdateAttrName);
-    std::string what = grad     ? "gradient of " + grad.str()
-                       : update ? "new " + update.str()
-                                : "result " + std::to_string(i);
+    auto update = updated.find(i);
+    std::string what = grad ? "gradient of " + grad.str()
+                       : update != updated.end()
+                           ? "new " + dtc::getArgumentName(func, update->second)
+                           : "result " + std::to_string(i);
     if (layout.isSplit() && batch)
       return ret.emitError("result ")
              << i

@@ -9,7 +9,7 @@
 #include "dtc/Transforms/Parallel/Passes.h"
 
 #include "Partitioner.h"
-#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir::dtc {
@@ -46,6 +46,7 @@ struct DataParallelPass : public dtc::impl::DataParallelBase<DataParallelPass> {
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
         if (func.getArgAttr(i, kInputAttrName))
           recordSharding(func, i, meshRef, 0, "dp");
+      setStepMesh(func, meshRef);
     }
   }
 };

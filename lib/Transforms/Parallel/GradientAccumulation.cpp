@@ -15,7 +15,7 @@
 #include "dtc/Transforms/Parallel/Passes.h"
 
 #include "Partitioner.h"
-#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -233,6 +233,7 @@ struct GradientAccumulationPass
       shard.erase();
       if (!ok)
         return signalPassFailure();
+      setStepMicrobatches(func, microbatches);
     }
     mesh.erase();
   }

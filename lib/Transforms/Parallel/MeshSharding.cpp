@@ -8,7 +8,7 @@
 
 #include "Partitioner.h"
 
-#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
@@ -28,12 +28,34 @@ Value mlir::dtc::chunkStart(OpBuilder &b, Location loc, int64_t partSize,
 
 FlatSymbolRefAttr mlir::dtc::meshWithAxis(ModuleOp module, StringRef axis,
                                           int64_t size) {
-  constexpr llvm::StringLiteral name = "mesh";
-  OpBuilder b(module.getBodyRegion());
-  auto mesh = module.lookupSymbol<MeshOp>(name);
+  // The mesh the module's steps run on: the one they record, else the
+  // module's only mesh (dtc-compile makes it, in the user's axis order),
+  // else a new one.
+  MeshOp mesh;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    MeshOp recorded = getStepMesh(func);
+    if (mesh && recorded && recorded != mesh) {
+      module.emitError("the module's steps run on different meshes, @")
+          << mesh.getSymName() << " and @" << recorded.getSymName();
+      return {};
+    }
+    if (recorded)
+      mesh = recorded;
+  }
   if (!mesh) {
-    MeshOp::create(b, module.getLoc(), name, b.getStrArrayAttr({axis}),
-                   b.getDenseI64ArrayAttr({size}));
+    SmallVector<MeshOp> meshes(module.getOps<MeshOp>());
+    if (meshes.size() > 1) {
+      module.emitError("the module has several dtc.mesh ops and no step's "
+                       "dtc.step names one");
+      return {};
+    }
+    if (!meshes.empty())
+      mesh = meshes.front();
+  }
+  OpBuilder b(module.getBodyRegion());
+  if (!mesh) {
+    mesh = MeshOp::create(b, module.getLoc(), "mesh", b.getStrArrayAttr({axis}),
+                          b.getDenseI64ArrayAttr({size}));
   } else if (int64_t existing = mesh.axisSize(axis); existing < 0) {
     SmallVector<Attribute> axes(mesh.getAxes().begin(), mesh.getAxes().end());
     SmallVector<int64_t> sizes(mesh.getSizes());
@@ -46,7 +68,7 @@ FlatSymbolRefAttr mlir::dtc::meshWithAxis(ModuleOp module, StringRef axis,
         << axis << "' has size " << existing << ", not " << size;
     return {};
   }
-  return FlatSymbolRefAttr::get(module.getContext(), name);
+  return FlatSymbolRefAttr::get(mesh);
 }
 
 /// `old` (or nothing) with dimension `dim` of a rank-`rank` tensor also

@@ -132,9 +132,11 @@ LogicalResult scatterInsteadOfSum(AllReduceOp sum, RewriterBase &rewriter);
 LogicalResult reinferResultTypes(Operation *op,
                                  SmallVectorImpl<Value> &changed);
 
-/// The module's mesh `@mesh` with `axis` of `size`: created, or the axis
-/// appended to it (the last axis varies fastest), or checked. Null, with an
-/// error on the module, when the mesh has the axis with another size.
+/// The module's mesh with `axis` of `size`: the mesh its steps' dtc.step
+/// names, else its only dtc.mesh, else a new `@mesh`; the axis appended to
+/// it (the last axis varies fastest), or checked. Null, with an error on
+/// the module, when the mesh has the axis with another size or the mesh is
+/// ambiguous. The caller records it on each step (setStepMesh).
 FlatSymbolRefAttr meshWithAxis(ModuleOp module, StringRef axis, int64_t size);
 
 /// Records on argument `index` of `func` that it is split along `dim` over

@@ -8,7 +8,7 @@
 
 #include "Partitioner.h"
 
-#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 
 #include <numeric>
 
@@ -43,10 +43,8 @@ llvm::DenseSet<Operation *> mlir::dtc::forwardOps(func::FuncOp func) {
   llvm::DenseSet<Operation *> forward;
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   SmallVector<Value> work;
-  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-    if (auto out = func.getResultAttrOfType<StringAttr>(i, kOutputAttrName);
-        out && out.getValue() == "loss")
-      work.push_back(ret.getOperand(i));
+  if (std::optional<unsigned> loss = getLossResult(func))
+    work.push_back(ret.getOperand(*loss));
   while (!work.empty()) {
     Operation *def = work.pop_back_val().getDefiningOp();
     if (def && forward.insert(def).second)

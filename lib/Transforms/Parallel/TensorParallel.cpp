@@ -17,7 +17,7 @@
 #include "dtc/Transforms/Parallel/Passes.h"
 
 #include "Partitioner.h"
-#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -434,6 +434,7 @@ LogicalResult tensorParallel(ModuleOp module, int64_t size, StringRef strategy,
       return failure();
     for (const SplitArgument &seed : *seeds)
       recordSharding(func, seed.index, meshRef, seed.dim, "tp", seed.blocks);
+    setStepMesh(func, meshRef);
   }
   return success();
 }

@@ -25,7 +25,7 @@
 #include "dtc/Transforms/Parallel/Passes.h"
 
 #include "Partitioner.h"
-#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -55,17 +55,23 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
           << static_cast<int64_t>(stage) << " does not exist (1, 2 or 3)";
       return signalPassFailure();
     }
-    auto mesh = module.lookupSymbol<MeshOp>("mesh");
-    int64_t dp = mesh ? mesh.axisSize("dp") : -1;
-    if (dp < 2) {
-      module.emitError("dtc-zero shards over the dp axis: compile with "
-                       "--mesh dp=N, N >= 2");
-      return signalPassFailure();
-    }
-    auto meshRef = FlatSymbolRefAttr::get(mesh);
-    for (auto func : module.getOps<func::FuncOp>())
-      if (!func.isExternal() && failed(shard(func, dp, meshRef)))
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      FailureOr<TrainingStep> step = TrainingStep::get(func);
+      if (failed(step))
         return signalPassFailure();
+      // The mesh the step runs on.
+      MeshOp mesh = step->getMesh();
+      int64_t dp = mesh ? mesh.axisSize("dp") : -1;
+      if (dp < 2) {
+        module.emitError("dtc-zero shards over the dp axis: compile with "
+                         "--mesh dp=N, N >= 2");
+        return signalPassFailure();
+      }
+      if (failed(shard(*step, dp, FlatSymbolRefAttr::get(mesh))))
+        return signalPassFailure();
+    }
   }
 
   /// The dimension of `param`'s state to split over dp: the first that dp
@@ -84,21 +90,24 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     return std::nullopt;
   }
 
-  LogicalResult shard(func::FuncOp func, int64_t dp, FlatSymbolRefAttr mesh) {
+  /// `step`'s arguments and results (none added or removed here, so the
+  /// view stays valid while types and the body change).
+  LogicalResult shard(const TrainingStep &step, int64_t dp,
+                      FlatSymbolRefAttr mesh) {
+    func::FuncOp func = step.getFunction();
     OpBuilder b(&getContext());
     // The parameters with state, and the dimension their state splits on;
     // those padded, with their true row count.
     llvm::StringMap<int64_t> dims, padded;
     SmallVector<SplitArgument> seeds;
-    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-      auto state = func.getArgAttrOfType<StringAttr>(i, kStateAttrName);
-      if (!state || !state.getValue().contains('/'))
+    for (const TrainingStep::State &state : step.getStates()) {
+      StringRef name = state.getParam();
+      if (name.empty())
         continue;
-      StringRef name = state.getValue().split('/').second;
-      BlockArgument param = getParameterArgument(func, name);
-      std::optional<int64_t> dim =
-          param ? stateDim(func, param, dp) : std::nullopt;
-      if (!dim && param && canPad(func, param)) {
+      unsigned i = state.argument;
+      BlockArgument param = func.getArgument(step.getParameter(name)->argument);
+      std::optional<int64_t> dim = stateDim(func, param, dp);
+      if (!dim && canPad(func, param)) {
         dim = 0;
         padded.try_emplace(
             name, cast<RankedTensorType>(param.getType()).getDimSize(0));
@@ -108,7 +117,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
                         b.getI64IntegerAttr(type.getDimSize(0)));
       }
       if (!dim) {
-        if (param && dims.insert({name, -1}).second)
+        if (dims.insert({name, -1}).second)
           func.emitWarning("ZeRO: the optimizer state of '")
               << name << "' stays whole: no dimension of " << param.getType()
               << " splits over dp=" << dp
@@ -126,7 +135,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     for (const auto &entry : padded) {
       StringRef name = entry.getKey();
-      if (failed(padUpdate(func, name, entry.getValue(), dp)))
+      if (failed(padUpdate(step, name, entry.getValue(), dp)))
         return failure();
       func.emitRemark("ZeRO: padded the optimizer state of '")
           << name << "' from " << entry.getValue() << " to "
@@ -168,9 +177,11 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     auto resultSplit = [&](unsigned i) -> std::optional<SplitArgument> {
       if (auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName))
         return splitOf(grad.getValue());
-      auto update = func.getResultAttrOfType<StringAttr>(i, kUpdateAttrName);
-      if (update && update.getValue().contains('/'))
-        return splitOf(update.getValue().split('/').second);
+      // The next value of a parameter's state.
+      std::optional<unsigned> arg = step.getUpdatedArgument(i);
+      const TrainingStep::State *state = arg ? step.getState(*arg) : nullptr;
+      if (state && !state->getParam().empty())
+        return splitOf(state->getParam());
       return std::nullopt;
     };
     std::string purpose = "ZeRO-" + std::to_string(stage);
@@ -188,8 +199,10 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
                              b.getI64IntegerAttr(it->second));
       }
       // A padded parameter's update: its first rows.
-      auto update = func.getResultAttrOfType<StringAttr>(i, kUpdateAttrName);
-      auto it = update ? padded.find(update.getValue()) : padded.end();
+      std::optional<unsigned> arg = step.getUpdatedArgument(i);
+      auto param = arg ? func.getArgAttrOfType<StringAttr>(*arg, kParamAttrName)
+                       : StringAttr();
+      auto it = param ? padded.find(param.getValue()) : padded.end();
       if (it == padded.end())
         continue;
       OpOperand &operand = ret->getOpOperand(i);
@@ -199,10 +212,11 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     func.setFunctionType(FunctionType::get(
         &getContext(), func.getBody().front().getArgumentTypes(),
         ret.getOperandTypes()));
-    if (stage >= 2 && microbatches > 1)
+    // The microbatches dtc-gradient-accumulation made.
+    if (stage >= 2 && step.getAttr().getMicrobatches() > 1)
       scatterPerMicrobatch(func);
     if (stage == 3)
-      shardParameters(func, dp, mesh, dims, padded);
+      shardParameters(step, dp, mesh, dims, padded);
     func->setAttr(kZeroStageAttrName, b.getI64IntegerAttr(stage));
     return success();
   }
@@ -239,8 +253,9 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   /// appended. Other readers of the retyped values (the sums of squares of
   /// --clip-grad-norm, fp16's overflow count) take the new types; the zero
   /// rows add nothing to them.
-  LogicalResult padUpdate(func::FuncOp func, StringRef name, int64_t rows,
-                          int64_t dp) {
+  LogicalResult padUpdate(const TrainingStep &step, StringRef name,
+                          int64_t rows, int64_t dp) {
+    func::FuncOp func = step.getFunction();
     BlockArgument param = getParameterArgument(func, name);
     auto whole = cast<RankedTensorType>(param.getType());
     SmallVector<int64_t> shape = paddedShape(whole, dp);
@@ -302,11 +317,13 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       for (OpOperand &operand : def->getOpOperands())
         visit(operand);
     };
+    // The next values of the parameter and of its state.
     for (OpOperand &operand : ret->getOpOperands()) {
-      auto update = func.getResultAttrOfType<StringAttr>(
-          operand.getOperandNumber(), kUpdateAttrName);
-      if (update && (update.getValue() == name ||
-                     update.getValue().split('/').second == name))
+      std::optional<unsigned> arg =
+          step.getUpdatedArgument(operand.getOperandNumber());
+      const TrainingStep::State *state = arg ? step.getState(*arg) : nullptr;
+      if (arg && (*arg == param.getArgNumber() ||
+                  (state && state->getParam() == name)))
         visit(operand);
     }
     // The gradient result is returned padded (dumps strip it).
@@ -440,9 +457,11 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   /// that neither gather lives from the forward into the backward (here one
   /// parameter each; dtc-bucket-gradients groups them into units).
   /// Collectives have side effects: no CSE merges or hoists them.
-  void shardParameters(func::FuncOp func, int64_t dp, FlatSymbolRefAttr mesh,
+  void shardParameters(const TrainingStep &step, int64_t dp,
+                       FlatSymbolRefAttr mesh,
                        const llvm::StringMap<int64_t> &dims,
                        const llvm::StringMap<int64_t> &padded) {
+    func::FuncOp func = step.getFunction();
     llvm::DenseSet<Operation *> forward = forwardOps(func);
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     OpBuilder b(&getContext());
@@ -466,24 +485,23 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
                         b.getI64IntegerAttr(rows->second));
 
       // The update: its shard is the next step's parameter.
-      for (OpOperand &operand : ret->getOpOperands())
-        if (auto update = func.getResultAttrOfType<StringAttr>(
-                operand.getOperandNumber(), kUpdateAttrName);
-            update && update == name) {
-          Value value = operand.get();
-          if (auto first = value.getDefiningOp<SliceOp>();
-              first && rows != padded.end())
-            value = first.getInput();
-          if (auto gather = value.getDefiningOp<AllGatherOp>()) {
-            Value old = operand.get();
-            operand.set(gather.getInput());
-            if (Operation *slice = old.getDefiningOp();
-                slice != gather && slice->use_empty())
-              slice->erase();
-            if (gather->use_empty())
-              gather.erase();
-          }
+      if (std::optional<unsigned> update =
+              step.getUpdate(param.getArgNumber())) {
+        OpOperand &operand = ret->getOpOperand(*update);
+        Value value = operand.get();
+        if (auto first = value.getDefiningOp<SliceOp>();
+            first && rows != padded.end())
+          value = first.getInput();
+        if (auto gather = value.getDefiningOp<AllGatherOp>()) {
+          Value old = operand.get();
+          operand.set(gather.getInput());
+          if (Operation *slice = old.getDefiningOp();
+              slice != gather && slice->use_empty())
+            slice->erase();
+          if (gather->use_empty())
+            gather.erase();
         }
+      }
 
       // The optimizer's slices of the whole parameter (padded) are the
       // parameter.

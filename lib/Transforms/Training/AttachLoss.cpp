@@ -156,9 +156,9 @@ struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
           << loss << "' (expected cross-entropy, distillation or output:NAME)";
       return signalPassFailure();
     }
-    setResults(func, {lossValue},
-               {b.getDictionaryAttr(
-                   b.getNamedAttr(kOutputAttrName, b.getStringAttr("loss")))});
+    // The function is a training step now: its one result, the loss.
+    setResults(func, {lossValue}, {b.getDictionaryAttr({})});
+    setStepLoss(func, 0);
   }
 };
 

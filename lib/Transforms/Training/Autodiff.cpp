@@ -38,13 +38,16 @@ struct AutodiffPass : public dtc::impl::AutodiffBase<AutodiffPass> {
       return;
     Block &body = func.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
-    if (ret.getNumOperands() == 0 || !isFloatTensor(ret.getOperand(0)) ||
-        cast<RankedTensorType>(ret.getOperand(0).getType()).getRank() != 0) {
-      func.emitError("dtc-autodiff needs a function whose first result is a "
-                     "scalar float loss (run dtc-attach-loss first)");
+    std::optional<unsigned> lossIndex = getLossResult(func);
+    if (!lossIndex || *lossIndex >= ret.getNumOperands() ||
+        !isFloatTensor(ret.getOperand(*lossIndex)) ||
+        cast<RankedTensorType>(ret.getOperand(*lossIndex).getType())
+                .getRank() != 0) {
+      func.emitError("dtc-autodiff needs a training step with a scalar float "
+                     "loss (dtc.step's loss; run dtc-attach-loss first)");
       return signalPassFailure();
     }
-    Value loss = ret.getOperand(0);
+    Value loss = ret.getOperand(*lossIndex);
     SmallVector<BlockArgument> params = trainableParameters(func);
     SmallVector<Operation *> forward;
     for (Operation &op : body.without_terminator())
@@ -77,7 +80,7 @@ struct AutodiffPass : public dtc::impl::AutodiffBase<AutodiffPass> {
     // The backward pass starts from d loss / d loss = 1, or from the loss
     // scale under dynamic loss scaling (dtc-mixed-precision type=f16).
     auto lossType = cast<RankedTensorType>(loss.getType());
-    if (BlockArgument scale = stateArgument(func, "loss_scale"))
+    if (BlockArgument scale = getStateArgument(func, StateKind::LossScale))
       grads[loss] =
           scale.getType() == lossType
               ? Value(scale)

@@ -3,7 +3,7 @@
 #include "Signature.h"
 #include "dtc/Transforms/Training/Passes.h"
 
-#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 
@@ -85,20 +85,23 @@ struct MixedPrecisionPass
   }
 
   /// The state of dynamic loss scaling, which dtc-autodiff and
-  /// dtc-optimizer act on.
+  /// dtc-optimizer act on, and its growth interval in the step's
+  /// description.
   void addLossScaling(func::FuncOp func, OpBuilder &b) {
     auto scaleType = RankedTensorType::get({}, b.getF32Type());
+    auto state = [&](StateKind kind) {
+      return b.getNamedAttr(kStateAttrName,
+                            StateAttr::get(b.getContext(), kind, StringAttr()));
+    };
     appendArgument(
         func, scaleType,
-        {b.getNamedAttr(kStateAttrName, b.getStringAttr("loss_scale")),
+        {state(StateKind::LossScale),
          b.getNamedAttr(
              kValueAttrName,
-             DenseElementsAttr::get(scaleType, b.getF32FloatAttr(initScale))),
-         b.getNamedAttr(kGrowthIntervalAttrName,
-                        b.getI64IntegerAttr(growthInterval))});
-    appendArgument(
-        func, RankedTensorType::get({}, b.getI64Type()),
-        {b.getNamedAttr(kStateAttrName, b.getStringAttr("growth_tracker"))});
+             DenseElementsAttr::get(scaleType, b.getF32FloatAttr(initScale)))});
+    appendArgument(func, RankedTensorType::get({}, b.getI64Type()),
+                   {state(StateKind::GrowthTracker)});
+    setStepLossScaling(func, growthInterval);
   }
 };
 

@@ -130,22 +130,26 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
 
     OpBuilder b(ret);
     UpdateBuilder u(b, func.getLoc());
-    auto state = [&](Type type, std::string name) {
+    auto state = [&](Type type, StateKind kind, StringRef param = {}) {
+      StringAttr owner = param.empty() ? StringAttr() : b.getStringAttr(param);
       return appendArgument(
-          func, type, {b.getNamedAttr(kStateAttrName, b.getStringAttr(name))});
+          func, type,
+          {b.getNamedAttr(kStateAttrName,
+                          StateAttr::get(b.getContext(), kind, owner))});
     };
-    // The new values, each with the argument it replaces: appended as
-    // results at the end, when a skipped step can still keep the old ones.
-    SmallVector<std::tuple<Value, Value, std::string>> updates;
-    auto update = [&](Value value, Value old, std::string name) {
-      updates.emplace_back(value, old, name);
+    // The new values, each with the argument it replaces (which is donated:
+    // `dtc.aliasing_output`), appended as results at the end, when a
+    // skipped step can still keep the old ones.
+    SmallVector<std::pair<Value, BlockArgument>> updates;
+    auto update = [&](Value value, BlockArgument old) {
+      updates.emplace_back(value, old);
     };
 
     // t = step + 1, as torch.optim counts; the learning rate for this step.
     // The importer may have made the step an argument already (dropout).
-    BlockArgument step = stateArgument(func, "step");
+    BlockArgument step = getStateArgument(func, StateKind::Step);
     if (!step)
-      step = state(RankedTensorType::get({}, b.getI64Type()), "step");
+      step = state(RankedTensorType::get({}, b.getI64Type()), StateKind::Step);
     Value one = ConstantOp::create(
         b, u.loc,
         DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
@@ -165,7 +169,7 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
       applied[parameterName(param)] = g;
     }
     Value foundInf;
-    BlockArgument scale = stateArgument(func, "loss_scale");
+    BlockArgument scale = getStateArgument(func, StateKind::LossScale);
     if (scale)
       foundInf = unscaleGradients(func, u, ret, scale, applied);
     if (clipGradNorm > 0 && !params.empty()) {
@@ -202,20 +206,20 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
       if (stateType != param.getType()) {
         // Laid out (split, padded) as the parameter: dtc-run cuts its
         // start from the parameter's value.
-        p = master = state(stateType, kMasterStatePrefix.str() + name);
+        p = master = state(stateType, StateKind::Master, name);
         for (StringRef attr : {kShardingAttrName, kUnpaddedRowsAttrName})
           if (Attribute value = func.getArgAttr(param.getArgNumber(), attr))
             func.setArgAttr(master.getArgNumber(), attr, value);
       }
       auto updateParam = [&](Value value) {
         if (!master)
-          return update(value, param, name);
-        update(CastOp::create(b, u.loc, param.getType(), value), param, name);
-        update(value, master, kMasterStatePrefix.str() + name);
+          return update(value, param);
+        update(CastOp::create(b, u.loc, param.getType(), value), param);
+        update(value, master);
       };
       if (optimizer == "adamw") {
-        BlockArgument m = state(stateType, "exp_avg/" + name);
-        BlockArgument v = state(stateType, "exp_avg_sq/" + name);
+        BlockArgument m = state(stateType, StateKind::ExpAvg, name);
+        BlockArgument v = state(stateType, StateKind::ExpAvgSq, name);
         if (decays) // decoupled: p *= 1 - lr * wd
           p = u.mul(p,
                     u.like(u.sub(u.f64(1), u.mul(lrT, u.f64(weightDecay))), p));
@@ -230,32 +234,37 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
                             u.like(u.f64(eps), p));
         p = u.sub(p, u.mul(u.like(stepSize, p), u.div(m2, denom)));
         updateParam(p);
-        update(m2, m, "exp_avg/" + name);
-        update(v2, v, "exp_avg_sq/" + name);
+        update(m2, m);
+        update(v2, v);
         continue;
       }
       Value d = g;
       if (decays) // coupled: d = g + wd * p
         d = u.add(d, u.mul(p, u.like(u.f64(weightDecay), p)));
       if (momentum != 0) {
-        BlockArgument buf = state(stateType, "momentum_buffer/" + name);
+        BlockArgument buf = state(stateType, StateKind::MomentumBuffer, name);
         Value buf2 = u.add(u.mul(buf, u.like(u.f64(momentum), p)), d);
         d = nesterov ? u.add(d, u.mul(buf2, u.like(u.f64(momentum), p))) : buf2;
         updateParam(u.sub(p, u.mul(d, u.like(lrT, p))));
-        update(buf2, buf, "momentum_buffer/" + name);
+        update(buf2, buf);
         continue;
       }
       updateParam(u.sub(p, u.mul(d, u.like(lrT, p))));
     }
-    update(nextStep, step, "step");
+    update(nextStep, step);
     if (scale)
       updateLossScale(func, u, scale, foundInf, update);
-    for (auto &[value, old, name] : updates) {
+    for (auto &[value, old] : updates) {
       // A step whose gradients overflowed changes nothing but the scale.
-      if (foundInf && name != "loss_scale" && name != "growth_tracker")
+      StateKind kind = StateKind::Step;
+      if (StateAttr state = getStateAttr(func, old.getArgNumber()))
+        kind = state.getKind();
+      if (foundInf && kind != StateKind::LossScale &&
+          kind != StateKind::GrowthTracker)
         value = SelectOp::create(b, u.loc, foundInf, old, value);
-      appendResult(func, value,
-                   {b.getNamedAttr(kUpdateAttrName, b.getStringAttr(name))});
+      func.setArgAttr(old.getArgNumber(), kAliasingOutputAttrName,
+                      b.getI64IntegerAttr(func.getNumResults()));
+      appendResult(func, value, {});
     }
   }
 
@@ -313,9 +322,12 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
   void updateLossScale(func::FuncOp func, UpdateBuilder &u, Value scale,
                        Value foundInf, Update update) {
     OpBuilder &b = u.b;
-    BlockArgument tracker = stateArgument(func, "growth_tracker");
-    auto interval = func.getArgAttrOfType<IntegerAttr>(
-        cast<BlockArgument>(scale).getArgNumber(), kGrowthIntervalAttrName);
+    BlockArgument tracker = getStateArgument(func, StateKind::GrowthTracker);
+    // GradScaler's default when the step does not say.
+    StepAttr step = getStepAttr(func);
+    int64_t interval = step && step.getLossScaling()
+                           ? step.getLossScaling().getGrowthInterval()
+                           : 2000;
     auto i64 = [&](int64_t value) -> Value {
       return ConstantOp::create(
           b, u.loc,
@@ -324,15 +336,15 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
     };
     Value next = u.add(tracker, i64(1));
     Value grow = CompareOp::create(b, u.loc, ComparisonPredicate::GE, next,
-                                   i64(interval ? interval.getInt() : 2000));
+                                   i64(interval));
     Value grown = SelectOp::create(
         b, u.loc, grow, u.mul(scale, u.like(u.f64(2), scale)), scale);
     update(SelectOp::create(b, u.loc, foundInf,
                             u.mul(scale, u.like(u.f64(0.5), scale)), grown),
-           scale, "loss_scale");
+           cast<BlockArgument>(scale));
     update(SelectOp::create(b, u.loc, foundInf, i64(0),
                             SelectOp::create(b, u.loc, grow, i64(0), next)),
-           tracker, "growth_tracker");
+           tracker);
   }
 
   /// The learning rate at 0-based step `step`, an f64 scalar: constant, or

@@ -48,15 +48,6 @@ SmallVector<BlockArgument> mlir::dtc::trainableParameters(func::FuncOp func) {
   return params;
 }
 
-BlockArgument mlir::dtc::stateArgument(func::FuncOp func, StringRef name) {
-  for (BlockArgument arg : func.getArguments())
-    if (auto state = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                       kStateAttrName))
-      if (state.getValue() == name)
-        return arg;
-  return BlockArgument();
-}
-
 StringRef mlir::dtc::parameterName(BlockArgument param) {
   auto func = cast<func::FuncOp>(param.getOwner()->getParentOp());
   return func.getArgAttrOfType<StringAttr>(param.getArgNumber(), kParamAttrName)

@@ -2,12 +2,15 @@
 //
 // Internal to the training passes: they add arguments (labels, optimizer
 // state) and results (loss, gradients, updates) to the function they build.
+// Arguments and results are only ever appended, so that the indices the
+// step ABI records (the loss, aliases, the RNG counter) stay valid.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DTC_LIB_TRANSFORMS_TRAINING_SIGNATURE_H
 #define DTC_LIB_TRANSFORMS_TRAINING_SIGNATURE_H
 
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir::dtc {
@@ -23,8 +26,6 @@ void setResults(func::FuncOp func, ArrayRef<Value> values,
                 ArrayRef<DictionaryAttr> attrs);
 /// The arguments marked `dtc.param` and not `dtc.trainable = false`.
 SmallVector<BlockArgument> trainableParameters(func::FuncOp func);
-/// The argument marked `dtc.state = name`, or null.
-BlockArgument stateArgument(func::FuncOp func, StringRef name);
 /// The `dtc.param` name of a parameter argument.
 StringRef parameterName(BlockArgument param);
 

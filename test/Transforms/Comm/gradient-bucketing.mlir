@@ -22,8 +22,8 @@ dtc.mesh @mesh ["dp" = 2]
 // OFF-COUNT-4: dtc.all_reduce
 // OFF-NOT: dtc.concat
 func.func @step(%a: tensor<2x3xf32>, %b: tensor<4xf32>, %c: tensor<8xf32>, %l: tensor<f32>)
-    -> (tensor<f32> {dtc.output = "loss"}, tensor<2x3xf32> {dtc.grad = "a"},
-        tensor<4xf32> {dtc.grad = "b"}, tensor<8xf32> {dtc.grad = "c"}) {
+    -> (tensor<f32>, tensor<2x3xf32> {dtc.grad = "a"},
+        tensor<4xf32> {dtc.grad = "b"}, tensor<8xf32> {dtc.grad = "c"}) attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %gc = dtc.mul %c, %c : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   %gb = dtc.mul %b, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %ga = dtc.mul %a, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>

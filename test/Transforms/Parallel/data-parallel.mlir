@@ -5,6 +5,8 @@
 // CHECK: dtc.mesh @mesh ["dp" = 2]
 // CHECK-LABEL: func.func @linear(
 // CHECK-SAME: %[[X:.*]]: tensor<2x3xf32> {dtc.input = "x", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"], []]>}
+// The step records the mesh it runs on.
+// CHECK-SAME: attributes {dtc.step = #dtc.step<abi = 1, loss = 0, mesh = @mesh>}
 // CHECK: %[[Y:.*]] = dtc.matmul %[[X]], %{{.*}} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
 // CHECK: %[[L:.*]] = dtc.reduce_sum {{.*}} : tensor<2x2xf32> -> tensor<f32>
 // CHECK: %[[G:.*]] = dtc.matmul %[[X]], %{{.*}} transpose_lhs : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
@@ -12,7 +14,7 @@
 // CHECK: %[[GSUM:.*]] = dtc.all_reduce %[[G]] on @mesh axes = ["dp"] kind = sum {reason = "data-parallel: gradient of w (summed over the batch shards)"}
 // CHECK: return %[[LSUM]], %[[GSUM]]
 func.func @linear(%x: tensor<4x3xf32> {dtc.input = "x"}, %w: tensor<3x2xf32> {dtc.param = "w"})
-    -> (tensor<f32> {dtc.output = "loss"}) {
+    -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %y = dtc.matmul %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
   %sq = dtc.mul %y, %y : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
   %l = dtc.reduce_sum %sq dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
@@ -24,7 +26,7 @@ func.func @linear(%x: tensor<4x3xf32> {dtc.input = "x"}, %w: tensor<3x2xf32> {dt
 // A batch that does not divide over the ranks is refused by input name.
 // expected-error @+1 {{input 'x' of type 'tensor<3x2xf32>': its batch (dimension 0) does not divide over 2 data-parallel shards}}
 func.func @odd_batch(%x: tensor<3x2xf32> {dtc.input = "x"}, %w: tensor<2xf32> {dtc.param = "w"})
-    -> (tensor<f32> {dtc.output = "loss"}) {
+    -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %y = dtc.mul %x, %w : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
   %l = dtc.reduce_sum %y dims = [0, 1] : tensor<3x2xf32> -> tensor<f32>
   return %l : tensor<f32>
@@ -34,7 +36,7 @@ func.func @odd_batch(%x: tensor<3x2xf32> {dtc.input = "x"}, %w: tensor<2xf32> {d
 
 // A softmax across the batch mixes samples: it cannot run on a shard.
 func.func @softmax_over_batch(%x: tensor<4x2xf32> {dtc.input = "x"}, %w: tensor<2xf32> {dtc.param = "w"})
-    -> (tensor<f32> {dtc.output = "loss"}) {
+    -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %y = dtc.mul %x, %w : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
   // expected-error @+1 {{cannot partition 'dtc.softmax' over the batch: it needs dimension 0 of operand #0 whole}}
   %s = dtc.softmax %y dim = 0 : tensor<4x2xf32>

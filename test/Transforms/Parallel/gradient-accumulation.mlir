@@ -6,6 +6,8 @@
 // CHECK-NOT: dtc.mesh
 // CHECK-LABEL: func.func @linear(
 // CHECK-SAME: %[[X:.*]]: tensor<4x3xf32> {dtc.input = "x"}, %[[W:.*]]: tensor<3x2xf32> {dtc.param = "w"})
+// The step records its microbatches (dtc-zero reads them).
+// CHECK-SAME: attributes {dtc.step = #dtc.step<abi = 1, loss = 0, microbatches = 2>}
 // CHECK-DAG: %[[X0:.*]] = dtc.slice %[[X]] starts = [0, 0] sizes = [2, 3] strides = [1, 1]
 // CHECK-DAG: %[[X1:.*]] = dtc.slice %[[X]] starts = [2, 0] sizes = [2, 3] strides = [1, 1]
 // CHECK: %[[Y0:.*]] = dtc.matmul %[[X0]], %[[W]]
@@ -19,7 +21,7 @@
 // CHECK: return %[[L]], %[[G]]
 // CHECK-NOT: dtc.all_reduce
 func.func @linear(%x: tensor<4x3xf32> {dtc.input = "x"}, %w: tensor<3x2xf32> {dtc.param = "w"})
-    -> (tensor<f32> {dtc.output = "loss"}) {
+    -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %y = dtc.matmul %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
   %sq = dtc.mul %y, %y : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
   %l = dtc.reduce_sum %sq dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
@@ -39,7 +41,7 @@ func.func @linear(%x: tensor<4x3xf32> {dtc.input = "x"}, %w: tensor<3x2xf32> {dt
 // CHECK: dtc.div %{{.*}}, %[[N]]
 // CHECK: return
 func.func @mean_of_squares(%x: tensor<4xf32> {dtc.input = "x"}, %weights: tensor<4xf32> {dtc.input = "weights"},
-                           %w: tensor<f32> {dtc.param = "w"}) -> (tensor<f32> {dtc.output = "loss"}) {
+                           %w: tensor<f32> {dtc.param = "w"}) -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %y = dtc.mul %x, %w : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   %sq = dtc.mul %y, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %ws = dtc.mul %sq, %weights : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
@@ -53,7 +55,7 @@ func.func @mean_of_squares(%x: tensor<4xf32> {dtc.input = "x"}, %weights: tensor
 
 // expected-error @+1 {{input 'x' of type 'tensor<3x2xf32>': its batch (dimension 0) does not divide over 2 gradient accumulation shards}}
 func.func @odd_batch(%x: tensor<3x2xf32> {dtc.input = "x"}, %w: tensor<2xf32> {dtc.param = "w"})
-    -> (tensor<f32> {dtc.output = "loss"}) {
+    -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %y = dtc.mul %x, %w : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
   %l = dtc.reduce_sum %y dims = [0, 1] : tensor<3x2xf32> -> tensor<f32>
   return %l : tensor<f32>

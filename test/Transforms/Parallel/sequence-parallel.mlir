@@ -23,7 +23,7 @@ func.func @mlp(%x: tensor<2x4x8xf32> {dtc.input = "x"},
                %g: tensor<8xf32> {dtc.param = "ln.weight"}, %b: tensor<8xf32> {dtc.param = "ln.bias"},
                %w1: tensor<16x8xf32> {dtc.param = "fc.weight"}, %b1: tensor<16xf32> {dtc.param = "fc.bias"},
                %w2: tensor<8x16xf32> {dtc.param = "out.weight"})
-    -> (tensor<f32> {dtc.output = "loss"}) {
+    -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %n:3 = dtc.layer_norm %x, %g, %b dim = 2 epsilon = 1.0e-05 : (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>)
   %w1t = dtc.transpose %w1 permutation = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
   %h = dtc.matmul %n#0, %w1t : (tensor<2x4x8xf32>, tensor<8x16xf32>) -> tensor<2x4x16xf32>

@@ -13,6 +13,7 @@
 // CHECK-SAME: tensor<8xf32> {dtc.param = "fc.bias", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"]]>}
 // CHECK-SAME: tensor<8x8xf32> {dtc.param = "out.weight", dtc.sharding = #dtc.sharding<@mesh, {{\[}}[], ["tp"]]>}
 // CHECK-SAME: tensor<8x8xf32> {dtc.grad = "fc.weight"}, tensor<8xf32> {dtc.grad = "fc.bias"}, tensor<8x8xf32> {dtc.grad = "out.weight"}
+// CHECK-SAME: attributes {dtc.step = #dtc.step<abi = 1, loss = 0, mesh = @mesh>}
 // CHECK: dtc.matmul {{.*}} -> tensor<2x4x8xf32>
 // CHECK: dtc.all_reduce {{.*}} {reason = "tensor-parallel: 'dtc.add' needs the whole value of a partial sum over 'tp'"} : tensor<2x4x8xf32>
 // CHECK: dtc.all_reduce {{.*}} {reason = "tensor-parallel: 'dtc.matmul' makes a partial sum that several ops read"} : tensor<2x4x8xf32>
@@ -23,7 +24,7 @@ func.func @mlp(%x: tensor<2x4x8xf32> {dtc.input = "x"},
                %g: tensor<8xf32> {dtc.param = "ln.weight"}, %b: tensor<8xf32> {dtc.param = "ln.bias"},
                %w1: tensor<16x8xf32> {dtc.param = "fc.weight"}, %b1: tensor<16xf32> {dtc.param = "fc.bias"},
                %w2: tensor<8x16xf32> {dtc.param = "out.weight"})
-    -> (tensor<f32> {dtc.output = "loss"}) {
+    -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %n:3 = dtc.layer_norm %x, %g, %b dim = 2 epsilon = 1.0e-05 : (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>)
   %w1t = dtc.transpose %w1 permutation = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
   %h = dtc.matmul %n#0, %w1t : (tensor<2x4x8xf32>, tensor<8x16xf32>) -> tensor<2x4x16xf32>
@@ -68,7 +69,7 @@ func.func @attention(%x: tensor<2x4x8xf32> {dtc.input = "x"},
                      %g: tensor<8xf32> {dtc.param = "ln.weight"}, %b: tensor<8xf32> {dtc.param = "ln.bias"},
                      %wqkv: tensor<24x8xf32> {dtc.param = "qkv.weight"}, %bqkv: tensor<24xf32> {dtc.param = "qkv.bias"},
                      %wo: tensor<8x8xf32> {dtc.param = "proj.weight"})
-    -> (tensor<f32> {dtc.output = "loss"}) {
+    -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %n:3 = dtc.layer_norm %x, %g, %b dim = 2 epsilon = 1.0e-05 : (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x1xf32>, tensor<2x4x1xf32>)
   %wt = dtc.transpose %wqkv permutation = [1, 0] : tensor<24x8xf32> -> tensor<8x24xf32>
   %h = dtc.matmul %n#0, %wt : (tensor<2x4x8xf32>, tensor<8x24xf32>) -> tensor<2x4x24xf32>
@@ -106,7 +107,7 @@ func.func @attention(%x: tensor<2x4x8xf32> {dtc.input = "x"},
 func.func @softmax_features(%x: tensor<2x8xf32> {dtc.input = "x"},
                             %g: tensor<8xf32> {dtc.param = "ln.weight"}, %b: tensor<8xf32> {dtc.param = "ln.bias"},
                             %w1: tensor<8x16xf32> {dtc.param = "w1"}, %w2: tensor<16x8xf32> {dtc.param = "w2"})
-    -> (tensor<f32> {dtc.output = "loss"}) {
+    -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %n:3 = dtc.layer_norm %x, %g, %b dim = 1 epsilon = 1.0e-05 : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
   %h = dtc.matmul %n#0, %w1 : (tensor<2x8xf32>, tensor<8x16xf32>) -> tensor<2x16xf32>
   // expected-warning @+1 {{tensor-parallel: 'dtc.softmax' runs replicated on gathered operands: it needs dimension 1 of operand #0 whole}}
@@ -127,10 +128,10 @@ func.func @softmax_features(%x: tensor<2x8xf32> {dtc.input = "x"},
 // CHECK: %[[MINE:.*]] = dtc.shard %[[IOTA]] on @mesh axes = ["tp"] dim = 0 : tensor<16xi64> -> tensor<8xi64>
 // CHECK: dtc.dropout %{{.*}}, %{{.*}} at %{{.*}} in [2, 16] ratio = 5.000000e-01 seed = 1 stream = 0 : (tensor<2x8xf32>, tensor<i64>, tensor<2xi64>) -> tensor<2x8xf32>
 // CHECK-NOT: dtc.all_gather
-func.func @dropout_features(%x: tensor<2x8xf32> {dtc.input = "x"}, %step: tensor<i64> {dtc.state = "step"},
+func.func @dropout_features(%x: tensor<2x8xf32> {dtc.input = "x"}, %step: tensor<i64> {dtc.state = #dtc.state<step>},
                             %g: tensor<8xf32> {dtc.param = "ln.weight"}, %b: tensor<8xf32> {dtc.param = "ln.bias"},
                             %w1: tensor<8x16xf32> {dtc.param = "w1"}, %w2: tensor<16x8xf32> {dtc.param = "w2"})
-    -> (tensor<f32> {dtc.output = "loss"}) {
+    -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %n:3 = dtc.layer_norm %x, %g, %b dim = 1 epsilon = 1.0e-05 : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
   %h = dtc.matmul %n#0, %w1 : (tensor<2x8xf32>, tensor<8x16xf32>) -> tensor<2x16xf32>
   %d = dtc.dropout %h, %step ratio = 0.5 seed = 1 stream = 0 : (tensor<2x16xf32>, tensor<i64>) -> tensor<2x16xf32>

@@ -5,7 +5,7 @@
 
 // The model's own loss: the function returns it alone.
 // OWN-LABEL: func.func @own_loss
-// OWN-SAME: -> (tensor<f32> {dtc.output = "loss"})
+// OWN-SAME: -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>}
 // OWN: return %{{.*}} : tensor<f32>
 func.func @own_loss(%x: tensor<3xf32> {dtc.input = "x"}) -> (tensor<3xf32> {dtc.output = "logits"}, tensor<f32> {dtc.output = "total"}) {
   %s = dtc.reduce_sum %x dims = [0] : tensor<3xf32> -> tensor<f32>

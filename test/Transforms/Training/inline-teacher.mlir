@@ -14,7 +14,7 @@
 // CHECK: return %[[S]], %[[T]]
 
 // LOSS-LABEL: func.func @student(
-// LOSS-SAME: -> (tensor<f32> {dtc.output = "loss"})
+// LOSS-SAME: -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>}
 // LOSS-COUNT-3: dtc.log_softmax
 // T^2 / tokens = 4 / 2, then alpha and 1 - alpha:
 // LOSS-DAG: dtc.constant dense<2.000000e+00>

@@ -7,7 +7,7 @@
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x4xbf16> {dtc.input = "x"}
 // CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<4xbf16> {dtc.param = "w"}
 // CHECK-SAME: %[[F:[a-z0-9]+]]: tensor<4xf32> {dtc.param = "frozen", dtc.trainable = false}
-// CHECK-SAME: -> (tensor<f32> {dtc.output = "loss"}, tensor<4xbf16> {dtc.grad = "w"})
+// CHECK-SAME: -> (tensor<f32>, tensor<4xbf16> {dtc.grad = "w"}) attributes {dtc.step = #dtc.step<abi = 1, loss = 0>}
 // The bf16 reader reads the parameter itself; the f32 one its widening.
 // CHECK: %[[P:.*]] = dtc.mul %[[X]], %[[W]] : (tensor<2x4xbf16>, tensor<4xbf16>) -> tensor<2x4xbf16>
 // CHECK: %[[WF:.*]] = dtc.cast %[[W]] : tensor<4xbf16> to tensor<4xf32>
@@ -19,12 +19,12 @@
 // The optimizer updates an f32 master copy and writes back its rounding;
 // its moments are f32. The frozen parameter is left alone.
 // OPT-LABEL: func.func @step(
-// OPT-SAME: %[[W:[a-z0-9]+]]: tensor<4xbf16> {dtc.param = "w"}
+// OPT-SAME: %[[W:[a-z0-9]+]]: tensor<4xbf16> {dtc.aliasing_output = 2 : i64, dtc.param = "w"}
 // OPT-SAME: %{{.*}}: tensor<4xf32> {dtc.param = "frozen", dtc.trainable = false}
-// OPT-SAME: %[[M:[a-z0-9]+]]: tensor<4xf32> {dtc.state = "master/w"}
-// OPT-SAME: tensor<4xf32> {dtc.state = "exp_avg/w"}
-// OPT-SAME: tensor<4xf32> {dtc.state = "exp_avg_sq/w"}
-// OPT-SAME: tensor<4xbf16> {dtc.update = "w"}, tensor<4xf32> {dtc.update = "master/w"}, tensor<4xf32> {dtc.update = "exp_avg/w"}
+// OPT-SAME: %[[M:[a-z0-9]+]]: tensor<4xf32> {dtc.aliasing_output = 3 : i64, dtc.state = #dtc.state<master of "w">}
+// OPT-SAME: tensor<4xf32> {dtc.aliasing_output = 4 : i64, dtc.state = #dtc.state<exp_avg of "w">}
+// OPT-SAME: tensor<4xf32> {dtc.aliasing_output = 5 : i64, dtc.state = #dtc.state<exp_avg_sq of "w">}
+// OPT-SAME: -> (tensor<f32>, tensor<4xbf16> {dtc.grad = "w"}, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>)
 // OPT: dtc.cast %{{.*}} : tensor<4xbf16> to tensor<4xf32>
 // OPT: %[[DECAYED:.*]] = dtc.mul %[[M]], %{{.*}} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
 // OPT: %[[NEW:.*]] = dtc.sub %[[DECAYED]], %{{.*}} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
@@ -32,7 +32,7 @@
 // OPT: return {{.*}}, %[[ROUNDED]], %[[NEW]],
 func.func @step(%x: tensor<2x4xbf16> {dtc.input = "x"}, %w: tensor<4xf32> {dtc.param = "w"},
                 %frozen: tensor<4xf32> {dtc.param = "frozen", dtc.trainable = false})
-    -> (tensor<f32> {dtc.output = "loss"}, tensor<4xf32> {dtc.grad = "w"}) {
+    -> (tensor<f32>, tensor<4xf32> {dtc.grad = "w"}) attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %wb = dtc.cast %w : tensor<4xf32> to tensor<4xbf16>
   %p = dtc.mul %x, %wb : (tensor<2x4xbf16>, tensor<4xbf16>) -> tensor<2x4xbf16>
   %s = dtc.add %w, %frozen : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>

@@ -27,8 +27,9 @@ func.func @block(%x: tensor<2x4xf32> {dtc.input = "x"}, %w: tensor<4x4xf32> {dtc
 
 // RUN: dtc-opt %s --dtc-mixed-precision="type=f16 init-scale=1024 growth-interval=10" | FileCheck %s --check-prefix=F16
 // F16-LABEL: func.func @block(
-// F16-SAME: %{{.*}}: tensor<f32> {dtc.growth_interval = 10 : i64, dtc.state = "loss_scale", dtc.value = dense<1.024000e+03> : tensor<f32>}
-// F16-SAME: %{{.*}}: tensor<i64> {dtc.state = "growth_tracker"}
+// F16-SAME: %{{.*}}: tensor<f32> {dtc.state = #dtc.state<loss_scale>, dtc.value = dense<1.024000e+03> : tensor<f32>}
+// F16-SAME: %{{.*}}: tensor<i64> {dtc.state = #dtc.state<growth_tracker>}
+// F16-SAME: attributes {dtc.step = #dtc.step<abi = 1, loss_scaling = <growth_interval = 10>>}
 // F16: dtc.matmul {{.*}} -> tensor<2x4xf16>
 // RUN: not dtc-opt %s --dtc-mixed-precision="type=f8" 2>&1 | FileCheck %s --check-prefix=BADTYPE
 // BADTYPE: error: unknown mixed-precision type 'f8' (bf16 or f16)

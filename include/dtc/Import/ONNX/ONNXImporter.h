@@ -58,8 +58,9 @@ struct ONNXImportOptions {
   /// initializers are still read. For planning large models.
   bool shapesOnly = false;
   /// Import Dropout nodes as training-mode dtc.dropout (masks keyed on
-  /// `dropoutSeed`, the node's position and a `dtc.state = "step"`
-  /// argument), instead of the identity.
+  /// `dropoutSeed`, the node's position and a `#dtc.state<step>`
+  /// argument, recorded as the function's `dtc.step` RNG), instead of the
+  /// identity.
   bool trainingDropout = false;
   int64_t dropoutSeed = 0;
   /// When set, receives one entry per initializer.

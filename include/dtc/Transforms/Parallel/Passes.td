@@ -9,7 +9,9 @@ def DataParallel : Pass<"dtc-data-parallel", "mlir::ModuleOp"> {
   let summary = "Partition a differentiated step over the batch (data parallelism)";
   let description = [{
     Runs after dtc-autodiff and before dtc-optimizer. Adds `dtc.mesh @mesh
-    ["dp" = N]` and rewrites the step into the program of one of the N
+    ["dp" = N]` (or the axis to the mesh the step's `dtc.step` names, else
+    to the module's one mesh), records it as the step's mesh, and rewrites
+    the step into the program of one of the N
     ranks: every model input is split along its first (batch) dimension, the
     parameters are replicated, and the layout of every value follows from
     its operands': sharded along one dimension, replicated, or a partial sum
@@ -39,7 +41,8 @@ def TensorParallel : Pass<"dtc-tensor-parallel", "mlir::ModuleOp"> {
     up and gate). Column weights and biases are split over `tp` by output
     features -- a fused QKV followed by an equal Split by heads within each
     of q, k and v (a split in blocks) -- and row weights by input features;
-    the shardings are recorded on the arguments (`dtc.sharding`).
+    the shardings are recorded on the arguments (`dtc.sharding`), and the
+    mesh on the step's `dtc.step`.
 
     The partitioner then propagates the layouts through the attention's
     reshapes and transposes (each rank its heads), all-reduces the
@@ -137,7 +140,8 @@ def Zero : Pass<"dtc-zero", "mlir::ModuleOp"> {
     (with dtc-gradient-accumulation, the microbatches accumulate into it
     and it is reduce-scattered once per step); stage 2 keeps only the
     shard (each microbatch's gradient reduce-scattered as it is made, the
-    shards added). Stage 3 also keeps each parameter as its shard and all-gathers
+    shards added; the step's `dtc.step` says how many microbatches
+    dtc-gradient-accumulation made). Stage 3 also keeps each parameter as its shard and all-gathers
     it where the step reads it whole: just before its first use in the
     forward, and again just before its first use in the backward (the
     forward's views of it, such as a transpose, made again from the second
@@ -150,10 +154,7 @@ def Zero : Pass<"dtc-zero", "mlir::ModuleOp"> {
     first dimension another axis splits keeps whole state, with a warning.
   }];
   let options = [
-    Option<"stage", "stage", "int64_t", /*default=*/"1", "ZeRO stage (1, 2 or 3)">,
-    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
-           "Microbatches dtc-gradient-accumulation made (stages 2, 3 then "
-           "reduce-scatter each one's gradients)">
+    Option<"stage", "stage", "int64_t", /*default=*/"1", "ZeRO stage (1, 2 or 3)">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
@@ -207,7 +208,8 @@ def GradientAccumulation : Pass<"dtc-gradient-accumulation", "mlir::ModuleOp"> {
     from every microbatch first, so the result is the full batch's step, as
     PyTorch's accumulation with the loss divided by the global token count.
     Gradients a cast narrows (bf16 ones, dtc-master-weights) add up before
-    the cast, in f32.
+    the cast, in f32. The step's `dtc.step` records K (`microbatches`),
+    which dtc-zero reads.
   }];
   let options = [
     Option<"microbatches", "microbatches", "int64_t", /*default=*/"2",

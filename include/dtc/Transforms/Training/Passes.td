@@ -26,12 +26,14 @@ def AttachLoss : Pass<"dtc-attach-loss", "mlir::func::FuncOp"> {
     over all tokens (PyTorch's `kl_div(..., reduction='batchmean')` on
     [tokens, classes]); the ignore index applies to the cross-entropy only.
 
-    Afterwards the function returns the loss alone (`dtc.output = "loss"`).
+    Afterwards the function is a training step: it returns the loss alone,
+    and its `dtc.step` (made here if no earlier pass made one) names that
+    result as the loss (docs/StepABI.md).
 
     ```mlir
     // before: func @forward(%ids ...) -> (tensor<2x8x64xf32> {dtc.output = "logits"})
     // after:  func @forward(%ids ..., %labels: tensor<2x8xi64> {dtc.input = "labels"})
-    //             -> (tensor<f32> {dtc.output = "loss"})
+    //             -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>}
     ```
   }];
   let options = [
@@ -72,8 +74,10 @@ def MixedPrecision : Pass<"dtc-mixed-precision", "mlir::func::FuncOp"> {
 
     With `type=f16`, whose range is narrow, the loss is also scaled
     dynamically as `torch.cuda.amp.GradScaler` does: the pass adds the
-    state `loss_scale` (f32, starting at `init-scale`) and `growth_tracker`
-    (i64); dtc-autodiff then seeds the backward pass with the scale, and
+    state `#dtc.state<loss_scale>` (f32, starting at `init-scale`, its
+    `dtc.value`) and `#dtc.state<growth_tracker>` (i64), and records
+    `growth-interval` in the step's `dtc.step` (`loss_scaling`);
+    dtc-autodiff then seeds the backward pass with the scale, and
     dtc-optimizer unscales the gradients, skips the whole update when any
     is not finite, and halves the scale (or doubles it after
     `growth-interval` finite steps in a row).
@@ -110,7 +114,7 @@ def MasterWeights : Pass<"dtc-master-weights", "mlir::func::FuncOp"> {
     contributions of several uses still add up in f32 first, and the
     data-parallel sum then moves bf16). dtc-optimizer updates a parameter
     stored in less than f32 through an f32 master copy, the state
-    `master/<name>`, with f32 moments: 4 + 8 bytes more, 16 per parameter
+    `#dtc.state<master of "<name>">`, with f32 moments: 4 + 8 bytes more, 16 per parameter
     in all, split 2 + 2 + 12 as in the paper. dtc-run starts the master
     copy from the parameter's f32 value and dumps it as the parameter.
   }];
@@ -138,8 +142,8 @@ def InlineTeacher : Pass<"dtc-inline-teacher", "mlir::ModuleOp"> {
 def Autodiff : Pass<"dtc-autodiff", "mlir::func::FuncOp"> {
   let summary = "Reverse-mode differentiation of the loss";
   let description = [{
-    Appends to a function whose first result is a scalar float loss the
-    gradient of that loss with respect to every trainable parameter (an
+    Appends to a training step (the scalar float loss its `dtc.step` names)
+    the gradient of that loss with respect to every trainable parameter (an
     argument marked `dtc.param` and not `dtc.trainable = false`), one result
     each, marked `dtc.grad = "<param>"`.
 
@@ -151,9 +155,10 @@ def Autodiff : Pass<"dtc-autodiff", "mlir::func::FuncOp"> {
     gets a zero gradient.
 
     ```mlir
-    // before: func @f(%w {dtc.param = "w"}, %x) -> (tensor<f32> {dtc.output = "loss"})
-    // after:  func @f(%w {dtc.param = "w"}, %x) -> (tensor<f32> {dtc.output = "loss"},
-    //                                                tensor<...> {dtc.grad = "w"})
+    // before: func @f(%w {dtc.param = "w"}, %x) -> tensor<f32>
+    //             attributes {dtc.step = #dtc.step<abi = 1, loss = 0>}
+    // after:  func @f(%w {dtc.param = "w"}, %x) -> (tensor<f32>, tensor<...> {dtc.grad = "w"})
+    //             attributes {dtc.step = #dtc.step<abi = 1, loss = 0>}
     ```
   }];
   let statistics = [
@@ -168,12 +173,22 @@ def Optimizer : Pass<"dtc-optimizer", "mlir::func::FuncOp"> {
   let description = [{
     Turns a function returning (loss, gradients...) (after `dtc-autodiff`)
     into a training step: it takes the optimizer state as extra arguments
-    (`dtc.state`: `step`, and per parameter `exp_avg/<p>` and
-    `exp_avg_sq/<p>` for AdamW or `momentum_buffer/<p>` for SGD with
-    momentum, all zero at the start) and returns, after the loss and the
-    gradients, the updated parameters and state, each marked
-    `dtc.update = "<argument name>"` so a runner feeds them back (the
-    step's inputs are donated to its outputs).
+    (`dtc.state`: `#dtc.state<step>`, and per parameter
+    `#dtc.state<exp_avg of "p">` and `#dtc.state<exp_avg_sq of "p">` for
+    AdamW or `#dtc.state<momentum_buffer of "p">` for SGD with momentum,
+    `#dtc.state<master of "p">` for a parameter stored below f32, all zero
+    at the start but the master copy) and returns, after the loss and the
+    gradients, the updated parameters and state. Each parameter and state
+    argument is donated to the step: `dtc.aliasing_output = i` on it says
+    that result i is its next value, which a runner feeds back.
+
+    ```mlir
+    // after: func @f(%w: tensor<3xf32> {dtc.aliasing_output = 2 : i64, dtc.param = "w"}, ...,
+    //                %t: tensor<i64> {dtc.aliasing_output = 5 : i64, dtc.state = #dtc.state<step>},
+    //                %m: tensor<3xf32> {dtc.aliasing_output = 3 : i64,
+    //                                   dtc.state = #dtc.state<exp_avg of "w">}, ...)
+    //            -> (tensor<f32>, tensor<3xf32> {dtc.grad = "w"}, tensor<3xf32>, tensor<3xf32>, ...)
+    ```
 
     The update is PyTorch's: `torch.optim.AdamW` (decoupled weight decay,
     bias correction) or `torch.optim.SGD` (coupled weight decay, momentum,

@@ -10,6 +10,8 @@ using namespace mlir::dtc;
 
 #include "dtc/Dialect/DTC/IR/DTCOpsDialect.cpp.inc"
 
+#include "dtc/Dialect/DTC/IR/DTCAttrsEnums.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "dtc/Dialect/DTC/IR/DTCAttrs.cpp.inc"
 
@@ -41,9 +43,11 @@ static std::string nameAttr(DictionaryAttr attrs, StringRef key) {
 std::string mlir::dtc::getArgumentName(FunctionOpInterface func,
                                        unsigned index) {
   DictionaryAttr attrs = func.getArgAttrDict(index);
-  for (StringRef key : {kInputAttrName, kParamAttrName, kStateAttrName})
+  for (StringRef key : {kInputAttrName, kParamAttrName})
     if (std::string name = nameAttr(attrs, key); !name.empty())
       return name;
+  if (auto state = attrs ? attrs.getAs<StateAttr>(kStateAttrName) : StateAttr())
+    return state.getDisplayName();
   return "arg" + std::to_string(index);
 }
 
@@ -58,13 +62,19 @@ BlockArgument mlir::dtc::getParameterArgument(FunctionOpInterface func,
 }
 
 std::string mlir::dtc::getResultName(FunctionOpInterface func, unsigned index) {
+  auto step = func->getAttrOfType<StepAttr>(kStepAttrName);
+  if (step && step.getLoss() == static_cast<int64_t>(index))
+    return "loss";
   DictionaryAttr attrs = func.getResultAttrDict(index);
   if (std::string name = nameAttr(attrs, kOutputAttrName); !name.empty())
     return name;
   if (std::string name = nameAttr(attrs, kGradAttrName); !name.empty())
     return "grad/" + name;
-  if (std::string name = nameAttr(attrs, kUpdateAttrName); !name.empty())
-    return "update/" + name;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (auto alias =
+            func.getArgAttrOfType<IntegerAttr>(i, kAliasingOutputAttrName);
+        alias && alias.getInt() == index)
+      return "update/" + getArgumentName(func, i);
   return "result" + std::to_string(index);
 }
 

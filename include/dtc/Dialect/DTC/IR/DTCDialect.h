@@ -1,7 +1,8 @@
 //===- DTCDialect.h - the dtc dialect ---------------------------*- C++ -*-===//
 //
-// Declares the dtc dialect and the names of the attributes it puts on function
-// arguments and results (parameters, their initial values, ONNX names).
+// Declares the dtc dialect and the names of the attributes it puts on
+// functions, their arguments and results (parameters, their initial values,
+// ONNX names, the step ABI; TrainingStep.h reads a step through them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOpsDialect.h.inc"
+
+#include "dtc/Dialect/DTC/IR/DTCAttrsEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "dtc/Dialect/DTC/IR/DTCAttrs.h.inc"
@@ -32,15 +35,17 @@ inline constexpr llvm::StringLiteral kOutputAttrName = "dtc.output";
 inline constexpr llvm::StringLiteral kTrainableAttrName = "dtc.trainable";
 /// Result attribute: the result is the gradient of the named parameter.
 inline constexpr llvm::StringLiteral kGradAttrName = "dtc.grad";
-/// Argument attribute: optimizer state ("step", "exp_avg/<param>", ...).
+/// Argument attribute: training state that persists from step to step (a
+/// StateAttr: `#dtc.state<exp_avg of "w">`, `#dtc.state<step>`).
 inline constexpr llvm::StringLiteral kStateAttrName = "dtc.state";
-/// The prefix of the state holding an f32 master copy of a parameter kept
-/// in a narrower type: `master/<parameter name>`.
-inline constexpr llvm::StringLiteral kMasterStatePrefix = "master/";
-/// Argument attribute of the `loss_scale` state: after this many finite
-/// steps in a row, dynamic loss scaling doubles the scale.
-inline constexpr llvm::StringLiteral kGrowthIntervalAttrName =
-    "dtc.growth_interval";
+/// Argument attribute: the argument is donated to the step and result i
+/// (this integer) is its next value, which a runner feeds back as the
+/// argument on the next step (XLA's `tf.aliasing_output`).
+inline constexpr llvm::StringLiteral kAliasingOutputAttrName =
+    "dtc.aliasing_output";
+/// Function attribute: the function is a training step (a StepAttr: the
+/// ABI version, the loss result, microbatches, mesh, RNG, loss scaling).
+inline constexpr llvm::StringLiteral kStepAttrName = "dtc.step";
 /// Argument attribute: the part of the whole tensor each rank holds (a
 /// ShardingAttr); absent: every rank holds all of it.
 inline constexpr llvm::StringLiteral kShardingAttrName = "dtc.sharding";
@@ -54,17 +59,14 @@ inline constexpr llvm::StringLiteral kZeroStageAttrName = "dtc.zero_stage";
 /// Op attribute of a ZeRO-3 parameter gather: "forward" or "backward", the
 /// phase whose reads it serves (bucketing groups and prefetches by it).
 inline constexpr llvm::StringLiteral kGatherPhaseAttrName = "dtc.gather_phase";
-/// Result attribute: the new value of the named argument (a parameter or
-/// state), which a runner feeds back as that argument on the next step.
-inline constexpr llvm::StringLiteral kUpdateAttrName = "dtc.update";
-
-/// The name an argument is known by: its `dtc.input`, `dtc.param` or
-/// `dtc.state` name, or `arg<N>`.
+/// The name an argument is known by: its `dtc.input` or `dtc.param` name,
+/// its state's display name (`exp_avg/<param>`, `step`), or `arg<N>`.
 std::string getArgumentName(FunctionOpInterface func, unsigned index);
 /// The argument marked `dtc.param = name`, or null.
 BlockArgument getParameterArgument(FunctionOpInterface func, StringRef name);
-/// The name a result is known by: its `dtc.output` name, `grad/<param>`
-/// for a gradient, `update/<name>` for an update, or `result<N>`.
+/// The name a result is known by: `loss` for the step's loss, its
+/// `dtc.output` name, `grad/<param>` for a gradient, `update/<argument>`
+/// for the next value of a donated argument, or `result<N>`.
 std::string getResultName(FunctionOpInterface func, unsigned index);
 
 } // namespace mlir::dtc

@@ -26,11 +26,21 @@ def DTC_Dialect : Dialect {
     `dtc.input` and results `dtc.output`, each with the ONNX value name.
     After partitioning, arguments that a rank holds only part of carry their
     layout as `dtc.sharding` (a `#dtc.sharding`).
+
+    A training step is a function with the `dtc.step` attribute (a
+    `#dtc.step`: the step ABI's version, the loss result, the mesh, ...);
+    its optimizer state carries `dtc.state` (a `#dtc.state`), and each
+    argument donated to the step, `dtc.aliasing_output = i`: result i is
+    its next value. The dialect verifies these (indices in range, alias
+    pairs of one type, the loss a float scalar); docs/StepABI.md is the
+    contract.
   }];
   let cppNamespace = "::mlir::dtc";
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
   let hasCanonicalizer = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
 }
 
 #endif // DTC_DIALECT_TD

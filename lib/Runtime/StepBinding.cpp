@@ -1,0 +1,201 @@
+//===- StepBinding.cpp - a training step bound to tensors -----------------===//
+
+#include "dtc/Runtime/StepBinding.h"
+
+namespace mlir::dtc {
+
+namespace {
+
+/// `tensor` with zero rows appended, or its last rows dropped, to make
+/// `rows` along dimension 0 (padding added and stripped).
+Tensor withRows(const Tensor &tensor, int64_t rows) {
+  Shape shape = tensor.shape();
+  std::vector<char> bytes = tensor.toBytes();
+  bytes.resize(bytes.size() / shape[0] * rows, 0);
+  shape[0] = rows;
+  return Tensor::fromBytes(tensor.dtype(), shape, bytes.data());
+}
+
+std::string meshText(const MeshShape &mesh) {
+  if (mesh.axes.empty())
+    return "one device";
+  std::string text;
+  for (size_t i = 0; i < mesh.axes.size(); ++i)
+    text += (i ? "," : "") + mesh.axes[i] + "=" + std::to_string(mesh.sizes[i]);
+  return text;
+}
+
+/// How a message names argument `arg`.
+std::string nameOf(const StepArgument &arg) {
+  switch (arg.role) {
+  case ArgumentRole::Input:
+    return "input '" + arg.name + "'";
+  case ArgumentRole::Parameter:
+    return "parameter '" + arg.name + "'";
+  case ArgumentRole::State:
+    return "state '" + arg.name + "'";
+  }
+  return "'" + arg.name + "'";
+}
+
+} // namespace
+
+StepBinding::StepBinding(const StepSignature &signature, Communicator *comm)
+    : signature(signature), comm(comm) {}
+
+int64_t StepBinding::groupSize(const std::string &axis) const {
+  return comm ? comm->groupSize({axis}) : 1;
+}
+
+std::string StepBinding::partOf(size_t index, const Tensor &whole,
+                                Tensor &part) const {
+  const StepArgument &arg = signature.arguments[index];
+  part = whole;
+  // Padding: the real rows, then zeros, to the padded whole.
+  if (arg.unpaddedRows && part.rank() > 0 &&
+      part.shape()[0] == *arg.unpaddedRows && !arg.shape.empty()) {
+    int64_t padded = arg.shape[0];
+    if (!arg.layout.dims.empty())
+      for (const std::string &axis : arg.layout.dims[0])
+        padded *= groupSize(axis);
+    part = withRows(part, padded);
+  }
+  // A dimension split over several axes is split by each in turn (the
+  // first with the dimension's blocks): tp's part, then dp's part of that.
+  for (size_t d = 0; d < arg.layout.dims.size(); ++d) {
+    int64_t blocks = arg.layout.blocksOf(d);
+    for (const std::string &axis : arg.layout.dims[d]) {
+      int64_t n = groupSize(axis);
+      if (static_cast<int64_t>(d) >= part.rank() ||
+          part.shape()[d] % (n * blocks) != 0)
+        return nameOf(arg) + " (" + describe(whole.shape(), whole.dtype()) +
+               ") does not split into " + std::to_string(n) +
+               " equal shares along dimension " + std::to_string(d);
+      part = chunkOf(part, d, n, comm ? comm->groupRank({axis}) : 0, blocks);
+      blocks = 1;
+    }
+  }
+  if (part.shape() != arg.shape || part.dtype() != arg.dtype)
+    return nameOf(arg) + " has type " + describe(whole.shape(), whole.dtype()) +
+           (comm ? ", of which this rank's part is " +
+                       describe(part.shape(), part.dtype())
+                 : std::string()) +
+           ", but the step expects " + describe(arg.shape, arg.dtype);
+  return "";
+}
+
+std::string StepBinding::bind(const std::vector<std::optional<Tensor>> &start,
+                              std::vector<Tensor> &arguments) {
+  if (std::string error = signature.check(); !error.empty())
+    return error;
+  const MeshShape &mesh = comm ? comm->mesh() : MeshShape();
+  if (mesh.axes != signature.mesh.axes || mesh.sizes != signature.mesh.sizes)
+    return "the step runs on " + meshText(signature.mesh) +
+           ", but it is bound on " + meshText(mesh);
+  if (start.size() != signature.arguments.size())
+    return "the step takes " + std::to_string(signature.arguments.size()) +
+           " arguments; " + std::to_string(start.size()) +
+           " starting values "
+           "were given";
+  arguments.clear();
+  fixed.assign(signature.arguments.size(), Tensor());
+  for (size_t i = 0; i < signature.arguments.size(); ++i) {
+    const StepArgument &arg = signature.arguments[i];
+    const std::optional<Tensor> *whole = &start[i];
+    // A master copy starts from its parameter's value.
+    if (arg.role == ArgumentRole::State &&
+        arg.stateKind == StepStateKind::Master) {
+      whole = nullptr;
+      for (size_t j = 0; j < signature.arguments.size(); ++j)
+        if (signature.arguments[j].role == ArgumentRole::Parameter &&
+            signature.arguments[j].name == arg.parameter)
+          whole = &start[j];
+      if (!whole || !*whole)
+        return "no value for parameter '" + arg.parameter +
+               "', whose master copy '" + arg.name + "' starts from it";
+    }
+    Tensor value;
+    if (*whole) {
+      value = **whole;
+      // .npy holds no bf16: f32 feeds a bf16 argument, rounded; a master
+      // copy takes its parameter's value in its own (wider) type.
+      bool master = arg.role == ArgumentRole::State &&
+                    arg.stateKind == StepStateKind::Master;
+      if (value.dtype() != arg.dtype &&
+          ((arg.dtype == DType::BF16 && value.dtype() == DType::F32) ||
+           (master && value.isFloat() && isFloatDType(arg.dtype)))) {
+        Tensor converted(arg.dtype, value.shape());
+        converted.floats() = value.floats();
+        converted.roundToElementType();
+        value = std::move(converted);
+      }
+      Tensor part;
+      if (std::string error = partOf(i, value, part); !error.empty())
+        return error;
+      value = std::move(part);
+    } else if (arg.role == ArgumentRole::State) {
+      value = Tensor(arg.dtype, arg.shape);
+    } else if (arg.role == ArgumentRole::Input) {
+      return "no tensor given for input '" + arg.name + "'";
+    } else {
+      std::string error = "no value for parameter '" + arg.name + "'";
+      if (std::optional<size_t> master =
+              signature.stateArgument(StepStateKind::Master, arg.name))
+        error += ", whose master copy '" + signature.arguments[*master].name +
+                 "' starts from it";
+      return error;
+    }
+    if (!arg.aliasedResult)
+      fixed[i] = value;
+    arguments.push_back(std::move(value));
+  }
+  return "";
+}
+
+std::vector<Tensor> StepBinding::next(std::vector<Tensor> &results) const {
+  std::vector<Tensor> arguments = fixed;
+  for (size_t i = 0; i < signature.arguments.size(); ++i)
+    if (std::optional<size_t> r = signature.arguments[i].aliasedResult)
+      arguments[i] = std::move(results[*r]);
+  return arguments;
+}
+
+Tensor StepBinding::gather(const Tensor &part, const TensorLayout &layout,
+                           std::optional<int64_t> unpaddedRows) const {
+  Tensor whole = part;
+  if (comm) {
+    // The splits undone in reverse order: the last axis's first.
+    for (size_t d = 0; d < layout.dims.size(); ++d) {
+      const std::vector<std::string> &axes = layout.dims[d];
+      for (size_t k = axes.size(); k-- > 0;) {
+        std::vector<std::string> group{axes[k]};
+        whole = wholeFromChunks(comm->allGather(whole, group, d), d,
+                                comm->groupSize(group),
+                                k == 0 ? layout.blocksOf(d) : 1);
+      }
+    }
+  }
+  if (unpaddedRows && whole.rank() > 0)
+    whole = withRows(whole, *unpaddedRows);
+  return whole;
+}
+
+Tensor StepBinding::wholeArgument(size_t index, const Tensor &part) const {
+  const StepArgument &arg = signature.arguments[index];
+  return gather(part, arg.layout, arg.unpaddedRows);
+}
+
+Tensor StepBinding::wholeResult(size_t index, const Tensor &part) const {
+  const StepResult &result = signature.results[index];
+  return gather(part, result.layout, result.unpaddedRows);
+}
+
+Tensor StepBinding::wholeParameter(size_t index,
+                                   const std::vector<Tensor> &arguments) const {
+  std::optional<size_t> master = signature.stateArgument(
+      StepStateKind::Master, signature.arguments[index].name);
+  size_t from = master.value_or(index);
+  return wholeArgument(from, arguments[from]);
+}
+
+} // namespace mlir::dtc
