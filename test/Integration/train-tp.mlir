@@ -91,7 +91,7 @@
 // PAD-DAG: remark: padded the vocabulary of 'head.weight' from 64 to 66 rows (a multiple of 3)
 // PAD-DAG: remark: padded the vocabulary of 'wte.weight' from 64 to 66 rows (a multiple of 3)
 // RUN: FileCheck %s --check-prefix=PAD-IR < %t/gpt-tp3/train_step.mlir
-// PAD-IR: tensor<22x32xf32> {dtc.aliasing_output = {{[0-9]+}} : i64, dtc.param = "wte.weight", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"], []]>, dtc.unpadded_rows = 64 : i64
+// PAD-IR: tensor<22x32xf32> {dtc.aliasing_output = {{[0-9]+}} : i64, dtc.param = "wte.weight", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"], []]>, dtc.unit = "wte", dtc.unpadded_rows = 64 : i64
 // RUN: %mpirun -np 3 dtc-run %t/gpt-tp3 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-tp3-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-tp3-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-tp3 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh tp=3

@@ -28,7 +28,7 @@
 // The gradient's zero rows are appended before the sum over dp:
 // RUN: FileCheck %s --check-prefix=IR < %t/z1/train_step.mlir
 // IR: tensor<7xf32> {dtc.grad = "head.bias", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"]]>, dtc.unpadded_rows = 13 : i64}
-// IR: %[[PAD:.*]] = dtc.concat %{{.*}}, %{{.*}} dim = 0 : (tensor<13xf32>, tensor<1xf32>) -> tensor<14xf32>
+// IR: %[[PAD:.*]] = dtc.concat %{{.*}}, %{{.*}} dim = 0 {dtc.padding} : (tensor<13xf32>, tensor<1xf32>) -> tensor<14xf32>
 // IR: dtc.reduce_scatter %[[PAD]] on @mesh axes = ["dp"] dim = 0 {{.*}} : tensor<14xf32> -> tensor<7xf32>
 // RUN: %mpirun -np 2 dtc-run %t/z1 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/z1-dump > %t/z1.log
 // RUN: %python %S/../Utils/compare_training.py %t/z1-dump %S/Inputs/uneven/adamw %S/Inputs/uneven/initial | FileCheck %s
@@ -59,7 +59,7 @@
 // Z3-NEXT: "optimizer_state": 536,
 // Z3-NEXT: "parameters": 264
 // RUN: FileCheck %s --check-prefix=Z3-IR < %t/z3/train_step.mlir
-// Z3-IR: tensor<2xf32> {dtc.aliasing_output = {{[0-9]+}} : i64, dtc.param = "fc.bias", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"]]>, dtc.unpadded_rows = 5 : i64
+// Z3-IR: tensor<2xf32> {dtc.aliasing_output = {{[0-9]+}} : i64, dtc.param = "fc.bias", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"]]>, dtc.unit = "fc", dtc.unpadded_rows = 5 : i64
 // Z3-IR: %[[G:.*]] = dtc.all_gather %arg5 on @mesh axes = ["dp"] dim = 0 {dtc.gather_phase = "forward", {{.*}}} : tensor<2xf32> -> tensor<8xf32>
 // Z3-IR-NEXT: dtc.slice %[[G]] {{.*}} : tensor<8xf32> -> tensor<5xf32>
 // RUN: %mpirun -np 4 dtc-run %t/z3 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/z3-dump > %t/z3.log

@@ -18,6 +18,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Regex.h"
 
@@ -28,6 +29,22 @@
 
 using namespace mlir;
 using namespace mlir::dtc;
+
+/// The unit of a parameter named `name`: the module FSDP would wrap, its
+/// path up to the first layer index (`layers.3` of
+/// `layers.3.attn.wq.weight`), else its top-level module (`wte`).
+static std::string unitOf(StringRef name) {
+  SmallVector<StringRef> parts;
+  name.split(parts, '.');
+  size_t end = 0;
+  for (StringRef part : parts) {
+    end += part.size();
+    if (!part.empty() && llvm::all_of(part, llvm::isDigit))
+      return name.take_front(end).str();
+    ++end; // the dot
+  }
+  return parts.front().str();
+}
 
 /// The newest default-domain opset whose semantics the importer knows.
 static constexpr int64_t kMaxOpset = 23;
@@ -269,8 +286,11 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
       folded.emplace_back(init.name(), std::move(*value));
       continue;
     }
-    SmallVector<NamedAttribute> attrs = {builder.getNamedAttr(
-        kParamAttrName, builder.getStringAttr(init.name()))};
+    SmallVector<NamedAttribute> attrs = {
+        builder.getNamedAttr(kParamAttrName,
+                             builder.getStringAttr(init.name())),
+        builder.getNamedAttr(kUnitAttrName,
+                             builder.getStringAttr(unitOf(init.name())))};
     if (!selected)
       attrs.push_back(
           builder.getNamedAttr(kTrainableAttrName, builder.getBoolAttr(false)));

@@ -66,20 +66,27 @@ Operation *scatteredGradient(Operation *def) {
   return scatter;
 }
 
-/// The unit of ZeRO-3 gathering `param` belongs to, a transformer block:
-/// its module path up to the first layer index (`layers.3` of
-/// `layers.3.attn.wq.weight`), else its top-level module (`block`, `wte`).
-StringRef unitOf(StringRef param) {
-  SmallVector<StringRef> parts;
-  param.split(parts, '.');
-  size_t end = 0;
-  for (StringRef part : parts) {
-    end += part.size();
-    if (!part.empty() && llvm::all_of(part, llvm::isDigit))
-      return param.take_front(end);
-    ++end; // the dot
-  }
-  return parts.front();
+/// The unit ZeRO-3 gathers `param` with (its `dtc.unit`, or itself).
+StringRef unitOf(func::FuncOp func, StringRef param) {
+  BlockArgument arg = getParameterArgument(func, param);
+  auto unit =
+      arg ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kUnitAttrName)
+          : StringAttr();
+  return unit ? unit.getValue() : param;
+}
+
+/// What a bucket serves, for its reason: data (or, without a dp axis,
+/// tensor) parallelism's gradient sums, or ZeRO's parameter gathers at the
+/// step's stage.
+std::string purposeOf(Operation *collective) {
+  auto func = collective->getParentOfType<func::FuncOp>();
+  auto stage = func->getAttrOfType<IntegerAttr>(kZeroStageAttrName);
+  if (stage && isa<AllGatherOp>(collective))
+    return "ZeRO-" + std::to_string(stage.getInt());
+  return llvm::is_contained(
+             cast<CollectiveOpInterface>(collective).getGroupAxes(), "dp")
+             ? "data-parallel"
+             : "tensor-parallel";
 }
 
 /// `value` with dimension `dim` moved to the front (and back).
@@ -177,7 +184,8 @@ struct GradientBucketingPass
           bytes += m.bytes();
       // ZeRO-3's gathers bucket by unit: a bucket holds one block.
       bool newUnit = phase && !list.empty() &&
-                     unitOf(list.back().back().name) != unitOf(member.name);
+                     unitOf(func, list.back().back().name) !=
+                         unitOf(func, member.name);
       if (list.empty() || newUnit || bytes + member.bytes() > limit)
         list.emplace_back();
       list.back().push_back(member);
@@ -288,10 +296,7 @@ struct GradientBucketingPass
       names += (names.empty() ? "" : ", ") + m.name;
       bytes += m.bytes();
     }
-    StringRef reason;
-    if (auto attr = last->op->getAttrOfType<StringAttr>("reason"))
-      reason = attr.getValue();
-    std::string why = reason.split(':').first.str() + ": " +
+    std::string why = purposeOf(last->op) + ": " +
                       (gather ? "parameter" : "gradient") + " bucket " +
                       std::to_string(index) + " of " + std::to_string(count) +
                       " (" + std::to_string(bytes) + " bytes): " + names;

@@ -93,8 +93,7 @@ public:
           continue;
         Value part = maps[k].lookup(op->getOperand(0));
         Value &sum = accumulated[op];
-        sum =
-            sum ? AddOp::create(b, op->getLoc(), sum, part).getResult() : part;
+        sum = sum ? addMicrobatches(op->getLoc(), sum, part) : part;
       }
     }
     for (Operation *op : ops) {
@@ -152,6 +151,14 @@ private:
     }
   }
 
+  /// `sum` + `part`, marked as a sum over microbatches (ZeRO-2/3 then
+  /// reduce-scatter each microbatch's part instead).
+  Value addMicrobatches(Location loc, Value sum, Value part) {
+    auto add = AddOp::create(b, loc, sum, part);
+    add->setAttr(kMicrobatchSumAttrName, b.getUnitAttr());
+    return add;
+  }
+
   /// Emits `op` of copy `k` after what it reads.
   void emit(Operation *op, int64_t k) {
     if (done[k].contains(op))
@@ -167,7 +174,7 @@ private:
           emit(def, j);
       Value sum = maps[0].lookup(operand);
       for (int64_t j = 1; j < copies; ++j)
-        sum = AddOp::create(b, op->getLoc(), sum, maps[j].lookup(operand));
+        sum = addMicrobatches(op->getLoc(), sum, maps[j].lookup(operand));
       share(op, sum);
       return;
     }

@@ -282,7 +282,10 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
           b, value.getLoc(),
           DenseElementsAttr::get(zerosType,
                                  b.getZeroAttr(type.getElementType())));
-      pad = ConcatOp::create(b, value.getLoc(), ValueRange{value, zeros}, 0);
+      auto concat =
+          ConcatOp::create(b, value.getLoc(), ValueRange{value, zeros}, 0);
+      concat->setAttr(kPaddingAttrName, b.getUnitAttr());
+      pad = concat;
       return pad;
     };
     auto elementwise = [&](Operation *op) {
@@ -377,9 +380,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     std::function<Value(Value, ReduceScatterOp)> distribute =
         [&](Value sum, ReduceScatterOp like) -> Value {
       auto add = sum.getDefiningOp<AddOp>();
-      if (!add || !add->hasOneUse() ||
-          add.getLhs().getType() != add.getRhs().getType() ||
-          add.getLhs().getType() != add.getType()) {
+      if (!add || !add->hasAttr(kMicrobatchSumAttrName) || !add->hasOneUse()) {
         b.setInsertionPointAfterValue(sum);
         for (Operation *wrapper : llvm::reverse(wrappers)) {
           IRMapping map;
@@ -399,8 +400,9 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       Value lhs = distribute(add.getLhs(), like);
       Value rhs = distribute(add.getRhs(), like);
       b.setInsertionPointAfter(add);
-      Value shards = AddOp::create(b, add.getLoc(), lhs, rhs);
-      return shards;
+      auto shards = AddOp::create(b, add.getLoc(), lhs, rhs);
+      shards->setAttr(kMicrobatchSumAttrName, b.getUnitAttr());
+      return shards.getResult();
     };
     for (ReduceScatterOp scatter : scatters) {
       wrappers.clear();
@@ -408,11 +410,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       Value input = scatter.getInput();
       for (Operation *def = input.getDefiningOp(); def && def->hasOneUse();
            def = input.getDefiningOp()) {
-        auto pad = dyn_cast<ConcatOp>(def);
         auto cast = dyn_cast<CastOp>(def);
-        bool padding = pad && pad.getInputs().size() == 2 &&
-                       pad.getDim() == 0 &&
-                       pad.getInputs()[1].getDefiningOp<ConstantOp>();
+        bool padding = def->hasAttr(kPaddingAttrName);
         bool narrowing = cast && !narrow &&
                          cast.getType().getElementTypeBitWidth() <
                              cast.getInput().getType().getElementTypeBitWidth();
@@ -424,7 +423,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         input = def->getOperand(0);
       }
       auto add = input.getDefiningOp<AddOp>();
-      if (!add || !add->hasOneUse())
+      if (!add || !add->hasAttr(kMicrobatchSumAttrName) || !add->hasOneUse())
         continue;
       Value shards = distribute(input, scatter);
       if (narrow) {
@@ -507,8 +506,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       // parameter.
       SmallVector<Value> wholes{param};
       for (Operation *user : param.getUsers())
-        if (auto pad = dyn_cast<ConcatOp>(user); pad && rows != padded.end())
-          wholes.push_back(pad);
+        if (user->hasAttr(kPaddingAttrName) && rows != padded.end())
+          wholes.push_back(user->getResult(0));
       llvm::SmallPtrSet<Operation *, 4> readsShard;
       auto isShard = [&](Operation *op) {
         auto shard = dyn_cast<ShardOp>(op);

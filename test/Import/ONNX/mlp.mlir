@@ -9,9 +9,9 @@
 
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME: %[[X:.*]]: tensor<2x4xf32> {dtc.input = "x"},
-// CHECK-SAME: %[[W1:.*]]: tensor<8x4xf32> {dtc.param = "fc1.weight", dtc.value = dense_resource<fc1.weight> : tensor<8x4xf32>},
-// CHECK-SAME: %[[B1:.*]]: tensor<8xf32> {dtc.param = "fc1.bias", dtc.value = dense_resource<fc1.bias> : tensor<8xf32>},
-// CHECK-SAME: %[[W2:.*]]: tensor<8x6xf32> {dtc.param = "fc2.weight", dtc.value = dense_resource<fc2.weight> : tensor<8x6xf32>})
+// CHECK-SAME: %[[W1:.*]]: tensor<8x4xf32> {dtc.param = "fc1.weight", dtc.unit = "fc1", dtc.value = dense_resource<fc1.weight> : tensor<8x4xf32>},
+// CHECK-SAME: %[[B1:.*]]: tensor<8xf32> {dtc.param = "fc1.bias", dtc.unit = "fc1", dtc.value = dense_resource<fc1.bias> : tensor<8xf32>},
+// CHECK-SAME: %[[W2:.*]]: tensor<8x6xf32> {dtc.param = "fc2.weight", dtc.unit = "fc2", dtc.value = dense_resource<fc2.weight> : tensor<8x6xf32>})
 // CHECK-SAME: -> (tensor<2x3x2xf32> {dtc.output = "probs"})
 // CHECK:      %[[MM:.*]] = dtc.matmul %[[X]], %[[W1]] transpose_rhs
 // CHECK:      %[[H:.*]] = dtc.add %[[MM]], %[[B1]]

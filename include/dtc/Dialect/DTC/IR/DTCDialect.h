@@ -56,6 +56,18 @@ inline constexpr llvm::StringLiteral kUnpaddedRowsAttrName =
 /// Function attribute: the ZeRO stage the step was built for (its
 /// gradient buffer: whole for stage 1, a shard for stage 2).
 inline constexpr llvm::StringLiteral kZeroStageAttrName = "dtc.zero_stage";
+/// Op attribute of the concats ZeRO's padding makes (a value with zero rows
+/// appended), so that later steps find the padding without re-detecting it.
+inline constexpr llvm::StringLiteral kPaddingAttrName = "dtc.padding";
+/// Op attribute of the adds dtc-gradient-accumulation makes to sum the
+/// microbatches' values (ZeRO-2/3 reduce-scatter each microbatch instead).
+inline constexpr llvm::StringLiteral kMicrobatchSumAttrName =
+    "dtc.microbatch_sum";
+/// Argument attribute of a parameter: the unit it belongs to, the module
+/// FSDP would wrap (a transformer block, `layers.3`; else its top-level
+/// module), which ZeRO-3 gathers together. The importer sets it from the
+/// initializer's name.
+inline constexpr llvm::StringLiteral kUnitAttrName = "dtc.unit";
 /// Op attribute of a ZeRO-3 parameter gather: "forward" or "backward", the
 /// phase whose reads it serves (bucketing groups and prefetches by it).
 inline constexpr llvm::StringLiteral kGatherPhaseAttrName = "dtc.gather_phase";
