@@ -22,12 +22,6 @@ bool isFloatTensor(Type type) {
   return tensor && isa<FloatType>(tensor.getElementType());
 }
 
-/// Ops that accumulate or normalize, and so compute in f32.
-bool computesInF32(Operation *op) {
-  return isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp, ReduceSumOp,
-             ReduceMeanOp, IotaOp>(op);
-}
-
 struct MixedPrecisionPass
     : public dtc::impl::MixedPrecisionBase<MixedPrecisionPass> {
   using Base::Base;
@@ -60,7 +54,7 @@ struct MixedPrecisionPass
                      llvm::any_of(op.getResultTypes(), isFloatTensor);
       if (!floatOp)
         continue;
-      Type target = computesInF32(&op) ? f32 : low;
+      Type target = op.hasTrait<OpTrait::dtc::ComputesInF32>() ? f32 : low;
       b.setInsertionPoint(&op);
       // A cast per use: a value used twice gets two casts, whose gradients
       // meet in the higher precision.

@@ -70,6 +70,11 @@ def DTC_BroadcastingElementwise : NativeOpTrait<"BroadcastingElementwise"> {
   let cppNamespace = "::mlir::OpTrait::dtc";
 }
 
+/// See DTCTraits.h.
+def DTC_ComputesInF32 : NativeOpTrait<"ComputesInF32"> {
+  let cppNamespace = "::mlir::OpTrait::dtc";
+}
+
 def DTC_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
   let cppNamespace = "::mlir::dtc";
   let description = [{

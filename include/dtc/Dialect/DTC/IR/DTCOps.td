@@ -67,7 +67,8 @@ def DTC_ConstantOp : DTC_Op<"constant",
   let hasFolder = 1;
 }
 
-def DTC_IotaOp : DTC_Op<"iota", [Pure, DTC_ShardingRuleOpInterface]> {
+def DTC_IotaOp : DTC_Op<"iota", [Pure, DTC_ShardingRuleOpInterface,
+                                 DTC_ComputesInF32]> {
   let summary = "Indices along one dimension";
   let description = [{
     Each element of the result is its own index along `dim`, converted to the
@@ -333,9 +334,10 @@ def DTC_MatmulOp : DTC_Op<"matmul", [Pure, InferTypeOpAdaptor,
       "functional-type(operands, results)";
 }
 
-class DTC_ReduceOp<string mnemonic, string math>
-    : DTC_Op<mnemonic, [Pure, InferTypeOpAdaptor, DTC_Differentiable,
-                        DTC_Sharded]> {
+class DTC_ReduceOp<string mnemonic, string math, list<Trait> traits = []>
+    : DTC_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor,
+                                    DTC_Differentiable, DTC_Sharded],
+                                   traits)> {
   let summary = "Reduction by " # math # " over dimensions";
   let description = [{
     Reduces `input` by }] # math # [{ over the dimensions listed in `dims`
@@ -362,8 +364,9 @@ class DTC_ReduceOp<string mnemonic, string math>
   }];
 }
 
-def DTC_ReduceSumOp : DTC_ReduceOp<"reduce_sum", "sum">;
-def DTC_ReduceMeanOp : DTC_ReduceOp<"reduce_mean", "mean">;
+def DTC_ReduceSumOp : DTC_ReduceOp<"reduce_sum", "sum", [DTC_ComputesInF32]>;
+def DTC_ReduceMeanOp
+    : DTC_ReduceOp<"reduce_mean", "mean", [DTC_ComputesInF32]>;
 def DTC_ReduceMaxOp : DTC_ReduceOp<"reduce_max", "maximum">;
 def DTC_ReduceMinOp : DTC_ReduceOp<"reduce_min", "minimum">;
 
@@ -407,7 +410,7 @@ def DTC_CumSumOp : DTC_Op<"cumsum",
 
 class DTC_SoftmaxLikeOp<string mnemonic, string math>
     : DTC_Op<mnemonic, [Pure, SameOperandsAndResultType, DTC_Differentiable,
-                        DTC_Sharded]> {
+                        DTC_Sharded, DTC_ComputesInF32]> {
   let summary = math # " along one dimension";
   let description = [{
     Computes }] # math # [{ of `input` along `dim` (non-negative), in a
@@ -479,7 +482,8 @@ def DTC_AttentionOp : DTC_Op<"attention", [Pure, InferTypeOpAdaptor,
 }
 
 def DTC_LayerNormOp : DTC_Op<"layer_norm",
-    [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_Sharded]> {
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_Sharded,
+     DTC_ComputesInF32]> {
   let summary = "Layer normalization over the trailing dimensions";
   let description = [{
     Normalizes `input` over the dimensions `[dim, rank)`:
@@ -505,7 +509,8 @@ def DTC_LayerNormOp : DTC_Op<"layer_norm",
 }
 
 def DTC_RMSNormOp : DTC_Op<"rms_norm",
-    [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_Sharded]> {
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_Sharded,
+     DTC_ComputesInF32]> {
   let summary = "RMS normalization over the trailing dimensions";
   let description = [{
     `result = x / sqrt(mean(x^2 over [dim, rank)) + epsilon) * scale`, with

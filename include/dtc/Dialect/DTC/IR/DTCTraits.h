@@ -1,7 +1,7 @@
 //===- DTCTraits.h - dtc op traits ------------------------------*- C++ -*-===//
 //
 // Traits that classify dtc ops for the passes that treat a whole class
-// alike (the partitioner, the canonicalizer, ZeRO's padding), so that no
+// alike (the partitioner, the canonicalizer, mixed precision), so that no
 // pass keeps its own list of op names.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +21,15 @@ template <typename ConcreteType>
 class BroadcastingElementwise
     : public ::mlir::OpTrait::TraitBase<ConcreteType, BroadcastingElementwise> {
 };
+
+/// An op that accumulates or normalizes (sums, means, softmax, layer and
+/// RMS norms) or counts (iota), whose result loses too much in a 16-bit
+/// float: dtc-mixed-precision keeps it in f32. Attention is not one: like
+/// fused attention kernels it takes and gives 16-bit tensors and keeps its
+/// softmax's accumulation internal.
+template <typename ConcreteType>
+class ComputesInF32
+    : public ::mlir::OpTrait::TraitBase<ConcreteType, ComputesInF32> {};
 
 } // namespace mlir::OpTrait::dtc
 
