@@ -4,6 +4,7 @@
 // The bus bytes per step are the ring all-reduce's 2(N-1)/N * S, with S the
 // bytes of every trainable gradient plus the two loss-normalizer scalars:
 // GPT-2 example 4 * (17120 + 2) = 68488, Llama example 4 * (20640 + 2) = 82568.
+// (Dropout under data parallelism: train-dp-dropout.mlir.)
 // RUN: rm -rf %t && dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh dp=2
 // RUN: FileCheck %s --check-prefix=IR < %t/gpt/train_step.mlir
 // IR: dtc.mesh @mesh ["dp" = 2]
@@ -48,25 +49,6 @@
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --bucket-mb 0 --mesh dp=3 2>&1 | FileCheck %s --check-prefix=INDIVISIBLE
 // INDIVISIBLE: error: input 'ids' of type 'tensor<2x8xi64>': its batch (dimension 0) does not divide over 3 data-parallel shards
 // INDIVISIBLE-NOT: see current operation
-// Dropout draws by the element's index in the whole tensor: each rank's
-// dropout learns the global shape and where its rows start, so dp=2 and
-// dp=4 draw the single device's masks and three steps match it (losses,
-// gradients and updates to the fp32 tolerances).
-// RUN: mkdir -p %t/drop-init
-// RUN: %python -c "import onnx, numpy, sys; from onnx import numpy_helper as h; [numpy.save(sys.argv[2] + '/' + t.name + '.npy', h.to_array(t)) for t in onnx.load(sys.argv[1]).graph.initializer]" %S/../Import/ONNX/Inputs/dropout_classifier.onnx %t/drop-init
-// RUN: dtc-compile %S/../Import/ONNX/Inputs/dropout_classifier.onnx -o %t/drop1 --dropout --seed 7 --lr 0.01
-// RUN: dtc-run %t/drop1 --batch %S/../Import/ONNX/Inputs/dropout_batch --steps 3 --dump %t/drop1-dump
-// RUN: dtc-compile %S/../Import/ONNX/Inputs/dropout_classifier.onnx -o %t/drop2 --dropout --seed 7 --lr 0.01 --mesh dp=2
-// RUN: FileCheck %s --check-prefix=DROPOUT < %t/drop2/train_step.mlir
-// DROPOUT: dtc.dropout %{{.*}}, %{{.*}} at %{{.*}} in [4, 8] ratio = 2.500000e-01 seed = 7 stream = 0 : (tensor<2x8xf32>, tensor<i64>, tensor<2xi64>) -> tensor<2x8xf32>
-// RUN: %mpirun -np 2 dtc-run %t/drop2 --batch %S/../Import/ONNX/Inputs/dropout_batch --steps 3 --dump %t/drop2-dump
-// RUN: %python %S/../Utils/compare_training.py %t/drop2-dump %t/drop1-dump %t/drop-init | FileCheck %s
-// RUN: dtc-compile %S/../Import/ONNX/Inputs/dropout_classifier.onnx -o %t/drop4 --dropout --seed 7 --lr 0.01 --mesh dp=4
-// RUN: %mpirun -np 4 dtc-run %t/drop4 --batch %S/../Import/ONNX/Inputs/dropout_batch --steps 3 --dump %t/drop4-dump
-// RUN: %python %S/../Utils/compare_training.py %t/drop4-dump %t/drop1-dump %t/drop-init | FileCheck %s
-// Gradient accumulation's microbatches have no rank to index by: refused.
-// RUN: not dtc-compile %S/../Import/ONNX/Inputs/dropout_classifier.onnx -o %t/drop-acc --dropout --grad-accum 2 2>&1 | FileCheck %s --check-prefix=DROPOUT-ACC
-// DROPOUT-ACC: error: dropout is not partitioned for gradient accumulation yet (its microbatches have no rank to index by)
 // bf16 on two ranks against bf16 on one: each rank rounds its partial
 // weight gradients to bf16 and the all-reduce sums bf16, where one device
 // rounds the whole sum once, so the two differ by bf16 roundings (u = 2^-8)

@@ -86,7 +86,7 @@
 // the master weights padded like the moments and cut by dtc-run from the
 // parameter's padded value), with buckets: the 7 reduce-scatters and the 7
 // all-gathers of the padded parameters become one each. Against the
-// single-device bf16 run, as in train-zero.mlir.
+// single-device bf16 run, as in train-zero-bf16.mlir.
 // RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/bf16 --lr 0.01 --weight-decay 0.01 --precision bf16
 // RUN: dtc-run %t/bf16 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/bf16-dump
 // RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/bf16-z1 --lr 0.01 --weight-decay 0.01 --precision bf16 --mesh dp=4 --zero 1
