@@ -5,9 +5,14 @@
 #include "dtc/Transforms/Passes.h"
 #include "dtc/Transforms/Training/Passes.h"
 
+#include "dtc/Runtime/Communicator.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+
+#include <cstdio>
+#include <cstdlib>
 
 namespace mlir::dtc {
 #define GEN_PASS_REGISTRATION
@@ -26,31 +31,72 @@ void mlir::dtc::buildSimplifyPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
+raw_ostream &mlir::dtc::operator<<(raw_ostream &os, ExactDouble d) {
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, d.value);
+    if (std::strtod(text, nullptr) == d.value)
+      break;
+  }
+  return os << text;
+}
+
+/// The sizes of the mesh's dp and tp axes (1 where it has none); an
+/// unparsable mesh (check() says why) has neither.
+static std::pair<int64_t, int64_t> dataAndTensorRanks(StringRef spec) {
+  MeshShape mesh;
+  if (spec.empty() || !MeshShape::parse(spec.str(), mesh).empty())
+    return {1, 1};
+  auto sizeOf = [&](const char *axis) {
+    int64_t index = mesh.axisIndex(axis);
+    return index < 0 ? 1 : mesh.sizes[index];
+  };
+  return {sizeOf("dp"), sizeOf("tp")};
+}
+
+std::string TrainingPipelineOptions::check(bool asFlags) const {
+  auto name = [&](StringRef option) {
+    return asFlags ? "--" + option.str() : "option '" + option.str() + "'";
+  };
+  if (!mesh.empty()) {
+    MeshShape shape;
+    std::string error = MeshShape::parse(mesh, shape);
+    for (const std::string &axis : shape.axes)
+      if (error.empty() && axis != "dp" && axis != "tp")
+        error = "unknown axis '" + axis + "' (dp or tp)";
+    if (!error.empty())
+      return name("mesh") + ": " + error;
+  }
+  auto [dp, tp] = dataAndTensorRanks(mesh);
+  // Options of the tp axis mean nothing without one: say so.
+  for (auto [given, option] :
+       {std::pair<bool, StringRef>{sequenceParallel, "sequence-parallel"},
+        {!shardingSpec.empty(), "sharding-spec"}})
+    if (given && tp < 2)
+      return name(option) + " needs a tp axis of 2 or more ranks (" +
+             (asFlags ? "--mesh ...,tp=N" : "mesh=...,tp=N") + ")";
+  if (gradAccum < 1)
+    return name("grad-accum") + " must be at least 1";
+  if (bucketMB < 0)
+    return name("bucket-mb") + " must not be negative";
+  return "";
+}
+
 void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
                                       const TrainingPipelineOptions &options) {
   AttachLossOptions loss;
-  loss.loss = options.loss;
-  loss.logits = options.logits;
-  loss.labels = options.labels;
-  loss.ignoreIndex = options.ignoreIndex;
-  loss.temperature = options.temperature;
-  loss.alpha = options.alpha;
   OptimizerOptions opt;
-  opt.optimizer = options.optimizer;
-  opt.lr = options.lr;
-  opt.beta1 = options.beta1;
-  opt.beta2 = options.beta2;
-  opt.eps = options.eps;
-  opt.weightDecay = options.weightDecay;
-  opt.momentum = options.momentum;
-  opt.nesterov = options.nesterov;
-  opt.noDecay = options.noDecay;
-  opt.clipGradNorm = options.clipGradNorm;
-  opt.schedule = options.schedule;
-  opt.warmupSteps = options.warmupSteps;
-  opt.warmupStartFactor = options.warmupStartFactor;
-  opt.totalSteps = options.totalSteps;
-  opt.minLr = options.minLr;
+#define DTC_LOSS_OPTION(TYPE, NAME, ...) loss.NAME = options.NAME;
+#define DTC_OPTIMIZER_OPTION(TYPE, NAME, ...) opt.NAME = options.NAME;
+#include "dtc/Transforms/TrainingOptions.def"
+  auto [dataParallel, tensorParallel] = dataAndTensorRanks(options.mesh);
+  // The mesh first, in the user's axis order; the parallelism passes find
+  // their axes in it.
+  if (dataParallel * tensorParallel > 1) {
+    DefineMeshOptions mesh;
+    mesh.shape = options.mesh;
+    pm.addPass(createDefineMesh(mesh));
+  }
   if (options.loss == "distillation")
     pm.addPass(createInlineTeacher());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
@@ -59,15 +105,16 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   funcPm.addPass(createRaiseAttention());
   // Vocabulary parallelism needs the vocabulary to divide over tp. (A
   // distillation loss compares with the teacher's unpadded logits.)
-  if (options.tensorParallel > 1 && options.loss != "distillation") {
+  if (tensorParallel > 1 && options.loss != "distillation") {
     PadVocabularyOptions pad;
-    pad.multiple = options.tensorParallel;
+    pad.multiple = tensorParallel;
     pad.logits = options.logits;
     funcPm.addPass(createPadVocabulary(pad));
   }
-  if (options.precision == "bf16" || options.precision == "fp16") {
+  if (options.precision != Precision::FP32) {
     MixedPrecisionOptions mixed;
-    mixed.type = options.precision == "bf16" ? "bf16" : "f16";
+    mixed.type =
+        options.precision == Precision::BF16 ? HalfType::BF16 : HalfType::F16;
     mixed.initScale = options.initScale;
     mixed.growthInterval = options.growthInterval;
     funcPm.addPass(createMixedPrecision(mixed));
@@ -77,22 +124,26 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   // The ZeRO paper's mixed precision: bf16 parameters and gradients, f32
   // master copies in the optimizer state. (fp16 keeps f32 parameters, as
   // torch.cuda.amp does, and scales the loss.)
-  if (options.precision == "bf16")
+  if (options.precision == Precision::BF16)
     funcPm.addPass(createMasterWeights());
-  if (options.dataParallel > 1) {
+  funcPm.addPass(createVerifyGlobalStep());
+
+  // The per-rank program. Data parallelism splits the batch first; tensor
+  // parallelism then partitions each rank's step.
+  if (dataParallel > 1) {
     DataParallelOptions dp;
-    dp.size = options.dataParallel;
+    dp.size = dataParallel;
     pm.addPass(createDataParallel(dp));
   }
-  if (options.tensorParallel > 1 && options.sequenceParallel) {
+  if (tensorParallel > 1 && options.sequenceParallel) {
     SequenceParallelOptions sp;
-    sp.size = options.tensorParallel;
+    sp.size = tensorParallel;
     sp.strategy = options.tpStrategy;
     sp.shardingSpec = options.shardingSpec;
     pm.addPass(createSequenceParallel(sp));
-  } else if (options.tensorParallel > 1) {
+  } else if (tensorParallel > 1) {
     TensorParallelOptions tp;
-    tp.size = options.tensorParallel;
+    tp.size = tensorParallel;
     tp.strategy = options.tpStrategy;
     tp.shardingSpec = options.shardingSpec;
     pm.addPass(createTensorParallel(tp));
@@ -118,13 +169,14 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   // Each rank computes only its part of what it cuts from replicated
   // values (the vocabulary-parallel cross-entropy's one-hot; under ZeRO
   // the gradients fp16 unscales, whose sums so become reduce-scatters).
-  if (options.dataParallel > 1 || options.tensorParallel > 1)
+  if (dataParallel > 1 || tensorParallel > 1)
     pm.addNestedPass<func::FuncOp>(createSinkShards());
   if (options.zero > 0 && options.bucketMB > 0)
     pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));
   if (options.bucketMB > 0)
     pm.addNestedPass<func::FuncOp>(createFuseScalarReductions());
   buildSimplifyPipeline(pm, SimplifyPipelineOptions());
+  pm.addNestedPass<func::FuncOp>(createVerifyRankProgram());
 }
 
 void mlir::dtc::registerDTCPasses() {
@@ -136,9 +188,23 @@ void mlir::dtc::registerDTCPasses() {
       "dtc-simplify",
       "Fold constant subgraphs (dtc-fold-constants), canonicalize and CSE",
       buildSimplifyPipeline);
-  PassPipelineRegistration<TrainingPipelineOptions>(
+  // (Registered by hand so that options that contradict each other are an
+  // error, not a pipeline that ignores some of them.)
+  registerPassPipeline(
       "dtc-training",
-      "Build the training step: dtc-attach-loss, dtc-autodiff, dtc-optimizer, "
-      "dtc-simplify",
-      buildTrainingPipeline);
+      "Build the training step from a forward function and partition it "
+      "over a mesh (docs/Parallelism.md lists the passes in order)",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        TrainingPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (std::string error = options.check(); !error.empty())
+          return errorHandler("dtc-training: " + error);
+        buildTrainingPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> printOptions) {
+        printOptions(TrainingPipelineOptions());
+      });
 }

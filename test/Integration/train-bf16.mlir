@@ -38,4 +38,4 @@
 // CHECK-NOT: FAIL
 // CHECK: 0 failed
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --precision fp8 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: unknown --precision 'fp8' (fp32, bf16 or fp16)
+// BAD: dtc-compile: for the --precision option: Cannot find option named 'fp8'!

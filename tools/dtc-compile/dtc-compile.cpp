@@ -37,167 +37,66 @@ using namespace mlir;
 using namespace mlir::dtc;
 namespace cl = llvm::cl;
 
-static cl::OptionCategory outputCat("Output options");
-static cl::OptionCategory importCat("Import options");
-static cl::OptionCategory lossCat("Loss options");
-static cl::OptionCategory optCat("Optimizer options");
+static cl::OptionCategory categoryOutput("Output options");
+static cl::OptionCategory categoryImport("Import options");
+static cl::OptionCategory categoryLoss("Loss options");
+static cl::OptionCategory categoryPrecision("Precision options");
+static cl::OptionCategory categoryParallel("Parallelism options");
+static cl::OptionCategory categoryOptimizer("Optimizer options");
 
 static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
                                       cl::Required);
-static cl::opt<std::string> outDir("o", cl::cat(outputCat),
+static cl::opt<std::string> outDir("o", cl::cat(categoryOutput),
                                    cl::desc("Output directory"),
                                    cl::value_desc("dir"), cl::Required);
 static cl::opt<std::string>
-    bindInputs("bind-inputs", cl::cat(importCat),
+    bindInputs("bind-inputs", cl::cat(categoryImport),
                cl::desc("Tensors for graph inputs that determine shapes"));
 static cl::list<std::string>
-    inputShapes("input-shape", cl::cat(importCat),
+    inputShapes("input-shape", cl::cat(categoryImport),
                 cl::desc("Shape of a graph input, NAME=DxDx... (repeatable)"));
 static cl::opt<std::string>
-    freeze("freeze", cl::cat(importCat),
+    freeze("freeze", cl::cat(categoryImport),
            cl::desc("Regex of initializers that are not trained (imported as "
                     "constants)"));
 static cl::opt<std::string> trainable(
-    "trainable", cl::cat(importCat),
+    "trainable", cl::cat(categoryImport),
     cl::desc("Regex of the initializers that are trained (default: all)"));
 static cl::opt<bool> dropout(
-    "dropout", cl::cat(importCat),
+    "dropout", cl::cat(categoryImport),
     cl::desc("Train with the model's Dropout nodes (masks from a "
              "counter-based generator keyed on --seed, the site and the "
              "step); without it they are the identity"));
-static cl::opt<int64_t> seed("seed", cl::cat(importCat), cl::init(0),
+static cl::opt<int64_t> seed("seed", cl::cat(categoryImport), cl::init(0),
                              cl::desc("Seed of the dropout masks"));
 static cl::opt<bool> shapesOnly(
-    "shapes-only", cl::cat(importCat),
+    "shapes-only", cl::cat(categoryImport),
     cl::desc("Compile from the parameters' shapes alone, without reading "
              "their data (external data may be absent; frozen initializers "
              "become untrained parameters); dtc-run then needs --init"));
 static cl::opt<bool> listParams(
-    "list-params", cl::cat(importCat),
+    "list-params", cl::cat(categoryImport),
     cl::desc("Print the initializers (name, shape, type, trainable) and exit"));
 
-static cl::opt<std::string> loss("loss", cl::cat(lossCat),
-                                 cl::desc("cross-entropy, or output:NAME"),
-                                 cl::init("cross-entropy"));
-static cl::opt<std::string> logits("logits", cl::cat(lossCat),
-                                   cl::desc("Output holding the logits"),
-                                   cl::init("logits"));
-static cl::opt<std::string> labels("labels", cl::cat(lossCat),
-                                   cl::desc("Name of the labels input"),
-                                   cl::init("labels"));
-static cl::opt<int64_t> ignoreIndex("ignore-index", cl::cat(lossCat),
-                                    cl::desc("Label that does not count"),
-                                    cl::init(-100));
 static cl::opt<std::string> teacherPath(
-    "teacher", cl::cat(lossCat),
+    "teacher", cl::cat(categoryLoss),
     cl::desc("Teacher model (.onnx) for knowledge distillation: the loss "
              "becomes alpha*T^2*KL(teacher/T || student/T) + (1-alpha)*CE"));
-static cl::opt<double> temperature("temperature", cl::cat(lossCat),
-                                   cl::init(1.0),
-                                   cl::desc("Distillation temperature T"));
-static cl::opt<double> alpha("alpha", cl::cat(lossCat), cl::init(0.5),
-                             cl::desc("Weight of the distillation term"));
-
-static cl::opt<std::string> precision(
-    "precision", cl::cat(optCat), cl::init("fp32"),
-    cl::desc("fp32; bf16: compute, parameters and gradients in bf16, "
-             "with fp32 master weights, optimizer state and loss; fp16: "
-             "compute in fp16 with fp32 parameters, gradients and state, and "
-             "dynamic loss scaling"));
-static cl::opt<double>
-    initScale("init-scale", cl::cat(optCat), cl::init(65536.0),
-              cl::desc("fp16: initial loss scale (GradScaler's default)"));
-static cl::opt<int64_t> growthInterval(
-    "growth-interval", cl::cat(optCat), cl::init(2000),
-    cl::desc("fp16: finite steps before the loss scale doubles"));
-static cl::OptionCategory parallelCat("Parallelism options");
-static cl::opt<std::string> meshSpec(
-    "mesh", cl::cat(parallelCat),
-    cl::desc("Device mesh: axes dp (data parallelism over the batch) and "
-             "tp (Megatron tensor parallelism), e.g. dp=2,tp=2; ranks are "
-             "laid out in this order, the last axis fastest. Run the result "
-             "with mpirun -np <product> dtc-run"));
-static cl::opt<std::string> tpStrategy(
-    "tp-strategy", cl::cat(parallelCat), cl::init("megatron"),
-    cl::desc("With a tp axis: megatron (split the column/row-parallel "
-             "projection pairs it finds) or none"));
-static cl::opt<std::string> shardingSpec(
-    "sharding-spec", cl::cat(parallelCat), cl::value_desc("FILE"),
-    cl::desc("With a tp axis: JSON object from parameter-name regexes to "
-             "per-dimension axes, e.g. {\"fc\\\\.weight\": [[\"tp\"], []]}; "
-             "overrides --tp-strategy's choice for the parameters it names"));
-static cl::opt<bool> sequenceParallel(
-    "sequence-parallel", cl::cat(parallelCat), cl::init(false),
-    cl::desc("With a tp axis: split the norm and residual regions along the "
-             "sequence, with all-gathers and reduce-scatters in place of the "
-             "activation all-reduces"));
 static cl::opt<std::string> memoryLimit(
-    "memory-limit", cl::cat(parallelCat), cl::value_desc("SIZE"),
+    "memory-limit", cl::cat(categoryParallel), cl::value_desc("SIZE"),
     cl::desc("Fail, with the breakdown, when a rank would need more than "
              "this (parameters, gradients, master weights, optimizer state "
              "and activation peak), e.g. 80GB, 512MiB, 1e6 (bytes)"));
-static cl::opt<std::string> deviceSpec(
-    "device-spec", cl::cat(outputCat), cl::init("h100-80gb"),
-    cl::value_desc("NAME"),
-    cl::desc("The device report.json's roofline estimate is for: "
-             "h100-80gb, h200-141gb or a100-80gb"));
-static cl::opt<int64_t> zeroStage(
-    "zero", cl::cat(parallelCat), cl::init(0), cl::value_desc("STAGE"),
-    cl::desc("ZeRO over the dp axis: 1 shards the optimizer state (the "
-             "gradients are reduce-scattered, the parameters all-gathered "
-             "after the update), 2 also the gradient buffer, 3 also the "
-             "parameters (gathered before their forward and backward "
-             "reads); sizes dp does not divide are padded; 0: none"));
-static cl::opt<double> bucketMB(
-    "bucket-mb", cl::cat(parallelCat), cl::init(25), cl::value_desc("MiB"),
-    cl::desc("Pack the gradients' all-reduces (under ZeRO their "
-             "reduce-scatters and the parameters' all-gathers; stage 3's "
-             "gathers per transformer block), in the order the step needs "
-             "them, into buckets of at most this size, and scalar "
-             "all-reduces into one call (0: one collective per tensor)"));
-static cl::opt<int64_t> gradAccum(
-    "grad-accum", cl::cat(parallelCat), cl::init(1),
-    cl::desc("Run each (per-rank) batch as N microbatches in sequence, "
-             "adding their gradients before one update"),
-    cl::value_desc("N"));
-static cl::opt<std::string> optimizer("optimizer", cl::cat(optCat),
-                                      cl::desc("adamw or sgd"),
-                                      cl::init("adamw"));
-static cl::opt<double> lr("lr", cl::cat(optCat), cl::desc("Learning rate"),
-                          cl::init(1e-3));
-static cl::opt<double> beta1("beta1", cl::cat(optCat), cl::init(0.9),
-                             cl::desc("AdamW beta1"));
-static cl::opt<double> beta2("beta2", cl::cat(optCat), cl::init(0.999),
-                             cl::desc("AdamW beta2"));
-static cl::opt<double> eps("eps", cl::cat(optCat), cl::init(1e-8),
-                           cl::desc("AdamW epsilon"));
-static cl::opt<double> weightDecay("weight-decay", cl::cat(optCat),
-                                   cl::init(0.01), cl::desc("Weight decay"));
-static cl::opt<double> momentum("momentum", cl::cat(optCat), cl::init(0),
-                                cl::desc("SGD momentum"));
-static cl::opt<bool> nesterov("nesterov", cl::cat(optCat),
-                              cl::desc("SGD with Nesterov momentum"));
-static cl::opt<std::string> noDecay(
-    "no-decay", cl::cat(optCat),
-    cl::desc("Regex of parameters without weight decay (e.g. 'bias|ln')"));
-static cl::opt<double>
-    clipGradNorm("clip-grad-norm", cl::cat(optCat), cl::init(0),
-                 cl::desc("Clip the global gradient norm to this (0: off)"));
 static cl::opt<std::string>
-    schedule("schedule", cl::cat(optCat), cl::init("constant"),
-             cl::desc("constant, or warmup-cosine (PyTorch's LinearLR then "
-                      "CosineAnnealingLR)"));
-static cl::opt<int64_t> warmupSteps("warmup-steps", cl::cat(optCat),
-                                    cl::init(0), cl::desc("Warm-up steps"));
-static cl::opt<double> warmupStartFactor(
-    "warmup-start-factor", cl::cat(optCat), cl::init(1.0 / 3),
-    cl::desc("First learning-rate factor of the warm-up (LinearLR's "
-             "start_factor)"));
-static cl::opt<int64_t> totalSteps("total-steps", cl::cat(optCat),
-                                   cl::init(1000),
-                                   cl::desc("Length of the cosine schedule"));
-static cl::opt<double> minLr("min-lr", cl::cat(optCat), cl::init(0),
-                             cl::desc("Final learning rate"));
+    deviceSpec("device-spec", cl::cat(categoryOutput), cl::init("h100-80gb"),
+               cl::value_desc("NAME"),
+               cl::desc("The device report.json's roofline estimate is for: "
+                        "h100-80gb, h200-141gb or a100-80gb"));
+// The dtc-training pipeline's options, as flags of the same names.
+#define DTC_TRAINING_OPTION(GROUP, TYPE, NAME, FLAG, HELP, ...)                \
+  static cl::opt<TYPE> NAME##Flag(FLAG, cl::cat(category##GROUP),              \
+                                  cl::desc(HELP), __VA_ARGS__);
+#include "dtc/Transforms/TrainingOptions.def"
 
 /// The arguments of `step` of one role, for people: name (or state kind
 /// and parameter), per-rank type, trainable.
@@ -294,8 +193,9 @@ static LogicalResult printDiagnostic(Diagnostic &diag) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // Only dtc-compile's own options in --help, not LLVM's.
-  cl::HideUnrelatedOptions(
-      {&outputCat, &importCat, &lossCat, &optCat, &parallelCat});
+  cl::HideUnrelatedOptions({&categoryOutput, &categoryImport, &categoryLoss,
+                            &categoryOptimizer, &categoryPrecision,
+                            &categoryParallel});
   cl::ParseCommandLineOptions(
       argc, argv,
       "dtc-compile: compiles an ONNX model into a training step\n\n"
@@ -313,6 +213,17 @@ int main(int argc, char **argv) {
         getDeviceSpecs(), llvm::errs(),
         [](const DeviceSpec &spec) { llvm::errs() << spec.name; }, ", ");
     llvm::errs() << ")\n";
+    return 1;
+  }
+
+  TrainingPipelineOptions options;
+#define DTC_TRAINING_OPTION(GROUP, TYPE, NAME, ...)                            \
+  options.NAME = NAME##Flag.getValue();
+#include "dtc/Transforms/TrainingOptions.def"
+  if (!teacherPath.empty())
+    options.loss = "distillation";
+  if (std::string error = options.check(/*asFlags=*/true); !error.empty()) {
+    llvm::errs() << "error: " << error << "\n";
     return 1;
   }
 
@@ -369,98 +280,18 @@ int main(int argc, char **argv) {
     module->push_back(teacherFunc);
   }
 
-  TrainingPipelineOptions options;
-  options.loss = teacherPath.empty() ? loss.getValue() : "distillation";
-  options.temperature = temperature;
-  options.alpha = alpha;
-  options.logits = logits;
-  options.labels = labels;
-  options.ignoreIndex = ignoreIndex;
-  if (precision != "fp32" && precision != "bf16" && precision != "fp16") {
-    llvm::errs() << "error: unknown --precision '" << precision
-                 << "' (fp32, bf16 or fp16)\n";
-    return 1;
-  }
-  if (!meshSpec.empty()) {
-    MeshShape mesh;
-    std::string meshError = MeshShape::parse(meshSpec, mesh);
-    for (const std::string &axis : mesh.axes)
-      if (meshError.empty() && axis != "dp" && axis != "tp")
-        meshError = "unknown axis '" + axis + "' (dp or tp)";
-    if (!meshError.empty()) {
-      llvm::errs() << "error: --mesh: " << meshError << "\n";
-      return 1;
-    }
-    // The mesh in the user's axis order (the passes find their axes in
-    // it); none for a single device.
-    if (mesh.numDevices() > 1) {
-      OpBuilder b(module->getBodyRegion());
-      SmallVector<StringRef> axes(mesh.axes.begin(), mesh.axes.end());
-      MeshOp::create(b, module->getLoc(), "mesh", b.getStrArrayAttr(axes),
-                     b.getDenseI64ArrayAttr(mesh.sizes));
-    }
-    for (auto [axis, size] : llvm::zip(mesh.axes, mesh.sizes))
-      (axis == "dp" ? options.dataParallel : options.tensorParallel) = size;
-  }
-  options.tpStrategy = tpStrategy;
-  options.sequenceParallel = sequenceParallel;
-  options.shardingSpec = shardingSpec;
-  // Options of the tp axis mean nothing without one: say so.
-  for (auto [given, flag] :
-       {std::pair<bool, const char *>{sequenceParallel, "--sequence-parallel"},
-        {!shardingSpec.empty(), "--sharding-spec"}})
-    if (given && options.tensorParallel < 2) {
-      llvm::errs() << "error: " << flag
-                   << " needs a tp axis of 2 or more ranks (--mesh ...,tp=N)\n";
-      return 1;
-    }
-  if (gradAccum < 1) {
-    llvm::errs() << "error: --grad-accum must be at least 1\n";
-    return 1;
-  }
-  options.gradAccum = gradAccum;
-  if (bucketMB < 0) {
-    llvm::errs() << "error: --bucket-mb must not be negative\n";
-    return 1;
-  }
-  options.bucketMB = bucketMB;
-  options.zero = zeroStage;
-  options.precision = precision;
-  options.initScale = initScale;
-  options.growthInterval = growthInterval;
-  options.optimizer = optimizer;
-  options.lr = lr;
-  options.beta1 = beta1;
-  options.beta2 = beta2;
-  options.eps = eps;
-  options.weightDecay = weightDecay;
-  options.momentum = momentum;
-  options.nesterov = nesterov;
-  options.noDecay = noDecay;
-  options.clipGradNorm = clipGradNorm;
-  options.schedule = schedule;
-  options.warmupSteps = warmupSteps;
-  options.warmupStartFactor = warmupStartFactor;
-  options.totalSteps = totalSteps;
-  options.minLr = minLr;
   llvm::errs() << "dtc-compile: building the training step\n";
   PassManager pm(&context);
   buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;
-  // The step ABI, as the runner will read it: a step dtc-run would refuse
-  // is a compiler error, caught here.
+  // (dtc-verify-rank-program has checked the step as dtc-run will read it.)
   FailureOr<TrainingStep> step = TrainingStep::get(func);
   if (failed(step))
     return 1;
   FailureOr<StepSignature> signature = step->getSignature();
   if (failed(signature))
     return 1;
-  if (std::string error = signature->check(); !error.empty()) {
-    llvm::errs() << "error: the compiled step is inconsistent: " << error
-                 << "\n";
-    return 1;
-  }
   llvm::Expected<llvm::json::Value> description =
       llvm::json::parse(signature->toJSON());
   if (!description) {
@@ -478,7 +309,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (!writeOutput(outDir + "/train_step.mlir",
-                   [&](raw_ostream &os) { module->print(os); }))
+                   [&](raw_ostream &os) { module->print(os); os << "\n"; }))
     return 1;
 
   std::string pipeline;

@@ -133,6 +133,9 @@ struct GradientBucketingPass
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       if (std::optional<unsigned> result = getAliasingOutput(func, i))
         updated[*result] = i;
+    // A gradient's sum the update reads already (the optimizer has run)
+    // stays where it is.
+    StringRef readByUpdate;
     for (OpOperand &operand : ret->getOpOperands()) {
       unsigned i = operand.getOperandNumber();
       auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName);
@@ -140,10 +143,14 @@ struct GradientBucketingPass
       Operation *def = operand.get().getDefiningOp();
       if (!def || !seen.insert(def).second)
         continue;
-      if (auto sum = dyn_cast<AllReduceOp>(def);
-          grad && sum && sum.getKind() == CollectiveReduction::Sum &&
+      auto sum = dyn_cast<AllReduceOp>(def);
+      bool gradientSum =
+          grad && sum && sum.getKind() == CollectiveReduction::Sum;
+      if (gradientSum &&
           llvm::all_of(sum->getUsers(), llvm::IsaPred<func::ReturnOp>))
         members.push_back({def, grad.str()});
+      else if (gradientSum && readByUpdate.empty())
+        readByUpdate = grad.getValue();
       else if (auto scatter = scatteredGradient(def); grad && scatter)
         members.push_back({scatter, grad.str()});
       else if (update != updated.end()) {
@@ -162,6 +169,15 @@ struct GradientBucketingPass
                                                             kParamAttrName))
             members.push_back({gather, name.str()});
     });
+    // Nothing to bucket because the optimizer ran first: say so rather
+    // than leave every all-reduce as it was.
+    if (members.empty() && !readByUpdate.empty()) {
+      func.emitError("dtc-bucket-gradients: the sum of the gradient of '")
+          << readByUpdate
+          << "' is read by the update already: run dtc-bucket-gradients "
+             "before dtc-optimizer (or, under ZeRO, after dtc-zero)";
+      return signalPassFailure();
+    }
     llvm::stable_sort(members, [&](const Member &a, const Member &b) {
       return readyAt(a) < readyAt(b);
     });
@@ -183,9 +199,9 @@ struct GradientBucketingPass
         for (Member &m : list.back())
           bytes += m.bytes();
       // ZeRO-3's gathers bucket by unit: a bucket holds one block.
-      bool newUnit = phase && !list.empty() &&
-                     unitOf(func, list.back().back().name) !=
-                         unitOf(func, member.name);
+      bool newUnit =
+          phase && !list.empty() &&
+          unitOf(func, list.back().back().name) != unitOf(func, member.name);
       if (list.empty() || newUnit || bytes + member.bytes() > limit)
         list.emplace_back();
       list.back().push_back(member);

@@ -4,6 +4,7 @@
 #define DTC_LIB_TRANSFORMS_PARALLEL_PARTITIONER_H
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Transforms/Options.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -79,10 +80,10 @@ LogicalResult partitionOverAxis(
     int64_t sequenceLength = 0);
 
 /// Tensor parallelism's choice of parameter layouts over `tp` ranks: the
-/// column/row pairs the Megatron matcher finds (`strategy` "megatron";
-/// "none" for no pairs), then those a --sharding-spec file gives.
+/// column/row pairs the Megatron matcher finds (under
+/// TPStrategy::Megatron), then those a --sharding-spec file gives.
 FailureOr<SmallVector<SplitArgument>>
-tensorParallelSeeds(func::FuncOp func, int64_t tp, StringRef strategy,
+tensorParallelSeeds(func::FuncOp func, int64_t tp, TPStrategy strategy,
                     StringRef shardingSpec);
 
 /// The sequence length: dimension 1 of the first model input (an error

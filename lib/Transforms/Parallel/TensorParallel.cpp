@@ -372,9 +372,9 @@ LogicalResult applyShardingSpec(func::FuncOp func, StringRef path, int64_t tp,
 
 FailureOr<SmallVector<SplitArgument>>
 mlir::dtc::tensorParallelSeeds(func::FuncOp func, int64_t tp,
-                               StringRef strategy, StringRef shardingSpec) {
+                               TPStrategy strategy, StringRef shardingSpec) {
   SmallVector<SplitArgument> seeds;
-  if (strategy == "megatron")
+  if (strategy == TPStrategy::Megatron)
     seeds = MegatronMatcher(func, tp).match();
   if (!shardingSpec.empty() &&
       failed(applyShardingSpec(func, shardingSpec, tp, seeds)))
@@ -400,15 +400,12 @@ mlir::dtc::ResultSplits::operator()(unsigned index) const {
 
 namespace {
 
-LogicalResult tensorParallel(ModuleOp module, int64_t size, StringRef strategy,
+LogicalResult tensorParallel(ModuleOp module, int64_t size, TPStrategy strategy,
                              bool sequenceParallel, StringRef shardingSpec) {
   StringRef pass =
       sequenceParallel ? "dtc-sequence-parallel" : "dtc-tensor-parallel";
   if (size < 1)
     return module.emitError(pass) << " needs tp >= 1";
-  if (strategy != "megatron" && strategy != "none")
-    return module.emitError(pass)
-           << ": unknown strategy '" << strategy << "' (megatron or none)";
   if (size == 1)
     return success();
   FlatSymbolRefAttr meshRef = meshWithAxis(module, "tp", size);

@@ -100,6 +100,14 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     // those padded, with their true row count.
     llvm::StringMap<int64_t> dims, padded;
     SmallVector<SplitArgument> seeds;
+    // Every stage is laid out by the parameters' state: without any, ZeRO
+    // would change nothing and say nothing.
+    if (llvm::none_of(step.getStates(), [](const TrainingStep::State &state) {
+          return !state.getParam().empty();
+        }))
+      return func.emitError("dtc-zero: no parameter has optimizer state to "
+                            "shard (SGD without momentum keeps none); ZeRO "
+                            "needs AdamW or SGD with momentum");
     for (const TrainingStep::State &state : step.getStates()) {
       StringRef name = state.getParam();
       if (name.empty())

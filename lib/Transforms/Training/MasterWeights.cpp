@@ -32,9 +32,10 @@ struct MasterWeightsPass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    if (type != "bf16") {
-      func.emitError("dtc-master-weights: unknown storage type '")
-          << type << "' (bf16)";
+    if (type != HalfType::BF16) {
+      func.emitError("dtc-master-weights: parameters are stored in bf16 "
+                     "only (fp16 training keeps f32 parameters and scales "
+                     "the loss)");
       return signalPassFailure();
     }
     OpBuilder b(&getContext());

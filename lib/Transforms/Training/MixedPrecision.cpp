@@ -31,12 +31,8 @@ struct MixedPrecisionPass
     if (func.isExternal())
       return;
     OpBuilder b(&getContext());
-    if (type != "bf16" && type != "f16") {
-      func.emitError("unknown mixed-precision type '")
-          << type << "' (bf16 or f16)";
-      return signalPassFailure();
-    }
-    Type low = type == "f16" ? Type(b.getF16Type()) : Type(b.getBF16Type());
+    Type low = type == HalfType::F16 ? Type(b.getF16Type())
+                                     : Type(b.getBF16Type());
     Type f32 = b.getF32Type();
     auto castTo = [&](Value value, Type elementType, Location loc) -> Value {
       auto type = cast<RankedTensorType>(value.getType());
@@ -72,7 +68,7 @@ struct MixedPrecisionPass
     for (OpOperand &operand : ret->getOpOperands())
       if (isFloatTensor(operand.get().getType()))
         operand.set(castTo(operand.get(), f32, ret.getLoc()));
-    if (type == "f16")
+    if (type == HalfType::F16)
       addLossScaling(func, b);
     if (failed(verify(func)))
       return signalPassFailure();

@@ -99,15 +99,6 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    if (optimizer != "adamw" && optimizer != "sgd") {
-      func.emitError("unknown optimizer '") << optimizer << "' (adamw or sgd)";
-      return signalPassFailure();
-    }
-    if (schedule != "constant" && schedule != "warmup-cosine") {
-      func.emitError("unknown schedule '")
-          << schedule << "' (constant or warmup-cosine)";
-      return signalPassFailure();
-    }
     llvm::Regex noDecayRegex(noDecay);
     std::string regexError;
     if (!noDecay.empty() && !noDecayRegex.isValid(regexError)) {
@@ -217,7 +208,7 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
         update(CastOp::create(b, u.loc, param.getType(), value), param);
         update(value, master);
       };
-      if (optimizer == "adamw") {
+      if (optimizer == OptimizerKind::AdamW) {
         BlockArgument m = state(stateType, StateKind::ExpAvg, name);
         BlockArgument v = state(stateType, StateKind::ExpAvgSq, name);
         if (decays) // decoupled: p *= 1 - lr * wd
@@ -353,7 +344,7 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
   /// lr * (f + (1 - f) * k / W) for k < W, then
   /// min + (lr - min) * (1 + cos(pi * (k - W) / (total - W))) / 2.
   Value learningRate(UpdateBuilder &u, Value step) {
-    if (schedule == "constant")
+    if (schedule == LRSchedule::Constant)
       return u.f64(lr);
     OpBuilder &b = u.b;
     Value k = CastOp::create(b, u.loc,

@@ -49,3 +49,19 @@ module {
     return %l, %w, %m : tensor<f32>, tensor<4xf32>, tensor<4xf32>
   }
 }
+
+// -----
+
+// No state to shard (SGD without momentum): every stage would change
+// nothing.
+module {
+  dtc.mesh @mesh ["dp" = 2]
+  // expected-error @+1 {{dtc-zero: no parameter has optimizer state to shard (SGD without momentum keeps none); ZeRO needs AdamW or SGD with momentum}}
+  func.func @no_state(%x: tensor<2x3xf32> {dtc.input = "x", dtc.sharding = #dtc.sharding<@mesh, [["dp"], []]>},
+                      %w: tensor<4xf32> {dtc.param = "w", dtc.aliasing_output = 1 : i64})
+      -> (tensor<f32>, tensor<4xf32>)
+      attributes {dtc.step = #dtc.step<abi = 1, loss = 0, mesh = @mesh>} {
+    %l = dtc.reduce_sum %w dims = [0] : tensor<4xf32> -> tensor<f32>
+    return %l, %w : tensor<f32>, tensor<4xf32>
+  }
+}

@@ -44,4 +44,4 @@ func.func @step(%x: tensor<2x4xbf16> {dtc.input = "x"}, %w: tensor<4xf32> {dtc.p
 }
 
 // RUN: not dtc-opt %s --dtc-master-weights="type=f16" 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: dtc-master-weights: unknown storage type 'f16' (bf16)
+// BAD: error: dtc-master-weights: parameters are stored in bf16 only

@@ -32,4 +32,4 @@ func.func @block(%x: tensor<2x4xf32> {dtc.input = "x"}, %w: tensor<4x4xf32> {dtc
 // F16-SAME: attributes {dtc.step = #dtc.step<abi = 1, loss_scaling = <growth_interval = 10>>}
 // F16: dtc.matmul {{.*}} -> tensor<2x4xf16>
 // RUN: not dtc-opt %s --dtc-mixed-precision="type=f8" 2>&1 | FileCheck %s --check-prefix=BADTYPE
-// BADTYPE: error: unknown mixed-precision type 'f8' (bf16 or f16)
+// BADTYPE: for the --type option: Cannot find option named 'f8'!

@@ -10,6 +10,7 @@
 #define DTC_TRANSFORMS_PARALLEL_PASSES_H
 
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Transforms/Options.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -5,6 +5,25 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DefineMesh : Pass<"dtc-define-mesh", "mlir::ModuleOp"> {
+  let summary = "Declare the device mesh, its axes in the given order";
+  let description = [{
+    Adds `dtc.mesh @mesh` with the axes and sizes of `shape`, in that order
+    (e.g. `shape=dp=2,tp=2`): rank r sits at r's digits in that mixed
+    radix, the last axis fastest. The parallelism passes then split over
+    these axes; without a mesh each appends its axis in the order the
+    passes run. dtc-training's `mesh` option (dtc-compile's `--mesh`) runs
+    it first, so that ranks are laid out as the user wrote the mesh. A
+    module that already has the same @mesh is left alone; one with another
+    mesh is an error.
+  }];
+  let options = [
+    Option<"shape", "shape", "std::string", /*default=*/"",
+           "Axes and their sizes, e.g. dp=2,tp=2">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def DataParallel : Pass<"dtc-data-parallel", "mlir::ModuleOp"> {
   let summary = "Partition a differentiated step over the batch (data parallelism)";
   let description = [{
@@ -65,8 +84,10 @@ def TensorParallel : Pass<"dtc-tensor-parallel", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"size", "tp", "int64_t", /*default=*/"2", "Number of ranks">,
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"megatron\"",
-           "megatron (find column/row pairs) or none">,
+    Option<"strategy", "strategy", "::mlir::dtc::TPStrategy",
+           /*default=*/"::mlir::dtc::TPStrategy::Megatron",
+           "The parameters split without a sharding spec",
+           "::mlir::dtc::tpStrategyValues()">,
     Option<"shardingSpec", "sharding-spec", "std::string", /*default=*/"",
            "JSON file: parameter-name regex -> per-dimension mesh axes "
            "(overrides the pairs found for the parameters it names)">
@@ -91,8 +112,10 @@ def SequenceParallel : Pass<"dtc-sequence-parallel", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"size", "tp", "int64_t", /*default=*/"2", "Number of ranks">,
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"megatron\"",
-           "megatron (find column/row pairs) or none">,
+    Option<"strategy", "strategy", "::mlir::dtc::TPStrategy",
+           /*default=*/"::mlir::dtc::TPStrategy::Megatron",
+           "The parameters split without a sharding spec",
+           "::mlir::dtc::tpStrategyValues()">,
     Option<"shardingSpec", "sharding-spec", "std::string", /*default=*/"",
            "JSON file: parameter-name regex -> per-dimension mesh axes "
            "(overrides the pairs found for the parameters it names)">
@@ -243,8 +266,10 @@ def AnalyzeSharding : Pass<"dtc-analyze-sharding", "mlir::ModuleOp"> {
     Option<"axis", "axis", "std::string", /*default=*/"\"tp\"",
            "dp (the batch) or tp (tensor parallelism)">,
     Option<"size", "size", "int64_t", /*default=*/"2", "Number of ranks">,
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"megatron\"",
-           "With axis=tp: megatron or none">,
+    Option<"strategy", "strategy", "::mlir::dtc::TPStrategy",
+           /*default=*/"::mlir::dtc::TPStrategy::Megatron",
+           "With axis=tp: the parameters split without a sharding spec",
+           "::mlir::dtc::tpStrategyValues()">,
     Option<"shardingSpec", "sharding-spec", "std::string", /*default=*/"",
            "With axis=tp: JSON file of parameter layouts">,
     Option<"sequenceParallel", "sequence-parallel", "bool",
@@ -254,6 +279,20 @@ def AnalyzeSharding : Pass<"dtc-analyze-sharding", "mlir::ModuleOp"> {
            "predicted">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
+def VerifyRankProgram : Pass<"dtc-verify-rank-program",
+                             "mlir::func::FuncOp"> {
+  let summary = "Check the per-rank step before it is written out";
+  let description = [{
+    The end of the per-rank phase (dtc-training runs it last). For each
+    function with a `dtc.step`: the step's ABI attributes are consistent
+    and describe a step dtc-run accepts (the checks it makes when it binds
+    one: roles, layouts over the mesh's axes, aliasing of updates, the ABI
+    version), every trainable parameter has an update, and every
+    collective runs on the step's mesh. Fails naming the first problem;
+    changes nothing.
+  }];
 }
 
 #endif // DTC_TRANSFORMS_PARALLEL_PASSES_TD

@@ -91,8 +91,10 @@ def MixedPrecision : Pass<"dtc-mixed-precision", "mlir::func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"type", "type", "std::string", /*default=*/"\"bf16\"",
-           "Compute type: bf16 or f16 (f16 adds dynamic loss scaling)">,
+    Option<"type", "type", "::mlir::dtc::HalfType",
+           /*default=*/"::mlir::dtc::HalfType::BF16",
+           "Compute type (f16 adds dynamic loss scaling)",
+           "::mlir::dtc::halfTypeValues()">,
     Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
            "Initial loss scale (f16)">,
     Option<"growthInterval", "growth-interval", "int64_t",
@@ -119,10 +121,26 @@ def MasterWeights : Pass<"dtc-master-weights", "mlir::func::FuncOp"> {
     copy from the parameter's f32 value and dumps it as the parameter.
   }];
   let options = [
-    Option<"type", "type", "std::string", /*default=*/"\"bf16\"",
-           "Storage type of the parameters and gradients (bf16)">
+    Option<"type", "type", "::mlir::dtc::HalfType",
+           /*default=*/"::mlir::dtc::HalfType::BF16",
+           "Storage type of the parameters and gradients (bf16 only)",
+           "::mlir::dtc::halfTypeValues()">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
+def VerifyGlobalStep : Pass<"dtc-verify-global-step", "mlir::func::FuncOp"> {
+  let summary = "Check the global training step before it is partitioned";
+  let description = [{
+    The end of the global-step phase (dtc-training runs it after
+    dtc-autodiff and dtc-master-weights). For each function with a
+    `dtc.step`: the step's ABI attributes are consistent (the
+    TrainingStep view accepts them), the loss is an f32 scalar, every
+    trainable parameter has a gradient result of its own type and no frozen
+    one has any, and the step is still global: no mesh, no argument or
+    result laid out, no collective or `dtc.shard`. Fails naming the first
+    problem; changes nothing.
+  }];
 }
 
 def InlineTeacher : Pass<"dtc-inline-teacher", "mlir::ModuleOp"> {
@@ -202,8 +220,9 @@ def Optimizer : Pass<"dtc-optimizer", "mlir::func::FuncOp"> {
     computed in f64.
   }];
   let options = [
-    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
-           "adamw or sgd">,
+    Option<"optimizer", "optimizer", "::mlir::dtc::OptimizerKind",
+           /*default=*/"::mlir::dtc::OptimizerKind::AdamW", "The update rule",
+           "::mlir::dtc::optimizerKindValues()">,
     Option<"lr", "lr", "double", /*default=*/"1e-3", "Learning rate">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
@@ -217,8 +236,9 @@ def Optimizer : Pass<"dtc-optimizer", "mlir::func::FuncOp"> {
            "Regex of parameter names that get no weight decay">,
     Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0",
            "Clip the global gradient norm to this (0: no clipping)">,
-    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
-           "constant or warmup-cosine">,
+    Option<"schedule", "schedule", "::mlir::dtc::LRSchedule",
+           /*default=*/"::mlir::dtc::LRSchedule::Constant",
+           "Learning-rate schedule", "::mlir::dtc::lrScheduleValues()">,
     Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
            "Linear warm-up steps (warmup-cosine)">,
     Option<"warmupStartFactor", "warmup-start-factor", "double",
