@@ -11,9 +11,6 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
-#include <cstdio>
-#include <cstdlib>
-
 namespace mlir::dtc {
 #define GEN_PASS_REGISTRATION
 #include "dtc/Transforms/Passes.h.inc"
@@ -29,16 +26,6 @@ void mlir::dtc::buildSimplifyPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createFoldConstants(fold));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-}
-
-raw_ostream &mlir::dtc::operator<<(raw_ostream &os, ExactDouble d) {
-  char text[32];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof(text), "%.*g", digits, d.value);
-    if (std::strtod(text, nullptr) == d.value)
-      break;
-  }
-  return os << text;
 }
 
 /// The sizes of the mesh's dp and tp axes (1 where it has none); an
@@ -67,7 +54,7 @@ std::string TrainingPipelineOptions::check(bool asFlags) const {
     if (!error.empty())
       return name("mesh") + ": " + error;
   }
-  auto [dp, tp] = dataAndTensorRanks(mesh);
+  int64_t tp = dataAndTensorRanks(mesh).second;
   // Options of the tp axis mean nothing without one: say so.
   for (auto [given, option] :
        {std::pair<bool, StringRef>{sequenceParallel, "sequence-parallel"},

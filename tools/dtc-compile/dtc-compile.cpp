@@ -16,10 +16,9 @@
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
-#include "dtc/Runtime/Communicator.h"
 #include "dtc/Runtime/ONNX/TensorProto.h"
+#include "dtc/Runtime/Tensor.h"
 #include "dtc/Transforms/Passes.h"
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -308,8 +307,12 @@ int main(int argc, char **argv) {
                  << "\n";
     return 1;
   }
-  if (!writeOutput(outDir + "/train_step.mlir",
-                   [&](raw_ostream &os) { module->print(os); os << "\n"; }))
+  // (Ended by a newline, as dtc-opt ends it: the same pipeline run by
+  // dtc-opt gives the same file.)
+  if (!writeOutput(outDir + "/train_step.mlir", [&](raw_ostream &os) {
+        module->print(os);
+        os << "\n";
+      }))
     return 1;
 
   std::string pipeline;
