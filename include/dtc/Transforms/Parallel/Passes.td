@@ -12,10 +12,11 @@ def DefineMesh : Pass<"dtc-define-mesh", "mlir::ModuleOp"> {
     (e.g. `shape=dp=2,tp=2`): rank r sits at r's digits in that mixed
     radix, the last axis fastest. The parallelism passes then split over
     these axes; without a mesh each appends its axis in the order the
-    passes run. dtc-training's `mesh` option (dtc-compile's `--mesh`) runs
-    it first, so that ranks are laid out as the user wrote the mesh. A
-    module that already has the same @mesh is left alone; one with another
-    mesh is an error.
+    passes run. dtc-training runs it first when its `mesh` option
+    (dtc-compile's `--mesh`) has more than one device, so that ranks are
+    laid out as the user wrote the mesh. A module whose `@mesh` has these
+    axes and sizes already is left alone; one whose `@mesh` differs is an
+    error.
   }];
   let options = [
     Option<"shape", "shape", "std::string", /*default=*/"",
@@ -27,21 +28,25 @@ def DefineMesh : Pass<"dtc-define-mesh", "mlir::ModuleOp"> {
 def DataParallel : Pass<"dtc-data-parallel", "mlir::ModuleOp"> {
   let summary = "Partition a differentiated step over the batch (data parallelism)";
   let description = [{
-    Runs after dtc-autodiff and before dtc-optimizer. Adds `dtc.mesh @mesh
-    ["dp" = N]` (or the axis to the mesh the step's `dtc.step` names, else
-    to the module's one mesh), records it as the step's mesh, and rewrites
-    the step into the program of one of the N
-    ranks: every model input is split along its first (batch) dimension, the
-    parameters are replicated, and the layout of every value follows from
-    its operands': sharded along one dimension, replicated, or a partial sum
-    (a contraction or sum over the batch, such as a weight gradient or the
+    Runs after dtc-autodiff and before dtc-optimizer; dtc-training runs it
+    before the other parallelism passes. Adds `dtc.mesh @mesh ["dp" = N]`
+    (or the axis to the mesh the step's `dtc.step` names, else to the
+    module's one mesh), records it as the step's mesh, and rewrites the
+    step into the program of one of the N ranks: every model input is split
+    along its first (batch) dimension, which N must divide (the inputs
+    record it in `dtc.sharding`), the parameters are replicated, and the
+    layout of every value follows from its operands' by the ops' sharding
+    rules: split along one dimension, replicated, or a partial sum (a
+    contraction or sum over the batch, such as a weight gradient or the
     loss's numerator). Partial sums are all-reduced over `dp` where a
     non-linear op or the function's results need the full value, each
     all-reduce recording why; the gradients thus arrive replicated, as in
     PyTorch's DistributedDataParallel, and the optimizer that follows runs
-    identically on every rank. Ops this first partitioner cannot split (a
-    softmax over the batch, dropout, which would need global element
-    indices) are errors naming the op.
+    identically on every rank. Dropout draws by each element's index in
+    the whole batch (the op is given the global shape and the rank's first
+    row), so the ranks draw one device's mask. An op that cannot run on a
+    shard of the batch (a softmax over the batch) is an error naming the
+    op: the batch is never gathered.
   }];
   let options = [
     Option<"size", "dp", "int64_t", /*default=*/"2", "Number of ranks">
@@ -64,23 +69,32 @@ def TensorParallel : Pass<"dtc-tensor-parallel", "mlir::ModuleOp"> {
     mesh on the step's `dtc.step`.
 
     The partitioner then propagates the layouts through the attention's
-    reshapes and transposes (each rank its heads), all-reduces the
-    row-parallel partial sums before the residual add (forward) and the
-    column-parallel input gradients (backward), and slices replicated
-    values that meet split ones with `dtc.shard`. Where heads do not divide
-    over `tp` the pair stays replicated, with a warning; an op that cannot
-    work on split operands gets them gathered, with a warning naming it.
-    Token embeddings and the LM head (the projection whose features a
-    log-softmax normalizes) are split by vocabulary rows: lookups mask the
-    ids outside the rank's rows and all-reduce, and the log-softmax
-    all-reduces each row's maximum and sum of exponentials, so the full
-    logits are never gathered. Norms stay replicated.
+    reshapes, transposes and `dtc.attention` (each rank its heads),
+    all-reduces the row-parallel partial sums before the residual add
+    (forward) and the column-parallel input gradients (backward), and
+    slices replicated values that meet split ones with `dtc.shard`. A
+    column projection whose features or heads do not divide over `tp`
+    stays replicated, with a warning, and so does a row projection none of
+    whose inputs is split. Grouped-query attention whose key/value heads
+    do not divide over `tp` (k and v replicated) gets on each rank the key
+    and value heads its query heads read. An op that cannot work on split
+    operands gets them gathered, with a warning naming it (an error when
+    that would gather a parameter whose layout was chosen). Token
+    embeddings and the LM head (the projection whose features a
+    log-softmax normalizes) are split by vocabulary rows when `tp` divides
+    the vocabulary (dtc-training pads it to a multiple of `tp` first,
+    dtc-pad-vocabulary; otherwise they stay replicated, with a warning):
+    lookups mask the ids outside the rank's rows and all-reduce, and the
+    log-softmax all-reduces each row's maximum and sum of exponentials, so
+    the full logits are never gathered. Norms stay replicated.
 
     `sharding-spec` names a JSON file mapping parameter-name regexes to
     layouts, e.g. `{"h\\.\\d+\\.qkv\\.weight": {"dims": [["tp"], []],
     "blocks": [3, 1]}, "h\\.\\d+\\.out\\.weight": [[], ["tp"]]}`: for
     models the matcher does not recognize (with strategy=none), or to
-    override its choice.
+    override its choice. A parameter two of its regexes match, a layout
+    that is not one list of axes per dimension, an axis other than `tp` or
+    a dimension that does not divide is an error.
   }];
   let options = [
     Option<"size", "tp", "int64_t", /*default=*/"2", "Number of ranks">,
@@ -108,7 +122,11 @@ def SequenceParallel : Pass<"dtc-sequence-parallel", "mlir::ModuleOp"> {
     sequence (the projections gathered it), so RoPE tables and causal masks
     stay whole. Gathered activations are kept for the backward (the weight
     gradients read them), not gathered again as Megatron does: one
-    all-gather fewer per projection for the memory of its input.
+    all-gather fewer per projection for the memory of its input. The
+    gradients of the replicated weights the split regions read (norms,
+    row-parallel biases, position embeddings) are partial sums over `tp`:
+    one all-reduce each. The sequence length is dimension 1 of the first
+    model input of rank 2 or more (an error when there is none).
   }];
   let options = [
     Option<"size", "tp", "int64_t", /*default=*/"2", "Number of ranks">,
@@ -127,17 +145,22 @@ def PadVocabulary : Pass<"dtc-pad-vocabulary", "mlir::func::FuncOp"> {
   let summary = "Pad the vocabulary to a multiple of the tensor-parallel ranks";
   let description = [{
     Runs on the forward, before dtc-attach-loss. When the LM head (the
-    projection that makes the `logits` output, its weight a parameter read
-    row-major, possibly through a transpose) has a vocabulary that
-    `multiple` does not divide, its weight -- also the token embedding when
-    tied -- gets zero rows up to the next multiple, the logits of the
-    padded rows are set to -inf (a constant added to the output), and the
-    argument records `dtc.unpadded_rows`. The cross-entropy then sees
-    probability zero for the padding, every gradient of the padded rows is
-    zero, so they stay zero, and the trajectory is the unpadded model's;
-    dtc-run pads the parameter it loads and strips the padding from dumps.
-    dtc-compile runs it with `multiple = tp`, so that vocabulary
-    parallelism splits the vocabulary evenly instead of replicating it.
+    matmul that makes the `logits` output, possibly through casts, its
+    weight a parameter whose first dimension is the vocabulary, possibly
+    read through a transpose) has a vocabulary that `multiple` does not
+    divide, its weight gets zero rows up to the next multiple and the
+    logits of the padded rows are set to -inf (a constant added to the
+    output). Token embeddings (tables indexed by a model input), tied to
+    the head or not, get zero rows the same way. Each padded argument
+    records `dtc.unpadded_rows`. The cross-entropy then sees probability
+    zero for the padding, every gradient of the padded rows is zero, so
+    they stay zero, and the trajectory is the unpadded model's; dtc-run
+    pads the parameter it loads and strips the padding from dumps. A
+    padded parameter read by anything but casts, transposes and lookups is
+    an error. dtc-training runs it with `multiple = tp` when the mesh has
+    a tp axis (not with a distillation loss, whose teacher logits are
+    unpadded), so that vocabulary parallelism splits the vocabulary evenly
+    instead of replicating it.
   }];
   let options = [
     Option<"multiple", "multiple", "int64_t", /*default=*/"1",
@@ -162,22 +185,28 @@ def Zero : Pass<"dtc-zero", "mlir::ModuleOp"> {
     dtc-run gathers them for dumps). Stage 1 keeps a whole gradient buffer
     (with dtc-gradient-accumulation, the microbatches accumulate into it
     and it is reduce-scattered once per step); stage 2 keeps only the
-    shard (each microbatch's gradient reduce-scattered as it is made, the
-    shards added; the step's `dtc.step` says how many microbatches
-    dtc-gradient-accumulation made). Stage 3 also keeps each parameter as its shard and all-gathers
+    shard (under dtc-gradient-accumulation, whose `dtc.step` records the
+    microbatches and whose sums over them are tagged `dtc.microbatch_sum`,
+    each microbatch's gradient reduce-scattered as it is made, the shards
+    added). Stage 3 also keeps each parameter as its shard and all-gathers
     it where the step reads it whole: just before its first use in the
     forward, and again just before its first use in the backward (the
     forward's views of it, such as a transpose, made again from the second
     gather), so that neither lives across the whole step, and the update
-    reads the shard; dtc-bucket-gradients then gathers by unit (a
-    transformer block). A parameter no dimension of which dp
-    divides is padded with zero rows to a multiple of dp (state, update,
-    and the gradient before its sum; `dtc.unpadded_rows` on padded gradient
-    results and stage-3 shards, which dtc-run strips from dumps); one whose
-    first dimension another axis splits keeps whole state, with a warning.
+    reads the shard. Each gather is of one parameter, marked with its
+    phase (`dtc.gather_phase`); dtc-bucket-gradients, run after, groups
+    them by unit. A parameter no dimension of which dp divides is
+    padded with zero rows to a multiple of dp (state, update, and the
+    gradient before its sum, the padding concats tagged `dtc.padding`;
+    `dtc.unpadded_rows` on padded state, gradient results and stage-3
+    shards, which dtc-run strips from dumps); one whose first dimension
+    another axis splits keeps whole state, with a warning. Errors: a step
+    whose mesh has no dp axis of 2 or more, a stage other than 0 to 3, and
+    a step where no parameter has optimizer state (SGD without momentum).
   }];
   let options = [
-    Option<"stage", "stage", "int64_t", /*default=*/"1", "ZeRO stage (1, 2 or 3)">
+    Option<"stage", "stage", "int64_t", /*default=*/"1",
+           "ZeRO stage: 1, 2 or 3 (0: nothing)">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
@@ -191,11 +220,11 @@ def SinkShards : Pass<"dtc-sink-shards", "mlir::func::FuncOp"> {
     without communication -- iotas, splat constants, broadcasts and
     elementwise ops on them -- and every reader of that value takes the same
     part, the cut moves to the operands: each rank computes its part only
-    (an iota along the split starts at the rank's first index; an iota is
-    made at size 1 along its other dimensions and broadcast, and an op
-    that broadcasts its operands itself reads a broadcast's input
-    instead of the expanded copy). Applied
-    repeatedly, the whole value is never made. Also rewrites a sum over a
+    (an iota is made at size 1 along its other dimensions, its start moved
+    to the rank's first index when it runs along the split, and
+    broadcast; the dialect's canonicalizer then lets ops that broadcast
+    their operands read the broadcast's input). Applied repeatedly, the
+    whole value is never made. Also rewrites a sum over a
     dimension of `select(iota == y, x, 0)` (a one-hot selection, as the
     cross-entropy's backward makes) to `select(0 <= y < n, x, 0)`, which
     reads no whole one-hot. The vocabulary-parallel cross-entropy so keeps
@@ -207,9 +236,10 @@ def SinkShards : Pass<"dtc-sink-shards", "mlir::func::FuncOp"> {
     // before: %i = dtc.iota dim = 2 : tensor<2x8x64xi64>
     //         %m = dtc.compare eq, %i, %labels : (...) -> tensor<2x8x64xi1>
     //         %p = dtc.shard %m on @mesh axes = ["tp"] dim = 2 : ... -> tensor<2x8x32xi1>
-    // after:  %i = dtc.iota dim = 2 : tensor<2x8x32xi64>
-    //         %j = dtc.add %i, %first : (tensor<2x8x32xi64>, tensor<i64>) -> ...
-    //         %p = dtc.compare eq, %j, %labels : (...) -> tensor<2x8x32xi1>
+    // after:  %i = dtc.iota dim = 2 : tensor<1x1x32xi64>
+    //         %j = dtc.add %i, %first : (tensor<1x1x32xi64>, tensor<i64>) -> ...
+    //         %b = dtc.broadcast %j : tensor<1x1x32xi64> to tensor<2x8x32xi64>
+    //         %p = dtc.compare eq, %b, %labels : (...) -> tensor<2x8x32xi1>
     ```
   }];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
@@ -218,11 +248,12 @@ def SinkShards : Pass<"dtc-sink-shards", "mlir::func::FuncOp"> {
 def GradientAccumulation : Pass<"dtc-gradient-accumulation", "mlir::ModuleOp"> {
   let summary = "Run the batch as K microbatches in sequence, summing gradients";
   let description = [{
-    Runs after dtc-autodiff (and dtc-data-parallel) and before
-    dtc-optimizer. Cuts the batch (dimension 0 of every model input) into K
-    microbatches, builds the program of one microbatch with the same batch
-    partitioner as data parallelism, and unrolls it K times in the step,
-    each copy reading its rows of the inputs. Where data parallelism would
+    Runs after dtc-autodiff and the other parallelism passes
+    (dtc-data-parallel, dtc-tensor-parallel or dtc-sequence-parallel) and
+    before dtc-optimizer. Cuts the batch (dimension 0 of every model
+    input) into K microbatches, builds the program of one microbatch with
+    the same batch partitioner as data parallelism, and unrolls it K times
+    in the step, each copy reading its rows of the inputs. Where data parallelism would
     all-reduce a partial sum, the copies' parts are added: the gradients
     and the loss accumulate as each microbatch finishes (so a microbatch's
     activations are dead before the next begins, and with data parallelism
@@ -231,8 +262,10 @@ def GradientAccumulation : Pass<"dtc-gradient-accumulation", "mlir::ModuleOp"> {
     from every microbatch first, so the result is the full batch's step, as
     PyTorch's accumulation with the loss divided by the global token count.
     Gradients a cast narrows (bf16 ones, dtc-master-weights) add up before
-    the cast, in f32. The step's `dtc.step` records K (`microbatches`),
-    which dtc-zero reads.
+    the cast, in f32. The adds over microbatches are tagged
+    `dtc.microbatch_sum` and the step's `dtc.step` records K
+    (`microbatches`); dtc-zero reads both. Dropout is refused: the
+    microbatches have no rank to index its mask by.
   }];
   let options = [
     Option<"microbatches", "microbatches", "int64_t", /*default=*/"2",
@@ -257,7 +290,8 @@ def AnalyzeSharding : Pass<"dtc-analyze-sharding", "mlir::ModuleOp"> {
     `dtc.layouts` (one #dtc.sharding per result; `partial` names the axis of
     a partial sum), each split argument with `dtc.layout`; each collective,
     each op that would run replicated and the totals are reported as
-    remarks. A planner weighs layouts this way.
+    remarks, so that layouts can be weighed without rewriting the step.
+    The module's mesh gets the axis, as the partitioning passes give it.
 
     With `check-rewrite`, the pass also partitions a copy of the module and
     fails unless the copy's collectives are exactly those predicted.
