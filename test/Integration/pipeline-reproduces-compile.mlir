@@ -30,6 +30,15 @@
 // RUN: dtc-opt %t/fp16/forward.mlir --pass-pipeline="$(%python %S/../Utils/manifest_pipeline.py %t/fp16)" -o %t/fp16/opt.mlir
 // RUN: cmp %t/fp16/opt.mlir %t/fp16/train_step.mlir
 
+// Training dropout on a dp=2 mesh: dtc-translate takes the same import
+// options as dtc-compile (--dropout --seed).
+// RUN: dtc-compile %S/../Import/ONNX/Inputs/dropout_classifier.onnx -o %t/drop --dropout --seed 7 --mesh dp=2 2>/dev/null
+// RUN: dtc-translate --import-onnx %S/../Import/ONNX/Inputs/dropout_classifier.onnx --dropout --seed 7 --mlir-print-debuginfo | sed 's/@forward(/@train_step(/' > %t/drop/forward.mlir
+// RUN: dtc-opt %t/drop/forward.mlir --pass-pipeline="$(%python %S/../Utils/manifest_pipeline.py %t/drop)" -o %t/drop/opt.mlir
+// RUN: cmp %t/drop/opt.mlir %t/drop/train_step.mlir
+// RUN: FileCheck %s --check-prefix=DROP < %t/drop/opt.mlir
+// DROP: dtc.dropout {{.*}} seed = 7
+
 // The pipeline checks its options as dtc-compile does.
 // RUN: not dtc-opt %t/gpt/forward.mlir --dtc-training="mesh=dp=2,pp=2" 2>&1 | FileCheck %s --check-prefix=AXIS
 // AXIS: dtc-training: option 'mesh': unknown axis 'pp' (dp or tp)

@@ -208,7 +208,8 @@ static int runOnce(func::FuncOp func, Communicator *comm) {
     printSummary(os, name, result);
     llvm::outs() << line;
     if (!outDir.empty() &&
-        !writeNpy(outDir + "/" + name + ".npy", result, error)) {
+        !writeNpy(outDir + "/" + encodeFileName(name) + ".npy", result,
+                  error)) {
       llvm::errs() << "error: " << error << "\n";
       return 1;
     }

@@ -43,6 +43,15 @@ static llvm::cl::opt<bool> shapesOnly(
     llvm::cl::desc("Import parameters from their shapes alone, without "
                    "reading their data (external data files may be absent)"));
 
+static llvm::cl::opt<bool> dropout(
+    "dropout",
+    llvm::cl::desc("Import the model's Dropout nodes as training dropout "
+                   "(masks keyed on --seed, the site and the step), as "
+                   "dtc-compile --dropout does; without it they are the "
+                   "identity"));
+static llvm::cl::opt<int64_t> seed("seed", llvm::cl::init(0),
+                                   llvm::cl::desc("Seed of the dropout masks"));
+
 static OwningOpRef<Operation *> importONNX(llvm::SourceMgr &sourceMgr,
                                            MLIRContext *context) {
   const llvm::MemoryBuffer *buffer =
@@ -51,6 +60,8 @@ static OwningOpRef<Operation *> importONNX(llvm::SourceMgr &sourceMgr,
   options.freeze = freeze;
   options.trainable = trainable;
   options.shapesOnly = shapesOnly;
+  options.trainingDropout = dropout;
+  options.dropoutSeed = seed;
   std::string shapeError =
       dtc::parseInputShapes(inputShapes, options.inputShapes);
   if (!shapeError.empty()) {

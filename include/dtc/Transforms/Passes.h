@@ -50,10 +50,11 @@ struct TrainingPipelineOptions
   std::string check(bool asFlags = false) const;
 };
 
-/// Builds the training step from a forward function: dtc-attach-loss,
-/// dtc-autodiff, dtc-optimizer, then dtc-simplify; for loss=distillation,
-/// dtc-inline-teacher first (the module then holds @teacher too); for
-/// precision=bf16 or fp16, dtc-mixed-precision before the loss.
+/// Builds the training step from a forward function and partitions it
+/// over the mesh: the global step (loss, autodiff, mixed precision; ended
+/// by dtc-verify-global-step), then the per-rank program (parallelism,
+/// accumulation, bucketing, optimizer, ZeRO; ended by
+/// dtc-verify-rank-program). The order and its reasons: Pipelines.cpp.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 

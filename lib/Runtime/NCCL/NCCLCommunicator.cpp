@@ -57,7 +57,10 @@ ncclDataType_t ncclType(DType dtype) {
   case DType::Bool:
     return ncclUint8;
   case DType::I16:
-    break; // moved as bytes, never reduced
+    // NCCL has no 16-bit integer: reducing one as bytes would be wrong.
+    std::fprintf(stderr, "dtc runtime error: NCCL cannot reduce i16 "
+                         "tensors (no 16-bit integer type)\n");
+    std::abort();
   }
   return ncclUint8;
 }

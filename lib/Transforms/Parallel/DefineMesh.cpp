@@ -34,6 +34,12 @@ struct DefineMeshPass : public dtc::impl::DefineMeshBase<DefineMeshPass> {
         SmallVector<StringRef>(mesh.axes.begin(), mesh.axes.end()));
     auto existing = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
         module, b.getStringAttr(kMeshSymbol));
+    for (MeshOp other : module.getOps<MeshOp>())
+      if (other != existing) {
+        other.emitError("dtc-define-mesh: the module has a mesh already (@")
+            << other.getSymName() << "); a step runs on one mesh";
+        return signalPassFailure();
+      }
     if (existing) {
       if (existing.getAxes() == axes &&
           existing.getSizes() == ArrayRef(mesh.sizes))

@@ -67,8 +67,15 @@ struct PadVocabularyPass
         func.getArgAttr(param.getArgNumber(), kUnpaddedRowsAttrName))
       return 0;
     int64_t padded = (rows + multiple - 1) / multiple * multiple;
+    // Its views, lookups, and a head that reads it directly (a Gemm with
+    // transB: the vocabulary is the product's last dimension).
+    auto readsAsHead = [&](Operation *user) {
+      auto matmul = dyn_cast<MatmulOp>(user);
+      return matmul && matmul.getRhs() == param && matmul.getTransposeRhs() &&
+             matmul.getLhs() != param;
+    };
     for (Operation *user : param.getUsers())
-      if (!isa<CastOp, TransposeOp, GatherOp>(user))
+      if (!isa<CastOp, TransposeOp, GatherOp>(user) && !readsAsHead(user))
         return user->emitError("cannot pad the vocabulary of '")
                << dtc::getArgumentName(func, param.getArgNumber()) << "' to "
                << padded << " rows: it is read by '" << user->getName() << "'";

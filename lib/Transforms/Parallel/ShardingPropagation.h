@@ -5,7 +5,7 @@
 // how its results are laid out and what each operand must become first
 // (this rank's part of a replicated operand, or the whole of a split one
 // the op cannot use split). Nothing here changes the IR: the partitioner
-// (Partitioner.cpp) applies the plan, and an analysis can evaluate layouts
+// (AxisPartitioner.cpp) applies the plan, and an analysis can evaluate layouts
 // without rewriting anything. When no plan exists the answer is "not
 // applicable", with the reason, never an error.
 //

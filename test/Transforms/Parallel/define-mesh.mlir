@@ -28,4 +28,11 @@ module {
   dtc.mesh @mesh ["dp" = 4, "tp" = 2]
 }
 
+// -----
+
+module {
+  // expected-error @+1 {{dtc-define-mesh: the module has a mesh already (@grid); a step runs on one mesh}}
+  dtc.mesh @grid ["dp" = 8]
+}
+
 // BAD: error: dtc-define-mesh: bad mesh axis 'tp=0' (expected NAME=SIZE, e.g. dp=2)

@@ -33,3 +33,21 @@ func.func @other_use(%ids: tensor<2x3xi64> {dtc.input = "ids"}, %w: tensor<4x8xf
   %n = dtc.reduce_sum %w dims = [0, 1] : tensor<4x8xf32> -> tensor<f32>
   return %l, %n : tensor<2x3x4xf32>, tensor<f32>
 }
+
+// -----
+
+// A head read directly by the product (a Gemm with transB imports so): its
+// rows are padded from 5 to 6 as well.
+// CHECK-LABEL: func.func @gemm_head
+// CHECK-SAME: %{{.*}}: tensor<6x8xf32> {dtc.param = "head", dtc.unpadded_rows = 5 : i64}
+// CHECK-SAME: -> (tensor<2x6xf32> {dtc.output = "logits"})
+// CHECK: %[[Y:.*]] = dtc.matmul %{{.*}}, %{{.*}} transpose_rhs : (tensor<2x8xf32>, tensor<6x8xf32>) -> tensor<2x6xf32>
+// CHECK: %[[M:.*]] = dtc.constant dense<[0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0xFF800000]>
+// CHECK: %[[L:.*]] = dtc.add %[[Y]], %[[M]]
+// CHECK: return %[[L]]
+// expected-remark @+1 {{padded the vocabulary of 'head' from 5 to 6 rows (a multiple of 3)}}
+func.func @gemm_head(%x: tensor<2x8xf32> {dtc.input = "x"}, %w: tensor<5x8xf32> {dtc.param = "head"})
+    -> (tensor<2x5xf32> {dtc.output = "logits"}) {
+  %y = dtc.matmul %x, %w transpose_rhs : (tensor<2x8xf32>, tensor<5x8xf32>) -> tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}

@@ -79,10 +79,11 @@ def DTC_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
   let cppNamespace = "::mlir::dtc";
   let description = [{
     An op that communicates over a group of a device mesh: the ranks of
-    `mesh` that differ from this one only along the op's axes. Reports,
-    bucketing and the runtime's counts read a collective through this
-    interface: its mesh and axes, the size of its group, why it exists
-    (`reason`), and the bytes it moves.
+    `mesh` that differ from this one only along the op's axes. The
+    analyses (report.json's collectives and roofline), the partitioner,
+    bucketing and the verifiers read a collective through this interface:
+    its mesh and axes, the size of its group, why it exists (`reason`),
+    and the bytes it moves.
   }];
   let methods = [
     InterfaceMethod<"The mesh the group is taken from.",
