@@ -45,6 +45,11 @@ std::string TrainingPipelineOptions::check(bool asFlags) const {
   auto name = [&](StringRef option) {
     return asFlags ? "--" + option.str() : "option '" + option.str() + "'";
   };
+  StringRef lossSpec = loss;
+  if (lossSpec != "cross-entropy" && lossSpec != "distillation" &&
+      (!lossSpec.consume_front("output:") || lossSpec.empty()))
+    return name("loss") + ": unknown loss '" + loss.getValue() +
+           "' (cross-entropy, distillation or output:NAME)";
   if (!mesh.empty()) {
     MeshShape shape;
     std::string error = MeshShape::parse(mesh, shape);

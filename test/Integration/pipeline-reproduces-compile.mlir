@@ -48,3 +48,5 @@
 // SP: dtc-training: option 'sequence-parallel' needs a tp axis of 2 or more ranks (mesh=...,tp=N)
 // RUN: not dtc-opt %t/gpt/forward.mlir --dtc-training="optimizer=lamb" 2>&1 | FileCheck %s --check-prefix=ENUM
 // ENUM: for the --optimizer option: Cannot find option named 'lamb'!
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/x --loss mse 2>&1 | FileCheck %s --check-prefix=LOSS
+// LOSS: error: --loss: unknown loss 'mse' (cross-entropy, distillation or output:NAME)

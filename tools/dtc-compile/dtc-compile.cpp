@@ -53,7 +53,8 @@ static cl::opt<std::string>
                cl::desc("Tensors for graph inputs that determine shapes"));
 static cl::list<std::string>
     inputShapes("input-shape", cl::cat(categoryImport),
-                cl::desc("Shape of a graph input, NAME=DxDx... (repeatable)"));
+                cl::desc("Shape of a graph input, NAME=DxDx... (repeatable, "
+                         "or comma-separated)"));
 static cl::opt<std::string>
     freeze("freeze", cl::cat(categoryImport),
            cl::desc("Regex of initializers that are not trained (imported as "

@@ -42,15 +42,20 @@ def RaiseAttention : Pass<"dtc-raise-attention", "mlir::func::FuncOp"> {
   let description = [{
     Finds, ending at each softmax over the last dimension of a rank-4
     tensor, the chain exporters write for scaled dot-product attention --
-    q k^T (a matmul with transpose_rhs, or with k transposed in its last two
-    dimensions), a scale (multiplication or division by a scalar computed
-    from constants), a mask (an added float mask, or a select of a constant
-    where a boolean mask is false), the softmax, an optional dropout, the
-    product with v -- with grouped-query attention's repetition of key/value
-    heads (reshape to [b, kv, 1, s, d], broadcast, reshape to
-    [b, h, s, d]), and replaces it by one `dtc.attention`. A chain any of
-    whose intermediate values is read elsewhere (attention weights returned
-    as an output) stays as it is.
+    q k^T (a rank-4 matmul: with transpose_rhs, with k transposed in its
+    last two dimensions, or else with any rhs, taken as k^T), an optional
+    scale (multiplication or division by a scalar computed from
+    constants), an optional mask (an added float mask, or a select of a
+    constant where a boolean mask is false), the softmax, an optional
+    dropout, the product with v -- with grouped-query attention's
+    repetition of key/value heads (reshape to [b, kv, 1, s, d], broadcast,
+    reshape to [b, h, s, d]), and replaces it by one `dtc.attention`, whose
+    second result holds the probabilities the backward reads. A chain any
+    of whose intermediate values is read elsewhere (attention weights
+    returned as an output), whose q, k and v differ in element type, or
+    whose mask does not broadcast to the scores stays as it is.
+    dtc-training runs it as its first function pass, before mixed
+    precision, autodiff and the partitioners.
 
     Before:
     ```mlir
@@ -63,7 +68,7 @@ def RaiseAttention : Pass<"dtc-raise-attention", "mlir::func::FuncOp"> {
     ```
     After:
     ```mlir
-    %o = dtc.attention %q, %k, %v mask %mask scale = 0.125 : ...
+    %o, %probs = dtc.attention %q, %k, %v mask %mask scale = 0.125 : ...
     ```
   }];
   let statistics = [

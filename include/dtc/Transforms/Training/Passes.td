@@ -19,8 +19,8 @@ def AttachLoss : Pass<"dtc-attach-loss", "mlir::func::FuncOp"> {
     over the tokens whose label is not `ignore-index`, as PyTorch's
     `cross_entropy(..., ignore_index=...)`.
     `loss=output:NAME`: the model's own scalar output NAME is the loss.
-    `loss=distillation`: knowledge distillation from the teacher logits
-    output `teacher-logits` (see dtc-inline-teacher):
+    `loss=distillation`: knowledge distillation from the teacher's logits,
+    the output `teacher-logits` names (dtc-inline-teacher makes it):
     `alpha * T^2 * KL(softmax(teacher/T) || softmax(student/T)) +
     (1 - alpha) * cross-entropy`, the KL summed over classes and averaged
     over all tokens (PyTorch's `kl_div(..., reduction='batchmean')` on
@@ -39,13 +39,15 @@ def AttachLoss : Pass<"dtc-attach-loss", "mlir::func::FuncOp"> {
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
            "cross-entropy, distillation, or output:NAME for a model that "
-           "computes its loss">,
+           "computes its loss (any other value is an error when the pass "
+           "runs)">,
     Option<"logits", "logits", "std::string", /*default=*/"\"logits\"",
-           "Output holding the logits (cross-entropy)">,
+           "Output holding the logits (cross-entropy, distillation)">,
     Option<"labels", "labels", "std::string", /*default=*/"\"labels\"",
-           "Name of the labels input to add (cross-entropy)">,
+           "Name of the labels input to add (cross-entropy, distillation)">,
     Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
-           "Label value whose tokens do not count (cross-entropy)">,
+           "Label value whose tokens do not count (cross-entropy, and "
+           "distillation's cross-entropy term)">,
     Option<"teacherLogits", "teacher-logits", "std::string",
            /*default=*/"\"teacher/logits\"",
            "Output holding the teacher's logits (distillation)">,
@@ -61,15 +63,19 @@ def MixedPrecision : Pass<"dtc-mixed-precision", "mlir::func::FuncOp"> {
   let summary = "Compute a forward function in bf16 or fp16 with fp32 master "
                 "weights";
   let description = [{
-    Runs before dtc-attach-loss, on the model's forward function. Float
-    parameters stay f32 (the master weights the optimizer updates); every
-    use casts them to bf16 (one cast per use, so that a tied weight's
-    gradients meet, and add up, in f32). Ops compute in bf16, except those
-    that accumulate or normalize, which compute in f32 on f32 operands:
-    softmax, log_softmax, layer_norm, rms_norm, reduce_sum, reduce_mean
-    (and iota, whose integers bf16 cannot hold). The function's float
-    results are cast back to f32, so the loss dtc-attach-loss builds on
-    them is computed in f32. Gradients reach the parameters through the
+    Runs before dtc-attach-loss, on the model's forward function (in
+    dtc-training after dtc-raise-attention). Float parameters stay f32
+    (the master weights the optimizer updates); each use by an op casts
+    them to the type the op computes in (one cast per use, so that a tied
+    weight's gradients meet, and add up, in f32). Ops with the
+    `ComputesInF32` trait (DTCTraits.h), those that accumulate or
+    normalize, compute in f32 on f32 operands: softmax, log_softmax,
+    layer_norm, rms_norm, reduce_sum, reduce_mean (and iota, whose integers
+    bf16 cannot hold). Every other op with a float operand or result
+    computes in the 16-bit type, `dtc.attention` included (its softmax is
+    inside it); constants are cast where they are used. The function's
+    float results are cast back to f32, so the loss dtc-attach-loss builds
+    on them is computed in f32. Gradients reach the parameters through the
     casts' VJPs, in f32.
 
     With `type=f16`, whose range is narrow, the loss is also scaled
@@ -116,8 +122,9 @@ def MasterWeights : Pass<"dtc-master-weights", "mlir::func::FuncOp"> {
     contributions of several uses still add up in f32 first, and the
     data-parallel sum then moves bf16). dtc-optimizer updates a parameter
     stored in less than f32 through an f32 master copy, the state
-    `#dtc.state<master of "<name>">`, with f32 moments: 4 + 8 bytes more, 16 per parameter
-    in all, split 2 + 2 + 12 as in the paper. dtc-run starts the master
+    `#dtc.state<master of "<name>">`, with f32 moments (AdamW): 4 + 8
+    bytes more, 16 per parameter in all, split 2 + 2 + 12 as in the
+    paper. dtc-run starts the master
     copy from the parameter's f32 value and dumps it as the parameter.
   }];
   let options = [
@@ -137,9 +144,9 @@ def VerifyGlobalStep : Pass<"dtc-verify-global-step", "mlir::func::FuncOp"> {
     `dtc.step`: the step's ABI attributes are consistent (the
     TrainingStep view accepts them), the loss is an f32 scalar, every
     trainable parameter has a gradient result of its own type and no frozen
-    one has any, and the step is still global: no mesh, no argument or
-    result laid out, no collective or `dtc.shard`. Fails naming the first
-    problem; changes nothing.
+    one has any, and the step is still global: its `dtc.step` names no
+    mesh, no argument or result is laid out, no collective or `dtc.shard`
+    is in it. Fails naming the first problem; changes nothing.
   }];
 }
 
@@ -151,8 +158,10 @@ def InlineTeacher : Pass<"dtc-inline-teacher", "mlir::ModuleOp"> {
     inlined at the start of the student's function: its inputs are the
     student's inputs of the same `dtc.input` name (and type), its
     parameters become frozen parameters of the student function
-    (`dtc.param = "teacher/<name>"`, `dtc.trainable = false`), and its
-    outputs become results named `teacher/<name>`. `@teacher` is removed.
+    (`dtc.param = "teacher/<name>"`, `dtc.trainable = false`, with the
+    teacher's `dtc.value`), and its outputs become results marked
+    `dtc.output = "teacher/<name>"`. `@teacher` is removed. dtc-training
+    runs it first (after dtc-define-mesh) when the loss is distillation.
   }];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
@@ -160,7 +169,9 @@ def InlineTeacher : Pass<"dtc-inline-teacher", "mlir::ModuleOp"> {
 def Autodiff : Pass<"dtc-autodiff", "mlir::func::FuncOp"> {
   let summary = "Reverse-mode differentiation of the loss";
   let description = [{
-    Appends to a training step (the scalar float loss its `dtc.step` names)
+    Appends to a training step (the scalar float loss its `dtc.step` names;
+    under dynamic loss scaling the backward starts from the `loss_scale`
+    state instead of 1)
     the gradient of that loss with respect to every trainable parameter (an
     argument marked `dtc.param` and not `dtc.trainable = false`), one result
     each, marked `dtc.grad = "<param>"`.
@@ -195,9 +206,10 @@ def Optimizer : Pass<"dtc-optimizer", "mlir::func::FuncOp"> {
     `#dtc.state<exp_avg of "p">` and `#dtc.state<exp_avg_sq of "p">` for
     AdamW or `#dtc.state<momentum_buffer of "p">` for SGD with momentum,
     `#dtc.state<master of "p">` for a parameter stored below f32, all zero
-    at the start but the master copy) and returns, after the loss and the
-    gradients, the updated parameters and state. Each parameter and state
-    argument is donated to the step: `dtc.aliasing_output = i` on it says
+    at the start but the master copy, which starts from its parameter) and
+    returns, after the loss and the gradients, the updated parameters and
+    state. Each trainable parameter and each state argument is donated to
+    the step: `dtc.aliasing_output = i` on it says
     that result i is its next value, which a runner feeds back.
 
     ```mlir
@@ -217,7 +229,11 @@ def Optimizer : Pass<"dtc-optimizer", "mlir::func::FuncOp"> {
     `SequentialLR` of `LinearLR(start_factor=warmup-start-factor,
     total_iters=warmup-steps)` and `CosineAnnealingLR(T_max=total-steps -
     warmup-steps, eta_min=min-lr)`, in closed form. Scalar coefficients are
-    computed in f64.
+    computed in f64. With dynamic loss scaling (dtc-mixed-precision
+    `type=f16`) it unscales the gradients first (the returned ones
+    too), skips the whole update
+    when any is not finite, and updates `loss_scale` and
+    `growth_tracker`.
   }];
   let options = [
     Option<"optimizer", "optimizer", "::mlir::dtc::OptimizerKind",
