@@ -14,6 +14,7 @@
 
 #include "Partitioner.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
@@ -35,6 +36,12 @@ struct PadVocabularyPass
     func::FuncOp func = getOperation();
     if (func.isExternal() || multiple <= 1)
       return;
+    // The loss is built over the padded logits.
+    if (getLossResult(func)) {
+      func.emitError("dtc-pad-vocabulary runs on the forward, before "
+                     "dtc-attach-loss: this function has a loss already");
+      return signalPassFailure();
+    }
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
       auto name = func.getResultAttrOfType<StringAttr>(i, kOutputAttrName);

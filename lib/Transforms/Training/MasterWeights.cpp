@@ -11,6 +11,7 @@
 #include "dtc/Transforms/Training/Passes.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 
@@ -38,6 +39,18 @@ struct MasterWeightsPass
                      "the loss)");
       return signalPassFailure();
     }
+    // Its gradients are what it stores in bf16: before dtc-autodiff it
+    // would change the forward alone.
+    FailureOr<TrainingStep> step = TrainingStep::get(func);
+    if (failed(step))
+      return signalPassFailure();
+    for (const TrainingStep::Parameter &param : step->getParameters())
+      if (param.trainable && !param.gradient) {
+        func.emitError("dtc-master-weights: parameter '")
+            << param.name
+            << "' has no gradient result (run dtc-autodiff first)";
+        return signalPassFailure();
+      }
     OpBuilder b(&getContext());
     Type low = b.getBF16Type();
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());

@@ -30,6 +30,13 @@ struct MixedPrecisionPass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
+    // On the forward, so that the loss is built in f32 and autodiff
+    // differentiates the 16-bit forward.
+    if (getLossResult(func)) {
+      func.emitError("dtc-mixed-precision runs on the forward, before "
+                     "dtc-attach-loss: this function has a loss already");
+      return signalPassFailure();
+    }
     OpBuilder b(&getContext());
     Type low = type == HalfType::F16 ? Type(b.getF16Type())
                                      : Type(b.getBF16Type());
