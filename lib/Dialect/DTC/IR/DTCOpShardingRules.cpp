@@ -34,7 +34,8 @@ static OpShardingRule alongDimRule(ArrayRef<RankedTensorType> operandTypes,
     Dims operands{{0, d}}, results;
     for (auto [i, type] : llvm::enumerate(operandTypes))
       if (i > 0 && whole && d - (rank - type.getRank()) >= 0)
-        operands.push_back({static_cast<unsigned>(i), d - (rank - type.getRank())});
+        operands.push_back(
+            {static_cast<unsigned>(i), d - (rank - type.getRank())});
     for (auto [i, type] : llvm::enumerate(resultTypes))
       if (type.getRank() == rank && type.getDimSize(d) == input.getDimSize(d))
         results.push_back({static_cast<unsigned>(i), d});
@@ -69,36 +70,38 @@ static OpShardingRule collectiveRule(RankedTensorType input,
   return rule;
 }
 
+/// An elementwise op (broadcasting or not) linear in all its operands
+/// together: applied to partial sums it gives a partial sum.
+static OpShardingRule
+jointlyLinearElementwise(ArrayRef<RankedTensorType> operands,
+                         ArrayRef<RankedTensorType> results) {
+  OpShardingRule rule = OpShardingRule::elementwise(operands, results[0]);
+  rule.setJointlyLinearInAll();
+  return rule;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise ops that pass partial sums through
 //===----------------------------------------------------------------------===//
 
 OpShardingRule NegOp::getShardingRule(ArrayRef<RankedTensorType> operands,
                                       ArrayRef<RankedTensorType> results) {
-  OpShardingRule rule = OpShardingRule::elementwise(operands, results[0]);
-  rule.setJointlyLinearInAll();
-  return rule;
+  return jointlyLinearElementwise(operands, results);
 }
 
 OpShardingRule CastOp::getShardingRule(ArrayRef<RankedTensorType> operands,
                                        ArrayRef<RankedTensorType> results) {
-  OpShardingRule rule = OpShardingRule::elementwise(operands, results[0]);
-  rule.setJointlyLinearInAll();
-  return rule;
+  return jointlyLinearElementwise(operands, results);
 }
 
 OpShardingRule AddOp::getShardingRule(ArrayRef<RankedTensorType> operands,
                                       ArrayRef<RankedTensorType> results) {
-  OpShardingRule rule = OpShardingRule::elementwise(operands, results[0]);
-  rule.setJointlyLinearInAll();
-  return rule;
+  return jointlyLinearElementwise(operands, results);
 }
 
 OpShardingRule SubOp::getShardingRule(ArrayRef<RankedTensorType> operands,
                                       ArrayRef<RankedTensorType> results) {
-  OpShardingRule rule = OpShardingRule::elementwise(operands, results[0]);
-  rule.setJointlyLinearInAll();
-  return rule;
+  return jointlyLinearElementwise(operands, results);
 }
 
 OpShardingRule MulOp::getShardingRule(ArrayRef<RankedTensorType> operands,
@@ -179,8 +182,9 @@ static OpShardingRule reduceRule(ArrayRef<RankedTensorType> operands,
 #define DTC_REDUCE_RULE(Op, Reduction, Linear)                                 \
   OpShardingRule Op::getShardingRule(ArrayRef<RankedTensorType> operands,      \
                                      ArrayRef<RankedTensorType> results) {     \
-    OpShardingRule rule = reduceRule(operands, results, getDims(),             \
-                                     getKeepDims(), FactorReduction::Reduction); \
+    OpShardingRule rule =                                                      \
+        reduceRule(operands, results, getDims(), getKeepDims(),                \
+                   FactorReduction::Reduction);                                \
     if (Linear)                                                                \
       rule.setJointlyLinearInAll();                                            \
     return rule;                                                               \
@@ -273,14 +277,11 @@ AttentionOp::getShardingRule(ArrayRef<RankedTensorType> operands,
   Dims maskHeads = maskDim(1, q.getDimSize(1));
   rule.addShared(kvHeads, kParallel, with({{0, 1}, {1, 1}, {2, 1}}, maskHeads),
                  {{0, 1}, {1, 1}});
-  rule.addShared(group, kParallel, with({{0, 1}}, maskHeads),
-                 {{0, 1}, {1, 1}});
+  rule.addShared(group, kParallel, with({{0, 1}}, maskHeads), {{0, 1}, {1, 1}});
   rule.addShared(q.getDimSize(2), kParallel,
-                 with({{0, 2}}, maskDim(2, q.getDimSize(2))),
-                 {{0, 2}, {1, 2}});
+                 with({{0, 2}}, maskDim(2, q.getDimSize(2))), {{0, 2}, {1, 2}});
   rule.addShared(k.getDimSize(2), kWhole,
-                 with({{1, 2}, {2, 2}}, maskDim(3, k.getDimSize(2))),
-                 {{1, 3}});
+                 with({{1, 2}, {2, 2}}, maskDim(3, k.getDimSize(2))), {{1, 3}});
   rule.addShared(q.getDimSize(3), kWhole, {{0, 3}, {1, 3}}, {});
   rule.addShared(v.getDimSize(3), kParallel, {{2, 3}}, {{0, 3}});
   // The dropout's step and offset.
@@ -309,8 +310,7 @@ OpShardingRule GatherOp::getShardingRule(ArrayRef<RankedTensorType> operands,
                      {{0, d < dim ? d : d - 1 + idxRank}});
   }
   for (int64_t d = 0; d < idxRank; ++d)
-    rule.addShared(indices.getDimSize(d), kParallel, {{1, d}},
-                   {{0, dim + d}});
+    rule.addShared(indices.getDimSize(d), kParallel, {{1, d}}, {{0, dim + d}});
   rule.setJointlyLinear({0});
   return rule;
 }
@@ -395,9 +395,7 @@ TransposeOp::getShardingRule(ArrayRef<RankedTensorType> operands,
 OpShardingRule
 BroadcastOp::getShardingRule(ArrayRef<RankedTensorType> operands,
                              ArrayRef<RankedTensorType> results) {
-  OpShardingRule rule = OpShardingRule::elementwise(operands, results[0]);
-  rule.setJointlyLinearInAll();
-  return rule;
+  return jointlyLinearElementwise(operands, results);
 }
 
 /// Dimensions other than `dim` pass through. Along `dim`, equal pieces
@@ -538,16 +536,14 @@ CollectiveBroadcastOp::getShardingRule(ArrayRef<RankedTensorType> operands,
   return collectiveRule(operands[0], results[0], {});
 }
 
-OpShardingRule
-SendRecvOp::getShardingRule(ArrayRef<RankedTensorType> operands,
-                            ArrayRef<RankedTensorType> results) {
+OpShardingRule SendRecvOp::getShardingRule(ArrayRef<RankedTensorType> operands,
+                                           ArrayRef<RankedTensorType> results) {
   return collectiveRule(operands[0], results[0], {});
 }
 
-OpShardingRule
-AllToAllOp::getShardingRule(ArrayRef<RankedTensorType> operands,
-                            ArrayRef<RankedTensorType> results) {
-  return collectiveRule(
-      operands[0], results[0],
-      {static_cast<int64_t>(getSplitDim()), static_cast<int64_t>(getConcatDim())});
+OpShardingRule AllToAllOp::getShardingRule(ArrayRef<RankedTensorType> operands,
+                                           ArrayRef<RankedTensorType> results) {
+  return collectiveRule(operands[0], results[0],
+                        {static_cast<int64_t>(getSplitDim()),
+                         static_cast<int64_t>(getConcatDim())});
 }
