@@ -23,6 +23,18 @@ int64_t MeshShape::numDevices() const {
   return n;
 }
 
+std::string MeshShape::checkLaunchedRanks(int64_t ranks) const {
+  if (ranks == numDevices())
+    return "";
+  std::string shape;
+  for (size_t i = 0; i < axes.size(); ++i)
+    shape += (i ? "," : "") + axes[i] + "=" + std::to_string(sizes[i]);
+  return "the mesh " + shape + " has " + std::to_string(numDevices()) +
+         " devices but " + std::to_string(ranks) +
+         " ranks were launched (mpirun -np " + std::to_string(numDevices()) +
+         ")";
+}
+
 int64_t MeshShape::axisIndex(const std::string &axis) const {
   for (size_t i = 0; i < axes.size(); ++i)
     if (axes[i] == axis)

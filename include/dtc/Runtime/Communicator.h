@@ -39,6 +39,9 @@ struct MeshShape {
   int64_t rankAt(const std::vector<int64_t> &coordinates) const;
   /// Parses "dp=2,tp=2"; returns an error message, or "" on success.
   static std::string parse(const std::string &spec, MeshShape &mesh);
+  /// Why `ranks` launched processes cannot run this mesh (how to launch
+  /// it), or "" when they can: what every engine checks first.
+  std::string checkLaunchedRanks(int64_t ranks) const;
 };
 
 enum class ReduceKind { Sum, Max, Min };

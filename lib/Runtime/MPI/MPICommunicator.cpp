@@ -189,17 +189,9 @@ std::unique_ptr<Communicator> createMPICommunicator(const MeshShape &mesh,
                                                     std::string &error) {
   int size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != mesh.numDevices()) {
-    std::string axes;
-    for (size_t i = 0; i < mesh.axes.size(); ++i)
-      axes +=
-          (i ? "," : "") + mesh.axes[i] + "=" + std::to_string(mesh.sizes[i]);
-    error = "the mesh " + axes + " has " + std::to_string(mesh.numDevices()) +
-            " devices but " + std::to_string(size) +
-            " ranks were launched (mpirun -np " +
-            std::to_string(mesh.numDevices()) + ")";
+  error = mesh.checkLaunchedRanks(size);
+  if (!error.empty())
     return nullptr;
-  }
   return std::make_unique<MPICommunicator>(mesh);
 }
 

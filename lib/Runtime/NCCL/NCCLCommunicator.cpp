@@ -263,11 +263,9 @@ std::unique_ptr<Communicator> createNCCLCommunicator(const MeshShape &mesh,
   }
   int size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != mesh.numDevices()) {
-    error = "the mesh has " + std::to_string(mesh.numDevices()) +
-            " devices but " + std::to_string(size) + " ranks were launched";
+  error = mesh.checkLaunchedRanks(size);
+  if (!error.empty())
     return nullptr;
-  }
   return std::make_unique<NCCLCommunicator>(mesh);
 }
 
