@@ -634,8 +634,11 @@ bool AxisPartitioner::uniformAlong(Value value, int64_t dim) const {
 
 /// Gives `use` this rank's part of a replicated value, split along `dim`
 /// in `blocks` blocks: a slice of a value uniform along `dim` (any part
-/// will do), otherwise, outside the batch partitioner, the rank's own part
-/// (dtc.shard; the batch shards of gradient accumulation have no rank).
+/// will do), otherwise the rank's own part (dtc.shard; gradient
+/// accumulation turns a shard over its microbatches into each copy's
+/// slice). Over the batch, such a value is one computed from constants
+/// and parameters only (OPT's positions from a baked all-ones mask): each
+/// shard cuts its rows locally, with no communication.
 LogicalResult AxisPartitioner::localize(OpOperand &use, int64_t dim,
                                         int64_t blocks) {
   SeenValue whole = seen(use);
@@ -649,11 +652,6 @@ LogicalResult AxisPartitioner::localize(OpOperand &use, int64_t dim,
            << use.getOperandNumber() << " of type " << type
            << " along dimension " << dim << " over " << ranks << " ranks";
   bool uniform = !whole.collective && uniformAlong(value, dim);
-  if (batch && !uniform)
-    return owner->emitError("cannot partition '")
-           << owner->getName() << "' over the batch: operand #"
-           << use.getOperandNumber() << " of type " << type
-           << " spans the batch but is not split";
   if (analysis) {
     // A sum whose readers all keep a part of it becomes a reduce-scatter.
     if (whole.sum >= 0)
@@ -667,9 +665,17 @@ LogicalResult AxisPartitioner::localize(OpOperand &use, int64_t dim,
     SmallVector<int64_t> starts(type.getRank(), 0), strides(type.getRank(), 1);
     part = SliceOp::create(b, owner->getLoc(), value, starts, sizes, strides);
   } else {
+    // Over the batch, the shard says why (and so is not taken for a
+    // caller-placed one by a later partitioner of the same axis: ZeRO).
+    StringAttr why;
+    if (batch)
+      why = b.getStringAttr(purpose + ": " + describe(owner) +
+                            " reads this shard's rows of operand #" +
+                            std::to_string(use.getOperandNumber()) +
+                            ", computed without the inputs");
     part = ShardOp::create(b, owner->getLoc(), type.clone(sizes), value, mesh,
                            b.getStrArrayAttr({axis}), b.getI64IntegerAttr(dim),
-                           b.getI64IntegerAttr(blocks), StringAttr());
+                           b.getI64IntegerAttr(blocks), why);
   }
   use.set(part);
   layouts[part] = AxisLayout::split(dim, blocks);

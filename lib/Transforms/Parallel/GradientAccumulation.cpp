@@ -74,10 +74,11 @@ public:
                           [&](Value v) { return varies.contains(v); });
     };
     for (Operation *op : ops) {
-      if (!isMicrobatchSum(op) && anyVaries(op))
+      if (isMicrobatchPart(op) || (!isMicrobatchSum(op) && anyVaries(op)))
         varies.insert(op->getResults().begin(), op->getResults().end());
       if (onlyFeedResults.contains(op) &&
-          (isMicrobatchSum(op) || !anyVaries(op)))
+          (isMicrobatchSum(op) ||
+           (!anyVaries(op) && !isMicrobatchPart(op))))
         deferred.insert(op);
     }
 
@@ -132,6 +133,13 @@ private:
     return sum && sum.getMeshAttr() == mesh;
   }
 
+  /// A replicated value's rows of one microbatch (a constant's, cut where
+  /// it meets the inputs' rows).
+  bool isMicrobatchPart(Operation *op) {
+    auto part = dyn_cast<ShardOp>(op);
+    return part && part.getMeshAttr() == mesh;
+  }
+
   /// Copy `k` reads its rows of every model input and shares the rest.
   void mapArguments(int64_t k) {
     for (auto [global, local] :
@@ -178,6 +186,11 @@ private:
       share(op, sum);
       return;
     }
+    if (isMicrobatchPart(op)) {
+      sliceOfCopy(cast<ShardOp>(op), k);
+      done[k].insert(op);
+      return;
+    }
     if (llvm::all_of(op->getOperands(), [&](Value operand) {
           return shared.contains(maps[k].lookupOrDefault(operand));
         })) {
@@ -187,6 +200,29 @@ private:
     }
     b.clone(*op, maps[k]);
     done[k].insert(op);
+  }
+
+  /// Copy `k`'s chunk of what `part` cuts: chunk k along its dimension
+  /// (of each block).
+  void sliceOfCopy(ShardOp part, int64_t k) {
+    Value whole = maps[k].lookupOrDefault(part.getInput());
+    auto type = cast<RankedTensorType>(whole.getType());
+    int64_t dim = part.getDim(), blocks = part.getBlocks();
+    int64_t block = type.getDimSize(dim) / blocks, chunk = block / copies;
+    SmallVector<Value> pieces;
+    for (int64_t i = 0; i < blocks; ++i) {
+      SmallVector<int64_t> starts(type.getRank(), 0), sizes(type.getShape()),
+          strides(type.getRank(), 1);
+      starts[dim] = i * block + k * chunk;
+      sizes[dim] = chunk;
+      pieces.push_back(
+          SliceOp::create(b, part.getLoc(), whole, starts, sizes, strides));
+    }
+    Value result = pieces.size() == 1
+                       ? pieces.front()
+                       : ConcatOp::create(b, part.getLoc(), pieces, dim)
+                             .getResult();
+    maps[k].map(part.getResult(), result);
   }
 
   /// `op` has the values `to` in every copy.

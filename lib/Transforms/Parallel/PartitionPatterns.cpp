@@ -223,10 +223,12 @@ LogicalResult partitionSplitTableGather(AxisPartitioner &p, Operation *op,
 //===----------------------------------------------------------------------===//
 
 /// A shard over this axis that the caller placed (ZeRO's cut of a
-/// gradient): the rank's part along this axis.
+/// gradient): the rank's part along this axis. Shards with a reason come
+/// from an earlier partition of the axis (the batch's rows of a constant)
+/// and are the ranks' own values already.
 bool matchesPlacedShard(AxisPartitioner &p, Operation *op) {
   auto shard = dyn_cast<ShardOp>(op);
-  return shard &&
+  return shard && !shard.getReason() &&
          shard.getAxes() == p.builder().getStrArrayAttr({p.getAxis()}) &&
          !p.anyOperand(op, AxisLayout::Kind::Split);
 }

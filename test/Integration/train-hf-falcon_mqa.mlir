@@ -1,0 +1,19 @@
+// Falcon with multi-query attention (one fused query_key_value projection
+// whose H query heads and one key and one value head are picked apart by Slice
+// and Gather along the head axis of a [batch, seq, H+2, head_dim] view):
+// a tiny config of the public transformers class with random weights
+// (Inputs/hf/make_hf_models.py), three AdamW steps on every layout match
+// PyTorch's single-device run (loss 1e-5, gradients 1e-4, updates 1e-3).
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/hf/falcon_mqa %t/one 1 | FileCheck %s
+// RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/hf/falcon_mqa %t/tp2 2 --mesh tp=2 | FileCheck %s
+// RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/hf/falcon_mqa %t/dp2 2 --mesh dp=2 | FileCheck %s --check-prefixes=QUIET,CHECK
+// RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/hf/falcon_mqa %t/sp 4 --mesh dp=2,tp=2 --sequence-parallel | FileCheck %s
+// RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/hf/falcon_mqa %t/z1 4 --mesh dp=2,tp=2 --sequence-parallel --zero 1 | FileCheck %s
+// RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/hf/falcon_mqa %t/z2 4 --mesh dp=2,tp=2 --sequence-parallel --zero 2 | FileCheck %s
+// RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/hf/falcon_mqa %t/z3 4 --mesh tp=2,dp=2 --sequence-parallel --zero 3 | FileCheck %s
+// RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/hf/falcon_mqa %t/accum 2 --mesh dp=2 --zero 3 --grad-accum 2 | FileCheck %s
+// RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/hf/falcon_mqa %t/tp4 4 --mesh tp=4 | FileCheck %s --check-prefix=TP4
+// QUIET-NOT: warning
+// CHECK: 0 failed
+// TP4: 0 failed

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# train_layout.sh TOOLS PYTHON FIXTURE OUT NP [dtc-compile flags...]
+#
+# Compiles FIXTURE/model.onnx (with the dtc tools in TOOLS) with the training tests' flags and the given
+# ones, trains three steps on NP ranks (real mpirun) on FIXTURE/batch, and
+# compares the dumps with PyTorch's trajectory in FIXTURE/adamw
+# (compare_training.py: loss 1e-5, gradients 1e-4, updates 1e-3 relative).
+# Prints the layout, the compiler's warnings and the comparison's verdict.
+set -euo pipefail
+tools=$1 python=$2 fixture=$3 out=$4 np=$5
+shift 5
+here=$(dirname "$0")
+rm -rf "$out"
+"$tools/dtc-compile" "$fixture/model.onnx" -o "$out" --lr 0.01 --weight-decay 0.01 \
+  --bucket-mb 0 "$@" 2> "$out.err" || { cat "$out.err"; exit 1; }
+echo "layout: $*"
+grep -o "warning: .*" "$out.err" || true
+"$here/mpirun.sh" -np "$np" "$tools/dtc-run" "$out" --batch "$fixture/batch" --steps 3 \
+  --dump "$out/dump" > "$out.log"
+"$python" "$here/compare_training.py" "$out/dump" "$fixture/adamw" \
+  "$fixture/initial" | tail -1
