@@ -102,7 +102,8 @@ LogicalResult mlir::dtc::evaluateOp(Operation *op,
 FailureOr<SmallVector<Tensor>>
 mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
                              Communicator *communicator,
-                             InterpretStats *stats) {
+                             InterpretStats *stats,
+                             const OpObserver &observe) {
   struct Scope { // the communicator of this interpretation
     Communicator *previous = activeCommunicator;
     ~Scope() { activeCommunicator = previous; }
@@ -153,6 +154,8 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
     SmallVector<Tensor> results;
     if (failed(evaluateOp(&op, operands, results)))
       return failure();
+    if (observe)
+      observe(&op, results);
     int64_t made = 0, kept = 0;
     for (auto [value, tensor] : llvm::zip(op.getResults(), results)) {
       if (!intermediate(value))

@@ -76,10 +76,24 @@ std::string TrainingPipelineOptions::check(bool asFlags) const {
 
 void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
                                       const TrainingPipelineOptions &options) {
+  buildGlobalStepPipeline(pm, options);
+  if (!options.verify) {
+    buildRankProgramPipeline(pm, options);
+    return;
+  }
+  VerifyPartitionOptions verify;
+  llvm::raw_string_ostream text(verify.training);
+  options.print(text);
+  // (Printed as "{...}".)
+  verify.training = StringRef(verify.training).drop_front().drop_back().str();
+  verify.seed = options.verifySeed;
+  pm.addPass(createVerifyPartition(verify));
+}
+
+void mlir::dtc::buildGlobalStepPipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
   AttachLossOptions loss;
-  OptimizerOptions opt;
 #define DTC_LOSS_OPTION(TYPE, NAME, ...) loss.NAME = options.NAME;
-#define DTC_OPTIMIZER_OPTION(TYPE, NAME, ...) opt.NAME = options.NAME;
 #include "dtc/Transforms/TrainingOptions.def"
   auto [dataParallel, tensorParallel] = dataAndTensorRanks(options.mesh);
   // The mesh first, in the user's axis order; the parallelism passes find
@@ -119,7 +133,14 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   if (options.precision == Precision::BF16)
     funcPm.addPass(createMasterWeights());
   funcPm.addPass(createVerifyGlobalStep());
+}
 
+void mlir::dtc::buildRankProgramPipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
+  OptimizerOptions opt;
+#define DTC_OPTIMIZER_OPTION(TYPE, NAME, ...) opt.NAME = options.NAME;
+#include "dtc/Transforms/TrainingOptions.def"
+  auto [dataParallel, tensorParallel] = dataAndTensorRanks(options.mesh);
   // The per-rank program. Data parallelism splits the batch first; tensor
   // parallelism then partitions each rank's step.
   if (dataParallel > 1) {

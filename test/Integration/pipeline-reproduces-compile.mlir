@@ -7,7 +7,7 @@
 
 // tp before dp, ZeRO-1, a warm-up whose start factor (1/3) must print
 // back exactly.
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --mesh tp=2,dp=2 --zero 1 --lr 0.01 --schedule warmup-cosine --warmup-steps 3 2>/dev/null
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --verify --mesh tp=2,dp=2 --zero 1 --lr 0.01 --schedule warmup-cosine --warmup-steps 3 2>/dev/null
 // RUN: dtc-translate --import-onnx %S/../../examples/tiny_transformer/model.onnx --mlir-print-debuginfo | sed 's/@forward(/@train_step(/' > %t/gpt/forward.mlir
 // RUN: dtc-opt %t/gpt/forward.mlir --pass-pipeline="$(%python %S/../Utils/manifest_pipeline.py %t/gpt)" -o %t/gpt/opt.mlir
 // RUN: cmp %t/gpt/opt.mlir %t/gpt/train_step.mlir
@@ -16,7 +16,7 @@
 
 // Llama: sequence parallelism, bf16 with master weights,
 // SGD with momentum.
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --mesh dp=2,tp=2 --sequence-parallel --precision bf16 --optimizer sgd --momentum 0.9 --lr 0.05 2>/dev/null
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --verify --mesh dp=2,tp=2 --sequence-parallel --precision bf16 --optimizer sgd --momentum 0.9 --lr 0.05 2>/dev/null
 // RUN: dtc-translate --import-onnx %S/../../examples/tiny_llama/model.onnx --mlir-print-debuginfo | sed 's/@forward(/@train_step(/' > %t/llama/forward.mlir
 // RUN: dtc-opt %t/llama/forward.mlir --pass-pipeline="$(%python %S/../Utils/manifest_pipeline.py %t/llama)" -o %t/llama/opt.mlir
 // RUN: cmp %t/llama/opt.mlir %t/llama/train_step.mlir
@@ -32,7 +32,7 @@
 
 // Training dropout on a dp=2 mesh: dtc-translate takes the same import
 // options as dtc-compile (--dropout --seed).
-// RUN: dtc-compile %S/../Import/ONNX/Inputs/dropout_classifier.onnx -o %t/drop --dropout --seed 7 --mesh dp=2 2>/dev/null
+// RUN: dtc-compile %S/../Import/ONNX/Inputs/dropout_classifier.onnx -o %t/drop --dropout --seed 7 --verify --mesh dp=2 2>/dev/null
 // RUN: dtc-translate --import-onnx %S/../Import/ONNX/Inputs/dropout_classifier.onnx --dropout --seed 7 --mlir-print-debuginfo | sed 's/@forward(/@train_step(/' > %t/drop/forward.mlir
 // RUN: dtc-opt %t/drop/forward.mlir --pass-pipeline="$(%python %S/../Utils/manifest_pipeline.py %t/drop)" -o %t/drop/opt.mlir
 // RUN: cmp %t/drop/opt.mlir %t/drop/train_step.mlir
@@ -42,7 +42,7 @@
 // The pipeline checks its options as dtc-compile does.
 // RUN: not dtc-opt %t/gpt/forward.mlir --dtc-training="mesh=dp=2,pp=2" 2>&1 | FileCheck %s --check-prefix=AXIS
 // AXIS: dtc-training: option 'mesh': unknown axis 'pp' (dp or tp)
-// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/x --mesh dp=2,pp=2 2>&1 | FileCheck %s --check-prefix=AXIS-FLAG
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/x --verify --mesh dp=2,pp=2 2>&1 | FileCheck %s --check-prefix=AXIS-FLAG
 // AXIS-FLAG: error: --mesh: unknown axis 'pp' (dp or tp)
 // RUN: not dtc-opt %t/gpt/forward.mlir --dtc-training="mesh=dp=2 sequence-parallel=1" 2>&1 | FileCheck %s --check-prefix=SP
 // SP: dtc-training: option 'sequence-parallel' needs a tp axis of 2 or more ranks (mesh=...,tp=N)

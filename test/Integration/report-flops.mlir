@@ -41,13 +41,13 @@
 // Per rank: data parallelism halves the batch, tensor parallelism splits
 // every matmul (heads, FFN columns, vocabulary rows), accumulation runs the
 // same work in two microbatches.
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-dp2 --mesh dp=2 2>/dev/null
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-dp2 --verify --mesh dp=2 2>/dev/null
 // RUN: %python %S/../Utils/check_flops.py %t/gpt-dp2 %S/../../examples/tiny_transformer/model.onnx --family gpt2 --dp 2 | FileCheck %s
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-tp2 --mesh tp=2 2>/dev/null
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-tp2 --verify --mesh tp=2 2>/dev/null
 // RUN: %python %S/../Utils/check_flops.py %t/gpt-tp2 %S/../../examples/tiny_transformer/model.onnx --family gpt2 --tp 2 | FileCheck %s
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-acc2 --grad-accum 2 2>/dev/null
 // RUN: %python %S/../Utils/check_flops.py %t/gpt-acc2 %S/../../examples/tiny_transformer/model.onnx --family gpt2 | FileCheck %s
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-2x2 --freeze '^rope_' --mesh dp=2,tp=2 2>/dev/null
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-2x2 --freeze '^rope_' --verify --mesh dp=2,tp=2 2>/dev/null
 // RUN: %python %S/../Utils/check_flops.py %t/llama-2x2 %S/../../examples/tiny_llama/model.onnx --family llama --dp 2 --tp 2 | FileCheck %s
 //
 // The summary on stderr:

@@ -4,7 +4,7 @@
 
 // A step with every field: a mesh, microbatches, loss scaling, ZeRO's
 // split state. manifest.json describes it as dtc-run reads it.
-// RUN: rm -rf %t && dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/rich --mesh dp=2,tp=2 --grad-accum 2 --precision fp16 --zero 1 2>/dev/null
+// RUN: rm -rf %t && dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/rich --verify --mesh dp=2,tp=2 --grad-accum 2 --precision fp16 --zero 1 2>/dev/null
 // RUN: FileCheck %s --check-prefix=IR < %t/rich/train_step.mlir
 // IR: func.func @train_step(
 // IR-SAME: %arg1: tensor<32x32xf32> {dtc.aliasing_output = 18 : i64, dtc.param = "wte.weight", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"], []]>

@@ -8,7 +8,7 @@
 // --bucket-mb 0) become 1 bucket of every gradient (68480 bytes), plus the
 // loss normalizer's 2 scalars packed in one call (dtc-fuse-scalar-
 // reductions): 2 calls, the same 68488 bus bytes.
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --mesh dp=2
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --verify --mesh dp=2
 // RUN: FileCheck %s --check-prefix=ONE < %t/gpt/report.json
 // ONE: "reason": "data-parallel: gradient bucket 1 of 1 (68480 bytes): head.weight, ln_f.weight, ln_f.bias, block.out.bias, block.out.weight
 // ONE-SAME: wte.weight"
@@ -21,7 +21,7 @@
 // Buckets of 0.02 MiB (20971 bytes): 4 buckets, in backward order (the
 // LM head first), and the embedding's gradient, made last and too big for
 // the last bucket's room, alone: 5 + 1 calls.
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/small --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0.02
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/small --lr 0.01 --weight-decay 0.01 --verify --mesh dp=2 --bucket-mb 0.02
 // RUN: FileCheck %s --check-prefix=SMALL < %t/small/report.json
 // SMALL: "reason": "data-parallel: gradient bucket 1 of 4 (8576 bytes): head.weight, ln_f.weight, ln_f.bias, block.out.bias"
 // SMALL: "reason": "data-parallel: gradient bucket 4 of 4 (13952 bytes): block.qkv.bias, block.qkv.weight, block.ln1.weight, block.ln1.bias, wpe.weight"
@@ -37,7 +37,7 @@
 // become two buckets; with the cross-entropy's 3 and the loss
 // normalizer's 2 scalars in one: 6 all-reduces. Bus bytes: 3 x 32 + 2 x 4 + 2(3/4) x 640
 // + 40960 = 42024.
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2,tp=2 --sequence-parallel
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --verify --mesh dp=2,tp=2 --sequence-parallel
 // RUN: FileCheck %s --check-prefix=NESTED < %t/llama/report.json
 // NESTED: "dp",
 // NESTED-NEXT: "tp"
@@ -51,7 +51,7 @@
 // RUN: %python %S/../Utils/compare_training.py %t/llama-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/llama/report.json %t/llama.log | FileCheck %s --check-prefix=AGREE4
 //
-// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --mesh dp=2 --bucket-mb -1 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --verify --mesh dp=2 --bucket-mb -1 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // NEGATIVE: error: --bucket-mb must not be negative
 //
 // CHECK-NOT: FAIL

@@ -5,7 +5,7 @@
 // bytes of every trainable gradient plus the two loss-normalizer scalars:
 // GPT-2 example 4 * (17120 + 2) = 68488, Llama example 4 * (20640 + 2) = 82568.
 // (Dropout under data parallelism: train-dp-dropout.mlir.)
-// RUN: rm -rf %t && dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh dp=2
+// RUN: rm -rf %t && dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --verify --mesh dp=2
 // RUN: FileCheck %s --check-prefix=IR < %t/gpt/train_step.mlir
 // IR: dtc.mesh @mesh ["dp" = 2]
 // IR: func.func @train_step(%arg0: tensor<1x8xi64> {dtc.input = "ids", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"], []]>}
@@ -16,7 +16,7 @@
 // GPT-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 19 calls, 68488 bus bytes
 // GPT-LOG-NEXT: rank 1 per step: {{[0-9.]+}} s, all_reduce 19 calls, 68488 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh dp=2
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --verify --mesh dp=2
 // RUN: %mpirun -np 2 dtc-run %t/llama --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-dump > %t/llama.log
 // RUN: FileCheck %s --check-prefix=LLAMA-LOG < %t/llama.log
 // LLAMA-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 22 calls, 82568 bus bytes
@@ -44,9 +44,9 @@
 // REPORT-NEXT: "optimizer_state": 136968,
 // REPORT-NEXT: "parameters": 68480
 // Axes dtc does not know are refused by name:
-// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --bucket-mb 0 --mesh dp=2,pp=2 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --bucket-mb 0 --verify --mesh dp=2,pp=2 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: --mesh: unknown axis 'pp' (dp or tp)
-// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --bucket-mb 0 --mesh dp=3 2>&1 | FileCheck %s --check-prefix=INDIVISIBLE
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --bucket-mb 0 --verify --mesh dp=3 2>&1 | FileCheck %s --check-prefix=INDIVISIBLE
 // INDIVISIBLE: error: input 'ids' of type 'tensor<2x8xi64>': its batch (dimension 0) does not divide over 3 data-parallel shards
 // INDIVISIBLE-NOT: see current operation
 // bf16 on two ranks against bf16 on one: each rank rounds its partial
@@ -57,6 +57,6 @@
 // the bf16-against-fp32 bound of docs/Training.md.
 // RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-bf16 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --precision bf16
 // RUN: dtc-run %t/llama-bf16 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-bf16-dump
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-bf16-dp2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --precision bf16 --bucket-mb 0 --mesh dp=2
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-bf16-dp2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --precision bf16 --bucket-mb 0 --verify --mesh dp=2
 // RUN: %mpirun -np 2 dtc-run %t/llama-bf16-dp2 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-bf16-dp2-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-bf16-dp2-dump %t/llama-bf16-dump %S/Inputs/tiny_llama/initial --loss-rtol 1.6e-2 --grad-rl2 5e-2 --update-rl2 0.1 | FileCheck %s

@@ -8,12 +8,12 @@
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt1 --lr 0.01 --weight-decay 0.01
 // RUN: dtc-run %t/gpt1 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt1-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpt1-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt2 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh dp=2
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt2 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --verify --mesh dp=2
 // RUN: %mpirun -np 2 dtc-run %t/gpt2 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt2-dump > %t/gpt2.log
 // RUN: %python %S/../Utils/compare_training.py %t/gpt2-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: FileCheck %s --check-prefix=GPT2 < %t/gpt2.log
 // GPT2-COUNT-2: per step: {{[0-9.]+}} s, all_reduce 19 calls, 68488 bus bytes
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt4 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh dp=4
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt4 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --verify --mesh dp=4
 // RUN: %mpirun -np 4 dtc-run %t/gpt4 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt4-dump > %t/gpt4.log
 // RUN: %python %S/../Utils/compare_training.py %t/gpt4-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: FileCheck %s --check-prefix=GPT4 < %t/gpt4.log
@@ -22,12 +22,12 @@
 // RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama1 --lr 0.01 --weight-decay 0.01 --freeze '^rope_'
 // RUN: dtc-run %t/llama1 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama1-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama1-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh dp=2
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --verify --mesh dp=2
 // RUN: %mpirun -np 2 dtc-run %t/llama2 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama2-dump > %t/llama2.log
 // RUN: %python %S/../Utils/compare_training.py %t/llama2-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 // RUN: FileCheck %s --check-prefix=LLAMA2 < %t/llama2.log
 // LLAMA2-COUNT-2: per step: {{[0-9.]+}} s, all_reduce 22 calls, 82568 bus bytes
-// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama4 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh dp=4
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama4 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --verify --mesh dp=4
 // RUN: %mpirun -np 4 dtc-run %t/llama4 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama4-dump > %t/llama4.log
 // RUN: %python %S/../Utils/compare_training.py %t/llama4-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 // RUN: FileCheck %s --check-prefix=LLAMA4 < %t/llama4.log

@@ -16,7 +16,7 @@
 // IR-NOT: dtc.mesh
 // RUN: dtc-run %t/gpt-k4 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-k4-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-k4-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-dp2-k2 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh dp=2 --grad-accum 2
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-dp2-k2 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --verify --mesh dp=2 --grad-accum 2
 // RUN: %mpirun -np 2 dtc-run %t/gpt-dp2-k2 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-dp2-k2-dump > %t/gpt-dp2-k2.log
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-dp2-k2-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: FileCheck %s --check-prefix=GPT-DP < %t/gpt-dp2-k2.log
@@ -25,7 +25,7 @@
 // RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-k2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --grad-accum 2
 // RUN: dtc-run %t/llama-k2 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-k2-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-k2-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-dp2-k2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh dp=2 --grad-accum 2
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-dp2-k2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --verify --mesh dp=2 --grad-accum 2
 // RUN: %mpirun -np 2 dtc-run %t/llama-dp2-k2 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-dp2-k2-dump > %t/llama-dp2-k2.log
 // RUN: %python %S/../Utils/compare_training.py %t/llama-dp2-k2-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 // RUN: FileCheck %s --check-prefix=LLAMA-DP < %t/llama-dp2-k2.log

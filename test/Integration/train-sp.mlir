@@ -22,7 +22,7 @@
 //   Llama example (2 blocks): 10 and 10 (10240 each); 3 x 64 + 5 norm
 //   weights x 128 = 832.
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh tp=2 --sequence-parallel 2> %t/gpt.err
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --verify --mesh tp=2 --sequence-parallel 2> %t/gpt.err
 // RUN: FileCheck %s --check-prefix=QUIET < %t/gpt.err
 // QUIET-NOT: warning
 // QUIET: dtc-compile: wrote
@@ -39,7 +39,7 @@
 // RUN: %python %S/../Utils/compare_report.py %t/gpt/report.json %t/gpt.log | FileCheck %s --check-prefix=AGREE
 // RUN: FileCheck %s --check-prefix=REPORT < %t/gpt/report.json
 // REPORT: "reason": "tensor-parallel: gradient of wpe.weight (partial sums over tp)"
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh tp=2 --sequence-parallel 2> %t/llama.err
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --verify --mesh tp=2 --sequence-parallel 2> %t/llama.err
 // RUN: FileCheck %s --check-prefix=QUIET < %t/llama.err
 // RUN: %mpirun -np 2 dtc-run %t/llama --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-dump > %t/llama.log
 // RUN: FileCheck %s --check-prefix=LLAMA-LOG < %t/llama.log
@@ -48,34 +48,34 @@
 // RUN: %python %S/../Utils/compare_report.py %t/llama/report.json %t/llama.log | FileCheck %s --check-prefix=AGREE
 //
 // tp=4, dp=2 x tp=2, dp=4 x tp=2 (batch 4), and with 2 microbatches and bf16.
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-tp4 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh tp=4 --sequence-parallel
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-tp4 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --verify --mesh tp=4 --sequence-parallel
 // RUN: %mpirun -np 4 dtc-run %t/gpt-tp4 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-tp4-dump > %t/gpt-tp4.log
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-tp4-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/gpt-tp4/report.json %t/gpt-tp4.log | FileCheck %s --check-prefix=AGREE4
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-tp4 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh tp=4 --sequence-parallel
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-tp4 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --verify --mesh tp=4 --sequence-parallel
 // RUN: %mpirun -np 4 dtc-run %t/llama-tp4 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-tp4-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-tp4-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-2x2 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh dp=2,tp=2 --sequence-parallel
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-2x2 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --verify --mesh dp=2,tp=2 --sequence-parallel
 // RUN: %mpirun -np 4 dtc-run %t/gpt-2x2 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-2x2-dump > %t/gpt-2x2.log
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-2x2-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/gpt-2x2/report.json %t/gpt-2x2.log | FileCheck %s --check-prefix=AGREE4
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-2x2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh dp=2,tp=2 --sequence-parallel
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-2x2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --verify --mesh dp=2,tp=2 --sequence-parallel
 // RUN: %mpirun -np 4 dtc-run %t/llama-2x2 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-2x2-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-2x2-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-4x2 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh dp=4,tp=2 --sequence-parallel
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-4x2 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --verify --mesh dp=4,tp=2 --sequence-parallel
 // RUN: %mpirun -np 8 dtc-run %t/gpt-4x2 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-4x2-dump > %t/gpt-4x2.log
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-4x2-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/gpt-4x2/report.json %t/gpt-4x2.log | FileCheck %s --check-prefix=AGREE8
-// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-4x2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh dp=4,tp=2 --sequence-parallel
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-4x2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --verify --mesh dp=4,tp=2 --sequence-parallel
 // RUN: %mpirun -np 8 dtc-run %t/llama-4x2 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-4x2-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-4x2-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-acc --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh dp=2,tp=2 --sequence-parallel --grad-accum 2
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-acc --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --verify --mesh dp=2,tp=2 --sequence-parallel --grad-accum 2
 // RUN: %mpirun -np 4 dtc-run %t/llama-acc --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-acc-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-acc-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 // bf16 against single-device bf16, with the bound and mask of train-tp-combos.mlir.
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-bf16 --lr 0.01 --weight-decay 0.01 --precision bf16
 // RUN: dtc-run %t/gpt-bf16 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-bf16-dump
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-bf16-sp --lr 0.01 --weight-decay 0.01 --precision bf16 --bucket-mb 0 --mesh tp=2 --sequence-parallel
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-bf16-sp --lr 0.01 --weight-decay 0.01 --precision bf16 --bucket-mb 0 --verify --mesh tp=2 --sequence-parallel
 // RUN: %mpirun -np 2 dtc-run %t/gpt-bf16-sp --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-bf16-sp-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-bf16-sp-dump %t/gpt-bf16-dump %S/Inputs/tiny_transformer/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 --mask-from %S/Inputs/tiny_transformer/adamw | FileCheck %s
 //

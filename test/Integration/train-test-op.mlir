@@ -21,10 +21,10 @@
 // FD: 0 failed
 //
 // RUN: cp %t/one/train_step.mlir %t/ref/ && dtc-run %t/ref --batch %t/batch --init %t/init --steps 3 --dump %t/ref-dump > /dev/null
-// RUN: dtc-opt %S/Inputs/hypot/forward.mlir --dtc-training="optimizer=sgd lr=0.1 bucket-mb=0 mesh=dp=2" -o %t/dp2/train_step.mlir 2>&1 | FileCheck %s --check-prefix=QUIET --allow-empty
-// RUN: dtc-opt %S/Inputs/hypot/forward.mlir --dtc-training="optimizer=sgd lr=0.1 bucket-mb=0 mesh=tp=2" -o %t/tp2/train_step.mlir 2>&1 | FileCheck %s --check-prefix=QUIET --allow-empty
-// RUN: dtc-opt %S/Inputs/hypot/forward.mlir --dtc-training="optimizer=sgd lr=0.1 bucket-mb=0 mesh=tp=2 sequence-parallel=1" -o %t/sp2/train_step.mlir 2>&1 | FileCheck %s --check-prefix=QUIET --allow-empty
-// RUN: dtc-opt %S/Inputs/hypot/forward.mlir --dtc-training="optimizer=sgd lr=0.1 bucket-mb=0 mesh=dp=2,tp=2 sequence-parallel=1" -o %t/mesh4/train_step.mlir 2>&1 | FileCheck %s --check-prefix=QUIET --allow-empty
+// RUN: dtc-opt %S/Inputs/hypot/forward.mlir --dtc-training="optimizer=sgd lr=0.1 bucket-mb=0 verify=1 mesh=dp=2" -o %t/dp2/train_step.mlir 2>&1 | FileCheck %s --check-prefix=QUIET --allow-empty
+// RUN: dtc-opt %S/Inputs/hypot/forward.mlir --dtc-training="optimizer=sgd lr=0.1 bucket-mb=0 verify=1 mesh=tp=2" -o %t/tp2/train_step.mlir 2>&1 | FileCheck %s --check-prefix=QUIET --allow-empty
+// RUN: dtc-opt %S/Inputs/hypot/forward.mlir --dtc-training="optimizer=sgd lr=0.1 bucket-mb=0 verify=1 mesh=tp=2 sequence-parallel=1" -o %t/sp2/train_step.mlir 2>&1 | FileCheck %s --check-prefix=QUIET --allow-empty
+// RUN: dtc-opt %S/Inputs/hypot/forward.mlir --dtc-training="optimizer=sgd lr=0.1 bucket-mb=0 verify=1 mesh=dp=2,tp=2 sequence-parallel=1" -o %t/mesh4/train_step.mlir 2>&1 | FileCheck %s --check-prefix=QUIET --allow-empty
 // QUIET-NOT: warning
 // RUN: FileCheck %s --check-prefix=TP < %t/tp2/train_step.mlir
 // TP: dtc_test.hypot {{.*}} : (tensor<4x8x8xf32>, tensor<8xf32>) -> tensor<4x8x8xf32>

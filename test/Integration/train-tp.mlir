@@ -15,7 +15,7 @@
 //   Llama example (2 blocks), tp=2: 10 x 2048 + 3 x 64 = 20672 in 13
 //   calls; tp=4: 31008.
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh tp=2 2> %t/gpt.err
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --verify --mesh tp=2 2> %t/gpt.err
 // Every layout applies as chosen: no fallback, no warning.
 // RUN: FileCheck %s --check-prefix=QUIET < %t/gpt.err
 // QUIET-NOT: warning
@@ -51,7 +51,7 @@
 // PEAK: rank 0 peak intermediate memory: [[PEAK]] B
 // PEAK-NEXT: rank 1 peak intermediate memory: [[PEAK]] B
 //
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh tp=2 2> %t/llama.err
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --verify --mesh tp=2 2> %t/llama.err
 // RUN: FileCheck %s --check-prefix=QUIET < %t/llama.err
 // RUN: %mpirun -np 2 dtc-run %t/llama --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-dump > %t/llama.log
 // RUN: FileCheck %s --check-prefix=LLAMA-LOG < %t/llama.log
@@ -66,11 +66,11 @@
 // of k and v (dtc.shard), and the gradients of the repeated k and v are
 // all-gathered before they are summed back onto the 2 heads (2 per block,
 // [2, 4, 8, 8] f32 = 2048 bytes: 3/4 * 2048 = 1536 bus bytes each).
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-tp4 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh tp=4
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-tp4 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --verify --mesh tp=4
 // RUN: %mpirun -np 4 dtc-run %t/gpt-tp4 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-tp4-dump > %t/gpt-tp4.log
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-tp4-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/gpt-tp4/report.json %t/gpt-tp4.log | FileCheck %s --check-prefix=AGREE4
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-tp4 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh tp=4 2> %t/llama-tp4.err
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-tp4 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --verify --mesh tp=4 2> %t/llama-tp4.err
 // RUN: FileCheck %s --check-prefix=GQA < %t/llama-tp4.err
 // RUN: FileCheck %s --check-prefix=REASON < %t/llama-tp4/report.json
 // GQA-DAG: warning: tensor-parallel: 'layers.0.attn.wk.weight' stays replicated: 2 heads do not divide over 4 ranks
@@ -86,7 +86,7 @@
 // rows (zeros, logits -inf; dtc-pad-vocabulary) and split 22 per rank;
 // dumps hold the 64 real rows. (Nothing else divides by 3 here: heads and
 // MLP stay replicated, with warnings.)
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-tp3 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh tp=3 2> %t/gpt-tp3.err
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-tp3 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --verify --mesh tp=3 2> %t/gpt-tp3.err
 // RUN: FileCheck %s --check-prefix=PAD < %t/gpt-tp3.err
 // PAD-DAG: remark: padded the vocabulary of 'head.weight' from 64 to 66 rows (a multiple of 3)
 // PAD-DAG: remark: padded the vocabulary of 'wte.weight' from 64 to 66 rows (a multiple of 3)
@@ -94,7 +94,7 @@
 // PAD-IR: tensor<22x32xf32> {dtc.aliasing_output = {{[0-9]+}} : i64, dtc.param = "wte.weight", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"], []]>, dtc.unit = "wte", dtc.unpadded_rows = 64 : i64
 // RUN: %mpirun -np 3 dtc-run %t/gpt-tp3 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-tp3-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-tp3-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-tp3 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh tp=3
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-tp3 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --verify --mesh tp=3
 // RUN: %mpirun -np 3 dtc-run %t/llama-tp3 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-tp3-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-tp3-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 //
@@ -103,13 +103,13 @@
 // -- are all-reduced over dp: 2(1/2) x (per-rank gradient bytes + the two
 // loss-normalizer scalars): GPT-2 6240 + 35264 + 8 = 41512 in 9 + 19 calls,
 // Llama 10336 + 41600 + 8 = 51944 in 13 + 22.
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-2x2 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --mesh dp=2,tp=2
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-2x2 --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --verify --mesh dp=2,tp=2
 // RUN: %mpirun -np 4 dtc-run %t/gpt-2x2 --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-2x2-dump > %t/gpt-2x2.log
 // RUN: FileCheck %s --check-prefix=GPT-2X2 < %t/gpt-2x2.log
 // GPT-2X2: rank 3 per step: {{[0-9.]+}} s, all_reduce 28 calls, 41512 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-2x2-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: %python %S/../Utils/compare_report.py %t/gpt-2x2/report.json %t/gpt-2x2.log | FileCheck %s --check-prefix=AGREE4
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-2x2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --mesh dp=2,tp=2
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-2x2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --bucket-mb 0 --verify --mesh dp=2,tp=2
 // RUN: %mpirun -np 4 dtc-run %t/llama-2x2 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-2x2-dump > %t/llama-2x2.log
 // RUN: FileCheck %s --check-prefix=LLAMA-2X2 < %t/llama-2x2.log
 // LLAMA-2X2: rank 3 per step: {{[0-9.]+}} s, all_reduce 35 calls, 51944 bus bytes

@@ -9,7 +9,7 @@
 //
 // Stage 1: the same collectives as without accumulation
 // (train-zero-stage1.mlir: 17 reduce-scatters, 17 all-gathers).
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-acc --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 1 --grad-accum 2
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-acc --lr 0.01 --weight-decay 0.01 --verify --mesh dp=2 --bucket-mb 0 --zero 1 --grad-accum 2
 // RUN: %mpirun -np 2 dtc-run %t/gpt-acc --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-acc-dump > %t/gpt-acc.log
 // RUN: FileCheck %s --check-prefix=Z1-LOG < %t/gpt-acc.log
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-acc-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
@@ -19,16 +19,16 @@
 // calls, 2 x 34240 bus bytes: the K reduce-scatters' worth), the shards
 // added up; stage 1 (above, gpt-acc) reduce-scatters the accumulated whole
 // once (17 calls).
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-z2-acc --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 2 --grad-accum 2
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-z2-acc --lr 0.01 --weight-decay 0.01 --verify --mesh dp=2 --bucket-mb 0 --zero 2 --grad-accum 2
 // RUN: %mpirun -np 2 dtc-run %t/gpt-z2-acc --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-z2-acc-dump > %t/gpt-z2-acc.log
 // RUN: FileCheck %s --check-prefix=Z2-ACC < %t/gpt-z2-acc.log
 // Z2-ACC: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 8 bus bytes, all_gather 17 calls, 34240 bus bytes, reduce_scatter 34 calls, 68480 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-z2-acc-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-z3-acc --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 3 --grad-accum 2
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-z3-acc --lr 0.01 --weight-decay 0.01 --verify --mesh dp=2 --bucket-mb 0 --zero 3 --grad-accum 2
 // RUN: %mpirun -np 2 dtc-run %t/gpt-z3-acc --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-z3-acc-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-z3-acc-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // The Llama example, stage 2:
-// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-z2-acc --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --bucket-mb 0 --zero 2 --grad-accum 2
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-z2-acc --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --verify --mesh dp=2 --bucket-mb 0 --zero 2 --grad-accum 2
 // RUN: %mpirun -np 2 dtc-run %t/llama-z2-acc --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-z2-acc-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-z2-acc-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 //
@@ -42,7 +42,7 @@
 // ACC32: dtc.cast %[[SUM]] : tensor<64x32xf32> to tensor<64x32xbf16>
 // RUN: dtc-run %t/gpt-bf16-acc --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpt-bf16-acc-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-bf16-acc-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-bf16-z2-acc --lr 0.01 --weight-decay 0.01 --precision bf16 --grad-accum 2 --mesh dp=2 --zero 2 --bucket-mb 0 2>&1 | FileCheck %s --check-prefix=ACC-RS
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpt-bf16-z2-acc --lr 0.01 --weight-decay 0.01 --precision bf16 --grad-accum 2 --verify --mesh dp=2 --zero 2 --bucket-mb 0 2>&1 | FileCheck %s --check-prefix=ACC-RS
 // ACC-RS: per rank per step: reduce_scatter 34 calls, 34240 bus bytes
 // RUN: FileCheck %s --check-prefix=ACC-SHARDS < %t/gpt-bf16-z2-acc/train_step.mlir
 // ACC-SHARDS: %[[RS:.*]] = dtc.reduce_scatter {{.*}} : tensor<64x32xbf16> -> tensor<32x32xbf16>

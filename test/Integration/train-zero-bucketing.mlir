@@ -11,7 +11,7 @@
 // rank its shard of each (FSDP2's interleaving); the parameters' gathers
 // are packed the same way. GPT-2 stage 1: 17 + 17 calls become 1 + 1, the
 // same bytes and trajectory.
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z1-b --lr 0.01 --weight-decay 0.01 --mesh dp=2 --zero 1
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z1-b --lr 0.01 --weight-decay 0.01 --verify --mesh dp=2 --zero 1
 // RUN: FileCheck %s --check-prefix=BUCKET < %t/gpt-z1-b/report.json
 // BUCKET: "reason": "data-parallel: gradient bucket 1 of 2 (68480 bytes): head.weight,
 // BUCKET: "reason": "ZeRO-1: parameter bucket 2 of 2 (68480 bytes): wte.weight,
@@ -30,7 +30,7 @@
 // reduce-scatter. Llama with 0.02 MiB buckets: layer 0's first bucket is
 // gathered before the embedding lookup, its second before layer 0 computes
 // anything.
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z3-b --lr 0.01 --weight-decay 0.01 --mesh dp=2 --zero 3
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z3-b --lr 0.01 --weight-decay 0.01 --verify --mesh dp=2 --zero 3
 // RUN: FileCheck %s --check-prefix=UNIT < %t/gpt-z3-b/train_step.mlir
 // UNIT: reason = "ZeRO-3: parameter bucket 1 of 4 (50816 bytes): block.ln1.weight, block.ln1.bias, block.qkv.weight, block.qkv.bias, block.proj.weight, block.proj.bias, block.ln2.weight, block.ln2.bias, block.fc.weight, block.fc.bias, block.out.weight, block.out.bias"
 // RUN: %mpirun -np 2 dtc-run %t/gpt-z3-b --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-z3-b-dump > %t/gpt-z3-b.log
@@ -38,7 +38,7 @@
 // Z3B-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 1 calls, 8 bus bytes, all_gather 8 calls, 63104 bus bytes, reduce_scatter 1 calls, 34240 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/gpt-z3-b-dump %S/Inputs/tiny_transformer/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: cat %t/gpt-z3-b/report.json %t/gpt-z3-b.log | FileCheck %s --check-prefix=PEAK
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z3-b --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --zero 3 --bucket-mb 0.02
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z3-b --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --verify --mesh dp=2 --zero 3 --bucket-mb 0.02
 // RUN: FileCheck %s --check-prefix=PREFETCH < %t/llama-z3-b/train_step.mlir
 // PREFETCH: dtc.all_gather {{.*}} {dtc.gather_phase = "forward", reason = "ZeRO-3: embed.weight whole for the forward"}
 // PREFETCH: dtc.all_gather {{.*}} {dtc.gather_phase = "forward", reason = "ZeRO-3: parameter bucket 1 of 12 (20736 bytes): layers.0.attn_norm.weight,

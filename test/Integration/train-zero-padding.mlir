@@ -14,7 +14,7 @@
 // PyTorch parameters' shapes): stage 1 4Psi + 4Psi' + 8Psi'/N (+ 8 for
 // AdamW's step), stage 2 4Psi + 4Psi'/N + 8Psi'/N, stage 3 16Psi'/N.
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/z1 --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 1 2> %t/z1.err
+// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/z1 --lr 0.01 --weight-decay 0.01 --verify --mesh dp=2 --bucket-mb 0 --zero 1 2> %t/z1.err
 // RUN: FileCheck %s --check-prefix=REMARK < %t/z1.err
 // REMARK-DAG: remark: ZeRO: padded the optimizer state of 'fc.bias' from 5 to 6 rows, a multiple of dp=2
 // REMARK-DAG: remark: ZeRO: padded the optimizer state of 'head.weight' from 13 to 14 rows, a multiple of dp=2
@@ -38,7 +38,7 @@
 // PEAK: "activation_peak": [[PEAK:[0-9]+]]
 // PEAK: rank 0 peak intermediate memory: [[PEAK]] B (planned [[PEAK]] B)
 //
-// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/z2 --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 2
+// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/z2 --lr 0.01 --weight-decay 0.01 --verify --mesh dp=2 --bucket-mb 0 --zero 2
 // RUN: %python %S/../Utils/check_zero_memory.py %t/z2/report.json %S/Inputs/uneven/initial --dp 2 --stage 2 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=Z2 < %t/z2/report.json
 // Z2: "gradients": 420,
@@ -51,7 +51,7 @@
 // Stage 3 keeps the padded shard (its true row count recorded for dtc-run,
 // which pads the initial value and strips the dumps) and uses the gathered
 // whole's first rows.
-// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/z3 --lr 0.01 --weight-decay 0.01 --mesh dp=4 --bucket-mb 0 --zero 3
+// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/z3 --lr 0.01 --weight-decay 0.01 --verify --mesh dp=4 --bucket-mb 0 --zero 3
 // RUN: %python %S/../Utils/check_zero_memory.py %t/z3/report.json %S/Inputs/uneven/initial --dp 4 --stage 3 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=Z3 < %t/z3/report.json
 // Z3: "gradients": 264,
@@ -70,13 +70,13 @@
 // With buckets (default 25 MiB), on dp=2 x tp=2 (the vocabulary padded for
 // tp as well), and stage 2 with two microbatches: each microbatch's
 // padded gradient is reduce-scattered (7 parameters x 2 = 14 calls).
-// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/z3b --lr 0.01 --weight-decay 0.01 --mesh dp=4 --zero 3
+// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/z3b --lr 0.01 --weight-decay 0.01 --verify --mesh dp=4 --zero 3
 // RUN: %mpirun -np 4 dtc-run %t/z3b --batch %S/Inputs/uneven/batch --steps 3 --dump %t/z3b-dump
 // RUN: %python %S/../Utils/compare_training.py %t/z3b-dump %S/Inputs/uneven/adamw %S/Inputs/uneven/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/tp --lr 0.01 --weight-decay 0.01 --mesh dp=2,tp=2 --bucket-mb 0 --zero 3
+// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/tp --lr 0.01 --weight-decay 0.01 --verify --mesh dp=2,tp=2 --bucket-mb 0 --zero 3
 // RUN: %mpirun -np 4 dtc-run %t/tp --batch %S/Inputs/uneven/batch --steps 3 --dump %t/tp-dump
 // RUN: %python %S/../Utils/compare_training.py %t/tp-dump %S/Inputs/uneven/adamw %S/Inputs/uneven/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/acc --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 2 --grad-accum 2
+// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/acc --lr 0.01 --weight-decay 0.01 --verify --mesh dp=2 --bucket-mb 0 --zero 2 --grad-accum 2
 // RUN: %mpirun -np 2 dtc-run %t/acc --batch %S/Inputs/uneven/batch --steps 3 --dump %t/acc-dump > %t/acc.log
 // RUN: FileCheck %s --check-prefix=ACC < %t/acc.log
 // ACC: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 8 bus bytes, all_gather 7 calls, 420 bus bytes, reduce_scatter 14 calls, 840 bus bytes
@@ -89,7 +89,7 @@
 // single-device bf16 run, as in train-zero-bf16.mlir.
 // RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/bf16 --lr 0.01 --weight-decay 0.01 --precision bf16
 // RUN: dtc-run %t/bf16 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/bf16-dump
-// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/bf16-z1 --lr 0.01 --weight-decay 0.01 --precision bf16 --mesh dp=4 --zero 1
+// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/bf16-z1 --lr 0.01 --weight-decay 0.01 --precision bf16 --verify --mesh dp=4 --zero 1
 // RUN: %python %S/../Utils/check_zero_memory.py %t/bf16-z1/report.json %S/Inputs/uneven/initial --dp 4 --stage 1 --precision bf16 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=BF16 < %t/bf16-z1/report.json
 // BF16: "gradients": 528,
@@ -104,7 +104,7 @@
 // fp16 (its overflow count reads the padded, unscaled gradient shards),
 // stage 2 on dp=4, against PyTorch within the fp16 bound of
 // docs/Training.md:
-// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/fp16 --lr 0.01 --weight-decay 0.01 --precision fp16 --mesh dp=4 --zero 2
+// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/fp16 --lr 0.01 --weight-decay 0.01 --precision fp16 --verify --mesh dp=4 --zero 2
 // RUN: %mpirun -np 4 dtc-run %t/fp16 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/fp16-dump
 // RUN: %python %S/../Utils/compare_training.py %t/fp16-dump %S/Inputs/uneven/adamw %S/Inputs/uneven/initial --loss-rtol 2e-3 --grad-rl2 2.5e-2 --update-rl2 0.1 | FileCheck %s
 //
@@ -114,7 +114,7 @@
 // normalizer's 2 scalars go in two calls (dtc-fuse-scalar-reductions).
 // RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/clip1 --lr 0.01 --weight-decay 0.01 --clip-grad-norm 0.05
 // RUN: dtc-run %t/clip1 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/clip1-dump
-// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/clip4 --lr 0.01 --weight-decay 0.01 --clip-grad-norm 0.05 --mesh dp=4 --zero 2
+// RUN: dtc-compile %S/Inputs/uneven/model.onnx -o %t/clip4 --lr 0.01 --weight-decay 0.01 --clip-grad-norm 0.05 --verify --mesh dp=4 --zero 2
 // RUN: %mpirun -np 4 dtc-run %t/clip4 --batch %S/Inputs/uneven/batch --steps 3 --dump %t/clip4-dump > %t/clip4.log
 // RUN: FileCheck %s --check-prefix=CLIP-LOG < %t/clip4.log
 // CLIP-LOG: rank 0 per step: {{[0-9.]+}} s, all_reduce 2 calls, 54 bus bytes

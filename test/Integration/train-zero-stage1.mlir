@@ -24,7 +24,7 @@
 // GPT-2 example, dp=2, stage 1: parameters 68480 = 4Psi, gradients 68480 =
 // 4Psi, state 68488 = 8Psi/2 + 8; 17 reduce-scatters and 17 all-gathers of
 // 34240 bus bytes (= 68480 / 2 each).
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z1 --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 1
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z1 --lr 0.01 --weight-decay 0.01 --verify --mesh dp=2 --bucket-mb 0 --zero 1
 // RUN: %python %S/../Utils/check_zero_memory.py %t/gpt-z1/report.json %S/Inputs/tiny_transformer/initial --dp 2 --stage 1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=Z1 < %t/gpt-z1/report.json
 // Z1: "memory_bytes_per_rank": {

@@ -9,7 +9,7 @@
 //
 // Llama example, dp=2, stage 2: gradients 41280 = 4Psi/2, state 82568 =
 // 8Psi/2 + 8.
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --bucket-mb 0 --zero 2
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --verify --mesh dp=2 --bucket-mb 0 --zero 2
 // RUN: %python %S/../Utils/check_zero_memory.py %t/llama-z2/report.json %S/Inputs/tiny_llama/initial --dp 2 --stage 2 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=Z2 < %t/llama-z2/report.json
 // Z2: "gradients": 41280,

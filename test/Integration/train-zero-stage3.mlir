@@ -18,7 +18,7 @@
 // (28864 bus bytes; the update reads the shard); each gradient is
 // reduce-scattered (17 calls, 34240). 97344 bus bytes: 1.42 times data
 // parallelism's 68480, within the paper's 3 x 34240 (1.5 times).
-// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z3 --lr 0.01 --weight-decay 0.01 --mesh dp=2 --bucket-mb 0 --zero 3
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-z3 --lr 0.01 --weight-decay 0.01 --verify --mesh dp=2 --bucket-mb 0 --zero 3
 // RUN: %python %S/../Utils/check_zero_memory.py %t/gpt-z3/report.json %S/Inputs/tiny_transformer/initial --dp 2 --stage 3 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=Z3 < %t/gpt-z3/report.json
 // Z3: "gradients": 34240,
@@ -40,7 +40,7 @@
 // Z3-IR: %[[B:.*]] = dtc.all_gather %arg17 on @mesh axes = ["dp"] dim = 0 {dtc.gather_phase = "backward", reason = "ZeRO-3: head.weight whole for the backward"} : tensor<32x32xf32> -> tensor<64x32xf32>
 // Z3-IR-NEXT: dtc.transpose %[[B]]
 // The Llama example:
-// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z3 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2 --bucket-mb 0 --zero 3
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-z3 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --verify --mesh dp=2 --bucket-mb 0 --zero 3
 // RUN: %mpirun -np 2 dtc-run %t/llama-z3 --batch %S/Inputs/tiny_llama/batch --steps 3 --dump %t/llama-z3-dump
 // RUN: %python %S/../Utils/compare_training.py %t/llama-z3-dump %S/Inputs/tiny_llama/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 // The planned peak of everything else (liveness over the per-rank

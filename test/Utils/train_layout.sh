@@ -12,7 +12,7 @@ shift 5
 here=$(dirname "$0")
 rm -rf "$out"
 "$tools/dtc-compile" "$fixture/model.onnx" -o "$out" --lr 0.01 --weight-decay 0.01 \
-  --bucket-mb 0 "$@" 2> "$out.err" || { cat "$out.err"; exit 1; }
+  --bucket-mb 0 --verify "$@" 2> "$out.err" || { cat "$out.err"; exit 1; }
 echo "layout: $*"
 grep -o "warning: .*" "$out.err" || true
 "$here/mpirun.sh" -np "$np" "$tools/dtc-run" "$out" --batch "$fixture/batch" --steps 3 \

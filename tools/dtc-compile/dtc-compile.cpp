@@ -13,6 +13,7 @@
 #include "Report.h"
 
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Dialect/DTC/IR/DTCLocations.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
@@ -153,11 +154,8 @@ static bool writeJson(const std::string &path, llvm::json::Object object) {
 /// line to point at.
 static LogicalResult printDiagnostic(Diagnostic &diag) {
   auto print = [](Location loc, StringRef severity, const Twine &message) {
-    StringRef node;
-    while (auto name = dyn_cast<NameLoc>(loc)) {
-      node = name.getName().getValue();
-      loc = name.getChildLoc();
-    }
+    auto [node, inner] = getNodeLocation(loc);
+    loc = inner;
     std::string where;
     llvm::raw_string_ostream os(where);
     if (auto file = dyn_cast<FileLineColLoc>(loc)) {

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SimulatedCommunicator.h"
+#include "dtc/Runtime/Simulated/SimulatedCommunicator.h"
 
 #include "dtc/Runtime/StepBinding.h"
 
@@ -183,9 +183,8 @@ struct RankView {
 TEST(StepBinding, CutsFeedsBackAndGathersOnAMesh) {
   StepSignature sig = meshStep();
   ASSERT_EQ(sig.check(), "");
-  SimulatedWorld world(sig.mesh);
   std::vector<RankView> views(4);
-  world.run([&](Communicator &comm) {
+  runSimulatedRanks(sig.mesh, [&](Communicator &comm) {
     RankView &view = views[comm.rank()];
     StepBinding binding(sig, &comm);
     std::vector<Tensor> args;
@@ -358,9 +357,8 @@ TEST(StepBinding, NamesWhatIsMissingOrWrong) {
   split.arguments[0].shape = {1};
   EXPECT_EQ(bindError(split, {x, p}),
             "the step runs on dp=2, but it is bound on one device");
-  SimulatedWorld world(split.mesh);
   std::vector<std::string> errors(2);
-  world.run([&](Communicator &comm) {
+  runSimulatedRanks(split.mesh, [&](Communicator &comm) {
     errors[comm.rank()] =
         bindError(split, {floats(DType::F32, {3}, 0), p}, &comm);
   });

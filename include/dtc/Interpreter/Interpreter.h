@@ -44,15 +44,21 @@ struct InterpretStats {
   int64_t peakIntermediateBytes = 0;
 };
 
+/// Sees each op's results as soon as the op has run (dtc-compile --verify
+/// records the values it compares).
+using OpObserver = std::function<void(Operation *, ArrayRef<Tensor>)>;
+
 /// Runs `func` on `arguments` (one per function argument, of its type) and
 /// returns its results. The arguments are donated: each tensor, arguments
 /// included, is freed as soon as its last user has run. Collectives run on
 /// `communicator` (this rank's view of the mesh). `stats`, when given,
-/// receives what the run measured.
+/// receives what the run measured; `observe`, when given, sees every op's
+/// results.
 FailureOr<SmallVector<Tensor>>
 interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
                   Communicator *communicator = nullptr,
-                  InterpretStats *stats = nullptr);
+                  InterpretStats *stats = nullptr,
+                  const OpObserver &observe = nullptr);
 
 /// A reference kernel: the op's results from its operands' values.
 using ReferenceKernel = std::function<LogicalResult(

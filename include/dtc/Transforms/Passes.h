@@ -57,6 +57,13 @@ struct TrainingPipelineOptions
 /// dtc-verify-rank-program). The order and its reasons: Pipelines.cpp.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
+/// Its two halves, for a caller that looks at the global step between
+/// them (dtc-compile --verify): the global step, then the per-rank
+/// program. With no mesh the second half builds the single-device step.
+void buildGlobalStepPipeline(OpPassManager &pm,
+                             const TrainingPipelineOptions &options);
+void buildRankProgramPipeline(OpPassManager &pm,
+                              const TrainingPipelineOptions &options);
 
 /// Registers every dtc pass and pipeline (for dtc-opt).
 void registerDTCPasses();

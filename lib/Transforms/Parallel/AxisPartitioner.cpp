@@ -22,6 +22,7 @@
 
 #include "AxisPartitioner.h"
 
+#include "dtc/Dialect/DTC/IR/DTCLocations.h"
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -45,15 +46,9 @@ AxisPartitioner::AxisPartitioner(
       b(func.getContext()) {}
 
 std::string AxisPartitioner::describe(Operation *op) const {
-  // The op and, for imported ones, the ONNX node it comes from (the
-  // innermost name of its location).
+  // The op and, for imported ones, the ONNX node it comes from.
   std::string text = "'" + op->getName().getStringRef().str() + "'";
-  StringRef node;
-  Location loc = op->getLoc();
-  while (auto name = dyn_cast<NameLoc>(loc)) {
-    node = name.getName().getValue();
-    loc = name.getChildLoc();
-  }
+  StringRef node = getNodeLocation(op->getLoc()).node;
   if (!node.empty())
     text += " (" + node.str() + ")";
   return text;

@@ -1,8 +1,9 @@
 //===- TestDialect.cpp - the dtc_test dialect -----------------------------===//
 //
-// What dtc_test.hypot needs beyond its definition: its result type, its
-// vector-Jacobian product and its reference kernel. Its sharding rule and
-// cost come from its BroadcastingElementwise trait.
+// What dtc_test.hypot and dtc_test.mirror need beyond their definitions:
+// hypot's result type, their vector-Jacobian products and reference
+// kernels. Their sharding rules and costs come from the
+// BroadcastingElementwise trait (mirror's wrongly, on purpose).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,7 +59,25 @@ LogicalResult HypotOp::buildVJP(OpBuilder &builder, ValueRange resultGrads,
   return success();
 }
 
+/// The mirror of the gradient.
+LogicalResult MirrorOp::buildVJP(OpBuilder &builder, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.push_back(MirrorOp::create(builder, getLoc(), resultGrads[0]));
+  return success();
+}
+
 void mlir::dtc::test::registerTestKernels() {
+  registerReferenceKernel(
+      TypeID::get<MirrorOp>(),
+      [](Operation *op, ArrayRef<const Tensor *> in,
+         SmallVectorImpl<Tensor> &out) -> LogicalResult {
+        Tensor result = *in[0];
+        int64_t n = result.shape().back();
+        for (int64_t i = 0, e = result.numElements(); i < e; ++i)
+          result.floats()[i] = in[0]->floats()[i - i % n + (n - 1 - i % n)];
+        out.push_back(std::move(result));
+        return success();
+      });
   registerReferenceKernel(
       TypeID::get<HypotOp>(),
       [](Operation *op, ArrayRef<const Tensor *> in,

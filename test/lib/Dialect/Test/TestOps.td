@@ -4,6 +4,10 @@
 // the architecture promises any op can be: its definition here, its VJP and
 // reference kernel in TestDialect.cpp, its sharding rule and cost from the
 // BroadcastingElementwise trait -- and nothing in any pass.
+// dtc_test.mirror is wrong on purpose: it reverses the last dimension but
+// claims, by the same trait, a rule that keeps any split of it, so that a
+// partitioned step computes something else without an error (as a wrong
+// rule in lib/ would), for dtc-verify-partition's tests to catch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +40,27 @@ def Test_HypotOp : Op<Test_Dialect, "hypot", [Pure, InferTypeOpAdaptor,
   let results = (outs TensorOf<[F32, F64]>:$result);
   let assemblyFormat =
       "operands attr-dict `:` functional-type(operands, results)";
+}
+
+
+def Test_MirrorOp : Op<Test_Dialect, "mirror", [Pure,
+    SameOperandsAndResultType, DTC_BroadcastingElementwise,
+    DTC_ShardingRuleOpInterface,
+    DeclareOpInterfaceMethods<DTC_DifferentiableOpInterface>]> {
+  let summary = "The input reversed along its last dimension (its sharding "
+                "rule is deliberately wrong)";
+  let description = [{
+    `result[..., i] = input[..., n - 1 - i]`. The BroadcastingElementwise
+    trait gives it an elementwise sharding rule, which is wrong: a rank
+    holding a chunk of the last dimension needs the mirrored chunk.
+
+    ```mlir
+    %y = dtc_test.mirror %x : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32, F64]>:$input);
+  let results = (outs TensorOf<[F32, F64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
 #endif // DTC_TEST_OPS_TD

@@ -1,0 +1,254 @@
+//===- SimulatedCommunicator.cpp - every rank in one process --------------===//
+
+#include "dtc/Runtime/Simulated/SimulatedCommunicator.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace mlir::dtc {
+
+/// What the ranks of one process share: a slot per rank for the bytes of
+/// the collective in progress, and a barrier that an abort releases.
+class SimulatedWorld {
+public:
+  explicit SimulatedWorld(int64_t ranks) : slots(ranks), targets(ranks) {}
+
+  int64_t size() const { return static_cast<int64_t>(slots.size()); }
+
+  /// Leaves `bytes` (and, for a send, its target) in `rank`'s slot, waits
+  /// for every rank, runs `compute` on the slots, and waits again so that
+  /// no slot changes before every rank has read what it needs. False
+  /// after an abort (then `compute` may not have run).
+  bool exchange(int64_t rank, const std::vector<char> &bytes, int64_t target,
+                const std::function<void(const std::vector<std::vector<char>> &,
+                                         const std::vector<int64_t> &)>
+                    &compute) {
+    {
+      // (After an abort no slot changes: a rank still computing may read.)
+      std::lock_guard<std::mutex> lock(mutex);
+      if (aborted)
+        return false;
+      slots[rank] = bytes;
+      targets[rank] = target;
+    }
+    if (!barrier())
+      return false;
+    compute(slots, targets);
+    return barrier();
+  }
+
+  void abort() {
+    std::lock_guard<std::mutex> lock(mutex);
+    aborted = true;
+    changed.notify_all();
+  }
+
+private:
+  bool barrier() {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (aborted)
+      return false;
+    int64_t generation = passed;
+    if (++arrived == size()) {
+      arrived = 0;
+      ++passed;
+      changed.notify_all();
+      return true;
+    }
+    changed.wait(lock, [&] { return aborted || passed != generation; });
+    return !aborted;
+  }
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::vector<char>> slots;
+  std::vector<int64_t> targets;
+  int64_t arrived = 0, passed = 0;
+  bool aborted = false;
+};
+
+namespace {
+
+class Done : public PendingCollective {
+public:
+  void wait() override {}
+};
+
+/// Elementwise `kind` of `parts` (of one dtype, in order), rounded to the
+/// element type as a device's would be.
+std::vector<char> reduce(const std::vector<const std::vector<char> *> &parts,
+                         DType dtype, ReduceKind kind) {
+  int64_t n = parts.front()->size() / dtypeSize(dtype);
+  Tensor acc = Tensor::fromBytes(dtype, {n}, parts.front()->data());
+  for (size_t p = 1; p < parts.size(); ++p) {
+    Tensor next = Tensor::fromBytes(dtype, {n}, parts[p]->data());
+    auto combine = [&](auto &a, const auto &b) {
+      for (int64_t i = 0; i < n; ++i)
+        a[i] = kind == ReduceKind::Sum   ? a[i] + b[i]
+               : kind == ReduceKind::Max ? std::max(a[i], b[i])
+                                         : std::min(a[i], b[i]);
+    };
+    if (acc.isFloat())
+      combine(acc.floats(), next.floats());
+    else
+      combine(acc.ints(), next.ints());
+  }
+  acc.roundToElementType();
+  return acc.toBytes();
+}
+
+class SimulatedCommunicator : public Communicator {
+public:
+  SimulatedCommunicator(const MeshShape &mesh, int64_t rank,
+                        std::shared_ptr<SimulatedWorld> world,
+                        std::shared_ptr<std::vector<SimulatedCommunicator *>>
+                            everyone)
+      : Communicator(mesh), myRank(rank), world(std::move(world)),
+        everyone(std::move(everyone)) {}
+
+  int64_t rank() const override { return myRank; }
+  int64_t worldSize() const override { return world->size(); }
+  void abort() { world->abort(); }
+
+protected:
+  void allReduceBytes(std::vector<char> &bytes, DType dtype,
+                      const std::vector<std::string> &axes,
+                      ReduceKind kind) override {
+    bytes = run(bytes, axes, [&](const Parts &group) {
+      return reduce(group, dtype, kind);
+    });
+  }
+
+  std::unique_ptr<PendingCollective>
+  allReduceBytesStart(std::vector<char> &bytes, DType dtype,
+                      const std::vector<std::string> &axes,
+                      ReduceKind kind) override {
+    allReduceBytes(bytes, dtype, axes, kind);
+    return std::make_unique<Done>();
+  }
+
+  std::vector<char>
+  allGatherBytes(const std::vector<char> &bytes,
+                 const std::vector<std::string> &axes) override {
+    return run(bytes, axes, [&](const Parts &group) {
+      std::vector<char> out;
+      for (const std::vector<char> *part : group)
+        out.insert(out.end(), part->begin(), part->end());
+      return out;
+    });
+  }
+
+  std::vector<char>
+  reduceScatterBytes(const std::vector<char> &bytes, DType dtype,
+                     const std::vector<std::string> &axes) override {
+    int64_t me = groupRank(axes);
+    return run(bytes, axes, [&](const Parts &group) {
+      size_t block = bytes.size() / group.size();
+      std::vector<std::vector<char>> mine;
+      for (const std::vector<char> *part : group)
+        mine.emplace_back(part->begin() + me * block,
+                          part->begin() + (me + 1) * block);
+      Parts blocks;
+      for (const std::vector<char> &b : mine)
+        blocks.push_back(&b);
+      return reduce(blocks, dtype, ReduceKind::Sum);
+    });
+  }
+
+  std::vector<char>
+  allToAllBytes(const std::vector<char> &bytes,
+                const std::vector<std::string> &axes) override {
+    int64_t me = groupRank(axes);
+    return run(bytes, axes, [&](const Parts &group) {
+      size_t block = bytes.size() / group.size();
+      std::vector<char> out;
+      for (const std::vector<char> *part : group)
+        out.insert(out.end(), part->begin() + me * block,
+                   part->begin() + (me + 1) * block);
+      return out;
+    });
+  }
+
+  void broadcastBytes(std::vector<char> &bytes,
+                      const std::vector<std::string> &axes,
+                      int64_t root) override {
+    bytes = run(bytes, axes,
+                [&](const Parts &group) { return *group[root]; });
+  }
+
+  std::vector<char> sendRecvBytes(const std::vector<char> &bytes, int64_t to,
+                                  int64_t from) override {
+    std::vector<char> out(bytes.size(), 0);
+    world->exchange(myRank, bytes, to,
+                    [&](const std::vector<std::vector<char>> &slots,
+                        const std::vector<int64_t> &targets) {
+                      if (targets[from] == myRank)
+                        out = slots[from];
+                    });
+    return out;
+  }
+
+private:
+  using Parts = std::vector<const std::vector<char> *>;
+
+  /// One collective over the group along `axes`: its members' bytes in
+  /// group order, through `compute`; zeros of `bytes`' size after an abort.
+  std::vector<char>
+  run(const std::vector<char> &bytes, const std::vector<std::string> &axes,
+      const std::function<std::vector<char>(const Parts &)> &compute) {
+    int64_t id = groupId(axes);
+    std::vector<char> out(bytes.size(), 0);
+    world->exchange(
+        myRank, bytes, -1,
+        [&](const std::vector<std::vector<char>> &slots,
+            const std::vector<int64_t> &) {
+          Parts group(groupSize(axes));
+          for (SimulatedCommunicator *member : *everyone)
+            if (member->groupId(axes) == id)
+              group[member->groupRank(axes)] = &slots[member->myRank];
+          out = compute(group);
+        });
+    return out;
+  }
+
+  int64_t myRank;
+  std::shared_ptr<SimulatedWorld> world;
+  std::shared_ptr<std::vector<SimulatedCommunicator *>> everyone;
+};
+
+} // namespace
+
+std::vector<std::unique_ptr<Communicator>>
+createSimulatedCommunicators(const MeshShape &mesh) {
+  int64_t n = mesh.numDevices();
+  auto world = std::make_shared<SimulatedWorld>(n);
+  auto everyone = std::make_shared<std::vector<SimulatedCommunicator *>>();
+  std::vector<std::unique_ptr<Communicator>> comms;
+  for (int64_t r = 0; r < n; ++r) {
+    auto comm =
+        std::make_unique<SimulatedCommunicator>(mesh, r, world, everyone);
+    everyone->push_back(comm.get());
+    comms.push_back(std::move(comm));
+  }
+  return comms;
+}
+
+void runSimulatedRanks(const MeshShape &mesh,
+                       const std::function<void(Communicator &)> &body) {
+  std::vector<std::unique_ptr<Communicator>> comms =
+      createSimulatedCommunicators(mesh);
+  std::vector<std::thread> threads;
+  for (std::unique_ptr<Communicator> &comm : comms)
+    threads.emplace_back([&body, &comm] { body(*comm); });
+  for (std::thread &thread : threads)
+    thread.join();
+}
+
+void abortSimulatedWorld(Communicator &comm) {
+  static_cast<SimulatedCommunicator &>(comm).abort();
+}
+
+} // namespace mlir::dtc
