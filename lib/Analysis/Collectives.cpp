@@ -19,9 +19,15 @@ StepCollectives mlir::dtc::analyzeCollectives(func::FuncOp step) {
     call.busBytes = op.getBusBytes(call.groupSize);
     if (StringAttr reason = op.getReasonAttr())
       call.reason = reason.str();
-    CollectiveTotal &total = result.totals[call.kind];
-    ++total.calls;
-    total.busBytes += call.busBytes;
+    call.resharding = op->hasAttr(kReshardingAttrName);
+    for (CollectiveTotal *total :
+         {&result.totals[call.kind],
+          call.resharding ? &result.resharding : nullptr}) {
+      if (!total)
+        continue;
+      ++total->calls;
+      total->busBytes += call.busBytes;
+    }
     result.calls.push_back(std::move(call));
   });
   return result;

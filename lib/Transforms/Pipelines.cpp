@@ -146,6 +146,7 @@ void mlir::dtc::buildRankProgramPipeline(
   if (dataParallel > 1) {
     DataParallelOptions dp;
     dp.size = dataParallel;
+    dp.strictSharding = options.strictSharding;
     pm.addPass(createDataParallel(dp));
   }
   if (tensorParallel > 1 && options.sequenceParallel) {
@@ -153,17 +154,20 @@ void mlir::dtc::buildRankProgramPipeline(
     sp.size = tensorParallel;
     sp.strategy = options.tpStrategy;
     sp.shardingSpec = options.shardingSpec;
+    sp.strictSharding = options.strictSharding;
     pm.addPass(createSequenceParallel(sp));
   } else if (tensorParallel > 1) {
     TensorParallelOptions tp;
     tp.size = tensorParallel;
     tp.strategy = options.tpStrategy;
     tp.shardingSpec = options.shardingSpec;
+    tp.strictSharding = options.strictSharding;
     pm.addPass(createTensorParallel(tp));
   }
   if (options.gradAccum > 1) {
     GradientAccumulationOptions accumulation;
     accumulation.microbatches = options.gradAccum;
+    accumulation.strictSharding = options.strictSharding;
     pm.addPass(createGradientAccumulation(accumulation));
   }
   // Buckets form over the collectives the gradients end up with: the

@@ -45,6 +45,7 @@ struct VerifyPartitionPass
     oneDevice.sequenceParallel = false;
     oneDevice.shardingSpec = "";
     oneDevice.bucketMB = 0;
+    oneDevice.gradAccum = 1;
 
     // The single-device step, from a tagged copy nested here while its
     // pipeline runs.
@@ -72,8 +73,11 @@ struct VerifyPartitionPass
       return {};
     };
     func::FuncOp one = step(*reference), perRank = step(module);
-    if (options.mesh.empty() || !MeshShape::parse(options.mesh, mesh).empty() ||
-        mesh.numDevices() == 1 || !one || !perRank) {
+    bool partitioned = (!options.mesh.empty() &&
+                        MeshShape::parse(options.mesh, mesh).empty() &&
+                        mesh.numDevices() > 1) ||
+                       options.gradAccum > 1;
+    if (!partitioned || !one || !perRank) {
       llvm::errs() << "dtc-verify-partition: one device, nothing to compare\n";
       stripTags(module);
       return;

@@ -236,8 +236,8 @@ public:
   LogicalResult run();
 
 private:
-  Run runSingle(const std::set<int64_t> *record);
-  Run runRanks(const std::set<int64_t> *record);
+  Run execute(func::FuncOp func, const StepSignature &sig,
+              const std::set<int64_t> *record);
   /// The mismatches of the step's results; none: they agree.
   std::vector<std::string> compare(const Run &one, const Run &mesh,
                                    double &worstLoss, double &worstGrad,
@@ -253,51 +253,29 @@ private:
 
 } // namespace
 
-Run Verifier::runSingle(const std::set<int64_t> *record) {
+/// Runs `func` (of `sig`) from the starting values: on one device, or on
+/// its mesh with every rank a thread.
+Run Verifier::execute(func::FuncOp func, const StepSignature &sig,
+                      const std::set<int64_t> *record) {
   Run run;
-  StepBinding binding(oneSig, nullptr);
-  std::vector<Tensor> args;
-  if (std::string error = binding.bind(bindByName(oneSig, start), args);
-      !error.empty()) {
-    single.emitError("--verify: the single-device step: ") << error;
-    return run;
-  }
-  OpObserver observe;
-  if (record)
-    observe = [&](Operation *op, ArrayRef<Tensor> results) {
-      if (record->count(tagOf(op)))
-        run.values[tagOf(op)] = {results.front()};
-    };
-  FailureOr<SmallVector<Tensor>> out = interpretFunction(
-      single, SmallVector<Tensor>(args.begin(), args.end()), nullptr, nullptr,
-      observe);
-  if (failed(out))
-    return run;
-  // (Padding stripped, as from the ranks.)
-  for (size_t i = 0; i < out->size(); ++i)
-    run.results.push_back(binding.wholeResult(i, (*out)[i]));
-  run.ok = true;
-  return run;
-}
-
-Run Verifier::runRanks(const std::set<int64_t> *record) {
-  Run run;
-  int64_t n = meshSig.mesh.numDevices();
+  int64_t n = sig.mesh.numDevices();
   std::mutex mutex;
   std::vector<std::string> errors;
   bool ok = true;
-  run.results.resize(meshSig.results.size());
-  std::vector<std::optional<Tensor>> first = bindByName(meshSig, start);
-  runSimulatedRanks(meshSig.mesh, [&](Communicator &comm) {
-    int64_t rank = comm.rank();
+  run.results.resize(sig.results.size());
+  std::vector<std::optional<Tensor>> first = bindByName(sig, start);
+  auto rankBody = [&](Communicator *comm) {
+    int64_t rank = comm ? comm->rank() : 0;
     auto fail = [&](const std::string &error) {
       std::lock_guard<std::mutex> lock(mutex);
       if (!error.empty())
-        errors.push_back("rank " + std::to_string(rank) + ": " + error);
+        errors.push_back(comm ? "rank " + std::to_string(rank) + ": " + error
+                              : error);
       ok = false;
-      abortSimulatedWorld(comm);
+      if (comm)
+        abortSimulatedWorld(*comm);
     };
-    StepBinding binding(meshSig, &comm);
+    StepBinding binding(sig, comm);
     std::vector<Tensor> args;
     if (std::string error = binding.bind(first, args); !error.empty())
       return fail(error);
@@ -313,18 +291,23 @@ Run Verifier::runRanks(const std::set<int64_t> *record) {
         parts[rank] = results.front();
       };
     FailureOr<SmallVector<Tensor>> out = interpretFunction(
-        ranks, SmallVector<Tensor>(args.begin(), args.end()), &comm, nullptr,
+        func, SmallVector<Tensor>(args.begin(), args.end()), comm, nullptr,
         observe);
     if (failed(out))
       return fail("");
-    for (size_t i = 0; i < meshSig.results.size(); ++i) {
+    // Whole (padding stripped) on every rank; rank 0's kept.
+    for (size_t i = 0; i < sig.results.size(); ++i) {
       Tensor whole = binding.wholeResult(i, (*out)[i]);
       if (rank == 0)
         run.results[i] = std::move(whole);
     }
-  });
+  };
+  if (sig.mesh.axes.empty())
+    rankBody(nullptr);
+  else
+    runSimulatedRanks(sig.mesh, [&](Communicator &comm) { rankBody(&comm); });
   for (const std::string &error : errors)
-    ranks.emitError("--verify: ") << error;
+    func.emitError("--verify: ") << error;
   run.ok = ok;
   return run;
 }
@@ -655,7 +638,8 @@ void Verifier::findFirstWrongOp() {
     if (auto it = inSingle.find(tag);
         it != inSingle.end() && it->second->getName() == op->getName())
       record.insert(tag);
-  Run one = runSingle(&record), mesh = runRanks(&record);
+  Run one = execute(single, oneSig, &record),
+      mesh = execute(ranks, meshSig, &record);
   if (!one.ok || !mesh.ok)
     return;
   for (Operation &op : ranks.getBody().front()) {
@@ -719,11 +703,11 @@ LogicalResult Verifier::run() {
 
   auto clock = std::chrono::steady_clock::now;
   auto began = clock();
-  Run one = runSingle(nullptr);
+  Run one = execute(single, oneSig, nullptr);
   if (!one.ok)
     return failure();
   auto middle = clock();
-  Run mesh = runRanks(nullptr);
+  Run mesh = execute(ranks, meshSig, nullptr);
   if (!mesh.ok)
     return failure();
   auto seconds = [](auto from, auto to) {
@@ -732,16 +716,22 @@ LogicalResult Verifier::run() {
   double worstLoss, worstGrad, worstUpdate;
   std::vector<std::string> mismatches =
       compare(one, mesh, worstLoss, worstGrad, worstUpdate);
-  std::string meshText;
+  // "4 simulated ranks (dp=2,tp=2), 2 microbatches".
+  std::string program;
   for (size_t a = 0; a < meshSig.mesh.axes.size(); ++a)
-    meshText += (a ? "," : "") + meshSig.mesh.axes[a] + "=" +
-                std::to_string(meshSig.mesh.sizes[a]);
+    program += (a ? "," : "") + meshSig.mesh.axes[a] + "=" +
+               std::to_string(meshSig.mesh.sizes[a]);
+  program = program.empty() ? "one device"
+                            : std::to_string(meshSig.mesh.numDevices()) +
+                                  " simulated ranks (" + program + ")";
+  if (meshSig.microbatches > 1)
+    program += ", " + std::to_string(meshSig.microbatches) + " microbatches";
   log << llvm::formatv(
-      "dtc-verify-partition: one device {0:f2} s, {1} simulated ranks "
-      "({2}) {3:f2} s; worst relative error: loss {4:e2}, gradients "
-      "{5:e2}, updates {6:e2}\n",
-      seconds(began, middle), meshSig.mesh.numDevices(), meshText,
-      seconds(middle, clock()), worstLoss, worstGrad, worstUpdate);
+      "dtc-verify-partition: single-device step {0:f2} s, per-rank program "
+      "on {1} {2:f2} s; worst relative error: loss {3:e2}, gradients "
+      "{4:e2}, updates {5:e2}\n",
+      seconds(began, middle), program, seconds(middle, clock()), worstLoss,
+      worstGrad, worstUpdate);
   if (mismatches.empty())
     return success();
   InFlightDiagnostic diag =

@@ -16,3 +16,8 @@
 // QUIET-NOT: warning
 // CHECK: 0 failed
 // TP4: 0 failed
+// Each dp rank cuts its rows (its batch elements' heads) of the ALiBi
+// biases, [batch x heads, 1, seq], locally.
+// RUN: FileCheck %s --check-prefix=DP-IR < %t/dp2/train_step.mlir
+// DP-IR: dtc.shard {{.*}} on @mesh axes = ["dp"] dim = 0 {reason = "data-parallel: {{.*}} computed without the inputs"} : tensor<16x1x8xf32> -> tensor<8x1x8xf32>
+// DP-IR-NOT: dtc.all_gather

@@ -16,4 +16,18 @@
 // RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/hf/falcon_mqa %t/tp4 4 --mesh tp=4 | FileCheck %s --check-prefix=TP4
 // QUIET-NOT: warning
 // CHECK: 0 failed
+// 6 fused heads (4 query, 1 key, 1 value) do not divide over 4 ranks: the
+// projection stays replicated, with a warning that says why.
+// TP4: warning: tensor-parallel: 'm.transformer.h.0.self_attention.query_key_value.weight' stays replicated: 6 heads do not divide over 4 ranks
 // TP4: 0 failed
+// On tp=2 the query slice and the key and value gathers along the split
+// head axis take the fused projection whole: a resharding, which the
+// report lists with the op that needed it and its bytes.
+// RUN: FileCheck %s --check-prefix=REPORT < %t/tp2/report.json
+// REPORT: "bus_bytes": 3072,
+// REPORT-NEXT: "kind": "all_gather",
+// REPORT-NEXT: "reason": "tensor-parallel: 'dtc.slice' (/m/transformer/h.0/self_attention/Slice): it needs dimension 2 of operand #0 whole",
+// REPORT-NEXT: "resharding": true
+// REPORT: "resharding_per_step": {
+// REPORT-NEXT: "bus_bytes": 10240,
+// REPORT-NEXT: "calls": 4

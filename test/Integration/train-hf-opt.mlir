@@ -17,3 +17,10 @@
 // QUIET-NOT: warning
 // CHECK: 0 failed
 // TP4: 0 failed
+// Each dp rank cuts its rows of the positions' embedding (computed from the
+// baked mask and the table) and of the positions for the table's gradient:
+// no communication, no warning.
+// RUN: FileCheck %s --check-prefix=DP-IR < %t/dp2/train_step.mlir
+// DP-IR: dtc.shard {{.*}} on @mesh axes = ["dp"] dim = 0 {reason = "data-parallel: 'dtc.add' (/m/decoder/Add) reads this shard's rows of operand #1, computed without the inputs"} : tensor<4x8x32xf32> -> tensor<2x8x32xf32>
+// DP-IR: dtc.shard {{.*}} on @mesh axes = ["dp"] dim = 0 {reason = "data-parallel: 'dtc.scatter_add' (/m/decoder/embed_positions/Gather) reads this shard's rows of operand #1, computed without the inputs"} : tensor<4x8xi64> -> tensor<2x8xi64>
+// DP-IR-NOT: dtc.all_gather

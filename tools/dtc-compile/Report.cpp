@@ -52,11 +52,15 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
   StepTime time = estimateStepTime(step, device);
 
   llvm::json::Array calls;
-  for (const CollectiveCall &call : collectives.calls)
-    calls.push_back(llvm::json::Object{{"kind", call.kind},
-                                       {"axes", llvm::json::Array(call.axes)},
-                                       {"bus_bytes", call.busBytes},
-                                       {"reason", call.reason}});
+  for (const CollectiveCall &call : collectives.calls) {
+    llvm::json::Object entry{{"kind", call.kind},
+                             {"axes", llvm::json::Array(call.axes)},
+                             {"bus_bytes", call.busBytes},
+                             {"reason", call.reason}};
+    if (call.resharding)
+      entry["resharding"] = true;
+    calls.push_back(std::move(entry));
+  }
 
   llvm::errs() << "dtc-compile: per rank: "
                << describeMemory(memory.parameters, memory.gradients,
@@ -71,6 +75,12 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
     perKind[kind] = llvm::json::Object{{"calls", total.calls},
                                        {"bus_bytes", total.busBytes}};
   }
+  if (collectives.resharding.calls > 0)
+    llvm::errs() << llvm::format(
+        "dtc-compile: per rank per step: of which resharding %lld calls, "
+        "%.0f bus bytes (report.json lists them)\n",
+        static_cast<long long>(collectives.resharding.calls),
+        collectives.resharding.busBytes);
   llvm::errs() << llvm::format(
       "dtc-compile: per rank per step: %.4g FLOPs (matmul %.4g, elementwise "
       "%.4g, transcendental %.4g), %.4g bytes moved; roofline on %s: "
@@ -107,6 +117,9 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
                           {"activation_peak", memory.activationPeak}}},
       {"collectives_per_step", std::move(calls)},
       {"collective_totals_per_step", std::move(perKind)},
+      {"resharding_per_step",
+       llvm::json::Object{{"calls", collectives.resharding.calls},
+                          {"bus_bytes", collectives.resharding.busBytes}}},
       {"flops_per_step", std::move(flops)},
       {"bytes_per_step", std::move(bytes)},
       {"roofline_per_step", std::move(roofline)}};

@@ -28,6 +28,9 @@ struct CollectiveCall {
   double busBytes = 0;
   /// Why the collective is there; empty when it does not say.
   std::string reason;
+  /// A partitioner inserted it where an op could not run on its operands'
+  /// layouts (kReshardingAttrName).
+  bool resharding = false;
 };
 
 struct CollectiveTotal {
@@ -40,6 +43,8 @@ struct StepCollectives {
   std::vector<CollectiveCall> calls;
   /// By kind, in the order of the kinds' names.
   std::map<std::string, CollectiveTotal> totals;
+  /// Of the reshardings.
+  CollectiveTotal resharding;
 };
 
 StepCollectives analyzeCollectives(func::FuncOp step);

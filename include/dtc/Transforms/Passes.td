@@ -83,7 +83,8 @@ def VerifyPartition : Pass<"dtc-verify-partition", "mlir::ModuleOp"> {
   let description = [{
     Runs in place of the per-rank half of dtc-training (its `verify`
     option) on a module whose steps are global (after
-    dtc-verify-global-step). It tags every op, builds from a copy the
+    dtc-verify-global-step); it checks a mesh's partition and gradient
+    accumulation's (against the whole batch at once). It tags every op, builds from a copy the
     single-device step (dtc-training's per-rank half without a mesh) and
     from the module the per-rank program of `training` (dtc-training's
     options), then runs both on seeded random parameters and inputs, every
@@ -97,9 +98,9 @@ def VerifyPartition : Pass<"dtc-verify-partition", "mlir::ModuleOp"> {
     per-rank program dtc-training builds without `verify`.
 
     ```
-    dtc-verify-partition: one device 0.01 s, 4 simulated ranks
-      (dp=2,tp=2) 0.02 s; worst relative error: loss 0.00e+00, gradients
-      1.53e-07, updates 3.32e-07
+    dtc-verify-partition: single-device step 0.01 s, per-rank program on
+      4 simulated ranks (dp=2,tp=2) 0.02 s; worst relative error: loss
+      0.00e+00, gradients 1.53e-07, updates 3.32e-07
     ```
   }];
   let options = [

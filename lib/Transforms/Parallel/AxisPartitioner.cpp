@@ -332,12 +332,17 @@ LogicalResult AxisPartitioner::applyPlan(Operation *op, const OpPlan &plan) {
                               ? (lhs ? "lhs" : "rhs")
                               : "operand #" +
                                     std::to_string(use.getOperandNumber());
-      gatherOperand(use, purpose + ": " + describe(op) + " needs its " + which +
-                             " whole (split unlike " +
-                             (op->getNumOperands() == 2
-                                  ? std::string(lhs ? "the rhs" : "the lhs")
-                                  : std::string("the others")) +
-                             ")");
+      std::string why =
+          "needs its " + which + " whole (split unlike " +
+          (op->getNumOperands() == 2 ? std::string(lhs ? "the rhs" : "the lhs")
+                                     : std::string("the others")) +
+          ")";
+      // Sequence parallelism's gather of the sequence before a projection
+      // is its design, not a resharding.
+      if (isSequencePart(seen(use).value))
+        gatherOperand(use, purpose + ": " + describe(op) + " " + why);
+      else if (failed(reshard(use, "it " + why)))
+        return failure();
     }
     if (action.localizes() &&
         failed(localize(use, action.localizeDim, action.blocks)))
@@ -373,10 +378,10 @@ LogicalResult AxisPartitioner::applyPlan(Operation *op, const OpPlan &plan) {
 }
 
 /// An op the engine cannot partition as its operands are laid out (a
-/// reshape that would mix heads, a softmax over a split dimension): over
-/// the batch an error; otherwise it runs replicated on gathered operands,
-/// with a warning. Gathering a seed is an error: the weight layouts chosen
-/// are kept.
+/// reshape that would mix heads, a softmax over a split dimension, over the
+/// batch): it runs replicated on gathered operands, with a warning (an
+/// error under --strict-sharding). Gathering a seed is an error: the weight
+/// layouts chosen are kept.
 LogicalResult AxisPartitioner::partitionOrGather(Operation *op) {
   std::string why;
   if (failed(partition(op, why)))
@@ -384,9 +389,6 @@ LogicalResult AxisPartitioner::partitionOrGather(Operation *op) {
   if (why.empty())
     return success();
   std::string name = describe(op);
-  if (batch)
-    return op->emitError("cannot partition ")
-           << name << " over the batch: " << why;
   for (OpOperand &use : op->getOpOperands()) {
     if (!layoutOf(use).isSplit())
       continue;
@@ -395,13 +397,36 @@ LogicalResult AxisPartitioner::partitionOrGather(Operation *op) {
              << name << " needs operand #" << use.getOperandNumber()
              << ", a sharded parameter, whole (" << why
              << "); the parameter layouts are pinned";
-    gatherOperand(use, purpose + ": " + name + " needs its operand whole");
+    if (failed(reshard(use, why)))
+      return failure();
   }
   if (analysis)
     fallbacks.push_back({op, why});
   else
     op->emitWarning(purpose + ": ")
         << name << " runs replicated on gathered operands: " << why;
+  return success();
+}
+
+/// The engine's way out of a conflict: `use` reads its split operand whole,
+/// all-gathered, the collective marked as a resharding with `why`; under
+/// --strict-sharding an error naming the op, the operand and the bytes.
+LogicalResult AxisPartitioner::reshard(OpOperand &use, const std::string &why) {
+  Operation *op = use.getOwner();
+  Value value = seen(use).value;
+  if (strict) {
+    auto type = cast<RankedTensorType>(value.getType());
+    double whole = tensorByteSize(globalType(value));
+    return op->emitError(purpose + ": --strict-sharding: ")
+           << describe(op) << " would need operand #"
+           << use.getOperandNumber() << " (" << type
+           << " per rank, split along dimension " << layoutOf(value).dim
+           << " over '" << axis << "') all-gathered, "
+           << static_cast<int64_t>(whole * (ranks - 1) / ranks)
+           << " bus bytes per step: " << why;
+  }
+  gatherOperand(use, purpose + ": " + describe(op) + ": " + why,
+                /*resharding=*/true);
   return success();
 }
 
@@ -426,7 +451,8 @@ LogicalResult AxisPartitioner::split(Value value, int64_t dim, Operation *where,
   return success();
 }
 
-void AxisPartitioner::gatherOperand(OpOperand &use, const std::string &why) {
+void AxisPartitioner::gatherOperand(OpOperand &use, const std::string &why,
+                                    bool resharding) {
   Value value = seen(use).value;
   auto it = gathered.find(value);
   if (it != gathered.end())
@@ -449,6 +475,8 @@ void AxisPartitioner::gatherOperand(OpOperand &use, const std::string &why) {
   Value result = AllGatherOp::create(
       b, loc, type.clone(shape), value, mesh, b.getStrArrayAttr({axis}),
       b.getI64IntegerAttr(layout.dim), b.getStringAttr(why));
+  if (resharding)
+    result.getDefiningOp()->setAttr(kReshardingAttrName, b.getUnitAttr());
   if (layout.blocks > 1) {
     // [.., ranks, blocks, chunk, ..] -> [.., blocks, ranks, chunk, ..]
     SmallVector<int64_t> view(type.getShape());
@@ -517,6 +545,17 @@ void AxisPartitioner::sumResult(Value result, const std::string &why) {
 void AxisPartitioner::noteCut(OpOperand &use, int64_t dim, int64_t blocks) {
   if (int sum = seen(use).sum; sum >= 0)
     sumReads[sum].cuts.push_back({dim, blocks});
+}
+
+/// An activation split along the sequence by sequence parallelism:
+/// [batch, sequence, features] along dimension 1, or with the batch and
+/// the sequence merged into tokens (a Gemm's [batch x sequence, features])
+/// in one block per sequence.
+bool AxisPartitioner::isSequencePart(Value value) const {
+  AxisLayout layout = layoutOf(value);
+  return sequenceLength > 0 && layout.isSplit() &&
+         globalType(value).getDimSize(layout.dim) / layout.blocks ==
+             sequenceLength;
 }
 
 /// Sequence parallelism's form of an activation: reduce-scattered along
@@ -787,9 +826,11 @@ void AxisPartitioner::fusePlannedSums() {
 
 LogicalResult mlir::dtc::partitionBatch(func::FuncOp func, int64_t shards,
                                         FlatSymbolRefAttr mesh, StringRef axis,
-                                        StringRef purpose, bool rankIndexed) {
+                                        StringRef purpose, bool rankIndexed,
+                                        bool strict) {
   AxisPartitioner partitioner(func, shards, mesh, axis, purpose);
   partitioner.setRankIndexed(rankIndexed);
+  partitioner.setStrict(strict);
   return partitioner.run();
 }
 
@@ -797,8 +838,9 @@ LogicalResult mlir::dtc::partitionOverAxis(
     func::FuncOp func, int64_t ranks, FlatSymbolRefAttr mesh, StringRef axis,
     StringRef purpose, ArrayRef<SplitArgument> seeds,
     llvm::function_ref<std::optional<SplitArgument>(unsigned)> resultSplit,
-    int64_t sequenceLength) {
-  return AxisPartitioner(func, ranks, mesh, axis, purpose, seeds, resultSplit,
-                         sequenceLength)
-      .run();
+    int64_t sequenceLength, bool strict) {
+  AxisPartitioner partitioner(func, ranks, mesh, axis, purpose, seeds,
+                              resultSplit, sequenceLength);
+  partitioner.setStrict(strict);
+  return partitioner.run();
 }

@@ -58,6 +58,8 @@ public:
   void setRankIndexed(bool indexed) { rankIndexed = indexed; }
   /// Analyse instead of rewriting (before run()).
   void setAnalysisOnly() { analysis = true; }
+  /// Refuse (with an error) every resharding an op's layouts force.
+  void setStrict(bool refuse) { strict = refuse; }
 
   LogicalResult run();
 
@@ -92,8 +94,10 @@ public:
   LogicalResult split(Value value, int64_t dim, Operation *where,
                       int64_t blocks = 1);
   /// `use` reads the whole of its split operand: all-gathered (and put
-  /// back in block order), once per value, right after it.
-  void gatherOperand(OpOperand &use, const std::string &why);
+  /// back in block order), once per value, right after it; `resharding`
+  /// marks the gather as the way out of a layout conflict.
+  void gatherOperand(OpOperand &use, const std::string &why,
+                     bool resharding = false);
   /// The same, and every reader of the operand after `use`'s owner reads
   /// the whole too: what one op gathered, the later ones (its backward)
   /// need not gather again.
@@ -154,6 +158,7 @@ private:
   /// only when the program cannot be partitioned at all.
   LogicalResult partition(Operation *op, std::string &notApplicable);
   LogicalResult partitionOrGather(Operation *op);
+  LogicalResult reshard(OpOperand &use, const std::string &why);
   LogicalResult applyPlan(Operation *op, const OpPlan &plan);
   LogicalResult partitionResults();
   PlanOptions planOptions(Operation *op) const;
@@ -164,6 +169,7 @@ private:
   void reduceSharedPartials(Operation *op);
   bool uniformAlong(Value value, int64_t dim) const;
   bool scattersAlongSequence(Value partial) const;
+  bool isSequencePart(Value value) const;
   SeenValue seen(OpOperand &use) const;
   void setOperand(OpOperand &use, SeenValue value);
   void countReads(Operation *op);
@@ -186,6 +192,7 @@ private:
   int64_t sequenceLength;
   bool rankIndexed = true;
   bool analysis = false;
+  bool strict = false;
   OpBuilder b;
   llvm::DenseMap<Value, AxisLayout> layouts;
   llvm::DenseMap<Value, SeenValue> materialized, gathered;

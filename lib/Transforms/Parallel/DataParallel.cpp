@@ -41,7 +41,7 @@ struct DataParallelPass : public dtc::impl::DataParallelBase<DataParallelPass> {
       if (func.isExternal())
         continue;
       if (failed(partitionBatch(func, size, meshRef, "dp", "data-parallel",
-                                /*rankIndexed=*/true)))
+                                /*rankIndexed=*/true, strictSharding)))
         return signalPassFailure();
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
         if (func.getArgAttr(i, kInputAttrName))

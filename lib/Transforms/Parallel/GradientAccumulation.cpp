@@ -74,10 +74,11 @@ public:
                           [&](Value v) { return varies.contains(v); });
     };
     for (Operation *op : ops) {
-      if (isMicrobatchPart(op) || (!isMicrobatchSum(op) && anyVaries(op)))
+      if (isMicrobatchPart(op) ||
+          (!isMicrobatchSum(op) && !isMicrobatchGather(op) && anyVaries(op)))
         varies.insert(op->getResults().begin(), op->getResults().end());
       if (onlyFeedResults.contains(op) &&
-          (isMicrobatchSum(op) ||
+          (isMicrobatchSum(op) || isMicrobatchGather(op) ||
            (!anyVaries(op) && !isMicrobatchPart(op))))
         deferred.insert(op);
     }
@@ -103,6 +104,12 @@ public:
       if (isMicrobatchSum(op)) {
         maps[0].map(op->getResult(0), accumulated[op]);
         deferredResults.insert(accumulated[op]);
+        continue;
+      }
+      if (isMicrobatchGather(op)) {
+        Value whole = gatherCopies(cast<AllGatherOp>(op));
+        maps[0].map(op->getResult(0), whole);
+        deferredResults.insert(whole);
         continue;
       }
       // What feeds the results is whole here: sums, or the same in every
@@ -131,6 +138,25 @@ private:
   bool isMicrobatchSum(Operation *op) {
     auto sum = dyn_cast<AllReduceOp>(op);
     return sum && sum.getMeshAttr() == mesh;
+  }
+
+  /// A resharding over the microbatches: the whole batch of a value.
+  bool isMicrobatchGather(Operation *op) {
+    auto gather = dyn_cast<AllGatherOp>(op);
+    return gather && gather.getMeshAttr() == mesh;
+  }
+
+  /// Every copy's part of what `gather` gathers, concatenated in copy order
+  /// (the copies emitted first where they are not yet).
+  Value gatherCopies(AllGatherOp gather) {
+    Value operand = gather.getInput();
+    SmallVector<Value> parts;
+    for (int64_t j = 0; j < copies; ++j) {
+      if (Operation *def = operand.getDefiningOp())
+        emit(def, j);
+      parts.push_back(maps[j].lookupOrDefault(operand));
+    }
+    return ConcatOp::create(b, gather.getLoc(), parts, gather.getDim());
   }
 
   /// A replicated value's rows of one microbatch (a constant's, cut where
@@ -184,6 +210,11 @@ private:
       for (int64_t j = 1; j < copies; ++j)
         sum = addMicrobatches(op->getLoc(), sum, maps[j].lookup(operand));
       share(op, sum);
+      return;
+    }
+    if (isMicrobatchGather(op)) {
+      // Needs every copy's part: the copies up to it run first.
+      share(op, gatherCopies(cast<AllGatherOp>(op)));
       return;
     }
     if (isMicrobatchPart(op)) {
@@ -271,7 +302,8 @@ struct GradientAccumulationPass
       shard.setName((func.getName() + "_microbatch").str());
       bool ok = succeeded(partitionBatch(shard, microbatches, meshRef,
                                          "microbatch", "gradient accumulation",
-                                         /*rankIndexed=*/false)) &&
+                                         /*rankIndexed=*/false,
+                                         strictSharding)) &&
                 succeeded(Unroller(func, shard, microbatches, meshRef).run());
       shard.erase();
       if (!ok)

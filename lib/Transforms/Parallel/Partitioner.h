@@ -27,9 +27,13 @@ class AllReduceOp;
 /// input that cannot be partitioned. `rankIndexed`: the shards are ranks of
 /// `mesh` (data parallelism), so a shard may compute its index (dropout's
 /// global element indices); not for gradient accumulation's microbatches.
+/// An op that cannot run on its shard of the batch gets its split operands
+/// all-gathered (a resharding, with a warning), or with `strict` an error
+/// naming the op, the operand and the bytes.
 LogicalResult partitionBatch(func::FuncOp func, int64_t shards,
                              FlatSymbolRefAttr mesh, StringRef axis,
-                             StringRef purpose, bool rankIndexed);
+                             StringRef purpose, bool rankIndexed,
+                             bool strict = false);
 
 /// An argument that starts out split along `dim` over the axis: chunk r of
 /// each of `blocks` equal blocks of the dimension.
@@ -72,12 +76,14 @@ struct PlannedCollective {
 /// `sequenceLength` (sequence parallelism), partial activations [batch,
 /// sequence, features] are reduce-scattered along the sequence instead of
 /// all-reduced, so that the norms and residual adds between the projections
-/// run on a part of the sequence; the projections gather it again.
+/// run on a part of the sequence; the projections gather it again. With
+/// `strict`, every gather of an activation that an op's layouts force (a
+/// resharding) is an error instead.
 LogicalResult partitionOverAxis(
     func::FuncOp func, int64_t ranks, FlatSymbolRefAttr mesh, StringRef axis,
     StringRef purpose, ArrayRef<SplitArgument> seeds,
     llvm::function_ref<std::optional<SplitArgument>(unsigned)> resultSplit,
-    int64_t sequenceLength = 0);
+    int64_t sequenceLength = 0, bool strict = false);
 
 /// Tensor parallelism's choice of parameter layouts over `tp` ranks: the
 /// column/row pairs the Megatron matcher finds (under

@@ -401,7 +401,8 @@ mlir::dtc::ResultSplits::operator()(unsigned index) const {
 namespace {
 
 LogicalResult tensorParallel(ModuleOp module, int64_t size, TPStrategy strategy,
-                             bool sequenceParallel, StringRef shardingSpec) {
+                             bool sequenceParallel, StringRef shardingSpec,
+                             bool strict) {
   StringRef pass =
       sequenceParallel ? "dtc-sequence-parallel" : "dtc-tensor-parallel";
   if (size < 1)
@@ -427,7 +428,7 @@ LogicalResult tensorParallel(ModuleOp module, int64_t size, TPStrategy strategy,
       return failure();
     ResultSplits resultSplit(func, *seeds);
     if (failed(partitionOverAxis(func, size, meshRef, "tp", "tensor-parallel",
-                                 *seeds, resultSplit, sequence)))
+                                 *seeds, resultSplit, sequence, strict)))
       return failure();
     for (const SplitArgument &seed : *seeds)
       recordSharding(func, seed.index, meshRef, seed.dim, "tp", seed.blocks);
@@ -441,7 +442,8 @@ struct TensorParallelPass
   using Base::Base;
   void runOnOperation() override {
     if (failed(tensorParallel(getOperation(), size, strategy,
-                              /*sequenceParallel=*/false, shardingSpec)))
+                              /*sequenceParallel=*/false, shardingSpec,
+                              strictSharding)))
       signalPassFailure();
   }
 };
@@ -451,7 +453,8 @@ struct SequenceParallelPass
   using Base::Base;
   void runOnOperation() override {
     if (failed(tensorParallel(getOperation(), size, strategy,
-                              /*sequenceParallel=*/true, shardingSpec)))
+                              /*sequenceParallel=*/true, shardingSpec,
+                              strictSharding)))
       signalPassFailure();
   }
 };

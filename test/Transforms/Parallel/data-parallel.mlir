@@ -1,4 +1,7 @@
 // RUN: dtc-opt %s --dtc-autodiff --dtc-data-parallel=dp=2 --split-input-file --verify-diagnostics | FileCheck %s
+// --strict-sharding refuses the one resharding, naming the op, the operand
+// and the bytes.
+// RUN: not dtc-opt %s --dtc-autodiff --dtc-data-parallel="dp=2 strict-sharding=1" --split-input-file --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=STRICT
 
 // Each rank sees half the batch; the loss and the weight gradient are sums
 // over the batch, so each is all-reduced once, with the reason recorded.
@@ -34,11 +37,18 @@ func.func @odd_batch(%x: tensor<3x2xf32> {dtc.input = "x"}, %w: tensor<2xf32> {d
 
 // -----
 
-// A softmax across the batch mixes samples: it cannot run on a shard.
+// A softmax across the batch mixes samples: it cannot run on a shard. Its
+// input is all-gathered (a resharding, with a warning), it runs on the
+// whole batch on every rank, and the loss it feeds is whole, not summed.
+// CHECK-LABEL: func.func @softmax_over_batch(
+// CHECK: %[[Y:.*]] = dtc.mul
+// CHECK: %[[W:.*]] = dtc.all_gather %[[Y]] on @mesh axes = ["dp"] dim = 0 {dtc.resharding, reason = "data-parallel: 'dtc.softmax': it needs dimension 0 of operand #0 whole"} : tensor<2x2xf32> -> tensor<4x2xf32>
+// CHECK: dtc.softmax %[[W]] dim = 0 : tensor<4x2xf32>
+// STRICT: error: data-parallel: --strict-sharding: 'dtc.softmax' would need operand #0 ('tensor<2x2xf32>' per rank, split along dimension 0 over 'dp') all-gathered, 16 bus bytes per step: it needs dimension 0 of operand #0 whole
 func.func @softmax_over_batch(%x: tensor<4x2xf32> {dtc.input = "x"}, %w: tensor<2xf32> {dtc.param = "w"})
     -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
   %y = dtc.mul %x, %w : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
-  // expected-error @+1 {{cannot partition 'dtc.softmax' over the batch: it needs dimension 0 of operand #0 whole}}
+  // expected-warning @+1 {{data-parallel: 'dtc.softmax' runs replicated on gathered operands: it needs dimension 0 of operand #0 whole}}
   %s = dtc.softmax %y dim = 0 : tensor<4x2xf32>
   %l = dtc.reduce_sum %s dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
   return %l : tensor<f32>

@@ -101,7 +101,7 @@ func.func @attention(%x: tensor<2x4x8xf32> {dtc.input = "x"},
 // row-parallel projection takes this rank's part of its output (dtc.shard).
 // CHECK-LABEL: func.func @softmax_features(
 // CHECK: %[[H:.*]] = dtc.matmul
-// CHECK: dtc.all_gather %[[H]] on @mesh axes = ["tp"] dim = 1 {reason = "tensor-parallel: 'dtc.softmax' needs its operand whole"} : tensor<2x8xf32> -> tensor<2x16xf32>
+// CHECK: dtc.all_gather %[[H]] on @mesh axes = ["tp"] dim = 1 {dtc.resharding, reason = "tensor-parallel: 'dtc.softmax': it needs dimension 1 of operand #0 whole"} : tensor<2x8xf32> -> tensor<2x16xf32>
 // CHECK: %[[S:.*]] = dtc.softmax {{.*}} : tensor<2x16xf32>
 // CHECK: dtc.shard %[[S]] on @mesh axes = ["tp"] dim = 1 : tensor<2x16xf32> -> tensor<2x8xf32>
 func.func @softmax_features(%x: tensor<2x8xf32> {dtc.input = "x"},

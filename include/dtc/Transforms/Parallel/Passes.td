@@ -44,12 +44,19 @@ def DataParallel : Pass<"dtc-data-parallel", "mlir::ModuleOp"> {
     PyTorch's DistributedDataParallel, and the optimizer that follows runs
     identically on every rank. Dropout draws by each element's index in
     the whole batch (the op is given the global shape and the rank's first
-    row), so the ranks draw one device's mask. An op that cannot run on a
-    shard of the batch (a softmax over the batch) is an error naming the
-    op: the batch is never gathered.
+    row), so the ranks draw one device's mask. A value computed without
+    the inputs that spans the batch (positions from a baked mask) is cut
+    to the rank's rows. An op that cannot run on a shard of the batch (a
+    softmax over the batch) gets its input all-gathered over `dp` and runs
+    on the whole batch, with a warning (a resharding, marked
+    `dtc.resharding`); `strict-sharding` makes it an error that names the
+    op, the operand and the bytes.
   }];
   let options = [
-    Option<"size", "dp", "int64_t", /*default=*/"2", "Number of ranks">
+    Option<"size", "dp", "int64_t", /*default=*/"2", "Number of ranks">,
+    Option<"strictSharding", "strict-sharding", "bool", /*default=*/"false",
+           "Refuse, with an error naming the op, the operand and the bytes, "
+           "every activation an op's layouts would have all-gathered">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
@@ -104,7 +111,10 @@ def TensorParallel : Pass<"dtc-tensor-parallel", "mlir::ModuleOp"> {
            "::mlir::dtc::tpStrategyValues()">,
     Option<"shardingSpec", "sharding-spec", "std::string", /*default=*/"",
            "JSON file: parameter-name regex -> per-dimension mesh axes "
-           "(overrides the pairs found for the parameters it names)">
+           "(overrides the pairs found for the parameters it names)">,
+    Option<"strictSharding", "strict-sharding", "bool", /*default=*/"false",
+           "Refuse, with an error naming the op, the operand and the bytes, "
+           "every activation an op's layouts would have all-gathered">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
@@ -136,7 +146,10 @@ def SequenceParallel : Pass<"dtc-sequence-parallel", "mlir::ModuleOp"> {
            "::mlir::dtc::tpStrategyValues()">,
     Option<"shardingSpec", "sharding-spec", "std::string", /*default=*/"",
            "JSON file: parameter-name regex -> per-dimension mesh axes "
-           "(overrides the pairs found for the parameters it names)">
+           "(overrides the pairs found for the parameters it names)">,
+    Option<"strictSharding", "strict-sharding", "bool", /*default=*/"false",
+           "Refuse, with an error naming the op, the operand and the bytes, "
+           "every activation an op's layouts would have all-gathered">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
@@ -269,7 +282,10 @@ def GradientAccumulation : Pass<"dtc-gradient-accumulation", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"microbatches", "microbatches", "int64_t", /*default=*/"2",
-           "Number of microbatches">
+           "Number of microbatches">,
+    Option<"strictSharding", "strict-sharding", "bool", /*default=*/"false",
+           "Refuse, with an error naming the op, the operand and the bytes, "
+           "every activation an op's layouts would have all-gathered">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }

@@ -59,6 +59,10 @@ inline constexpr llvm::StringLiteral kZeroStageAttrName = "dtc.zero_stage";
 /// Op attribute of the concats ZeRO's padding makes (a value with zero rows
 /// appended), so that later steps find the padding without re-detecting it.
 inline constexpr llvm::StringLiteral kPaddingAttrName = "dtc.padding";
+/// Op attribute of the all-gathers a partitioner inserts where an op
+/// cannot run on its operands' layouts (a resharding): the report lists
+/// them apart, and --strict-sharding refuses them.
+inline constexpr llvm::StringLiteral kReshardingAttrName = "dtc.resharding";
 /// Op attribute of the adds dtc-gradient-accumulation makes to sum the
 /// microbatches' values (ZeRO-2/3 reduce-scatter each microbatch instead).
 inline constexpr llvm::StringLiteral kMicrobatchSumAttrName =
