@@ -86,7 +86,6 @@ void mlir::dtc::buildTrainingPipeline(OpPassManager &pm,
   options.print(text);
   // (Printed as "{...}".)
   verify.training = StringRef(verify.training).drop_front().drop_back().str();
-  verify.seed = options.verifySeed;
   pm.addPass(createVerifyPartition(verify));
 }
 

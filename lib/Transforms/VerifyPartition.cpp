@@ -83,7 +83,8 @@ struct VerifyPartitionPass
       return;
     }
     StepVerifyOptions verify;
-    verify.seed = seed;
+    verify.seed = options.verifySeed;
+    verify.noise = options.verifyNoise;
     if (options.precision != Precision::FP32) {
       // Half-precision sums in another order: the mixed-precision tests'
       // tolerances.

@@ -105,9 +105,8 @@ def VerifyPartition : Pass<"dtc-verify-partition", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"training", "training", "std::string", /*default=*/"",
-           "dtc-training's options, as text (`mesh=tp=2 lr=0.01`)">,
-    Option<"seed", "seed", "int64_t", /*default=*/"0",
-           "Seed of the parameters' perturbation and of the inputs">
+           "dtc-training's options, as text (`mesh=tp=2 lr=0.01`; "
+           "`verify-seed` and `verify-noise` choose the starting values)">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }

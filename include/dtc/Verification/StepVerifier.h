@@ -28,6 +28,9 @@ namespace mlir::dtc {
 struct StepVerifyOptions {
   /// Seeds the parameters' perturbation and the inputs.
   uint64_t seed = 0;
+  /// The parameters start at their values plus this fraction of their RMS
+  /// (at least 0.02) of noise, so that ones and zeros hide nothing.
+  double noise = 0.1;
   /// The training tests' tolerances: the loss (relative), each gradient
   /// and each parameter's update (relative L2).
   double lossRtol = 1e-5, gradRl2 = 1e-4, updateRl2 = 1e-3;

@@ -118,7 +118,8 @@ LogicalResult AxisPartitioner::run() {
     BlockArgument arg = body.getArgument(seed.index);
     if (failed(split(arg, seed.dim, func, seed.blocks)))
       return failure();
-    pinned.insert(arg);
+    if (seed.pinned)
+      pinned.insert(arg);
   }
   for (BlockArgument arg : body.getArguments()) {
     if (!batch)
@@ -203,17 +204,17 @@ LogicalResult AxisPartitioner::partitionResults() {
                        : update != updated.end()
                            ? "new " + dtc::getArgumentName(func, update->second)
                            : "result " + std::to_string(i);
-    if (layout.isSplit() && batch)
-      return ret.emitError("result ")
-             << i
-             << " is split over the batch; dtc-data-parallel needs "
-                "replicated results";
     std::optional<SplitArgument> wanted = wantedResultSplit(i);
     if (layout.isSplit() && (!wanted || wanted->dim != layout.dim ||
                              wanted->blocks != layout.blocks)) {
-      gatherOperand(operand, purpose + ": " + what +
-                                 " is computed split over '" + axis +
-                                 "' but kept whole");
+      // Over the batch a resharding (the gradient of a weight the batch
+      // indexes); over tp the layout the result was chosen to have.
+      std::string why = what + " is computed split over '" + axis +
+                        "' but kept whole";
+      if (!batch)
+        gatherOperand(operand, purpose + ": " + why);
+      else if (failed(reshard(operand, why)))
+        return failure();
       layout = AxisLayout();
     }
     if (layout.isPartial()) {

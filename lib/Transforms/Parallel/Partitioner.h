@@ -36,11 +36,14 @@ LogicalResult partitionBatch(func::FuncOp func, int64_t shards,
                              bool strict = false);
 
 /// An argument that starts out split along `dim` over the axis: chunk r of
-/// each of `blocks` equal blocks of the dimension.
+/// each of `blocks` equal blocks of the dimension. A pinned one is never
+/// gathered (an op that needs it whole is an error); an unpinned one is a
+/// starting layout that ops may reshard.
 struct SplitArgument {
   unsigned index;
   int64_t dim;
   int64_t blocks = 1;
+  bool pinned = true;
 };
 
 /// A collective that partitioning inserts (or widens), as the analysis

@@ -289,7 +289,9 @@ namespace {
 
 /// The layouts a --sharding-spec file gives the parameters it names: a JSON
 /// object from a regex (matched against whole parameter names) to per-
-/// dimension axis lists, or to {"dims": ..., "blocks": ...}. A parameter it
+/// dimension axis lists, or to {"dims": ..., "blocks": ..., "pinned": ...}
+/// (pinned by default: never gathered; unpinned, a starting layout that an
+/// op may reshard, as the sharding conformance suite uses). A parameter it
 /// names with no "tp" anywhere is replicated; one that several rules match
 /// is an error (JSON objects are unordered). Replaces `seeds`' entries for
 /// the parameters it names.
@@ -330,9 +332,11 @@ LogicalResult applyShardingSpec(func::FuncOp func, StringRef path, int64_t tp,
       const llvm::json::Value &layout = rule->second;
       const llvm::json::Value *dims = &layout;
       const llvm::json::Array *blocks = nullptr;
+      bool pinned = true;
       if (const llvm::json::Object *object = layout.getAsObject()) {
         dims = object->get("dims");
         blocks = object->getArray("blocks");
+        pinned = object->getBoolean("pinned").value_or(true);
       }
       const llvm::json::Array *perDim = dims ? dims->getAsArray() : nullptr;
       auto type = cast<RankedTensorType>(func.getArgument(i).getType());
@@ -360,7 +364,7 @@ LogicalResult applyShardingSpec(func::FuncOp func, StringRef path, int64_t tp,
                         ") does not split into " + std::to_string(tp) +
                         " ranks" +
                         (n > 1 ? " in " + std::to_string(n) + " blocks" : ""));
-          seeds.push_back({i, static_cast<int64_t>(d), n});
+          seeds.push_back({i, static_cast<int64_t>(d), n, pinned});
         }
       }
     }

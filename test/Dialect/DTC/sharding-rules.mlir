@@ -9,7 +9,7 @@
 
 dtc.mesh @mesh ["tp" = 2]
 
-func.func @rules(%x: tensor<4x8xf32>, %v: tensor<8xf32>, %w: tensor<6x8xf32>,
+func.func @rules(%nothing: tensor<0x3x4xf32>, %x: tensor<4x8xf32>, %v: tensor<8xf32>, %w: tensor<6x8xf32>,
                  %q: tensor<2x4x24xf32>, %r: tensor<24x5xf32>,
                  %ids: tensor<4x3xi64>, %m: tensor<4x8xi1>, %step: tensor<i64>,
                  %idx: tensor<4x2xi64>, %dy: tensor<4x2xf32>,
@@ -118,6 +118,10 @@ func.func @rules(%x: tensor<4x8xf32>, %v: tensor<8xf32>, %w: tensor<6x8xf32>,
   %re = dtc.reshape %x : tensor<4x8xf32> to tensor<8x4xf32>
   // CHECK-NEXT: dtc.reshape: ([ij, l]) -> ([ik, m]) {i=2, j=3, k=2, l=4, m=6} need_replication={j, k, l, m} linear={0}
   %odd = dtc.reshape %s : tensor<6x4xf32> to tensor<4x6xf32>
+  // No elements: no factor shared (the sharding conformance suite found a
+  // division by zero here, ONNX's test_reshape_allowzero_reordered).
+  // CHECK-NEXT: dtc.reshape: ([i, j, k]) -> ([l, m, n]) {i=0, j=3, k=4, l=3, m=4, n=0} need_replication={i, j, k, l, m, n} linear={0}
+  %empty = dtc.reshape %nothing : tensor<0x3x4xf32> to tensor<3x4x0xf32>
   // CHECK-NEXT: dtc.transpose: ([i, k, j]) -> ([i, j, k]) {i=2, j=24, k=4} linear={0}
   %tr = dtc.transpose %q permutation = [0, 2, 1]
       : tensor<2x4x24xf32> -> tensor<2x24x4xf32>
@@ -166,3 +170,4 @@ func.func @rules(%x: tensor<4x8xf32>, %v: tensor<8xf32>, %w: tensor<6x8xf32>,
       : tensor<4x8xf32> -> tensor<2x16xf32>
   return
 }
+

@@ -99,6 +99,15 @@ OpShardingRule OpShardingRule::reshape(RankedTensorType input,
       left = shape[k++];
     return left != 1;
   };
+  // No elements: no factor to share (and no cut to make of a 0).
+  if (input.getNumElements() == 0) {
+    for (auto [k, size] : llvm::enumerate(in))
+      rule.addShared(size, FactorKind::NeedReplication, {{0, int64_t(k)}}, {});
+    for (auto [k, size] : llvm::enumerate(out))
+      rule.addShared(size, FactorKind::NeedReplication, {}, {{0, int64_t(k)}});
+    rule.setJointlyLinearInAll();
+    return rule;
+  }
   // Both shapes are cut, major first, into factors that divide what is
   // left of the current dimension on each side: with equal elements left
   // on both sides, a common major factor has the same stride in both.
