@@ -130,7 +130,7 @@ static int64_t indexBound(Value input, const StepSignature &signature) {
 /// random (integer
 /// ids below the rows of what they index; elsewhere, as labels, below the
 /// smallest such table), every parameter its value perturbed by
-/// `options.noise` of its RMS, fp16's loss scale 1.
+/// `options.noise` of its RMS (random, without one), fp16's loss scale 1.
 static LogicalResult
 startingValues(func::FuncOp func, const StepSignature &signature,
                const StepVerifyOptions &options,
@@ -174,13 +174,13 @@ startingValues(func::FuncOp func, const StepSignature &signature,
       double sumSquares = 0;
       for (double x : value.floats())
         sumSquares += x * x;
-      double scale =
-          arg.role == ArgumentRole::Input && !given
-              ? 1.0
-              : options.noise *
-                    std::max(std::sqrt(sumSquares /
-                                       std::max<int64_t>(1, value.numElements())),
-                             0.02);
+      // Without a value: N(0, 1) for an input, N(0, 1/4) for a parameter
+      // (tiny parameters make softmaxes uniform, whose gradients cancel
+      // to rounding noise, and no comparison means anything).
+      double rms = std::sqrt(sumSquares /
+                             std::max<int64_t>(1, value.numElements()));
+      double scale = !given ? (arg.role == ArgumentRole::Input ? 1.0 : 0.5)
+                            : options.noise * std::max(rms, 0.02);
       for (double &x : value.floats())
         x += scale * normal(rng);
     }
@@ -354,7 +354,7 @@ std::vector<std::string> Verifier::compare(const Run &one, const Run &mesh,
   double meshLoss = mesh.results[meshSig.loss].at(0);
   worstLoss = std::abs(meshLoss - loss) / std::max(std::abs(loss), 1e-30);
   if (!(worstLoss <= options.lossRtol))
-    mismatches.push_back(llvm::formatv("loss {0} vs {1} on one device "
+    mismatches.push_back(llvm::formatv("loss {0:e7} vs {1:e7} on one device "
                                        "(relative error {2:e2})",
                                        meshLoss, loss, worstLoss)
                              .str());

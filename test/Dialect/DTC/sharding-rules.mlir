@@ -1,6 +1,7 @@
 // RUN: dtc-opt %s --dtc-test-print-sharding-rules -o /dev/null | FileCheck %s
 //
-// Every op's sharding rule, in Shardy's notation: each operand's and
+// Every op's sharding rule (every op of the dialect but dtc.mesh), in
+// Shardy's notation: each operand's and
 // result's dimensions as factors (a dimension of several factors prints
 // them joined, major first; one of size 1 as `1`), the factor sizes, which
 // factors are reductions or need the whole dimension, and in which
@@ -29,6 +30,32 @@ func.func @rules(%nothing: tensor<0x3x4xf32>, %x: tensor<4x8xf32>, %v: tensor<8x
   %nm = dtc.not %m : tensor<4x8xi1>
   // CHECK-NEXT: dtc.gelu: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
   %g = dtc.gelu %x approximate = none : tensor<4x8xf32>
+  // CHECK-NEXT: dtc.abs: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %u_abs = dtc.abs %x : tensor<4x8xf32>
+  // CHECK-NEXT: dtc.relu: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %u_relu = dtc.relu %x : tensor<4x8xf32>
+  // CHECK-NEXT: dtc.log: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %u_log = dtc.log %x : tensor<4x8xf32>
+  // CHECK-NEXT: dtc.sqrt: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %u_sqrt = dtc.sqrt %x : tensor<4x8xf32>
+  // CHECK-NEXT: dtc.rsqrt: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %u_rsqrt = dtc.rsqrt %x : tensor<4x8xf32>
+  // CHECK-NEXT: dtc.reciprocal: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %u_reciprocal = dtc.reciprocal %x : tensor<4x8xf32>
+  // CHECK-NEXT: dtc.tanh: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %u_tanh = dtc.tanh %x : tensor<4x8xf32>
+  // CHECK-NEXT: dtc.erf: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %u_erf = dtc.erf %x : tensor<4x8xf32>
+  // CHECK-NEXT: dtc.sin: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %u_sin = dtc.sin %x : tensor<4x8xf32>
+  // CHECK-NEXT: dtc.cos: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %u_cos = dtc.cos %x : tensor<4x8xf32>
+  // CHECK-NEXT: dtc.sigmoid: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %u_sigmoid = dtc.sigmoid %x : tensor<4x8xf32>
+  // CHECK-NEXT: dtc.silu: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %u_silu = dtc.silu %x : tensor<4x8xf32>
+  // CHECK-NEXT: dtc.softplus: ([i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %u_softplus = dtc.softplus %x : tensor<4x8xf32>
   // CHECK-NEXT: dtc.dropout: ([i, j], []) -> ([i, j]) {i=4, j=8}{{$}}
   %d = dtc.dropout %x, %step ratio = 1.0e-01 seed = 0 stream = 0
       : (tensor<4x8xf32>, tensor<i64>) -> tensor<4x8xf32>
@@ -46,6 +73,12 @@ func.func @rules(%nothing: tensor<0x3x4xf32>, %x: tensor<4x8xf32>, %v: tensor<8x
   %mx = dtc.max %x, %c : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   // CHECK-NEXT: dtc.and: ([i, j], [i, j]) -> ([i, j]) {i=4, j=8}{{$}}
   %an = dtc.and %m, %m : (tensor<4x8xi1>, tensor<4x8xi1>) -> tensor<4x8xi1>
+  // CHECK-NEXT: dtc.min: ([i, j], [i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %mn = dtc.min %x, %c : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  // CHECK-NEXT: dtc.or: ([i, j], [i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %or = dtc.or %m, %m : (tensor<4x8xi1>, tensor<4x8xi1>) -> tensor<4x8xi1>
+  // CHECK-NEXT: dtc.xor: ([i, j], [i, j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %xo = dtc.xor %m, %m : (tensor<4x8xi1>, tensor<4x8xi1>) -> tensor<4x8xi1>
   // CHECK-NEXT: dtc.compare: ([i, j], [j]) -> ([i, j]) {i=4, j=8}{{$}}
   %cm = dtc.compare lt, %x, %v : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
   // CHECK-NEXT: dtc.select: ([i, j], [i, j], [j]) -> ([i, j]) {i=4, j=8}{{$}}
