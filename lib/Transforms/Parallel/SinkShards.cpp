@@ -14,7 +14,8 @@
 // the vocabulary, a reader of the whole that would keep it: that sum is the
 // selected value itself where the label is in range, and is rewritten so.
 // A cut that reaches an all-reduce whose readers all keep the same part
-// makes it a reduce-scatter.
+// makes it a reduce-scatter; cuts along one dimension of an all-gather
+// along another make it an all-to-all.
 //
 //===----------------------------------------------------------------------===//
 
@@ -216,10 +217,59 @@ struct ScatterInsteadOfSum : OpRewritePattern<AllReduceOp> {
   }
 };
 
+/// A gather along one dimension every reader of which keeps its part
+/// along another (a split moved from one dimension to another: the
+/// partitioner gathered for an op that needed the value whole along the
+/// first, and a later reader cuts it along the second) is an all-to-all:
+/// each rank sends every other rank that one's part of its own chunk, a
+/// 1/n of the bytes the gather moved. (Cuts along the gathered dimension
+/// read what the rank had.)
+struct AllToAllInsteadOfGather : OpRewritePattern<AllGatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AllGatherOp gather,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<ShardOp> cuts;
+    for (Operation *user : gather->getUsers()) {
+      auto cut = dyn_cast<ShardOp>(user);
+      if (!cut || cut.getMeshAttr() != gather.getMeshAttr() ||
+          cut.getAxes() != gather.getAxes() || cut.getBlocks() != 1 ||
+          (!cuts.empty() && cut.getDim() != cuts.front().getDim()))
+        return failure();
+      cuts.push_back(cut);
+    }
+    if (cuts.empty())
+      return failure();
+    ShardOp first = cuts.front();
+    // Cut along the gathered dimension: each rank's own part, as it was.
+    if (first.getDim() == gather.getDim()) {
+      for (ShardOp cut : cuts)
+        rewriter.replaceOp(cut, gather.getInput());
+      rewriter.eraseOp(gather);
+      return success();
+    }
+    std::string reason =
+        (gather.getReason() ? gather.getReason()->str() + "; " : "") +
+        "every reader keeps its part along dimension " +
+        std::to_string(first.getDim()) + ": an all-to-all";
+    auto exchange = AllToAllOp::create(
+        rewriter, gather.getLoc(), first.getType(), gather.getInput(),
+        gather.getMeshAttr(), gather.getAxes(), first.getDimAttr(),
+        gather.getDimAttr(), rewriter.getStringAttr(reason));
+    if (gather->hasAttr(kReshardingAttrName))
+      exchange->setAttr(kReshardingAttrName, rewriter.getUnitAttr());
+    for (ShardOp cut : cuts)
+      rewriter.replaceOp(cut, exchange.getResult());
+    rewriter.eraseOp(gather);
+    return success();
+  }
+};
+
 struct SinkShardsPass : public dtc::impl::SinkShardsBase<SinkShardsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SinkShard, SumOfOneHot, ScatterInsteadOfSum>(&getContext());
+    patterns.add<SinkShard, SumOfOneHot, ScatterInsteadOfSum,
+                 AllToAllInsteadOfGather>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -86,3 +86,29 @@ func.func @kept(%x: tensor<2x4x8xf32>, %y: tensor<2x4x8xf32>) -> (tensor<2x4x4xi
   %row_part = dtc.shard %row on @mesh axes = ["tp"] dim = 0 : tensor<8xi64> -> tensor<4xi64>
   return %part, %classes, %sum_part, %whole_part, %whole, %row_part : tensor<2x4x4xi64>, tensor<2x4x8xi64>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x8xf32>, tensor<4xi64>
 }
+
+// -----
+
+// A split moved from one dimension to another (the partitioner gathered
+// the features for an op that needed them whole; a later reader keeps its
+// part of the sequence) is an all-to-all, a resharding still; a gather
+// whose readers keep their own part along the gathered dimension is no
+// communication at all. One kept whole stays a gather.
+// CHECK-LABEL: func.func @reshard(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x4x4xf32>, %[[Y:[^:]*]]: tensor<2x4x4xf32>, %[[Z:[^:]*]]: tensor<2x4x4xf32>
+// CHECK: %[[A:.*]] = dtc.all_to_all %[[X]] on @mesh axes = ["tp"] split_dim = 1 concat_dim = 2 {dtc.resharding, reason = "tensor-parallel: 'dtc.sub': needs it whole; every reader keeps its part along dimension 1: an all-to-all"} : tensor<2x4x4xf32> -> tensor<2x2x8xf32>
+// CHECK-NOT: dtc.shard
+// CHECK: %[[G:.*]] = dtc.all_gather %[[Z]]
+// CHECK: dtc.shard %[[G]]
+// CHECK: return %[[A]], %[[A]], %[[Y]], %[[G]], %{{.*}}
+dtc.mesh @mesh ["tp" = 2]
+func.func @reshard(%x: tensor<2x4x4xf32>, %y: tensor<2x4x4xf32>, %z: tensor<2x4x4xf32>) -> (tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<2x4x4xf32>, tensor<2x4x8xf32>, tensor<2x2x8xf32>) {
+  %gx = dtc.all_gather %x on @mesh axes = ["tp"] dim = 2 {dtc.resharding, reason = "tensor-parallel: 'dtc.sub': needs it whole"} : tensor<2x4x4xf32> -> tensor<2x4x8xf32>
+  %a = dtc.shard %gx on @mesh axes = ["tp"] dim = 1 : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+  %b = dtc.shard %gx on @mesh axes = ["tp"] dim = 1 : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+  %gy = dtc.all_gather %y on @mesh axes = ["tp"] dim = 2 : tensor<2x4x4xf32> -> tensor<2x4x8xf32>
+  %c = dtc.shard %gy on @mesh axes = ["tp"] dim = 2 : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  %gz = dtc.all_gather %z on @mesh axes = ["tp"] dim = 2 : tensor<2x4x4xf32> -> tensor<2x4x8xf32>
+  %d = dtc.shard %gz on @mesh axes = ["tp"] dim = 1 : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+  return %a, %b, %c, %gz, %d : tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<2x4x4xf32>, tensor<2x4x8xf32>, tensor<2x2x8xf32>
+}

@@ -243,7 +243,11 @@ def SinkShards : Pass<"dtc-sink-shards", "mlir::func::FuncOp"> {
     reads no whole one-hot. The vocabulary-parallel cross-entropy so keeps
     its [batch, sequence, vocabulary] one-hot masks vocabulary/tp wide. An
     all-reduce every reader of which keeps the same part becomes a
-    reduce-scatter (a ZeRO gradient that fp16 unscales before the cut).
+    reduce-scatter (a ZeRO gradient that fp16 unscales before the cut); an
+    all-gather every reader of which keeps its part along another
+    dimension becomes an all-to-all (a split moved between dimensions: 1/n
+    of the gather's bytes), and one whose readers keep their own part
+    along the gathered dimension is removed.
 
     ```mlir
     // before: %i = dtc.iota dim = 2 : tensor<2x8x64xi64>
