@@ -37,9 +37,10 @@ build/bin/dtc-run "$out/train" --batch "$example/task" --steps 300 --log-every 2
   --dump "$out/train-dump"
 echo "   losses, last gradients and final parameters in $out/train-dump"
 
-echo "== Compiling it for a mesh of 4 ranks: dp=2 x tp=2, sequence-parallel"
+echo "== Compiling it for a mesh of 4 ranks: dp=2 x tp=2, sequence-parallel,"
+echo "   checked against one device on simulated ranks first (--verify)"
 build/bin/dtc-compile "$example/model.onnx" -o "$out/train-mesh" "${train_options[@]}" \
-  --mesh dp=2,tp=2 --sequence-parallel
+  --mesh dp=2,tp=2 --sequence-parallel --verify
 echo "== Training for 300 steps on 4 MPI ranks"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 mpirun --oversubscribe -np 4 build/bin/dtc-run "$out/train-mesh" \
