@@ -19,6 +19,11 @@ is a model input, whose gradient a step does not compute. Ops without a
 VJP are checked forward only (their operands frozen). The split is a starting
 layout the partitioner may reshard (an unpinned --sharding-spec entry).
 
+With --mpirun, every case that passes also runs for real: the per-rank
+program for one step on the ranks of `mpirun` (the MPI engine) and the
+single-device step under dtc-run, their losses (1e-5) and gradients (1e-4,
+relative L2) compared.
+
 Each case ends as one of:
   local       the op ran on the parts (its sharding rule kept the split)
   resharded   passed, with an all-gather the partitioner inserted
@@ -39,6 +44,7 @@ import itertools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,6 +53,7 @@ import numpy as np
 import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+MPIRUN = os.path.join(HERE, "..", "Utils", "mpirun.sh")
 spec = importlib.util.spec_from_file_location("node_tests",
                                               os.path.join(HERE, "run_onnx_node_tests.py"))
 node_tests = importlib.util.module_from_spec(spec)
@@ -178,8 +185,9 @@ def splits(params, others):
     return cases
 
 
-def run_case(tools, workdir, module, params, mesh, case, timeout):
-    """('local'|'resharded'|'mismatched'|'refused'|'crashed', detail)."""
+def run_case(tools, workdir, module, params, mesh, case, timeout, batch=None):
+    """('local'|'resharded'|'mismatched'|'refused'|'crashed', detail); with
+    `batch` (the model inputs' data), also under mpirun."""
     rank = {a["name"]: len(a["shape"]) for a in params}
     rules = {}
     for name, dim, axis in case:
@@ -209,10 +217,70 @@ def run_case(tools, workdir, module, params, mesh, case, timeout):
             return "refused", run.stderr.strip()[-600:]
         return "crashed", run.stderr.strip()[-300:]
     with open(out) as f:
-        return ("resharded" if "dtc.resharding" in f.read() else "local"), ""
+        status = "resharded" if "dtc.resharding" in f.read() else "local"
+    if batch is not None:
+        problem = run_on_ranks(tools, workdir, module, out, mesh, batch, timeout)
+        if problem:
+            return ("crashed" if problem.startswith("crashed") else "mismatched"), problem
+    return status, ""
 
 
-def run_test(tools, test_dir, timeout):
+def run_on_ranks(tools, workdir, module, per_rank, mesh, batch, timeout):
+    """One step of `per_rank` on the ranks of mpirun against one of the
+    single-device step under dtc-run: what differs, or ''."""
+    ranks = 1
+    for axis in mesh.split(","):
+        ranks *= int(axis.split("=")[1])
+    one = os.path.join(workdir, "one")
+    on_ranks = os.path.join(workdir, "ranks")
+    for d in (one, on_ranks):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    shutil.copy(per_rank, os.path.join(on_ranks, "train_step.mlir"))
+    built = subprocess.run([tools["dtc-opt"], module,
+                            "--dtc-training=loss=output:loss optimizer=sgd lr=0.1",
+                            "-o", os.path.join(one, "train_step.mlir")],
+                           capture_output=True, text=True, timeout=timeout)
+    if built.returncode:
+        return "crashed: single-device step: " + built.stderr.strip()[-300:]
+    batch_dir = os.path.join(workdir, "batch")
+    shutil.rmtree(batch_dir, ignore_errors=True)
+    os.makedirs(batch_dir)
+    for name, value in batch.items():
+        np.save(os.path.join(batch_dir, name + ".npy"), value)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMP_NUM_THREADS="1")
+    dumps = []
+    for directory, launch in ((one, []), (on_ranks, [MPIRUN, "-np", str(ranks)])):
+        dump = directory + "-dump"
+        shutil.rmtree(dump, ignore_errors=True)
+        try:
+            run = subprocess.run(launch + [tools["dtc-run"], directory, "--batch", batch_dir,
+                                           "--steps", "1", "--dump", dump],
+                                 capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            return "crashed: dtc-run timed out"
+        if run.returncode:
+            return f"crashed: dtc-run ({ranks if launch else 1} ranks): " + \
+                run.stderr.strip()[-300:]
+        dumps.append(dump)
+    loss = [float(np.load(os.path.join(d, "loss.npy"))[0]) for d in dumps]
+    if abs(loss[1] - loss[0]) > 1e-5 * abs(loss[0]):
+        return f"under mpirun: loss {loss[1]:.8g} vs {loss[0]:.8g} on one device"
+    # (None: an op checked forward only.)
+    grad_dir = os.path.join(dumps[0], "grad")
+    grads = sorted(os.listdir(grad_dir)) if os.path.isdir(grad_dir) else []
+    values = [[np.load(os.path.join(d, "grad", g)).astype(np.float64) for g in grads]
+              for d in dumps]
+    largest = max([np.linalg.norm(v) for v in values[0]] + [1e-30])
+    for g, expected, actual in zip(grads, *values):
+        error = np.linalg.norm(actual - expected)
+        if error > 1e-4 * max(np.linalg.norm(expected), 1e-6 * largest):
+            return f"under mpirun: gradient {g[:-4]} off by {error:.3g}"
+    return ""
+
+
+def run_test(tools, test_dir, timeout, mpirun=False):
     """The cases of one node test: (op, mode, case, status, detail), or a
     reason it has none."""
     with tempfile.TemporaryDirectory() as workdir:
@@ -267,7 +335,15 @@ def run_test(tools, test_dir, timeout):
         for mesh, case in cases:
             dp = [name for name, _, axis in case if axis == "dp"]
             write(trainable, dp[0] if dp else None)
-            status, detail = run_case(tools, workdir, module, params, mesh, case, timeout)
+            batch = None
+            if mpirun:
+                # The model inputs' data: the integer ones, and the operand
+                # data parallelism splits.
+                batch = {a["name"]: inputs[a["name"]]
+                         for a in parse_function(imported)[0]
+                         if a["elem"] not in FLOATS or a["name"] in dp}
+            status, detail = run_case(tools, workdir, module, params, mesh, case, timeout,
+                                      batch)
             results.append((op, mode, (mesh,) + case, status, detail))
         return results, ""
 
@@ -290,6 +366,8 @@ def main():
                         help="only tests whose name matches this regex")
     parser.add_argument("--json", help="write the summary here")
     parser.add_argument("--timeout", type=int, default=120)
+    parser.add_argument("--mpirun", action="store_true",
+                        help="also run every passing case on the ranks of mpirun")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
@@ -302,7 +380,8 @@ def main():
 
     def job(test):
         try:
-            return test, *run_test(tools, os.path.join(args.node_dir, test), args.timeout)
+            return test, *run_test(tools, os.path.join(args.node_dir, test), args.timeout,
+                                   args.mpirun)
         except subprocess.TimeoutExpired:
             return test, [("?", "?", ("?",), "crashed", "timed out")], ""
 

@@ -37,6 +37,16 @@ std::pair<Value, Value> localRows(AxisPartitioner &p, Value ids, int64_t rows,
   OpBuilder &b = p.builder();
   OpEmitter e(b, loc);
   Type idType = cast<RankedTensorType>(ids.getType()).getElementType();
+  // A negative id counts from the end of the whole table (as ONNX's Gather
+  // and the reference kernel read it): made positive before the cut, or
+  // no rank would hold its row (the sharding conformance suite's
+  // test_gather_negative_indices under mpirun found this).
+  Value whole = p.scalar(loc, idType, rows * p.getRanks());
+  ids = SelectOp::create(
+      b, loc,
+      CompareOp::create(b, loc, ComparisonPredicate::LT, ids,
+                        p.scalar(loc, idType, 0)),
+      e.add(ids, whole), ids);
   Value local = e.sub(ids, p.chunkStart(rows, idType, loc));
   Value inside =
       AndOp::create(b, loc,
