@@ -93,11 +93,17 @@ static std::string describe(Operation *op) {
 // Starting values
 //===----------------------------------------------------------------------===//
 
-/// The rows of the tables that an integer input indexes (through views of
-/// it; a padded parameter's real rows), so that random ids are valid; 0
-/// when it indexes none.
-static int64_t indexBound(Value input, const StepSignature &signature) {
+/// How an integer input is used: the rows of the tables it indexes
+/// (through views of it; a padded parameter's real rows; 0 when it indexes
+/// none), and whether it does nothing else (then ids may be negative,
+/// counting from the end, as ONNX's Gather allows).
+struct IndexUse {
   int64_t bound = 0;
+  bool onlyIndexes = true;
+};
+
+static IndexUse indexUse(Value input, const StepSignature &signature) {
+  IndexUse found;
   SmallVector<Value> work{input};
   llvm::DenseSet<Value> seen;
   while (!work.empty()) {
@@ -116,19 +122,26 @@ static int64_t indexBound(Value input, const StepSignature &signature) {
           if (std::optional<int64_t> real =
                   signature.arguments[arg.getArgNumber()].unpaddedRows)
             rows = *real;
-        bound = bound ? std::min(bound, rows) : rows;
+        found.bound = found.bound ? std::min(found.bound, rows) : rows;
+      } else if (auto scatter = dyn_cast<ScatterAddOp>(user);
+                 scatter && &use == &scatter.getIndicesMutable()) {
+        // (The lookup's gradient, reading the same ids.)
       } else if (isa<ReshapeOp, SliceOp, BroadcastOp, TransposeOp, CastOp,
                      ConcatOp>(user)) {
         work.push_back(user->getResult(0));
+      } else {
+        found.onlyIndexes = false;
       }
     }
   }
-  return bound;
+  if (!found.bound)
+    found.onlyIndexes = false;
+  return found;
 }
 
 /// Seeded starting values by argument name: every input without a value
-/// random (integer
-/// ids below the rows of what they index; elsewhere, as labels, below the
+/// random (integer ids within the rows of what they index, counting from
+/// the end too where that is all they do; elsewhere, as labels, below the
 /// smallest such table), every parameter its value perturbed by
 /// `options.noise` of its RMS (random, without one), fp16's loss scale 1.
 static LogicalResult
@@ -140,7 +153,7 @@ startingValues(func::FuncOp func, const StepSignature &signature,
   int64_t smallestTable = 0;
   for (auto [i, arg] : llvm::enumerate(signature.arguments))
     if (arg.role == ArgumentRole::Input && !isFloatDType(arg.dtype))
-      if (int64_t bound = indexBound(func.getArgument(i), signature))
+      if (int64_t bound = indexUse(func.getArgument(i), signature).bound)
         smallestTable = smallestTable ? std::min(smallestTable, bound) : bound;
   for (auto [i, arg] : llvm::enumerate(signature.arguments)) {
     Tensor value(arg.dtype, arg.shape);
@@ -165,9 +178,10 @@ startingValues(func::FuncOp func, const StepSignature &signature,
     // writes, starts from it like a parameter.)
     bool given = func.getArgAttr(i, kValueAttrName) != nullptr;
     if (arg.role == ArgumentRole::Input && !value.isFloat() && !given) {
-      int64_t bound = indexBound(func.getArgument(i), signature);
-      bound = bound ? bound : smallestTable ? smallestTable : 2;
-      std::uniform_int_distribution<int64_t> ids(0, bound - 1);
+      IndexUse use = indexUse(func.getArgument(i), signature);
+      int64_t bound = use.bound ? use.bound : smallestTable ? smallestTable : 2;
+      std::uniform_int_distribution<int64_t> ids(use.onlyIndexes ? -bound : 0,
+                                                 bound - 1);
       for (int64_t &id : value.ints())
         id = ids(rng);
     } else if (arg.role != ArgumentRole::State && value.isFloat()) {
@@ -392,14 +406,20 @@ std::vector<std::string> Verifier::compare(const Run &one, const Run &mesh,
     if (zero)
       continue;
     // Its update: the result that is the parameter's next value.
+    // (Of its f32 master copy where it has one: a bf16 parameter's own
+    // update is rounded to steps of its magnitude / 128.)
     auto update = [&](const StepSignature &sig, const Run &run)
         -> const Tensor * {
-      for (auto [i, res] : llvm::enumerate(sig.results))
-        if (res.role == ResultRole::Update && res.updatedArgument &&
-            sig.arguments[*res.updatedArgument].role ==
-                ArgumentRole::Parameter &&
-            sig.arguments[*res.updatedArgument].name == r.name)
+      std::optional<size_t> master =
+          sig.stateArgument(StepStateKind::Master, r.name);
+      for (auto [i, res] : llvm::enumerate(sig.results)) {
+        if (res.role != ResultRole::Update || !res.updatedArgument)
+          continue;
+        const StepArgument &arg = sig.arguments[*res.updatedArgument];
+        if (master ? *res.updatedArgument == *master
+                   : arg.role == ArgumentRole::Parameter && arg.name == r.name)
           return &run.results[i];
+      }
       return nullptr;
     };
     const Tensor *after = update(oneSig, one), *meshAfter = update(meshSig, mesh);
