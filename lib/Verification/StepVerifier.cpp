@@ -22,10 +22,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
-#include <set>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -225,26 +225,39 @@ namespace {
 /// updates), and the values of the recorded ops (per rank).
 struct Run {
   std::vector<Tensor> results;
-  /// tag -> the op's first result, per world rank.
-  std::map<int64_t, std::vector<Tensor>> values;
+  /// A recorded op -> its first result, per world rank.
+  llvm::DenseMap<Operation *, std::vector<Tensor>> values;
   bool ok = false;
 };
 
-/// The tags that name exactly one op of `func` (accumulation's copies of
-/// one op share a tag), with that op.
-llvm::DenseMap<int64_t, Operation *> uniquelyTagged(func::FuncOp func) {
-  llvm::DenseMap<int64_t, Operation *> ops;
-  llvm::DenseSet<int64_t> repeated;
-  func.walk([&](Operation *op) {
-    int64_t tag = tagOf(op);
-    if (tag < 0 || op->getNumResults() == 0)
-      return;
-    if (!ops.try_emplace(tag, op).second)
-      repeated.insert(tag);
-  });
-  for (int64_t tag : repeated)
-    ops.erase(tag);
-  return ops;
+/// The ops of `ranks` that stand for one op of `single`, paired: the op
+/// of `single` a tag names, if it names one (accumulation's copies of an
+/// op share a tag), and the one op of `ranks` of the same name with that
+/// tag (the partitioners give the ops they insert around an op its
+/// location, and so its tag).
+llvm::DenseMap<Operation *, Operation *> pairOps(func::FuncOp single,
+                                                 func::FuncOp ranks) {
+  auto byTag = [](func::FuncOp func) {
+    llvm::DenseMap<int64_t, SmallVector<Operation *, 1>> ops;
+    func.walk([&](Operation *op) {
+      if (int64_t tag = tagOf(op); tag >= 0 && op->getNumResults() > 0)
+        ops[tag].push_back(op);
+    });
+    return ops;
+  };
+  auto inSingle = byTag(single), inRanks = byTag(ranks);
+  llvm::DenseMap<Operation *, Operation *> pairs;
+  for (auto &[tag, ops] : inSingle) {
+    if (ops.size() != 1)
+      continue;
+    SmallVector<Operation *> same;
+    for (Operation *op : inRanks.lookup(tag))
+      if (op->getName() == ops.front()->getName())
+        same.push_back(op);
+    if (same.size() == 1)
+      pairs[same.front()] = ops.front();
+  }
+  return pairs;
 }
 
 class Verifier {
@@ -257,7 +270,7 @@ public:
 
 private:
   Run execute(func::FuncOp func, const StepSignature &sig,
-              const std::set<int64_t> *record);
+              const llvm::DenseSet<Operation *> *record);
   /// The mismatches of the step's results; none: they agree.
   std::vector<std::string> compare(const Run &one, const Run &mesh,
                                    double &worstLoss, double &worstGrad,
@@ -276,7 +289,7 @@ private:
 /// Runs `func` (of `sig`) from the starting values: on one device, or on
 /// its mesh with every rank a thread.
 Run Verifier::execute(func::FuncOp func, const StepSignature &sig,
-                      const std::set<int64_t> *record) {
+                      const llvm::DenseSet<Operation *> *record) {
   Run run;
   int64_t n = sig.mesh.numDevices();
   std::mutex mutex;
@@ -302,11 +315,10 @@ Run Verifier::execute(func::FuncOp func, const StepSignature &sig,
     OpObserver observe;
     if (record)
       observe = [&](Operation *op, ArrayRef<Tensor> results) {
-        int64_t tag = tagOf(op);
-        if (!record->count(tag))
+        if (!record->contains(op))
           return;
         std::lock_guard<std::mutex> lock(mutex);
-        std::vector<Tensor> &parts = run.values[tag];
+        std::vector<Tensor> &parts = run.values[op];
         parts.resize(n);
         parts[rank] = results.front();
       };
@@ -658,23 +670,35 @@ static std::vector<std::string> feedingCollectives(Operation *op) {
 }
 
 void Verifier::findFirstWrongOp() {
-  llvm::DenseMap<int64_t, Operation *> inRanks = uniquelyTagged(ranks),
-                                       inSingle = uniquelyTagged(single);
-  std::set<int64_t> record;
-  for (auto [tag, op] : inRanks)
-    if (auto it = inSingle.find(tag);
-        it != inSingle.end() && it->second->getName() == op->getName())
-      record.insert(tag);
-  Run one = execute(single, oneSig, &record),
-      mesh = execute(ranks, meshSig, &record);
+  llvm::DenseMap<Operation *, Operation *> pairs = pairOps(single, ranks);
+  llvm::DenseSet<Operation *> inSingle, inRanks;
+  for (auto [rankOp, singleOp] : pairs) {
+    inRanks.insert(rankOp);
+    inSingle.insert(singleOp);
+  }
+  Run one = execute(single, oneSig, &inSingle),
+      mesh = execute(ranks, meshSig, &inRanks);
   if (!one.ok || !mesh.ok)
     return;
+  // An op is compared when what it reads is comparable too: arguments,
+  // constants, paired ops, and the collectives and cuts that change only
+  // layouts (through views). One whose operands a pattern made into
+  // something else (a vocabulary-parallel lookup reads local, masked ids)
+  // computes another thing by design; its readers are compared instead.
+  std::function<bool(Value)> comparable = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    if (!def || pairs.count(def) ||
+        isa<ConstantOp, ShardOp, CollectiveOpInterface>(def))
+      return true;
+    return isa<ReshapeOp, TransposeOp>(def) && comparable(def->getOperand(0));
+  };
   for (Operation &op : ranks.getBody().front()) {
-    int64_t tag = tagOf(&op);
-    auto wholeIt = one.values.find(tag);
-    auto partsIt = mesh.values.find(tag);
-    if (!record.count(tag) || wholeIt == one.values.end() ||
-        partsIt == mesh.values.end())
+    auto pair = pairs.find(&op);
+    if (pair == pairs.end() || !llvm::all_of(op.getOperands(), comparable))
+      continue;
+    auto wholeIt = one.values.find(pair->second);
+    auto partsIt = mesh.values.find(&op);
+    if (wholeIt == one.values.end() || partsIt == mesh.values.end())
       continue;
     const Tensor &whole = wholeIt->second.front();
     const std::vector<Tensor> &parts = partsIt->second;
@@ -697,7 +721,7 @@ void Verifier::findFirstWrongOp() {
                      "with the single-device step: ")
         << describe(&op) << ", result " << type(op.getResult(0).getType())
         << " per rank, "
-        << type(inSingle[tag]->getResult(0).getType()) << " on one device; ";
+        << type(pair->second->getResult(0).getType()) << " on one device; ";
     if (std::isinf(match.error))
       diag << "no layout of the whole gives the parts' shape";
     else

@@ -1,15 +1,17 @@
 //===- TestDialect.cpp - the dtc_test dialect -----------------------------===//
 //
-// What dtc_test.hypot and dtc_test.mirror need beyond their definitions:
-// hypot's result type, their vector-Jacobian products and reference
-// kernels. Their sharding rules and costs come from the
-// BroadcastingElementwise trait (mirror's wrongly, on purpose).
+// What the test ops need beyond their definitions: hypot's result type,
+// the vector-Jacobian products and reference kernels, and the sharding
+// rules of take (dtc.slice's) and place (wrong, on purpose). hypot's and
+// mirror's rules and costs come from the BroadcastingElementwise trait
+// (mirror's wrongly, on purpose).
 //
 //===----------------------------------------------------------------------===//
 
 #include "TestDialect.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
+#include "dtc/Dialect/DTC/IR/ShardingRule.h"
 #include "dtc/Interpreter/Interpreter.h"
 #include "dtc/Interpreter/TensorAttr.h"
 #include "mlir/IR/OpImplementation.h"
@@ -66,7 +68,102 @@ LogicalResult MirrorOp::buildVJP(OpBuilder &builder, ValueRange resultGrads,
   return success();
 }
 
+/// A dimension taken whole is parallel; one cut is whole.
+OpShardingRule TakeOp::getShardingRule(ArrayRef<RankedTensorType> operands,
+                                       ArrayRef<RankedTensorType> results) {
+  OpShardingRule rule(operands, results);
+  for (int64_t d = 0; d < operands[0].getRank(); ++d) {
+    if (operands[0].getDimSize(d) == results[0].getDimSize(d)) {
+      rule.addShared(operands[0].getDimSize(d), FactorKind::Parallel, {{0, d}},
+                     {{0, d}});
+      continue;
+    }
+    rule.addShared(operands[0].getDimSize(d), FactorKind::NeedReplication,
+                   {{0, d}}, {});
+    rule.addShared(results[0].getDimSize(d), FactorKind::NeedReplication, {},
+                   {{0, d}});
+  }
+  return rule;
+}
+
+/// The gradient placed into zeros of the input's shape.
+LogicalResult TakeOp::buildVJP(OpBuilder &builder, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  auto type = cast<RankedTensorType>(getInput().getType());
+  Value zeros = dtc::ConstantOp::create(
+      builder, getLoc(),
+      DenseElementsAttr::get(type, builder.getZeroAttr(type.getElementType())));
+  operandGrads.push_back(PlaceOp::create(builder, getLoc(), type,
+                                         resultGrads[0], zeros, getStarts()));
+  return success();
+}
+
+/// Wrong on purpose: every dimension parallel (dtc.update_slice's rule
+/// keeps a dimension the update does not fill whole).
+OpShardingRule PlaceOp::getShardingRule(ArrayRef<RankedTensorType> operands,
+                                        ArrayRef<RankedTensorType> results) {
+  OpShardingRule rule(operands, results);
+  for (int64_t d = 0; d < operands[1].getRank(); ++d)
+    rule.addShared(operands[1].getDimSize(d), FactorKind::Parallel,
+                   {{0, d}, {1, d}}, {{0, d}});
+  return rule;
+}
+
+/// Calls `f(outer, inner)` for each element of a window of shape `shape`:
+/// its offset and the offset of the element `starts` away in a tensor of
+/// shape `big`. Fails, calling nothing, when the window does not fit.
+static LogicalResult forWindow(Operation *op, const Shape &shape,
+                               const Shape &big, ArrayRef<int64_t> starts,
+                               llvm::function_ref<void(int64_t, int64_t)> f) {
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (starts[d] < 0 || starts[d] + shape[d] > big[d])
+      return op->emitError("the window does not fit along dimension ") << d;
+  Shape index(shape.size(), 0);
+  Shape strides = stridesOf(big);
+  for (int64_t i = 0, e = numElementsOf(shape); i < e; ++i) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      offset += (index[d] + starts[d]) * strides[d];
+    f(i, offset);
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return success();
+}
+
 void mlir::dtc::test::registerTestKernels() {
+  registerReferenceKernel(
+      TypeID::get<TakeOp>(),
+      [](Operation *op, ArrayRef<const Tensor *> in,
+         SmallVectorImpl<Tensor> &out) -> LogicalResult {
+        auto type = cast<RankedTensorType>(op->getResult(0).getType());
+        Tensor result(in[0]->dtype(), Shape(type.getShape()));
+        if (failed(forWindow(op, result.shape(), in[0]->shape(),
+                             cast<TakeOp>(op).getStarts(),
+                             [&](int64_t i, int64_t from) {
+                               result.floats()[i] = in[0]->floats()[from];
+                             })))
+          return failure();
+        out.push_back(std::move(result));
+        return success();
+      });
+  registerReferenceKernel(
+      TypeID::get<PlaceOp>(),
+      [](Operation *op, ArrayRef<const Tensor *> in,
+         SmallVectorImpl<Tensor> &out) -> LogicalResult {
+        Tensor result = *in[1];
+        if (failed(forWindow(op, in[0]->shape(), result.shape(),
+                             cast<PlaceOp>(op).getStarts(),
+                             [&](int64_t i, int64_t to) {
+                               result.floats()[to] = in[0]->floats()[i];
+                             })))
+          return failure();
+        out.push_back(std::move(result));
+        return success();
+      });
   registerReferenceKernel(
       TypeID::get<MirrorOp>(),
       [](Operation *op, ArrayRef<const Tensor *> in,

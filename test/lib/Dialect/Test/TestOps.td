@@ -8,6 +8,10 @@
 // claims, by the same trait, a rule that keeps any split of it, so that a
 // partitioned step computes something else without an error (as a wrong
 // rule in lib/ would), for dtc-verify-partition's tests to catch.
+// dtc_test.take and dtc_test.place are dtc.slice and dtc.update_slice again,
+// place with the rule update_slice had before the sharding-rule engine
+// (every dimension parallel: its global offsets applied to each rank's
+// part), which trained Falcon's multi-query attention wrong on tp=2.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +65,44 @@ def Test_MirrorOp : Op<Test_Dialect, "mirror", [Pure,
   let arguments = (ins TensorOf<[F32, F64]>:$input);
   let results = (outs TensorOf<[F32, F64]>:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+
+def Test_TakeOp : Op<Test_Dialect, "take", [Pure,
+    DeclareOpInterfaceMethods<DTC_ShardingRuleOpInterface, ["getShardingRule"]>,
+    DeclareOpInterfaceMethods<DTC_DifferentiableOpInterface>]> {
+  let summary = "dtc.slice with unit strides; its VJP is dtc_test.place";
+  let description = [{
+    ```mlir
+    %q = dtc_test.take %x starts = [0, 0, 0, 0]
+        : tensor<2x4x6x4xf32> -> tensor<2x4x4x4xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32, F64]>:$input, DenseI64ArrayAttr:$starts);
+  let results = (outs TensorOf<[F32, F64]>:$result);
+  let assemblyFormat =
+      "$input `starts` `=` $starts attr-dict `:` type($input) `->` type($result)";
+}
+
+def Test_PlaceOp : Op<Test_Dialect, "place", [Pure,
+    DeclareOpInterfaceMethods<DTC_ShardingRuleOpInterface, ["getShardingRule"]>]> {
+  let summary = "dtc.update_slice with unit strides, and a wrong sharding rule";
+  let description = [{
+    `into` with `update` written at `starts`. Its rule (deliberately wrong,
+    as dtc had it before the sharding-rule engine) calls every dimension
+    parallel, so a rank holding a part of a dimension writes its part of
+    the update at the global offset.
+
+    ```mlir
+    %g = dtc_test.place %dq into %zeros starts = [0, 0, 0, 0]
+        : tensor<2x4x4x4xf32> into tensor<2x4x6x4xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[F32, F64]>:$update, TensorOf<[F32, F64]>:$into,
+                       DenseI64ArrayAttr:$starts);
+  let results = (outs TensorOf<[F32, F64]>:$result);
+  let assemblyFormat = "$update `into` $into `starts` `=` $starts attr-dict `:` "
+                       "type($update) `into` type($into) `->` type($result)";
 }
 
 #endif // DTC_TEST_OPS_TD
