@@ -80,15 +80,6 @@ static int64_t tagOf(Operation *op) {
   return tag;
 }
 
-/// "'dtc.matmul' (/h.0/attn/MatMul)": the op and its ONNX node.
-static std::string describe(Operation *op) {
-  std::string text = "'" + op->getName().getStringRef().str() + "'";
-  StringRef node = getNodeLocation(op->getLoc()).node;
-  if (!node.empty())
-    text += " (" + node.str() + ")";
-  return text;
-}
-
 //===----------------------------------------------------------------------===//
 // Starting values
 //===----------------------------------------------------------------------===//
@@ -719,7 +710,7 @@ void Verifier::findFirstWrongOp() {
     InFlightDiagnostic diag =
         op.emitError("--verify: the first op whose ranks' parts disagree "
                      "with the single-device step: ")
-        << describe(&op) << ", result " << type(op.getResult(0).getType())
+        << describeOp(&op) << ", result " << type(op.getResult(0).getType())
         << " per rank, "
         << type(pair->second->getResult(0).getType()) << " on one device; ";
     if (std::isinf(match.error))

@@ -45,15 +45,6 @@ AxisPartitioner::AxisPartitioner(
       resultSplit(resultSplit), sequenceLength(sequenceLength),
       b(func.getContext()) {}
 
-std::string AxisPartitioner::describe(Operation *op) const {
-  // The op and, for imported ones, the ONNX node it comes from.
-  std::string text = "'" + op->getName().getStringRef().str() + "'";
-  StringRef node = getNodeLocation(op->getLoc()).node;
-  if (!node.empty())
-    text += " (" + node.str() + ")";
-  return text;
-}
-
 std::string AxisPartitioner::splitName() const {
   return batch ? "the batch" : "the split over '" + axis + "'";
 }
@@ -341,7 +332,7 @@ LogicalResult AxisPartitioner::applyPlan(Operation *op, const OpPlan &plan) {
       // Sequence parallelism's gather of the sequence before a projection
       // is its design, not a resharding.
       if (isSequencePart(seen(use).value))
-        gatherOperand(use, purpose + ": " + describe(op) + " " + why);
+        gatherOperand(use, purpose + ": " + describeOp(op) + " " + why);
       else if (failed(reshard(use, "it " + why)))
         return failure();
     }
@@ -389,7 +380,7 @@ LogicalResult AxisPartitioner::partitionOrGather(Operation *op) {
     return failure();
   if (why.empty())
     return success();
-  std::string name = describe(op);
+  std::string name = describeOp(op);
   for (OpOperand &use : op->getOpOperands()) {
     if (!layoutOf(use).isSplit())
       continue;
@@ -419,14 +410,14 @@ LogicalResult AxisPartitioner::reshard(OpOperand &use, const std::string &why) {
     auto type = cast<RankedTensorType>(value.getType());
     double whole = tensorByteSize(globalType(value));
     return op->emitError(purpose + ": --strict-sharding: ")
-           << describe(op) << " would need operand #"
+           << describeOp(op) << " would need operand #"
            << use.getOperandNumber() << " (" << type
            << " per rank, split along dimension " << layoutOf(value).dim
            << " over '" << axis << "') all-gathered, "
            << static_cast<int64_t>(whole * (ranks - 1) / ranks)
            << " bus bytes per step: " << why;
   }
-  gatherOperand(use, purpose + ": " + describe(op) + ": " + why,
+  gatherOperand(use, purpose + ": " + describeOp(op) + ": " + why,
                 /*resharding=*/true);
   return success();
 }
@@ -604,7 +595,7 @@ void AxisPartitioner::materialize(Operation *op) {
                .try_emplace(
                    partial,
                    sumOverAxis(partial, op->getLoc(),
-                               purpose + ": " + describe(op) +
+                               purpose + ": " + describeOp(op) +
                                    " needs the whole value of a partial sum "
                                    "over " +
                                    (batch ? std::string("the batch")
@@ -626,7 +617,7 @@ void AxisPartitioner::reduceSharedPartials(Operation *op) {
       continue;
     SeenValue whole =
         sumOverAxis(result, op->getLoc(),
-                    purpose + ": " + describe(op) +
+                    purpose + ": " + describeOp(op) +
                         " makes a partial sum that several ops read",
                     /*mayScatter=*/true);
     materialized[result] = whole;
@@ -704,7 +695,7 @@ LogicalResult AxisPartitioner::localize(OpOperand &use, int64_t dim,
     // caller-placed one by a later partitioner of the same axis: ZeRO).
     StringAttr why;
     if (batch)
-      why = b.getStringAttr(purpose + ": " + describe(owner) +
+      why = b.getStringAttr(purpose + ": " + describeOp(owner) +
                             " reads this shard's rows of operand #" +
                             std::to_string(use.getOperandNumber()) +
                             ", computed without the inputs");

@@ -144,9 +144,6 @@ public:
   }
   StringRef getAxis() const { return axis; }
   int64_t getRanks() const { return ranks; }
-  /// "'dtc.matmul' (/h.0/attn/MatMul)": the op and, for imported ones, the
-  /// ONNX node it comes from.
-  std::string describe(Operation *op) const;
   /// "the batch" or "the split over 'tp'".
   std::string splitName() const;
   const std::string &getPurpose() const { return purpose; }

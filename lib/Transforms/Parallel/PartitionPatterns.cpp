@@ -18,6 +18,7 @@
 
 #include "AxisPartitioner.h"
 
+#include "dtc/Dialect/DTC/IR/DTCLocations.h"
 #include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
 
 using namespace mlir;
@@ -115,7 +116,7 @@ LogicalResult partitionRowSplitScatter(AxisPartitioner &p, Operation *op,
   }
   if (p.layoutOf(scatter.getUpdatesMutable()).isSplit())
     p.gatherOperand(scatter.getUpdatesMutable(),
-                    p.getPurpose() + ": " + p.describe(op) +
+                    p.getPurpose() + ": " + describeOp(op) +
                         " adds every token's update into the rank's rows");
   if (p.isAnalysis())
     return p.split(scatter.getResult(), 0, op);
@@ -156,7 +157,7 @@ LogicalResult partitionSplitLogSoftmax(AxisPartitioner &p, Operation *op,
   AxisLayout in = p.layoutOf(softmax.getInputMutable());
   int64_t dim = softmax.getDim();
   OpBuilder &b = p.builder();
-  std::string what = p.getPurpose() + ": " + p.describe(op) +
+  std::string what = p.getPurpose() + ": " + describeOp(op) +
                      " split over '" + p.getAxis().str() + "'";
   std::string maxWhy = what + ": the maximum of each row",
               sumWhy = what + ": the sum of exponentials of each row";
@@ -205,7 +206,7 @@ LogicalResult partitionSplitTableGather(AxisPartitioner &p, Operation *op,
   auto gather = cast<GatherOp>(op);
   OpBuilder &b = p.builder();
   auto table = gather.getInput().getType();
-  std::string why = p.getPurpose() + ": " + p.describe(op) +
+  std::string why = p.getPurpose() + ": " + describeOp(op) +
                     " from rows split over '" + p.getAxis().str() +
                     "' (each rank has looked up its own)";
   if (p.isAnalysis()) {
@@ -386,7 +387,7 @@ LogicalResult partitionUnevenKVHeads(AxisPartitioner &p, Operation *op,
   for (unsigned i : {1u, 2u}) {
     OpOperand &use = op->getOpOperand(i);
     if (p.layoutOf(use).isSplit())
-      p.gatherForLaterReaders(use, p.getPurpose() + ": " + p.describe(op) +
+      p.gatherForLaterReaders(use, p.getPurpose() + ": " + describeOp(op) +
                                        " reads all the keys and values");
     if (!p.isAnalysis()) {
       b.setInsertionPoint(op);

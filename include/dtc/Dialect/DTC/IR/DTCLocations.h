@@ -10,7 +10,9 @@
 #ifndef DTC_DIALECT_DTC_IR_DTCLOCATIONS_H
 #define DTC_DIALECT_DTC_IR_DTCLOCATIONS_H
 
-#include "mlir/IR/Location.h"
+#include "mlir/IR/Operation.h"
+
+#include <string>
 
 namespace mlir::dtc {
 
@@ -33,6 +35,16 @@ inline NodeLocation getNodeLocation(Location loc) {
     loc = name.getChildLoc();
   }
   return {node, loc};
+}
+
+/// "'dtc.matmul' (/h.0/attn/MatMul)": the op and, for imported ones, the
+/// ONNX node it comes from, as messages and collectives' reasons name it.
+inline std::string describeOp(Operation *op) {
+  std::string text = "'" + op->getName().getStringRef().str() + "'";
+  StringRef node = getNodeLocation(op->getLoc()).node;
+  if (!node.empty())
+    text += " (" + node.str() + ")";
+  return text;
 }
 
 } // namespace mlir::dtc
