@@ -40,6 +40,19 @@ struct VerifyPartitionPass
           << training << "'";
       return signalPassFailure();
     }
+    OpPassManager ranks(ModuleOp::getOperationName());
+    buildRankProgramPipeline(ranks, options);
+    MeshShape mesh;
+    bool partitioned = (!options.mesh.empty() &&
+                        MeshShape::parse(options.mesh, mesh).empty() &&
+                        mesh.numDevices() > 1) ||
+                       options.gradAccum > 1;
+    if (!partitioned) {
+      llvm::errs() << "dtc-verify-partition: one device, nothing to compare\n";
+      if (failed(runPipeline(ranks, module)))
+        signalPassFailure();
+      return;
+    }
     oneDevice.mesh = "";
     oneDevice.zero = 0;
     oneDevice.sequenceParallel = false;
@@ -52,10 +65,8 @@ struct VerifyPartitionPass
     tagOps(module);
     OpBuilder b(module.getBodyRegion());
     auto copy = cast<ModuleOp>(b.clone(*module));
-    OpPassManager single(ModuleOp::getOperationName()),
-        ranks(ModuleOp::getOperationName());
+    OpPassManager single(ModuleOp::getOperationName());
     buildRankProgramPipeline(single, oneDevice);
-    buildRankProgramPipeline(ranks, options);
     if (failed(runPipeline(single, copy))) {
       copy.erase();
       return signalPassFailure();
@@ -65,7 +76,6 @@ struct VerifyPartitionPass
     if (failed(runPipeline(ranks, module)))
       return signalPassFailure();
 
-    MeshShape mesh;
     auto step = [](ModuleOp m) -> func::FuncOp {
       for (auto func : m.getOps<func::FuncOp>())
         if (succeeded(TrainingStep::get(func)))
@@ -73,12 +83,7 @@ struct VerifyPartitionPass
       return {};
     };
     func::FuncOp one = step(*reference), perRank = step(module);
-    bool partitioned = (!options.mesh.empty() &&
-                        MeshShape::parse(options.mesh, mesh).empty() &&
-                        mesh.numDevices() > 1) ||
-                       options.gradAccum > 1;
-    if (!partitioned || !one || !perRank) {
-      llvm::errs() << "dtc-verify-partition: one device, nothing to compare\n";
+    if (!one || !perRank) {
       stripTags(module);
       return;
     }
