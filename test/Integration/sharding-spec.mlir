@@ -33,6 +33,9 @@
 // RUN: echo '{"block\\.qkv\\.bias": {"dims": [["tp"]], "blocks": [5]}}' > %t/blocks.json
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/x --verify --mesh tp=2 --sharding-spec %t/blocks.json 2>&1 | FileCheck %s --check-prefix=BLOCKS
 // BLOCKS: error: --sharding-spec {{.*}}blocks.json: 'block.qkv.bias' dimension 0 (96) does not split into 2 ranks in 5 blocks
+// RUN: echo '{"block\\.fc\\.weight": {"dims": [["tp"], []], "pinned": "no"}}' > %t/pinned.json
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/x --verify --mesh tp=2 --sharding-spec %t/pinned.json 2>&1 | FileCheck %s --check-prefix=PINNED
+// PINNED: error: --sharding-spec {{.*}}pinned.json: rule 'block\.fc\.weight': "pinned" must be true or false
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/x --verify --mesh tp=2 --sharding-spec %t/missing.json 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: error: --sharding-spec {{.*}}missing.json: No such file or directory
 // RUN: echo '{"a": ' > %t/broken.json

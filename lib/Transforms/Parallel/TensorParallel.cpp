@@ -336,7 +336,12 @@ LogicalResult applyShardingSpec(func::FuncOp func, StringRef path, int64_t tp,
       if (const llvm::json::Object *object = layout.getAsObject()) {
         dims = object->get("dims");
         blocks = object->getArray("blocks");
-        pinned = object->getBoolean("pinned").value_or(true);
+        if (const llvm::json::Value *flag = object->get("pinned")) {
+          if (!flag->getAsBoolean())
+            return fail("rule '" + pattern.str() +
+                        "': \"pinned\" must be true or false");
+          pinned = *flag->getAsBoolean();
+        }
       }
       const llvm::json::Array *perDim = dims ? dims->getAsArray() : nullptr;
       auto type = cast<RankedTensorType>(func.getArgument(i).getType());
