@@ -3,6 +3,7 @@
 #include "dtc/Analysis/Liveness.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -14,11 +15,33 @@ namespace {
 using ValueInstance = std::pair<Value, unsigned>;
 } // namespace
 
+/// Whether `op` computes the same values at every step, given that its
+/// operands do: a pure dtc op (no collective, no random draw keyed on the
+/// step, which take operands anyway).
+static bool isStepInvariant(Operation &op,
+                            const llvm::DenseSet<Operation *> &invariant) {
+  if (!isa<DTCDialect>(op.getDialect()) || !isPure(&op) ||
+      isa<CollectiveOpInterface>(op) || op.getNumRegions())
+    return false;
+  return llvm::all_of(op.getOperands(), [&](Value operand) {
+    Operation *def = operand.getDefiningOp();
+    return def && invariant.contains(def);
+  });
+}
+
 Schedule mlir::dtc::programOrder(Block &block) {
-  Schedule schedule;
-  for (Operation &op : block.without_terminator())
-    schedule.push_back(ScheduledOp{&op, 0, {}});
-  return schedule;
+  Schedule invariantOps, stepOps;
+  llvm::DenseSet<Operation *> invariant;
+  for (Operation &op : block.without_terminator()) {
+    if (isStepInvariant(op, invariant)) {
+      invariant.insert(&op);
+      invariantOps.push_back(ScheduledOp{&op, 0, {}, /*stepInvariant=*/true});
+    } else {
+      stepOps.push_back(ScheduledOp{&op, 0, {}});
+    }
+  }
+  llvm::append_range(invariantOps, stepOps);
+  return invariantOps;
 }
 
 MemoryTimeline mlir::dtc::computeLiveness(ArrayRef<ScheduledOp> schedule,

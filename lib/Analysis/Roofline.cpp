@@ -65,6 +65,8 @@ StepTime mlir::dtc::estimateStepTime(
     const DeviceSpec &device) {
   StepTime time;
   for (const ScheduledOp &entry : schedule) {
+    if (entry.stepInvariant)
+      continue; // computed once, at load
     double seconds;
     if (auto collective = dyn_cast<CollectiveOpInterface>(entry.op)) {
       seconds = getCollectiveSeconds(collective, device);

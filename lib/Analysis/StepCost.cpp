@@ -10,6 +10,8 @@ mlir::dtc::sumCosts(ArrayRef<ScheduledOp> schedule,
                     const llvm::DenseMap<Operation *, StepPhase> &phases) {
   StepCost cost;
   for (const ScheduledOp &entry : schedule) {
+    if (entry.stepInvariant)
+      continue; // computed once, at load
     OpCost op = getOpCost(entry.op);
     cost.total += op;
     StepPhase phase = phases.lookup_or(entry.op, StepPhase::Optimizer);

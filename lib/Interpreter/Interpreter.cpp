@@ -1,8 +1,9 @@
 //===- Interpreter.cpp - the dtc reference executor -----------------------===//
 
 #include "dtc/Interpreter/Interpreter.h"
-#include "Kernels.h"
 
+#include "Kernels.h"
+#include "dtc/Analysis/Liveness.h"
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Interpreter/TensorAttr.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -132,7 +133,13 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
   };
   int64_t live = 0, peak = 0;
 
-  for (Operation &op : body) {
+  // In the order the memory plan assumes: step-invariant values first.
+  std::vector<Operation *> order;
+  for (const ScheduledOp &entry : programOrder(body))
+    order.push_back(entry.op);
+  order.push_back(body.getTerminator());
+  for (Operation *opPtr : order) {
+    Operation &op = *opPtr;
     SmallVector<std::shared_ptr<const Tensor>> held;
     SmallVector<const Tensor *> operands;
     int64_t freed = 0;

@@ -105,10 +105,18 @@ ElementsAttr mlir::dtc::denseAttrFromTensor(MLIRContext *context,
                                             const Tensor &tensor) {
   RankedTensorType type = tensorTypeOf(context, tensor);
   if (tensor.dtype() == DType::Bool) {
+    // (DenseElementsAttr::get makes a splat of equal values itself.)
     SmallVector<bool> values(tensor.ints().begin(), tensor.ints().end());
     return DenseElementsAttr::get(type, values);
   }
   std::vector<char> bytes = tensor.toBytes();
+  // All elements equal: a splat, one element however large the shape.
+  size_t width = bytes.size() / std::max<int64_t>(tensor.numElements(), 1);
+  bool splat = width > 0;
+  for (size_t i = width; splat && i < bytes.size(); i += width)
+    splat = std::equal(bytes.begin(), bytes.begin() + width, bytes.begin() + i);
+  if (splat)
+    bytes.resize(width);
   return DenseElementsAttr::getFromRawBuffer(type, bytes);
 }
 

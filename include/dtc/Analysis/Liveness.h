@@ -31,11 +31,18 @@ struct ScheduledOp {
   /// The instance of each operand it reads. Empty: for each operand, the
   /// same instance as this one if that has run, else the latest that has.
   llvm::SmallVector<unsigned, 2> operandInstances;
+  /// Computed from constants alone: the same at every step, so computed once
+  /// when the step is loaded. It costs no time per step; its value is held
+  /// from the step's start, as a constant's is.
+  bool stepInvariant = false;
 };
 
 using Schedule = std::vector<ScheduledOp>;
 
-/// The ops of `block`, terminator excluded, once each in program order.
+/// The ops of `block`, terminator excluded, once each: first the
+/// step-invariant ones (constants and the pure ops computing from them
+/// alone, which compile-time folding leaves as ops when their values are
+/// large), then the rest, in program order.
 Schedule programOrder(Block &block);
 
 /// The live bytes along a schedule.

@@ -22,7 +22,8 @@ RankedTensorType tensorTypeOf(MLIRContext *context, const Tensor &tensor);
 /// Decodes a dense or dense_resource elements attribute; fails on other
 /// kinds, on unsupported element types and on missing resource blobs.
 FailureOr<Tensor> tensorFromAttr(ElementsAttr attr);
-/// A dense elements attribute holding `tensor`.
+/// A dense elements attribute holding `tensor`: a splat when all its
+/// elements are equal.
 ElementsAttr denseAttrFromTensor(MLIRContext *context, const Tensor &tensor);
 /// A dense_resource attribute holding `tensor` in a builtin-dialect blob
 /// named after `name`: how parameter values travel with a module.

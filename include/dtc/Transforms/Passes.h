@@ -17,6 +17,12 @@
 
 namespace mlir::dtc {
 
+/// The largest value, in elements, that constant folding evaluates (its
+/// operands too; splats of any size fold as one element). Larger constant
+/// subgraphs stay ops, so that compile time follows the number of ops,
+/// never the tensors' sizes.
+constexpr int64_t kMaxFoldedElements = 4096;
+
 #define GEN_PASS_DECL
 #include "dtc/Transforms/Passes.h.inc"
 
@@ -25,8 +31,9 @@ struct SimplifyPipelineOptions
     : public PassPipelineOptions<SimplifyPipelineOptions> {
   Option<int64_t> maxConstantElements{
       *this, "max-constant-elements",
-      llvm::cl::desc("Largest folded result to materialize, in elements"),
-      llvm::cl::init(1 << 20)};
+      llvm::cl::desc("Largest value constant folding evaluates, in elements "
+                     "(splats fold whatever their size)"),
+      llvm::cl::init(kMaxFoldedElements)};
 };
 
 /// Folds constant subgraphs, canonicalizes and removes common

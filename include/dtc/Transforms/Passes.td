@@ -11,8 +11,12 @@ def FoldConstants : Pass<"dtc-fold-constants", "mlir::func::FuncOp"> {
     Replaces every dtc op whose operands are all `dtc.constant` by constants
     holding its results, computed with the reference executor's kernels (so
     folding has exactly the executor's semantics). Ops whose evaluation fails
-    (an out-of-range gather index, say) are left for run time, and results
-    larger than `max-elements` are not materialized.
+    (an out-of-range gather index, say) are left for run time. Only values
+    of at most `max-elements` elements are evaluated (results and operands);
+    an op whose operands are all splats folds to splats of any size,
+    evaluated once on scalars (elementwise ops) or repeated (reshape,
+    transpose, broadcast, slice). Larger constant subgraphs stay ops, so
+    compile time does not grow with tensor sizes.
 
     Before:
     ```mlir
@@ -28,8 +32,9 @@ def FoldConstants : Pass<"dtc-fold-constants", "mlir::func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"maxElements", "max-elements", "int64_t", /*default=*/"1 << 20",
-           "Largest result, in elements, to materialize as a constant">
+    Option<"maxElements", "max-elements", "int64_t",
+           /*default=*/"::mlir::dtc::kMaxFoldedElements",
+           "Largest value, in elements, that folding evaluates">
   ];
   let statistics = [
     Statistic<"numFolded", "num-folded", "Ops replaced by constants">
