@@ -66,13 +66,17 @@ Operation *scatteredGradient(Operation *def) {
   return scatter;
 }
 
-/// The unit ZeRO-3 gathers `param` with (its `dtc.unit`, or itself).
-StringRef unitOf(func::FuncOp func, StringRef param) {
-  BlockArgument arg = getParameterArgument(func, param);
-  auto unit =
-      arg ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kUnitAttrName)
-          : StringAttr();
-  return unit ? unit.getValue() : param;
+/// The unit ZeRO-3 gathers each parameter with (its `dtc.unit`, or itself).
+llvm::StringMap<StringRef> unitsOf(func::FuncOp func) {
+  llvm::StringMap<StringRef> units;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, kParamAttrName);
+    if (!name)
+      continue;
+    auto unit = func.getArgAttrOfType<StringAttr>(i, kUnitAttrName);
+    units[name.getValue()] = unit ? unit.getValue() : name.getValue();
+  }
+  return units;
 }
 
 /// What a bucket serves, for its reason: data (or, without a dp axis,
@@ -191,6 +195,13 @@ struct GradientBucketingPass
     using Key =
         std::tuple<OperationName, Attribute, Attribute, Type, Attribute>;
     llvm::MapVector<Key, SmallVector<SmallVector<Member>>> buckets;
+    // The bytes of each key's last bucket.
+    llvm::DenseMap<Key, int64_t> lastBytes;
+    llvm::StringMap<StringRef> units = unitsOf(func);
+    auto unitOf = [&](StringRef param) {
+      auto it = units.find(param);
+      return it == units.end() ? param : it->second;
+    };
     for (Member &member : members) {
       Attribute phase = member.op->getAttr(kGatherPhaseAttrName);
       auto collective = cast<CollectiveOpInterface>(member.op);
@@ -198,17 +209,16 @@ struct GradientBucketingPass
               Builder(&getContext()).getStrArrayAttr(collective.getGroupAxes()),
               member.inputType().getElementType(), phase};
       auto &list = buckets[key];
-      int64_t bytes = 0;
-      if (!list.empty())
-        for (Member &m : list.back())
-          bytes += m.bytes();
+      int64_t &bytes = lastBytes[key];
       // ZeRO-3's gathers bucket by unit: a bucket holds one block.
-      bool newUnit =
-          phase && !list.empty() &&
-          unitOf(func, list.back().back().name) != unitOf(func, member.name);
-      if (list.empty() || newUnit || bytes + member.bytes() > limit)
+      bool newUnit = phase && !list.empty() &&
+                     unitOf(list.back().back().name) != unitOf(member.name);
+      if (list.empty() || newUnit || bytes + member.bytes() > limit) {
         list.emplace_back();
+        bytes = 0;
+      }
       list.back().push_back(member);
+      bytes += member.bytes();
     }
     int64_t count = 0;
     for (auto &[key, list] : buckets)

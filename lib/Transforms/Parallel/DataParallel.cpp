@@ -43,9 +43,11 @@ struct DataParallelPass : public dtc::impl::DataParallelBase<DataParallelPass> {
       if (failed(partitionBatch(func, size, meshRef, "dp", "data-parallel",
                                 /*rankIndexed=*/true, strictSharding)))
         return signalPassFailure();
+      SignatureEditor signature(func);
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-        if (func.getArgAttr(i, kInputAttrName))
-          recordSharding(func, i, meshRef, 0, "dp");
+        if (signature.getArgAttr(i, kInputAttrName))
+          recordSharding(signature, i, meshRef, 0, "dp");
+      signature.commit();
       setStepMesh(func, meshRef);
     }
   }

@@ -96,28 +96,34 @@ static ShardingAttr withSplit(MLIRContext *context, ShardingAttr old,
                            ArrayAttr());
 }
 
-void mlir::dtc::recordSharding(func::FuncOp func, unsigned index,
+void mlir::dtc::recordSharding(SignatureEditor &signature, unsigned index,
                                FlatSymbolRefAttr mesh, int64_t dim,
                                StringRef axis, int64_t blocks) {
+  func::FuncOp func = signature.getFunction();
   int64_t rank =
       cast<RankedTensorType>(func.getArgument(index).getType()).getRank();
-  func.setArgAttr(
+  signature.setArgAttr(
       index, kShardingAttrName,
       withSplit(func.getContext(),
-                func.getArgAttrOfType<ShardingAttr>(index, kShardingAttrName),
+                signature.getArgAttrOfType<ShardingAttr>(index,
+                                                         kShardingAttrName),
                 rank, mesh, dim, axis, blocks));
 }
 
-void mlir::dtc::recordResultSharding(func::FuncOp func, unsigned index,
+void mlir::dtc::recordResultSharding(SignatureEditor &signature,
+                                     unsigned index,
+                                     std::optional<unsigned> param,
                                      FlatSymbolRefAttr mesh, int64_t dim,
                                      StringRef axis) {
-  ShardingAttr base;
-  if (auto grad = func.getResultAttrOfType<StringAttr>(index, kGradAttrName))
-    if (BlockArgument param = getParameterArgument(func, grad.getValue()))
-      base = func.getArgAttrOfType<ShardingAttr>(param.getArgNumber(),
-                                                 kShardingAttrName);
-  int64_t rank = cast<RankedTensorType>(func.getResultTypes()[index]).getRank();
-  func.setResultAttr(
+  func::FuncOp func = signature.getFunction();
+  ShardingAttr base =
+      param ? signature.getArgAttrOfType<ShardingAttr>(*param,
+                                                       kShardingAttrName)
+            : ShardingAttr();
+  auto ret = func.getBody().front().getTerminator();
+  int64_t rank =
+      cast<RankedTensorType>(ret->getOperand(index).getType()).getRank();
+  signature.setResultAttr(
       index, kShardingAttrName,
       withSplit(func.getContext(), base, rank, mesh, dim, axis, 1));
 }

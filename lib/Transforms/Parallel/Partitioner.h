@@ -4,6 +4,7 @@
 #define DTC_LIB_TRANSFORMS_PARALLEL_PARTITIONER_H
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/SignatureEditor.h"
 #include "dtc/Transforms/Options.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -149,14 +150,16 @@ LogicalResult reinferResultTypes(Operation *op,
 /// ambiguous. The caller records it on each step (setStepMesh).
 FlatSymbolRefAttr meshWithAxis(ModuleOp module, StringRef axis, int64_t size);
 
-/// Records on argument `index` of `func` that it is split along `dim` over
-/// `axis` of `mesh` (in `blocks` blocks), next to any other axis's split.
-void recordSharding(func::FuncOp func, unsigned index, FlatSymbolRefAttr mesh,
-                    int64_t dim, StringRef axis, int64_t blocks = 1);
+/// Records on argument `index` that it is split along `dim` over `axis` of
+/// `mesh` (in `blocks` blocks), next to any other axis's split.
+void recordSharding(SignatureEditor &signature, unsigned index,
+                    FlatSymbolRefAttr mesh, int64_t dim, StringRef axis,
+                    int64_t blocks = 1);
 
-/// The same for result `index`, a gradient: next to its parameter's
-/// splits (the layout it would have had).
-void recordResultSharding(func::FuncOp func, unsigned index,
+/// The same for result `index`, a gradient: next to the splits of its
+/// parameter, argument `param` (the layout it would have had).
+void recordResultSharding(SignatureEditor &signature, unsigned index,
+                          std::optional<unsigned> param,
                           FlatSymbolRefAttr mesh, int64_t dim, StringRef axis);
 
 } // namespace mlir::dtc

@@ -439,8 +439,11 @@ LogicalResult tensorParallel(ModuleOp module, int64_t size, TPStrategy strategy,
     if (failed(partitionOverAxis(func, size, meshRef, "tp", "tensor-parallel",
                                  *seeds, resultSplit, sequence, strict)))
       return failure();
+    SignatureEditor signature(func);
     for (const SplitArgument &seed : *seeds)
-      recordSharding(func, seed.index, meshRef, seed.dim, "tp", seed.blocks);
+      recordSharding(signature, seed.index, meshRef, seed.dim, "tp",
+                     seed.blocks);
+    signature.commit();
     setStepMesh(func, meshRef);
   }
   return success();

@@ -108,6 +108,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       return func.emitError("dtc-zero: no parameter has optimizer state to "
                             "shard (SGD without momentum keeps none); ZeRO "
                             "needs AdamW or SGD with momentum");
+    SignatureEditor states(func);
     for (const TrainingStep::State &state : step.getStates()) {
       StringRef name = state.getParam();
       if (name.empty())
@@ -121,8 +122,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
             name, cast<RankedTensorType>(param.getType()).getDimSize(0));
         auto type = cast<RankedTensorType>(func.getArgument(i).getType());
         func.getArgument(i).setType(type.clone(paddedShape(type, dp)));
-        func.setArgAttr(i, kUnpaddedRowsAttrName,
-                        b.getI64IntegerAttr(type.getDimSize(0)));
+        states.setArgAttr(i, kUnpaddedRowsAttrName,
+                          b.getI64IntegerAttr(type.getDimSize(0)));
       }
       if (!dim) {
         if (dims.insert({name, -1}).second)
@@ -137,8 +138,9 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       // The state is laid out as its parameter (over tp), then split.
       if (Attribute layout =
               func.getArgAttr(param.getArgNumber(), kShardingAttrName))
-        func.setArgAttr(i, kShardingAttrName, layout);
+        states.setArgAttr(i, kShardingAttrName, layout);
     }
+    states.commit();
 
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     for (const auto &entry : padded) {
@@ -196,15 +198,22 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     if (failed(partitionOverAxis(func, dp, mesh, "dp", purpose, seeds,
                                  resultSplit)))
       return failure();
+    SignatureEditor signature(func);
     for (const SplitArgument &seed : seeds)
-      recordSharding(func, seed.index, mesh, seed.dim, "dp");
+      recordSharding(signature, seed.index, mesh, seed.dim, "dp");
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
       if (auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName)) {
-        if (std::optional<SplitArgument> split = splitOf(grad.getValue()))
-          recordResultSharding(func, i, mesh, split->dim, "dp");
+        if (std::optional<SplitArgument> split = splitOf(grad.getValue())) {
+          const TrainingStep::Parameter *param =
+              step.getParameter(grad.getValue());
+          recordResultSharding(
+              signature, i,
+              param ? std::optional<unsigned>(param->argument) : std::nullopt,
+              mesh, split->dim, "dp");
+        }
         if (auto it = padded.find(grad.getValue()); it != padded.end())
-          func.setResultAttr(i, kUnpaddedRowsAttrName,
-                             b.getI64IntegerAttr(it->second));
+          signature.setResultAttr(i, kUnpaddedRowsAttrName,
+                                  b.getI64IntegerAttr(it->second));
       }
       // A padded parameter's update: its first rows.
       std::optional<unsigned> arg = step.getUpdatedArgument(i);
@@ -217,9 +226,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       b.setInsertionPoint(ret);
       operand.set(firstRows(b, operand.get(), it->second));
     }
-    func.setFunctionType(FunctionType::get(
-        &getContext(), func.getBody().front().getArgumentTypes(),
-        ret.getOperandTypes()));
+    signature.commit();
     // The microbatches dtc-gradient-accumulation made.
     if (stage >= 2 && step.getAttr().getMicrobatches() > 1)
       scatterPerMicrobatch(func);
@@ -472,6 +479,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     llvm::DenseSet<Operation *> forward = forwardOps(func);
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     OpBuilder b(&getContext());
+    SignatureEditor signature(func);
     for (BlockArgument param : func.getArguments()) {
       auto name = func.getArgAttrOfType<StringAttr>(param.getArgNumber(),
                                                     kParamAttrName);
@@ -488,8 +496,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       shape[dim] /= dp;
       param.setType(whole.clone(shape));
       if (rows != padded.end())
-        func.setArgAttr(param.getArgNumber(), kUnpaddedRowsAttrName,
-                        b.getI64IntegerAttr(rows->second));
+        signature.setArgAttr(param.getArgNumber(), kUnpaddedRowsAttrName,
+                             b.getI64IntegerAttr(rows->second));
 
       // The update: its shard is the next step's parameter.
       if (std::optional<unsigned> update =
@@ -592,11 +600,9 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         again[forwardWhole] = backwardWhole;
       for (OpOperand *use : backwardUses)
         use->set(remake(b, use->get(), again, backwardWhole));
-      recordSharding(func, param.getArgNumber(), mesh, dim, "dp");
+      recordSharding(signature, param.getArgNumber(), mesh, dim, "dp");
     }
-    func.setFunctionType(FunctionType::get(
-        &getContext(), func.getBody().front().getArgumentTypes(),
-        ret.getOperandTypes()));
+    signature.commit();
   }
 
   /// An all-gather of `param` right before the first of `uses`, marked with

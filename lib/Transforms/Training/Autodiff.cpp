@@ -13,6 +13,7 @@
 #include "dtc/Transforms/Training/Passes.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/SignatureEditor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -120,6 +121,7 @@ struct AutodiffPass : public dtc::impl::AutodiffBase<AutodiffPass> {
           accumulate(operand, grad, op->getLoc());
     }
 
+    SignatureEditor signature(func);
     for (BlockArgument param : params) {
       Value grad = grads.lookup(param);
       if (!grad) {
@@ -129,11 +131,11 @@ struct AutodiffPass : public dtc::impl::AutodiffBase<AutodiffPass> {
             DenseElementsAttr::get(type,
                                    FloatAttr::get(type.getElementType(), 0.0)));
       }
-      appendResult(
-          func, grad,
-          {builder.getNamedAttr(kGradAttrName,
-                                builder.getStringAttr(parameterName(param)))});
+      signature.addResult(
+          grad, {builder.getNamedAttr(
+                    kGradAttrName, builder.getStringAttr(parameterName(param)))});
     }
+    signature.commit();
   }
 };
 

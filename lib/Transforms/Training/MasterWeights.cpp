@@ -54,7 +54,10 @@ struct MasterWeightsPass
     OpBuilder b(&getContext());
     Type low = b.getBF16Type();
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-    for (BlockArgument param : trainableParameters(func)) {
+    for (const TrainingStep::Parameter &info : step->getParameters()) {
+      if (!info.trainable)
+        continue;
+      BlockArgument param = func.getArgument(info.argument);
       auto f32Type = dyn_cast<RankedTensorType>(param.getType());
       if (!f32Type || !f32Type.getElementType().isF32())
         continue;
@@ -75,12 +78,8 @@ struct MasterWeightsPass
         use.set(CastOp::create(b, user->getLoc(), f32Type, param));
       }
       // The gradient, summed in f32 over the uses, returned in bf16.
-      for (OpOperand &operand : ret->getOpOperands()) {
-        auto grad = func.getResultAttrOfType<StringAttr>(
-            operand.getOperandNumber(), kGradAttrName);
-        if (!grad || grad.getValue() != parameterName(param) ||
-            operand.get().getType() != f32Type)
-          continue;
+      OpOperand &operand = ret->getOpOperand(*info.gradient);
+      if (operand.get().getType() == f32Type) {
         b.setInsertionPoint(ret);
         operand.set(CastOp::create(b, ret.getLoc(), lowType, operand.get()));
       }

@@ -10,6 +10,7 @@
 #include "dtc/Transforms/Training/Passes.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
+#include "dtc/Dialect/DTC/IR/SignatureEditor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
@@ -121,12 +122,12 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
 
     OpBuilder b(ret);
     UpdateBuilder u(b, func.getLoc());
+    SignatureEditor signature(func);
     auto state = [&](Type type, StateKind kind, StringRef param = {}) {
       StringAttr owner = param.empty() ? StringAttr() : b.getStringAttr(param);
-      return appendArgument(
-          func, type,
-          {b.getNamedAttr(kStateAttrName,
-                          StateAttr::get(b.getContext(), kind, owner))});
+      return signature.addArgument(
+          type, {b.getNamedAttr(kStateAttrName,
+                                StateAttr::get(b.getContext(), kind, owner))});
     };
     // The new values, each with the argument it replaces (which is donated:
     // `dtc.aliasing_output`), appended as results at the end, when a
@@ -200,7 +201,7 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
         p = master = state(stateType, StateKind::Master, name);
         for (StringRef attr : {kShardingAttrName, kUnpaddedRowsAttrName})
           if (Attribute value = func.getArgAttr(param.getArgNumber(), attr))
-            func.setArgAttr(master.getArgNumber(), attr, value);
+            signature.setArgAttr(master.getArgNumber(), attr, value);
       }
       auto updateParam = [&](Value value) {
         if (!master)
@@ -248,15 +249,17 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
     for (auto &[value, old] : updates) {
       // A step whose gradients overflowed changes nothing but the scale.
       StateKind kind = StateKind::Step;
-      if (StateAttr state = getStateAttr(func, old.getArgNumber()))
+      if (auto state = signature.getArgAttrOfType<StateAttr>(
+              old.getArgNumber(), kStateAttrName))
         kind = state.getKind();
       if (foundInf && kind != StateKind::LossScale &&
           kind != StateKind::GrowthTracker)
         value = SelectOp::create(b, u.loc, foundInf, old, value);
-      func.setArgAttr(old.getArgNumber(), kAliasingOutputAttrName,
-                      b.getI64IntegerAttr(func.getNumResults()));
-      appendResult(func, value, {});
+      signature.setArgAttr(old.getArgNumber(), kAliasingOutputAttrName,
+                           b.getI64IntegerAttr(signature.getNumResults()));
+      signature.addResult(value, {});
     }
+    signature.commit();
   }
 
   /// The type `param` is updated in: f32 for a parameter stored in a
