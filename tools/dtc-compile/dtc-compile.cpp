@@ -25,6 +25,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -88,6 +89,11 @@ static cl::opt<std::string> memoryLimit(
     cl::desc("Fail, with the breakdown, when a rank would need more than "
              "this (parameters, gradients, master weights, optimizer state "
              "and activation peak), e.g. 80GB, 512MiB, 1e6 (bytes)"));
+static cl::opt<bool>
+    timing("timing", cl::cat(categoryOutput),
+           cl::desc("Print the time of each compile phase and pass (the "
+                    "import, every pass of the pipeline, the report and the "
+                    "writing), as mlir-opt's --mlir-timing does"));
 static cl::opt<std::string>
     deviceSpec("device-spec", cl::cat(categoryOutput), cl::init("h100-80gb"),
                cl::value_desc("NAME"),
@@ -225,7 +231,7 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  MLIRContext context;
+  MLIRContext context(MLIRContext::Threading::DISABLED);
   // Errors name the op and the problem; a dump of the whole function after
   // them buries the message.
   context.printOpOnDiagnostic(false);
@@ -248,7 +254,11 @@ int main(int argc, char **argv) {
   importOptions.trainable = trainable;
   std::vector<InitializerInfo> initializers;
   importOptions.initializers = &initializers;
+  DefaultTimingManager timingManager;
+  timingManager.setEnabled(timing);
+  TimingScope rootTiming = timingManager.getRootScope();
   llvm::errs() << "dtc-compile: importing " << modelPath << "\n";
+  TimingScope importTiming = rootTiming.nest("Import");
   OwningOpRef<ModuleOp> module =
       importONNXModel(&context, modelPath, importOptions);
   if (!module)
@@ -278,8 +288,11 @@ int main(int argc, char **argv) {
     module->push_back(teacherFunc);
   }
 
+  importTiming.stop();
   llvm::errs() << "dtc-compile: building the training step\n";
   PassManager pm(&context);
+  TimingScope pipelineTiming = rootTiming.nest("Training pipeline");
+  pm.enableTiming(pipelineTiming);
   buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;
@@ -297,7 +310,9 @@ int main(int argc, char **argv) {
                  << llvm::toString(description.takeError()) << "\n";
     return 1;
   }
+  TimingScope reportTiming = rootTiming.nest("Report");
   llvm::json::Object report = reportStep(func, *device);
+  reportTiming.stop();
   if (!memoryLimit.empty() && !fitsMemoryLimit(report, memoryLimit))
     return 1;
 
@@ -306,6 +321,7 @@ int main(int argc, char **argv) {
                  << "\n";
     return 1;
   }
+  TimingScope writeTiming = rootTiming.nest("Write the outputs");
   // (Ended by a newline, as dtc-opt ends it: the same pipeline run by
   // dtc-opt gives the same file.)
   if (!writeOutput(outDir + "/train_step.mlir", [&](raw_ostream &os) {
