@@ -66,3 +66,52 @@ func.func @same_operand_twice() -> tensor<2xi32> {
   %y = dtc.add %c, %c : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
   return %y : tensor<2xi32>
 }
+
+// -----
+
+// Ops on splats fold to splats of any size, evaluated once: nothing the size
+// of the tensor is built (a [64, 4096, 128256] f32 would be 134 GB).
+// CHECK-LABEL: func @large_splats
+// CHECK-NEXT: %[[C:.*]] = dtc.constant dense<3.000000e+00> : tensor<64x4096x128256xf32>
+// CHECK-NEXT: %[[B:.*]] = dtc.constant dense<true> : tensor<64x4096x128256xi1>
+// CHECK-NEXT: %[[R:.*]] = dtc.constant dense<3.000000e+00> : tensor<4096x64x128256xf32>
+// CHECK-NEXT: return %[[C]], %[[B]], %[[R]]
+func.func @large_splats() -> (tensor<64x4096x128256xf32>, tensor<64x4096x128256xi1>, tensor<4096x64x128256xf32>) {
+  %one = dtc.constant dense<1.0> : tensor<64x4096x128256xf32>
+  %two = dtc.constant dense<2.0> : tensor<f32>
+  %sum = dtc.add %one, %two : (tensor<64x4096x128256xf32>, tensor<f32>) -> tensor<64x4096x128256xf32>
+  %big = dtc.compare gt, %sum, %two : (tensor<64x4096x128256xf32>, tensor<f32>) -> tensor<64x4096x128256xi1>
+  %t = dtc.transpose %sum permutation = [1, 0, 2] : tensor<64x4096x128256xf32> -> tensor<4096x64x128256xf32>
+  return %sum, %big, %t : tensor<64x4096x128256xf32>, tensor<64x4096x128256xi1>, tensor<4096x64x128256xf32>
+}
+
+// -----
+
+// Values above max-elements (4,096 by default) are not evaluated, though
+// computed from constants alone: the causal mask of a 128-token sequence
+// (16,384 elements) stays compare and select.
+// CHECK-LABEL: func @large_mask
+// CHECK: dtc.compare
+// CHECK: dtc.select
+func.func @large_mask() -> tensor<128x128xf32> {
+  %i = dtc.constant dense<[[0], [1], [2], [3], [4], [5], [6], [7], [8], [9], [10], [11], [12], [13], [14], [15], [16], [17], [18], [19], [20], [21], [22], [23], [24], [25], [26], [27], [28], [29], [30], [31], [32], [33], [34], [35], [36], [37], [38], [39], [40], [41], [42], [43], [44], [45], [46], [47], [48], [49], [50], [51], [52], [53], [54], [55], [56], [57], [58], [59], [60], [61], [62], [63], [64], [65], [66], [67], [68], [69], [70], [71], [72], [73], [74], [75], [76], [77], [78], [79], [80], [81], [82], [83], [84], [85], [86], [87], [88], [89], [90], [91], [92], [93], [94], [95], [96], [97], [98], [99], [100], [101], [102], [103], [104], [105], [106], [107], [108], [109], [110], [111], [112], [113], [114], [115], [116], [117], [118], [119], [120], [121], [122], [123], [124], [125], [126], [127]]> : tensor<128x1xi64>
+  %j = dtc.constant dense<[[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127]]> : tensor<1x128xi64>
+  %future = dtc.compare gt, %j, %i : (tensor<1x128xi64>, tensor<128x1xi64>) -> tensor<128x128xi1>
+  %ninf = dtc.constant dense<0xFF800000> : tensor<f32>
+  %zero = dtc.constant dense<0.0> : tensor<f32>
+  %mask = dtc.select %future, %ninf, %zero : (tensor<128x128xi1>, tensor<f32>, tensor<f32>) -> tensor<128x128xf32>
+  return %mask : tensor<128x128xf32>
+}
+
+// -----
+
+// An evaluated value whose elements are all equal is stored as a splat.
+// CHECK-LABEL: func @equal_elements
+// CHECK-NEXT: %[[C:.*]] = dtc.constant dense<4> : tensor<3xi64>
+// CHECK-NEXT: return %[[C]]
+func.func @equal_elements() -> tensor<3xi64> {
+  %a = dtc.constant dense<[1, 2, 3]> : tensor<3xi64>
+  %b = dtc.constant dense<[3, 2, 1]> : tensor<3xi64>
+  %y = dtc.add %a, %b : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  return %y : tensor<3xi64>
+}

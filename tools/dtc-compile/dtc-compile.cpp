@@ -296,6 +296,7 @@ int main(int argc, char **argv) {
   buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;
+  pipelineTiming.stop();
   // (dtc-verify-rank-program has checked the step as dtc-run will read it.)
   FailureOr<TrainingStep> step = TrainingStep::get(func);
   if (failed(step))
