@@ -17,12 +17,6 @@
 
 namespace mlir::dtc {
 
-/// The largest value, in elements, that constant folding evaluates (its
-/// operands too; splats of any size fold as one element). Larger constant
-/// subgraphs stay ops, so that compile time follows the number of ops,
-/// never the tensors' sizes.
-constexpr int64_t kMaxFoldedElements = 4096;
-
 #define GEN_PASS_DECL
 #include "dtc/Transforms/Passes.h.inc"
 

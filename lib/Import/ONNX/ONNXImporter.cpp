@@ -50,8 +50,6 @@ static std::string unitOf(StringRef name) {
 static constexpr int64_t kMaxOpset = 23;
 /// Bigger tensors are taken for corrupt shapes (2^48: 1 PiB of f32).
 static constexpr int64_t kMaxTensorElements = int64_t(1) << 48;
-/// The largest value the importer evaluates to resolve a shape operand.
-static constexpr int64_t kMaxFoldedElements = 1 << 20;
 
 static const OpImporterTable &opImporters() {
   static const OpImporterTable table = [] {
@@ -338,7 +336,8 @@ std::optional<Tensor> ModelImporter::resolveConstant(Value value) {
   Operation *op = value.getDefiningOp();
   if (!op || !isa<DTCDialect>(op->getDialect()))
     return std::nullopt;
-  // Shape computations are small; do not evaluate big tensors at import.
+  // Shape computations are small; do not evaluate big tensors at import
+  // (kMaxFoldedElements, as constant folding).
   for (Type type : op->getResultTypes())
     if (cast<RankedTensorType>(type).getNumElements() > kMaxFoldedElements)
       return std::nullopt;

@@ -73,9 +73,10 @@ LogicalResult importShape(NodeImporter &n) {
       n.constant(int64Tensor(dims, {static_cast<int64_t>(dims.size())})));
 }
 
-/// The largest constant an importer builds from a shape (ConstantOfShape,
-/// Range): weights come from initializers, never from these.
-constexpr int64_t kMaxConstantElements = int64_t(1) << 28;
+/// The largest tensor a ConstantOfShape or Range may describe (as any
+/// tensor the importer types): ConstantOfShape is a splat and a long Range
+/// is computed by ops, so neither costs memory at compile time.
+constexpr int64_t kMaxConstantElements = int64_t(1) << 48;
 
 LogicalResult checkConstantSize(NodeImporter &n, ArrayRef<int64_t> shape) {
   int64_t count = 1;
@@ -110,14 +111,13 @@ LogicalResult importConstantOfShape(NodeImporter &n) {
   }
   if (failed(checkConstantSize(n, *shape)))
     return failure();
-  Tensor result(fill.dtype(), Shape(shape->begin(), shape->end()));
-  for (int64_t i = 0, e = result.numElements(); i < e; ++i) {
-    if (result.isFloat())
-      result.floats()[i] = fill.floats()[0];
-    else
-      result.ints()[i] = fill.ints()[0];
-  }
-  return n.setResult(n.constant(result));
+  // A splat: one element, whatever the shape.
+  auto value = cast<DenseElementsAttr>(
+      denseAttrFromTensor(n.builder.getContext(), fill.reshaped({})));
+  auto type = RankedTensorType::get(*shape, value.getElementType());
+  return n.setResult(Value(ConstantOp::create(
+      n.builder, n.loc,
+      DenseElementsAttr::get(type, value.getSplatValue<Attribute>()))));
 }
 
 LogicalResult importRange(NodeImporter &n) {
@@ -138,6 +138,19 @@ LogicalResult importRange(NodeImporter &n) {
     return failure();
   }
   int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
+  if (count > kMaxFoldedElements) {
+    // start + iota * delta as ops: a long range is computed, not stored.
+    Type element = n.inputType(0).getElementType();
+    auto type = RankedTensorType::get({count}, element);
+    Value index = IotaOp::create(n.builder, n.loc,
+                                 type.clone(n.builder.getI64Type()), 0);
+    if (!element.isInteger(64))
+      index = CastOp::create(n.builder, n.loc, type, index);
+    FailureOr<Value> scaled = n.create<MulOp>(index, n.constant(*delta));
+    if (failed(scaled))
+      return failure();
+    return n.setResult(n.create<AddOp>(*scaled, n.constant(*start)));
+  }
   Tensor result(start->dtype(), {count});
   for (int64_t i = 0; i < count; ++i) {
     if (result.isFloat())

@@ -134,22 +134,32 @@ struct PadVocabularyPass
     if (failed(padded) || *padded == 0)
       return failure(failed(padded));
 
-    // The padded logits are -inf: no probability, no gradient.
+    // The padded logits are -inf: no probability, no gradient. The mask is
+    // computed (iota < rows), not stored: a vocabulary-sized constant would
+    // make compile time grow with the vocabulary.
     OpBuilder b(output.getOwner());
-    auto outType = cast<RankedTensorType>(output.get().getType());
-    SmallVector<APFloat> mask;
+    Location loc = output.getOwner()->getLoc();
+    Type element = cast<RankedTensorType>(output.get().getType())
+                       .getElementType();
+    auto scalar = [&](Type type, TypedAttr value) -> Value {
+      return ConstantOp::create(
+          b, loc, DenseElementsAttr::get(RankedTensorType::get({}, type), value));
+    };
+    Value column = IotaOp::create(
+        b, loc, RankedTensorType::get({*padded}, b.getI64Type()), 0);
+    Value inVocabulary =
+        CompareOp::create(b, loc, ComparisonPredicate::LT, column,
+                          scalar(b.getI64Type(), b.getI64IntegerAttr(rows)));
     const llvm::fltSemantics &sem =
-        cast<FloatType>(outType.getElementType()).getFloatSemantics();
-    for (int64_t c = 0; c < *padded; ++c)
-      mask.push_back(c < rows ? APFloat::getZero(sem)
-                              : APFloat::getInf(sem, /*Negative=*/true));
-    Value maskValue = ConstantOp::create(
-        b, output.getOwner()->getLoc(),
-        DenseElementsAttr::get(
-            RankedTensorType::get({*padded}, outType.getElementType()), mask));
+        cast<FloatType>(element).getFloatSemantics();
+    Value zero = scalar(element, b.getFloatAttr(element, 0.0));
+    Value minusInf = scalar(
+        element,
+        FloatAttr::get(element, APFloat::getInf(sem, /*Negative=*/true)));
+    Value maskValue =
+        SelectOp::create(b, loc, inVocabulary, zero, minusInf);
     // Same type: padRows already gave the function its padded signature.
-    output.set(
-        AddOp::create(b, output.getOwner()->getLoc(), output.get(), maskValue));
+    output.set(AddOp::create(b, loc, output.get(), maskValue));
     return success();
   }
 };

@@ -9,7 +9,14 @@
 // CHECK: dtc.gather %[[W]][%{{.*}}] dim = 0 : (tensor<6x8xf32>, tensor<2x3xi64>) -> tensor<2x3x8xf32>
 // CHECK: %[[T:.*]] = dtc.transpose %[[W]] permutation = [1, 0] : tensor<6x8xf32> -> tensor<8x6xf32>
 // CHECK: %[[L:.*]] = dtc.matmul %{{.*}}, %[[T]] : (tensor<2x3x8xf32>, tensor<8x6xf32>) -> tensor<2x3x6xf32>
-// CHECK: %[[M:.*]] = dtc.constant dense<[0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0xFF800000, 0xFF800000]> : tensor<6xf32>
+// The mask is computed, not stored (a vocabulary-sized constant would make
+// compile time grow with the vocabulary): columns below 4 add 0, the rest -inf.
+// CHECK: %[[C:.*]] = dtc.iota dim = 0 : tensor<6xi64>
+// CHECK: %[[R:.*]] = dtc.constant dense<4> : tensor<i64>
+// CHECK: %[[IN:.*]] = dtc.compare lt, %[[C]], %[[R]]
+// CHECK: %[[Z:.*]] = dtc.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[NINF:.*]] = dtc.constant dense<0xFF800000> : tensor<f32>
+// CHECK: %[[M:.*]] = dtc.select %[[IN]], %[[Z]], %[[NINF]] : (tensor<6xi1>, tensor<f32>, tensor<f32>) -> tensor<6xf32>
 // CHECK: %[[P:.*]] = dtc.add %[[L]], %[[M]]
 // CHECK: return %[[P]]
 // expected-remark @+1 {{padded the vocabulary of 'wte' from 4 to 6 rows (a multiple of 3)}}
@@ -42,7 +49,10 @@ func.func @other_use(%ids: tensor<2x3xi64> {dtc.input = "ids"}, %w: tensor<4x8xf
 // CHECK-SAME: %{{.*}}: tensor<6x8xf32> {dtc.param = "head", dtc.unpadded_rows = 5 : i64}
 // CHECK-SAME: -> (tensor<2x6xf32> {dtc.output = "logits"})
 // CHECK: %[[Y:.*]] = dtc.matmul %{{.*}}, %{{.*}} transpose_rhs : (tensor<2x8xf32>, tensor<6x8xf32>) -> tensor<2x6xf32>
-// CHECK: %[[M:.*]] = dtc.constant dense<[0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0xFF800000]>
+// CHECK: %[[C:.*]] = dtc.iota dim = 0 : tensor<6xi64>
+// CHECK: %[[R:.*]] = dtc.constant dense<5> : tensor<i64>
+// CHECK: %[[IN:.*]] = dtc.compare lt, %[[C]], %[[R]]
+// CHECK: %[[M:.*]] = dtc.select %[[IN]]
 // CHECK: %[[L:.*]] = dtc.add %[[Y]], %[[M]]
 // CHECK: return %[[L]]
 // expected-remark @+1 {{padded the vocabulary of 'head' from 5 to 6 rows (a multiple of 3)}}

@@ -22,6 +22,12 @@
 
 namespace mlir::dtc {
 
+/// The largest constant, in elements, that the compiler computes while it
+/// compiles (constant folding, the importer's Range): larger values computed
+/// from constants stay ops, and splats are one element whatever their shape,
+/// so that compile time follows the number of ops, never tensor sizes.
+inline constexpr int64_t kMaxFoldedElements = 4096;
+
 /// Argument attribute: the argument is a model parameter (ONNX initializer);
 /// the value is its ONNX name.
 inline constexpr llvm::StringLiteral kParamAttrName = "dtc.param";
