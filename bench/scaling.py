@@ -8,10 +8,11 @@ import time
 MODELS = "test/Import/ONNX/Inputs/scaling"
 
 
-def run(command_for, limit_32=None):
+def run(command_for, limit_32=None, exit=True):
     """Runs command_for(model_path) five times per depth, prints the best
-    time of each and t(32)/t(16); exits 1 when that ratio exceeds 2.3, or
-    the 32-layer time exceeds limit_32 seconds."""
+    time of each and t(32)/t(16); fails when that ratio exceeds 2.3, or
+    the 32-layer time exceeds limit_32 seconds: exits 1 then (0 otherwise),
+    or, with exit=False, returns whether it passed."""
     times = {}
     for layers in (4, 8, 16, 32):
         command = command_for(os.path.join(MODELS, f"llama_{layers}.onnx"))
@@ -29,4 +30,7 @@ def run(command_for, limit_32=None):
     within = limit_32 is None or times[32] <= limit_32
     if limit_32 is not None:
         print(f"t(32) = {times[32]:.2f} s (limit {limit_32} s)")
-    sys.exit(0 if ratio <= 2.3 and within else 1)
+    passed = ratio <= 2.3 and within
+    if exit:
+        sys.exit(0 if passed else 1)
+    return passed
