@@ -185,4 +185,48 @@ TEST_F(LivenessTest, Recomputation) {
   EXPECT_EQ(run(keep).live, (std::vector<int64_t>{16, 32, 48, 64, 48}));
 }
 
+/// A table computed from constants alone (a rotary table, a mask), read by
+/// the step after an op that depends on its input.
+const char *kInvariant = R"mlir(
+func.func @invariant(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %a = dtc.exp %x : tensor<8xf32>
+  %i = dtc.iota dim = 0 : tensor<8xi64>
+  %f = dtc.cast %i : tensor<8xi64> to tensor<8xf32>
+  %t = dtc.cos %f : tensor<8xf32>
+  %y = dtc.mul %a, %t : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+)mlir";
+
+TEST(StepInvariance, ComputedOnceAtLoad) {
+  MLIRContext context;
+  context.loadDialect<DTCDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(kInvariant, ParserConfig(&context));
+  ASSERT_TRUE(module);
+  auto func = *module->getOps<func::FuncOp>().begin();
+  // iota, cast and cos first (at load), then exp and mul, each once.
+  Schedule schedule = programOrder(func.getBody().front());
+  std::vector<StringRef> names;
+  std::vector<bool> invariant;
+  for (const ScheduledOp &entry : schedule) {
+    names.push_back(entry.op->getName().stripDialect());
+    invariant.push_back(entry.stepInvariant);
+  }
+  EXPECT_EQ(names,
+            (std::vector<StringRef>{"iota", "cast", "cos", "exp", "mul"}));
+  EXPECT_EQ(invariant,
+            (std::vector<bool>{true, true, true, false, false}));
+  // Per step: exp (8 transcendental) and mul (8 elementwise) only.
+  StepCost cost = analyzeCost(func);
+  EXPECT_EQ(cost.total.transcendentalFlops, 8);
+  EXPECT_EQ(cost.total.elementwiseFlops, 8);
+  // Memory counts them where they run, as the executor holds them: the i64
+  // iota (64 B) beside its cast (32 B); the table (32 B) is then held from
+  // the start to the mul, beside exp's result and the mul's (32 B each).
+  MemoryTimeline timeline = computeLiveness(
+      schedule, [](Value value) { return !isa<BlockArgument>(value); });
+  EXPECT_EQ(timeline.live, (std::vector<int64_t>{64, 96, 64, 64, 96}));
+}
+
 } // namespace
