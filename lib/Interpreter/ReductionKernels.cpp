@@ -32,18 +32,32 @@ LogicalResult reduce(OpTy op, Operands in, Results &out, ReduceKind kind) {
     kept[dim] = 1;
   }
   std::vector<int64_t> target = broadcastOffsets(kept, input.shape());
-  if (count == 0 && (kind == ReduceKind::Max || kind == ReduceKind::Min))
-    return op.emitError("max/min reduction over an empty dimension");
+  // Over nothing, max and min are their identities (ONNX, opset 18): -inf
+  // and +inf, or the integer type's least and greatest values.
+  int64_t intIdentity = kind == ReduceKind::Max   ? INT64_MIN
+                        : kind == ReduceKind::Min ? INT64_MAX
+                                                  : 0;
+  if (auto integer = dyn_cast<IntegerType>(
+          op.getResult().getType().getElementType());
+      integer && integer.getWidth() < 64 && kind != ReduceKind::Sum &&
+      kind != ReduceKind::Mean) {
+    unsigned width = integer.getWidth();
+    bool isUnsigned = integer.isUnsigned() || width == 1;
+    APInt bound = kind == ReduceKind::Max
+                      ? (isUnsigned ? APInt::getMinValue(width)
+                                    : APInt::getSignedMinValue(width))
+                      : (isUnsigned ? APInt::getMaxValue(width)
+                                    : APInt::getSignedMaxValue(width));
+    intIdentity = isUnsigned ? static_cast<int64_t>(bound.getZExtValue())
+                             : bound.getSExtValue();
+  }
 
   std::vector<double> acc(
       result.numElements(),
       kind == ReduceKind::Max   ? -std::numeric_limits<double>::infinity()
       : kind == ReduceKind::Min ? std::numeric_limits<double>::infinity()
                                 : 0.0);
-  std::vector<int64_t> intAcc(result.numElements(),
-                              kind == ReduceKind::Max   ? INT64_MIN
-                              : kind == ReduceKind::Min ? INT64_MAX
-                                                        : 0);
+  std::vector<int64_t> intAcc(result.numElements(), intIdentity);
   for (int64_t i = 0, e = input.numElements(); i < e; ++i) {
     int64_t t = target[i];
     if (input.isFloat()) {

@@ -21,6 +21,7 @@ import os
 import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 
 import numpy as np
@@ -53,8 +54,10 @@ def load_pb(path, declared_types):
     with open(path, "rb") as f:
         tensor.ParseFromString(f.read())
     array = numpy_helper.to_array(tensor)
-    if onnx.TensorProto.BFLOAT16 in (tensor.data_type, declared_types.get(tensor.name)):
-        # numpy has no bfloat16: the data holds bit patterns (as uint16).
+    bf16 = onnx.TensorProto.BFLOAT16 in (tensor.data_type, declared_types.get(tensor.name))
+    if bf16 and array.dtype.kind in "iu":
+        # numpy has no bfloat16: onnx 1.12 returns the bit patterns of
+        # int32_data (raw_data it converts to float32 itself).
         array = (array.astype(np.uint32) << 16).view(np.float32)
     return tensor.name, array
 
@@ -123,6 +126,9 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tools", required=True, help="directory holding dtc-translate and dtc-run")
     parser.add_argument("--node-dir", default="/usr/share/libonnx-testdata/data/node")
+    parser.add_argument("--node-archive",
+                        help="a .tar.xz of node tests (make_onnx_node_tests.py writes one), "
+                             "run instead of --node-dir")
     parser.add_argument("--covered-ops", help="file listing the ONNX ops whose tests must pass")
     parser.add_argument("--known-deviations",
                         help="file of 'test reason' lines: tests whose expected data dtc "
@@ -145,6 +151,11 @@ def main():
                 if line:
                     test, _, reason = line.partition(" ")
                     deviations[test] = reason.strip()
+    if args.node_archive:
+        extracted = tempfile.TemporaryDirectory()
+        with tarfile.open(args.node_archive) as archive:
+            archive.extractall(extracted.name)
+        args.node_dir = os.path.join(extracted.name, "node")
     tests = sorted(d for d in os.listdir(args.node_dir) if args.filter in d)
     if not tests:
         print(f"no node tests found in {args.node_dir}", file=sys.stderr)

@@ -87,9 +87,7 @@ LogicalResult importWhere(NodeImporter &n) {
 LogicalResult convertTo(NodeImporter &n, int64_t onnxType) {
   std::optional<DType> dtype = dtypeFromOnnx(onnxType);
   if (!dtype) {
-    n.error() << "unsupported target element type "
-              << onnx::TensorProto::DataType_Name(
-                     static_cast<onnx::TensorProto::DataType>(onnxType));
+    n.error() << "unsupported target element type " << onnxTypeName(onnxType);
     return failure();
   }
   return n.setResult(n.convertElementType(

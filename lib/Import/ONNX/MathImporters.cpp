@@ -4,6 +4,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::dtc;
 
@@ -120,8 +122,19 @@ LogicalResult importReduce(NodeImporter &n, int64_t axesInputSince) {
     dims.push_back(*dim);
   }
   llvm::sort(dims);
-  return n.setResult(
-      n.create<OpTy>(n.input(0), dims, n.intAttr("keepdims", 1) != 0));
+  bool keepDims = n.intAttr("keepdims", 1) != 0;
+  // Bool (ReduceMax/Min from opset 20): any/all, reduced as uint8.
+  Type element = n.inputType(0).getElementType();
+  if (element.isInteger(1) &&
+      (std::is_same_v<OpTy, ReduceMaxOp> || std::is_same_v<OpTy, ReduceMinOp>)) {
+    Type u8 = IntegerType::get(n.builder.getContext(), 8, IntegerType::Unsigned);
+    FailureOr<Value> reduced =
+        n.create<OpTy>(n.convertElementType(n.input(0), u8), dims, keepDims);
+    if (failed(reduced))
+      return failure();
+    return n.setResult(n.convertElementType(*reduced, element));
+  }
+  return n.setResult(n.create<OpTy>(n.input(0), dims, keepDims));
 }
 
 /// Brings a norm's scale or bias to the normalized shape when ONNX's

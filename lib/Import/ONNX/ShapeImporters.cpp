@@ -139,17 +139,25 @@ LogicalResult importRange(NodeImporter &n) {
   }
   int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
   if (count > kMaxFoldedElements) {
-    // start + iota * delta as ops: a long range is computed, not stored.
+    // start + iota * delta as ops: a long range is computed, not stored;
+    // 16-bit floats in f32, as Range-27's default stash_type says.
     Type element = n.inputType(0).getElementType();
-    auto type = RankedTensorType::get({count}, element);
+    Type compute = element.isF16() || element.isBF16()
+                       ? Type(n.builder.getF32Type())
+                       : element;
+    auto type = RankedTensorType::get({count}, compute);
     Value index = IotaOp::create(n.builder, n.loc,
                                  type.clone(n.builder.getI64Type()), 0);
-    if (!element.isInteger(64))
-      index = CastOp::create(n.builder, n.loc, type, index);
-    FailureOr<Value> scaled = n.create<MulOp>(index, n.constant(*delta));
+    index = n.convertElementType(index, compute);
+    FailureOr<Value> scaled = n.create<MulOp>(
+        index, n.convertElementType(n.constant(*delta), compute));
     if (failed(scaled))
       return failure();
-    return n.setResult(n.create<AddOp>(*scaled, n.constant(*start)));
+    FailureOr<Value> range = n.create<AddOp>(
+        *scaled, n.convertElementType(n.constant(*start), compute));
+    if (failed(range))
+      return failure();
+    return n.setResult(n.convertElementType(*range, element));
   }
   Tensor result(start->dtype(), {count});
   for (int64_t i = 0; i < count; ++i) {

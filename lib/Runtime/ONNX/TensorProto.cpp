@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 namespace mlir::dtc {
 
@@ -36,6 +37,24 @@ std::optional<DType> dtypeFromOnnx(int32_t onnxDataType) {
   default:
     return std::nullopt;
   }
+}
+
+std::string onnxTypeName(int32_t onnxDataType) {
+  // ONNX's own numbering of the types added after the onnx release whose
+  // protobuf definitions dtc builds with (Debian's 1.12 ends at BFLOAT16).
+  static const char *const newer[] = {
+      "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+      "UINT4",        "INT4",           "FLOAT4E2M1", "FLOAT8E8M0",
+      "UINT2",        "INT2",           "FLOAT6E2M3", "FLOAT6E3M2"};
+  constexpr int32_t kFirstNewer = 17;
+  if (onnx::TensorProto::DataType_IsValid(onnxDataType) &&
+      onnxDataType < kFirstNewer)
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(onnxDataType));
+  int32_t i = onnxDataType - kFirstNewer;
+  if (i >= 0 && i < static_cast<int32_t>(std::size(newer)))
+    return newer[i];
+  return "#" + std::to_string(onnxDataType);
 }
 
 /// Reads the bytes of an external-data tensor.
@@ -83,8 +102,7 @@ std::optional<Tensor> tensorFromProto(const onnx::TensorProto &proto,
   std::string name = "tensor '" + proto.name() + "'";
   if (!dtype) {
     error = name + ": unsupported element type " +
-            onnx::TensorProto::DataType_Name(
-                static_cast<onnx::TensorProto::DataType>(proto.data_type()));
+            onnxTypeName(proto.data_type());
     return std::nullopt;
   }
   // Element counts are checked against the data before anything is

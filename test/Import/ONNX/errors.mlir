@@ -26,7 +26,7 @@
 // SYMBOLIC: error: graph input 'x' has symbolic dimension 'batch'; dtc compiles static shapes: give its shape with --input-shape x=...
 
 // RUN: not dtc-translate --import-onnx %S/Inputs/new_opset.onnx 2>&1 | FileCheck %s --check-prefix=OPSET
-// OPSET: error: opset 99 is newer than dtc supports (23)
+// OPSET: error: opset 99 is newer than dtc supports (28)
 
 // RUN: not dtc-translate --import-onnx %S/Inputs/bad_broadcast.onnx 2>&1 | FileCheck %s --check-prefix=BROADCAST
 // BROADCAST: error: Add node '/add': operand shapes are not broadcastable

@@ -17,6 +17,7 @@
 
 #include <map>
 #include <optional>
+#include <string>
 
 namespace onnx {
 class TensorProto;
@@ -26,6 +27,10 @@ namespace mlir::dtc {
 
 /// The dtc element type of an ONNX TensorProto data type, if dtc has one.
 std::optional<DType> dtypeFromOnnx(int32_t onnxDataType);
+/// The name of an ONNX TensorProto data type (FLOAT, INT4, FLOAT8E4M3FN,
+/// ...), also of those newer than the protobuf definitions dtc links, or
+/// its number where ONNX defines none.
+std::string onnxTypeName(int32_t onnxDataType);
 /// Decodes a TensorProto held in memory (raw_data or the typed fields).
 /// External data is resolved against `baseDir`.
 std::optional<Tensor> tensorFromProto(const onnx::TensorProto &proto,
