@@ -35,6 +35,7 @@ UNSUPPORTED = [
     re.compile(r"is not a tensor; dtc supports tensors only"),
     re.compile(r"(legacy broadcasting)"),
     re.compile(r"(sparse and string constants are not supported)"),
+    re.compile(r"(unsupported \w+ reduction '\w+')"),
 ]
 
 

@@ -1,9 +1,10 @@
 //===- ComposedImporters.cpp - ONNX ops built from other dtc ops ----------===//
 //
-// Tile, Trilu, OneHot and (inference) Dropout have no dtc op of their own:
-// they are broadcasts, masks from iota/compare/select, or identities, which
-// keeps the dialect small and every later pass (autodiff, sharding) working
-// on them unchanged.
+// Tile, Trilu, OneHot, (inference) Dropout, GatherND, ScatterND, IsNaN and
+// IsInf have no dtc op of their own: they are broadcasts, masks from
+// iota/compare/select, gathers and scatters of rows at linearized indices,
+// or identities, which keeps the dialect small and every later pass
+// (autodiff, sharding) working on them unchanged.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,8 @@
 
 #include "dtc/Interpreter/TensorAttr.h"
 #include "llvm/ADT/STLExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -209,9 +212,176 @@ LogicalResult importDropout(NodeImporter &n) {
   return success();
 }
 
+/// For ND indices [I.., k] into dimensions b..b+k-1 of `dataShape` (b =
+/// `batchDims`, the first b dimensions of data and indices being the same
+/// batch), the row of data reshaped to [D0 * .. * D(b+k-1), rest] that each
+/// index tuple selects: the batch position, then each index (negative ones
+/// counting from the end), in row-major order. Shape [I..].
+FailureOr<Value> linearIndexND(NodeImporter &n, Value indices,
+                               ArrayRef<int64_t> dataShape, int64_t batchDims) {
+  auto type = cast<RankedTensorType>(indices.getType());
+  if (!type.getElementType().isInteger(64) || type.getRank() < 1) {
+    n.error() << "indices must be an int64 tensor of rank >= 1";
+    return failure();
+  }
+  int64_t k = type.getShape().back();
+  ArrayRef<int64_t> outShape = type.getShape().drop_back();
+  if (k < 1 || batchDims < 0 ||
+      batchDims + k > static_cast<int64_t>(dataShape.size()) ||
+      batchDims > static_cast<int64_t>(outShape.size()) ||
+      outShape.take_front(batchDims) != dataShape.take_front(batchDims)) {
+    n.error() << "indices of shape " << type << " do not index data of rank "
+              << dataShape.size() << " with batch_dims = " << batchDims;
+    return failure();
+  }
+  auto indexType = RankedTensorType::get(outShape, n.builder.getI64Type());
+  Value row;
+  auto append = [&](Value digit, int64_t radix) {
+    row = row ? AddOp::create(n.builder, n.loc,
+                              MulOp::create(n.builder, n.loc, row,
+                                            i64Scalar(n, radix)),
+                              digit)
+              : digit;
+  };
+  for (int64_t d = 0; d < batchDims; ++d)
+    append(IotaOp::create(n.builder, n.loc, indexType, d), dataShape[d]);
+  int64_t rank = type.getRank();
+  for (int64_t j = 0; j < k; ++j) {
+    SmallVector<int64_t> starts(rank, 0), sizes(type.getShape()),
+        strides(rank, 1);
+    starts.back() = j;
+    sizes.back() = 1;
+    Value index = n.reshape(
+        SliceOp::create(n.builder, n.loc, indices, starts, sizes, strides),
+        outShape);
+    int64_t size = dataShape[batchDims + j];
+    Value negative = CompareOp::create(n.builder, n.loc, ComparisonPredicate::LT,
+                                       index, i64Scalar(n, 0));
+    Value wrapped = SelectOp::create(
+        n.builder, n.loc, negative,
+        AddOp::create(n.builder, n.loc, index, i64Scalar(n, size)), index);
+    append(wrapped, size);
+  }
+  return row;
+}
+
+/// `shape` with its first `n` dimensions multiplied into one.
+SmallVector<int64_t> collapseFront(ArrayRef<int64_t> shape, int64_t n) {
+  int64_t rows = 1;
+  for (int64_t dim : shape.take_front(n))
+    rows *= dim;
+  SmallVector<int64_t> result{rows};
+  llvm::append_range(result, shape.drop_front(n));
+  return result;
+}
+
+/// GatherND: a gather of rows of data reshaped to [D0 * .. * D(b+k-1),
+/// rest] at the linearized indices.
+LogicalResult importGatherND(NodeImporter &n) {
+  int64_t batchDims = n.intAttr("batch_dims", 0);
+  ArrayRef<int64_t> dataShape = n.inputType(0).getShape();
+  FailureOr<Value> rows = linearIndexND(n, n.input(1), dataShape, batchDims);
+  if (failed(rows))
+    return failure();
+  int64_t k = n.inputType(1).getShape().back();
+  Value table = n.reshape(n.input(0), collapseFront(dataShape, batchDims + k));
+  return n.setResult(n.create<GatherOp>(table, *rows, 0));
+}
+
+/// ScatterND with reduction none or add: the updates scattered into rows of
+/// data reshaped to [D0 * .. * D(k-1), rest]; without a reduction, the rows
+/// hit take the scattered values (ONNX leaves duplicate indices undefined).
+LogicalResult importScatterND(NodeImporter &n) {
+  std::string reduction = "none";
+  if (const onnx::AttributeProto *attr = n.attribute("reduction"))
+    reduction = attr->s();
+  if (reduction != "none" && reduction != "add") {
+    n.error() << "unsupported ScatterND reduction '" << reduction
+              << "' (dtc supports none and add)";
+    return failure();
+  }
+  auto dataType = n.inputType(0);
+  if (dataType.getElementType().isInteger(1)) {
+    n.error() << "bool data is not supported";
+    return failure();
+  }
+  FailureOr<Value> rows =
+      linearIndexND(n, n.input(1), dataType.getShape(), /*batchDims=*/0);
+  if (failed(rows))
+    return failure();
+  int64_t k = n.inputType(1).getShape().back();
+  Value table = n.reshape(n.input(0), collapseFront(dataType.getShape(), k));
+  auto tableType = cast<RankedTensorType>(table.getType());
+  auto scatter = [&](Value into, Value updates) {
+    return ScatterAddOp::create(n.builder, n.loc, tableType, into, *rows,
+                                updates, 0)
+        .getResult();
+  };
+  Value result;
+  if (reduction == "add") {
+    result = scatter(table, n.input(2));
+  } else {
+    Type element = dataType.getElementType();
+    auto updatesType = n.inputType(2);
+    auto splat = [&](RankedTensorType type, double value) -> Value {
+      return BroadcastOp::create(n.builder, n.loc, type,
+                                 n.scalar(value, element));
+    };
+    Value hits = scatter(splat(tableType, 0), splat(updatesType, 1));
+    Value scattered = scatter(splat(tableType, 0), n.input(2));
+    Value hit = CompareOp::create(n.builder, n.loc, ComparisonPredicate::GT,
+                                  hits, n.scalar(0, element));
+    result = SelectOp::create(n.builder, n.loc, hit, scattered, table);
+  }
+  if (failed(n.verified(result.getDefiningOp())))
+    return failure();
+  return n.setResult(n.reshape(result, dataType.getShape()));
+}
+
+/// IsNaN: x != x.
+LogicalResult importIsNaN(NodeImporter &n) {
+  if (!isa<FloatType>(n.inputType(0).getElementType())) {
+    n.error() << "input must be a float tensor";
+    return failure();
+  }
+  return n.setResult(Value(CompareOp::create(
+      n.builder, n.loc, ComparisonPredicate::NE, n.input(0), n.input(0))));
+}
+
+/// IsInf: x == +inf (detect_positive), x == -inf (detect_negative), or
+/// either.
+LogicalResult importIsInf(NodeImporter &n) {
+  Type element = n.inputType(0).getElementType();
+  if (!isa<FloatType>(element)) {
+    n.error() << "input must be a float tensor";
+    return failure();
+  }
+  auto equals = [&](double value) -> Value {
+    return CompareOp::create(n.builder, n.loc, ComparisonPredicate::EQ,
+                             n.input(0), n.scalar(value, element));
+  };
+  bool positive = n.intAttr("detect_positive", 1) != 0;
+  bool negative = n.intAttr("detect_negative", 1) != 0;
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (positive && negative)
+    return n.setResult(
+        Value(OrOp::create(n.builder, n.loc, equals(inf), equals(-inf))));
+  if (positive || negative)
+    return n.setResult(equals(positive ? inf : -inf));
+  // Neither: all false.
+  return n.setResult(Value(ConstantOp::create(
+      n.builder, n.loc,
+      DenseElementsAttr::get(n.inputType(0).clone(n.builder.getI1Type()),
+                             n.builder.getBoolAttr(false)))));
+}
+
 } // namespace
 
 void mlir::dtc::addComposedImporters(OpImporterTable &table) {
+  table.add("GatherND", 2, importGatherND);
+  table.add("ScatterND", 3, importScatterND);
+  table.add("IsNaN", 1, importIsNaN);
+  table.add("IsInf", 1, importIsInf);
   table.add("Tile", 2, importTile);
   table.add("Trilu", 1, importTrilu);
   table.add("OneHot", 3, importOneHot);
