@@ -78,6 +78,23 @@ FailureOr<Operation *> NodeImporter::verified(Operation *op) {
   return failure();
 }
 
+FailureOr<ArrayRef<Value>> NodeImporter::sequenceInput(unsigned i) {
+  auto it = i < static_cast<unsigned>(node.input_size())
+                ? model.sequences.find(node.input(i))
+                : model.sequences.end();
+  if (it == model.sequences.end()) {
+    error() << "input " << i << " must be a sequence";
+    return failure();
+  }
+  return ArrayRef<Value>(it->second);
+}
+
+void NodeImporter::setSequenceResult(unsigned i, SmallVector<Value> tensors) {
+  model.sequences[node.output(i)] = std::move(tensors);
+  if (results.size() <= i)
+    results.resize(i + 1);
+}
+
 LogicalResult NodeImporter::setResult(FailureOr<Value> value) {
   if (failed(value))
     return failure();

@@ -33,6 +33,9 @@ struct ModelContext {
   std::function<Value()> stepArgument;
   /// Dropout sites imported so far; each draws from its own stream.
   int64_t dropoutSites = 0;
+  /// Sequence-typed values by ONNX name: lists of tensors, resolved at
+  /// import (their lengths and positions must be static).
+  llvm::StringMap<SmallVector<Value>> sequences;
 };
 
 class NodeImporter {
@@ -67,6 +70,11 @@ public:
   FailureOr<Tensor> constantInput(unsigned i, StringRef what);
   /// The integers of a constant input (e.g. a shape or axes operand).
   FailureOr<SmallVector<int64_t>> constantInts(unsigned i, StringRef what);
+
+  /// The tensors of sequence-typed input `i`; an error when it is not one.
+  FailureOr<ArrayRef<Value>> sequenceInput(unsigned i);
+  /// Records `tensors` as sequence-typed output `i`.
+  void setSequenceResult(unsigned i, SmallVector<Value> tensors);
 
   //===--- Attributes ---===//
   const onnx::AttributeProto *attribute(StringRef name) const;
@@ -157,6 +165,8 @@ private:
 };
 
 void addComposedImporters(OpImporterTable &table);
+/// The sequence ops (SequenceConstruct, SplitToSequence, SequenceAt, ...).
+void addSequenceImporters(OpImporterTable &table);
 void addEinsumImporter(OpImporterTable &table);
 void addElementwiseImporters(OpImporterTable &table);
 void addMathImporters(OpImporterTable &table);

@@ -61,6 +61,7 @@ static const OpImporterTable &opImporters() {
     addEinsumImporter(t);
     addElementwiseImporters(t);
     addMathImporters(t);
+    addSequenceImporters(t);
     addShapeImporters(t);
     return t;
   }();
@@ -389,6 +390,10 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node) {
       continue;
     }
     Value value = values.lookup(name);
+    if (!value && modelContext.sequences.count(name)) {
+      inputs.push_back(Value()); // read through sequenceInput
+      continue;
+    }
     if (!value)
       return nodeError() << "input '" << name
                          << "' is not defined before this node (the graph is "
@@ -396,7 +401,8 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node) {
     inputs.push_back(value);
   }
   for (unsigned i = 0; i < entry->requiredInputs; ++i)
-    if (i >= inputs.size() || !inputs[i])
+    if (i >= inputs.size() ||
+        (!inputs[i] && !modelContext.sequences.count(node.input(i))))
       return nodeError() << "needs " << entry->requiredInputs
                          << " inputs but has " << i;
   NodeImporter nodeImporter(
@@ -405,6 +411,8 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node) {
   if (failed(entry->importer(nodeImporter)))
     return failure();
   for (Value result : nodeImporter.results) {
+    if (!result)
+      continue; // a sequence
     int64_t count = 1;
     for (int64_t dim : cast<RankedTensorType>(result.getType()).getShape())
       if (dim > 0 && (count > kMaxTensorElements / dim ||
@@ -413,7 +421,7 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node) {
                            << " is absurdly large";
   }
   for (auto [i, name] : llvm::enumerate(node.output())) {
-    if (name.empty())
+    if (name.empty() || modelContext.sequences.count(name))
       continue;
     if (i >= nodeImporter.results.size() || !nodeImporter.results[i])
       return nodeError() << "output " << i << " ('" << name

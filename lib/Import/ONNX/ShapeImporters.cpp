@@ -479,6 +479,8 @@ ArrayRef<unsigned> mlir::dtc::staticOperandIndices(StringRef opType) {
       {"ReduceMin", {1}},  {"ConstantOfShape", {0}}, {"Range", {0, 1, 2}},
       {"Tile", {1}},       {"Trilu", {1}},           {"OneHot", {1}},
       {"Dropout", {1, 2}}, {"CumSum", {1}},          {"TopK", {1}},
+      {"SequenceAt", {1}}, {"SequenceInsert", {2}},  {"SequenceErase", {1}},
+      {"SplitToSequence", {1}},
   };
   auto it = table.find(opType);
   return it == table.end() ? ArrayRef<unsigned>() : ArrayRef(it->second);
