@@ -47,9 +47,10 @@ static cl::OptionCategory categoryOptimizer("Optimizer options");
 
 static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
                                       cl::Required);
-static cl::opt<std::string> outDir("o", cl::cat(categoryOutput),
-                                   cl::desc("Output directory"),
-                                   cl::value_desc("dir"), cl::Required);
+static cl::opt<std::string>
+    outDir("o", cl::cat(categoryOutput),
+           cl::desc("Output directory (needed unless --list-params)"),
+           cl::value_desc("dir"));
 static cl::opt<std::string>
     bindInputs("bind-inputs", cl::cat(categoryImport),
                cl::desc("Tensors for graph inputs that determine shapes"));
@@ -78,7 +79,9 @@ static cl::opt<bool> shapesOnly(
              "become untrained parameters); dtc-run then needs --init"));
 static cl::opt<bool> listParams(
     "list-params", cl::cat(categoryImport),
-    cl::desc("Print the initializers (name, shape, type, trainable) and exit"));
+    cl::desc("Print the initializers (name, shape, type, whether each trains "
+             "and why: the exporter's record, a flag or the default rule) "
+             "and exit"));
 
 static cl::opt<std::string> teacherPath(
     "teacher", cl::cat(categoryLoss),
@@ -210,6 +213,10 @@ int main(int argc, char **argv) {
       "or, for a --mesh of N devices,\n"
       "  mpirun -np N dtc-run OUT --batch DIR --steps K [--dump DIR]\n");
 
+  if (outDir.empty() && !listParams) {
+    llvm::errs() << "error: no output directory (-o DIR)\n";
+    return 1;
+  }
   const DeviceSpec *device = lookupDeviceSpec(deviceSpec);
   if (!device) {
     llvm::errs() << "error: unknown --device-spec '" << deviceSpec << "' (";
@@ -265,9 +272,11 @@ int main(int argc, char **argv) {
     return 1;
   if (listParams) {
     for (const InitializerInfo &init : initializers)
-      llvm::outs() << llvm::formatv("{0,-40} {1,-16} {2}\n", init.name,
+      llvm::outs() << llvm::formatv("{0,-40} {1,-16} {2,-9} ({3})\n",
+                                    init.name,
                                     describe(init.shape, init.dtype),
-                                    init.trainable ? "trainable" : "constant");
+                                    init.trainable ? "trainable" : "constant",
+                                    init.reason);
     return 0;
   }
   auto func = *module->getOps<func::FuncOp>().begin();

@@ -22,10 +22,13 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Regex.h"
 
+#include <google/protobuf/unknown_field_set.h>
+
 #include <climits>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -53,6 +56,31 @@ static std::string unitOf(StringRef name) {
 static constexpr int64_t kMaxOpset = 28;
 /// Bigger tensors are taken for corrupt shapes (2^48: 1 PiB of f32).
 static constexpr int64_t kMaxTensorElements = int64_t(1) << 48;
+
+/// torch.export's record of what a graph input was: PARAMETER, BUFFER,
+/// CONSTANT_TENSOR, ... (torch.onnx.export writes it on the value).
+static constexpr const char *kInputSpecKindKey =
+    "pkg.torch.export.graph_signature.InputSpec.kind";
+
+/// The metadata_props of a graph value: ValueInfoProto field 4, added in
+/// ONNX IR 10, after the onnx release whose schema dtc builds with, so read
+/// from the message's unknown fields.
+static std::map<std::string, std::string>
+valueInfoMetadata(const onnx::ValueInfoProto &info) {
+  constexpr int kMetadataPropsField = 4;
+  std::map<std::string, std::string> metadata;
+  const google::protobuf::UnknownFieldSet &unknown = info.unknown_fields();
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const google::protobuf::UnknownField &field = unknown.field(i);
+    if (field.number() != kMetadataPropsField ||
+        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::StringStringEntryProto entry;
+    if (entry.ParseFromString(field.length_delimited()))
+      metadata[entry.key()] = entry.value();
+  }
+  return metadata;
+}
 
 static const OpImporterTable &opImporters() {
   static const OpImporterTable table = [] {
@@ -250,6 +278,15 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
     if (!pattern->empty() && !regex->isValid(regexError))
       return emitError(fileLoc)
              << "invalid --" << flag << " regex: " << regexError;
+  // What torch.export recorded about each graph value (PARAMETER, BUFFER,
+  // CONSTANT_TENSOR, ...): only its parameters train.
+  llvm::StringMap<std::string> inputKinds;
+  for (const onnx::ValueInfoProto &info : graph.value_info()) {
+    std::map<std::string, std::string> metadata = valueInfoMetadata(info);
+    auto kind = metadata.find(kInputSpecKindKey);
+    if (kind != metadata.end())
+      inputKinds[info.name()] = kind->second;
+  }
   for (const onnx::TensorProto &init : graph.initializer()) {
     std::optional<DType> dtype = dtypeFromOnnx(init.data_type());
     if (!dtype)
@@ -257,10 +294,25 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
              << "initializer '" << init.name() << "' has unsupported element "
              << "type " << onnxTypeName(init.data_type());
     Shape shape(init.dims().begin(), init.dims().end());
-    bool selected =
-        isFloatDType(*dtype) &&
-        (options.trainable.empty() || trainable.match(init.name())) &&
-        (options.freeze.empty() || !freeze.match(init.name()));
+    // --trainable and --freeze decide where they match; else the exporter's
+    // record; else every float initializer trains (older exporters).
+    std::string reason;
+    bool selected = isFloatDType(*dtype);
+    auto kind = inputKinds.find(init.name());
+    if (!selected) {
+      reason = "not a float tensor";
+    } else if (!options.freeze.empty() && freeze.match(init.name())) {
+      selected = false;
+      reason = "--freeze";
+    } else if (!options.trainable.empty()) {
+      selected = trainable.match(init.name());
+      reason = "--trainable";
+    } else if (kind != inputKinds.end()) {
+      selected = kind->second == "PARAMETER";
+      reason = "exporter: " + kind->second;
+    } else {
+      reason = "float initializer";
+    }
     std::optional<Tensor> value;
     // Shapes-only mode reads no float data: frozen initializers become
     // parameters marked not trainable rather than constants.
@@ -272,14 +324,17 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
         return emitError(fileLoc) << "initializer: " << error;
       // Non-finite initializers (-inf causal masks) are constants.
       if (selected && llvm::any_of(value->floats(),
-                                   [](double x) { return !std::isfinite(x); }))
+                                   [](double x) { return !std::isfinite(x); })) {
         selected = false;
+        reason = "non-finite values";
+      }
     } else if (llvm::any_of(shape, [](int64_t d) { return d < 0; })) {
       return emitError(fileLoc)
              << "initializer '" << init.name() << "' has a negative dimension";
     }
     if (options.initializers)
-      options.initializers->push_back({init.name(), shape, *dtype, selected});
+      options.initializers->push_back(
+          {init.name(), shape, *dtype, selected, reason});
     if (!selected && !byShape) {
       folded.emplace_back(init.name(), std::move(*value));
       continue;

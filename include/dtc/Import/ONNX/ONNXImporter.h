@@ -35,8 +35,12 @@ struct InitializerInfo {
   Shape shape;
   DType dtype;
   /// A trainable parameter (an argument), or a constant: integers,
-  /// non-finite values, and what --freeze/--trainable exclude.
+  /// non-finite values, what the exporter records as no parameter, and
+  /// what --freeze/--trainable exclude.
   bool trainable;
+  /// Why: the exporter's record (torch.export's input kind) or the rule
+  /// that decided.
+  std::string reason;
 };
 
 struct ONNXImportOptions {

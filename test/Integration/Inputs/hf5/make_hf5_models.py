@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Writes tiny Hugging Face decoders exported by today's exporter, and
+PyTorch's training steps on them.
+
+For each family, a tiny config of the public `transformers` (5.x) class with
+random weights, exported by torch 2.x's default exporter
+(`torch.onnx.export(..., dynamo=True)`) as a user would, in a flavour:
+  names   optimize=False and eager attention: parameter names kept
+and three AdamW steps of PyTorch autograd on one fixed batch, recorded as
+dtc-run --dump writes them, by the parameters' state-dict names that the
+export uses (a tied embedding and head are one initializer, named after one
+of its state-dict keys):
+  <family>-<flavour>/model.onnx      the graph exactly as the exporter wrote it
+  <family>-<flavour>/batch/{ids,labels}.npy
+  <family>-<flavour>/initial/<param>.npy
+  <family>-<flavour>/adamw/          loss.npy, grad/ (last step), param/ (after)
+
+Run from a pinned venv outside the repository (a few GB; only the CPU is
+used):
+  python3 -m venv /work/venv-t2 && /work/venv-t2/bin/pip install \\
+      torch==2.9.1 transformers==5.24.0 onnx==1.23.2 onnxscript
+  /work/venv-t2/bin/python make_hf5_models.py [family...]
+The outputs are committed, so the tests download nothing.
+"""
+import os
+import sys
+import warnings
+
+import numpy as np
+import onnx
+import torch
+import transformers
+
+VOCAB, SEQ, BATCH = 64, 8, 4
+STEPS = 3
+
+
+def families():
+    t = transformers
+    tiny = dict(vocab_size=VOCAB)
+    decoder = dict(tiny, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                   intermediate_size=64, max_position_embeddings=32)
+    return {
+        "llama": (t.LlamaConfig, t.LlamaForCausalLM, dict(decoder, num_key_value_heads=2)),
+        "qwen2": (t.Qwen2Config, t.Qwen2ForCausalLM, dict(decoder, num_key_value_heads=2)),
+        "gpt2": (t.GPT2Config, t.GPT2LMHeadModel, dict(
+            tiny, n_embd=32, n_layer=2, n_head=4, n_positions=32, resid_pdrop=0.0,
+            embd_pdrop=0.0, attn_pdrop=0.0)),
+        "opt": (t.OPTConfig, t.OPTForCausalLM, dict(
+            tiny, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, ffn_dim=64,
+            max_position_embeddings=32, word_embed_proj_dim=32, dropout=0.0,
+            attention_dropout=0.0, activation_dropout=0.0, layerdrop=0.0)),
+    }
+
+
+class Logits(torch.nn.Module):
+    """ids -> logits, without a cache (as a training step runs)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.m = model
+
+    def forward(self, ids):
+        return self.m(input_ids=ids, use_cache=False).logits
+
+
+def save_dir(path, tensors):
+    os.makedirs(path, exist_ok=True)
+    for name, tensor in tensors.items():
+        np.save(os.path.join(path, name + ".npy"), tensor.detach().numpy())
+
+
+def exported_names(model, path):
+    """Each parameter's state-dict name in the export, by the parameter: of a
+    tied parameter's names, the one the graph's initializer has."""
+    initializers = {init.name for init in onnx.load(path).graph.initializer}
+    names = {}
+    for name, param in model.named_parameters(remove_duplicate=False):
+        if name in initializers or id(param) not in names:
+            names[id(param)] = name
+    return names
+
+
+def make(family, flavour, config_class, model_class, options):
+    torch.manual_seed(0)
+    config = config_class(**options)
+    model = Logits(model_class._from_config(config, attn_implementation="eager"))
+    with torch.no_grad():  # non-trivial norms, so their gradients matter
+        for name, param in model.named_parameters():
+            if param.dim() == 1:
+                param.add_(0.1 * torch.randn_like(param))
+    ids = torch.randint(0, VOCAB, (BATCH, SEQ))
+    labels = torch.roll(ids, -1, dims=1)
+    labels[0, -1] = -100
+    labels[1, 2] = -100
+    out = f"{family}-{flavour}"
+    os.makedirs(out, exist_ok=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model.eval(), (ids,), f"{out}/model.onnx", input_names=["ids"],
+                          output_names=["logits"], dynamo=True, optimize=False)
+    names = exported_names(model, f"{out}/model.onnx")
+    params = list(model.parameters())
+
+    def by_name(tensors):
+        return {names[id(p)]: t for p, t in zip(params, tensors)}
+
+    save_dir(f"{out}/batch", {"ids": ids, "labels": labels})
+    save_dir(f"{out}/initial", by_name([p.detach().clone() for p in params]))
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, betas=(0.9, 0.999), eps=1e-8,
+                                  weight_decay=0.01)
+    losses = []
+    for _ in range(STEPS):
+        optimizer.zero_grad()
+        logits = model(ids).reshape(-1, VOCAB)
+        loss = torch.nn.functional.cross_entropy(logits, labels.reshape(-1), ignore_index=-100)
+        loss.backward()
+        losses.append(loss.item())
+        grads = by_name([p.grad.clone() for p in params])
+        optimizer.step()
+    os.makedirs(f"{out}/adamw", exist_ok=True)
+    np.save(f"{out}/adamw/loss.npy", np.array(losses, np.float32))
+    save_dir(f"{out}/adamw/grad", grads)
+    save_dir(f"{out}/adamw/param", by_name(params))
+    print(f"{out}: {sum(p.numel() for p in model.parameters())} parameters, "
+          f"losses {', '.join(f'{l:.6f}' for l in losses)}")
+
+
+def main():
+    os.chdir(os.path.dirname(os.path.abspath(__file__)))
+    table = families()
+    for family in sys.argv[1:] or table:
+        make(family, "names", *table[family])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+// Llama (grouped-query attention, rotary tables from a BUFFER inv_freq, which stays a constant as the exporter's metadata says),
+// exported by torch 2.x's default exporter with transformers 5 as a user
+// would (torch.onnx.export(..., dynamo=True, optimize=False), eager
+// attention: Inputs/hf5/make_hf5_models.py; opset 20, GatherND masks): three
+// AdamW steps on one device and on dp=2 x tp=2 with sequence parallelism and
+// ZeRO-1 match PyTorch (loss 1e-5, gradients 1e-4, updates 1e-3).
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/hf5/llama-names %t/one 1 | FileCheck %s
+// RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/hf5/llama-names %t/z1 4 --mesh dp=2,tp=2 --sequence-parallel --zero 1 | FileCheck %s
+// CHECK: 0 failed
+//
+// --list-params shows each initializer's decision and what made it: the
+// exporter's record (torch.export's input kind), or a flag.
+// RUN: dtc-compile %S/Inputs/hf5/llama-names/model.onnx --list-params | FileCheck %s --check-prefix=PARAMS
+// RUN: dtc-compile %S/Inputs/hf5/llama-names/model.onnx --list-params --freeze norm | FileCheck %s --check-prefix=FREEZE
+// PARAMS: m.model.embed_tokens.weight {{ *}}64x32xf32 {{ *}}trainable (exporter: PARAMETER)
+// PARAMS: m.model.rotary_emb.inv_freq {{ *}}4xf32 {{ *}}constant  (exporter: BUFFER)
+// FREEZE: m.model.norm.weight {{ *}}32xf32 {{ *}}constant  (--freeze)
