@@ -77,6 +77,11 @@ static cl::opt<bool> shapesOnly(
     cl::desc("Compile from the parameters' shapes alone, without reading "
              "their data (external data may be absent; frozen initializers "
              "become untrained parameters); dtc-run then needs --init"));
+static cl::opt<bool> noRetie(
+    "no-retie", cl::cat(categoryImport),
+    cl::desc("Keep apart a parameter and the transposed copy torch's ONNX "
+             "optimizer stored of it (a tie it broke: GPT-2's embedding and "
+             "head), instead of training them as one"));
 static cl::opt<bool> listParams(
     "list-params", cl::cat(categoryImport),
     cl::desc("Print the initializers (name, shape, type, whether each trains "
@@ -258,6 +263,7 @@ int main(int argc, char **argv) {
   importOptions.trainingDropout = dropout;
   importOptions.dropoutSeed = seed;
   importOptions.freeze = freeze;
+  importOptions.retie = !noRetie;
   importOptions.trainable = trainable;
   std::vector<InitializerInfo> initializers;
   importOptions.initializers = &initializers;

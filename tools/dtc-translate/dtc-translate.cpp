@@ -51,6 +51,11 @@ static llvm::cl::opt<bool> dropout(
                    "identity"));
 static llvm::cl::opt<int64_t> seed("seed", llvm::cl::init(0),
                                    llvm::cl::desc("Seed of the dropout masks"));
+static llvm::cl::opt<bool> noRetie(
+    "no-retie",
+    llvm::cl::desc("Keep apart a parameter and the transposed copy torch's "
+                   "ONNX optimizer stored of it (a tie it broke), instead of "
+                   "training them as one"));
 
 static OwningOpRef<Operation *> importONNX(llvm::SourceMgr &sourceMgr,
                                            MLIRContext *context) {
@@ -62,6 +67,7 @@ static OwningOpRef<Operation *> importONNX(llvm::SourceMgr &sourceMgr,
   options.shapesOnly = shapesOnly;
   options.trainingDropout = dropout;
   options.dropoutSeed = seed;
+  options.retie = !noRetie;
   std::string shapeError =
       dtc::parseInputShapes(inputShapes, options.inputShapes);
   if (!shapeError.empty()) {

@@ -61,6 +61,9 @@ static constexpr int64_t kMaxTensorElements = int64_t(1) << 48;
 /// CONSTANT_TENSOR, ... (torch.onnx.export writes it on the value).
 static constexpr const char *kInputSpecKindKey =
     "pkg.torch.export.graph_signature.InputSpec.kind";
+/// What torch's ONNX optimizer folded an initializer from.
+static constexpr const char *kFoldedFromKey =
+    "pkg.onnxscript.optimizer.folded_from";
 
 /// The metadata_props of a graph value: ValueInfoProto field 4, added in
 /// ONNX IR 10, after the onnx release whose schema dtc builds with, so read
@@ -80,6 +83,72 @@ valueInfoMetadata(const onnx::ValueInfoProto &info) {
       metadata[entry.key()] = entry.value();
   }
   return metadata;
+}
+
+/// The metadata_props of the graph (GraphProto field 16, IR 10).
+static std::map<std::string, std::string>
+graphMetadata(const onnx::GraphProto &graph) {
+  constexpr int kMetadataPropsField = 16;
+  std::map<std::string, std::string> metadata;
+  const google::protobuf::UnknownFieldSet &unknown = graph.unknown_fields();
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const google::protobuf::UnknownField &field = unknown.field(i);
+    if (field.number() != kMetadataPropsField ||
+        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::StringStringEntryProto entry;
+    if (entry.ParseFromString(field.length_delimited()))
+      metadata[entry.key()] = entry.value();
+  }
+  return metadata;
+}
+
+/// The state-dict names of the parameters in torch.export's graph
+/// signature ("p_x: PARAMETER target='x'"), those the exporter's optimizer
+/// folded away included.
+static llvm::StringSet<> signatureParameters(const onnx::GraphProto &graph) {
+  llvm::StringSet<> params;
+  std::map<std::string, std::string> metadata = graphMetadata(graph);
+  auto signature =
+      metadata.find("pkg.torch.export.ExportedProgram.graph_signature");
+  if (signature == metadata.end())
+    return params;
+  SmallVector<StringRef> lines;
+  StringRef(signature->second).split(lines, '\n');
+  for (StringRef line : lines) {
+    size_t target = line.find(": PARAMETER target='");
+    if (target == StringRef::npos)
+      continue;
+    StringRef rest = line.drop_front(target + strlen(": PARAMETER target='"));
+    params.insert(rest.take_until([](char c) { return c == '\''; }));
+  }
+  return params;
+}
+
+/// The names in a `folded_from` record: "['a', 'b']".
+static SmallVector<std::string> parseNameList(StringRef text) {
+  SmallVector<std::string> names;
+  while (true) {
+    size_t open = text.find('\'');
+    if (open == StringRef::npos)
+      break;
+    size_t close = text.find('\'', open + 1);
+    if (close == StringRef::npos)
+      break;
+    names.push_back(text.slice(open + 1, close).str());
+    text = text.drop_front(close + 1);
+  }
+  return names;
+}
+
+/// `tensor`, a matrix, transposed.
+static Tensor transposed(const Tensor &tensor) {
+  int64_t rows = tensor.shape()[0], cols = tensor.shape()[1];
+  Tensor result(tensor.dtype(), {cols, rows});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      result.floats()[j * rows + i] = tensor.floats()[i * cols + j];
+  return result;
 }
 
 static const OpImporterTable &opImporters() {
@@ -279,14 +348,36 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
       return emitError(fileLoc)
              << "invalid --" << flag << " regex: " << regexError;
   // What torch.export recorded about each graph value (PARAMETER, BUFFER,
-  // CONSTANT_TENSOR, ...): only its parameters train.
+  // CONSTANT_TENSOR, ...): only its parameters train. torch's ONNX
+  // optimizer records what it folded an initializer from.
   llvm::StringMap<std::string> inputKinds;
+  llvm::StringMap<SmallVector<std::string>> foldedFrom;
   for (const onnx::ValueInfoProto &info : graph.value_info()) {
     std::map<std::string, std::string> metadata = valueInfoMetadata(info);
     auto kind = metadata.find(kInputSpecKindKey);
     if (kind != metadata.end())
       inputKinds[info.name()] = kind->second;
+    auto folded = metadata.find(kFoldedFromKey);
+    if (folded != metadata.end())
+      foldedFrom[info.name()] = parseNameList(folded->second);
   }
+  llvm::StringSet<> exportedParams = signatureParameters(graph);
+  for (const auto &entry : inputKinds)
+    if (entry.getValue() == "PARAMETER")
+      exportedParams.insert(entry.getKey());
+  bool exporterRecords = !inputKinds.empty();
+  // The operands a (2-D) MatMul or Gemm reads as [in, out] weights.
+  llvm::StringSet<> weightOperands, initializerNames;
+  for (const onnx::NodeProto &node : graph.node())
+    if ((node.op_type() == "MatMul" || node.op_type() == "Gemm") &&
+        node.input_size() > 1)
+      weightOperands.insert(node.input(1));
+  for (const onnx::TensorProto &init : graph.initializer())
+    initializerNames.insert(init.name());
+  // Initializers that are the transpose of a parameter: (initializer,
+  // parameter), resolved once every initializer is read.
+  SmallVector<std::pair<std::string, std::string>> transposes;
+  llvm::StringMap<Tensor> transposeValues;
   for (const onnx::TensorProto &init : graph.initializer()) {
     std::optional<DType> dtype = dtypeFromOnnx(init.data_type());
     if (!dtype)
@@ -310,6 +401,47 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
     } else if (kind != inputKinds.end()) {
       selected = kind->second == "PARAMETER";
       reason = "exporter: " + kind->second;
+    } else if (exporterRecords) {
+      // Folded by torch's optimizer: from one parameter, into a MatMul's
+      // [in, out] operand, it is that Linear weight transposed; from a
+      // parameter and other values, it is computed from it (in its place);
+      // from no parameter, a constant.
+      SmallVector<std::string> sources = foldedFrom.lookup(init.name());
+      SmallVector<std::string> params;
+      for (const std::string &source : sources)
+        if (exportedParams.contains(source))
+          params.push_back(source);
+      bool retied = initializerNames.contains(params.empty() ? "" : params[0]);
+      if (params.size() == 1 && sources.size() == 1 && shape.size() == 2 &&
+          weightOperands.contains(init.name()) &&
+          (!retied || options.retie)) {
+        transposes.push_back({init.name(), params[0]});
+        reason = "exporter: PARAMETER '" + params[0] +
+                 "' transposed; trains as '" + params[0] + "'";
+        if (options.initializers)
+          options.initializers->push_back(
+              {init.name(), shape, *dtype, true, reason});
+        if (!options.shapesOnly) {
+          std::string error;
+          std::optional<Tensor> value = tensorFromProto(init, baseDir, error);
+          if (!value)
+            return emitError(fileLoc) << "initializer: " << error;
+          transposeValues.try_emplace(init.name(), std::move(*value));
+        }
+        continue;
+      }
+      if (!params.empty()) {
+        reason = "exporter: folded from PARAMETER '" + params[0] + "'";
+        emitWarning(fileLoc)
+            << "initializer '" << init.name() << "' is computed from parameter '"
+            << params[0] << "'" << (sources.size() > 1 ? " and other values" : "")
+            << " by torch's ONNX optimizer: it trains in the parameter's "
+               "place, which differs from PyTorch's training of '"
+            << params[0] << "' (export with optimize=False to keep it)";
+      } else {
+        selected = false;
+        reason = "exporter: not a parameter";
+      }
     } else {
       reason = "float initializer";
     }
@@ -360,6 +492,43 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
     argValues.emplace_back(init.name(), std::move(value));
   }
 
+  // A transposed parameter that is no initializer itself becomes that
+  // parameter, in its own layout and name; one that is (a broken tie) reads
+  // it again.
+  llvm::StringSet<> addedParams;
+  for (auto &[transposeName, param] : transposes) {
+    if (initializerNames.contains(param)) {
+      emitRemark(fileLoc) << "re-tied '" << transposeName << "' to parameter '"
+                          << param
+                          << "': torch's ONNX optimizer stored its transpose "
+                             "apart; they train as one, gradients summed";
+      continue;
+    }
+    if (!addedParams.insert(param).second)
+      continue;
+    SmallVector<NamedAttribute> attrs = {
+        builder.getNamedAttr(kParamAttrName, builder.getStringAttr(param)),
+        builder.getNamedAttr(kUnitAttrName,
+                             builder.getStringAttr(unitOf(param)))};
+    auto it = transposeValues.find(transposeName);
+    std::optional<Tensor> value;
+    if (it != transposeValues.end()) {
+      value = transposed(it->second);
+      argTypes.push_back(tensorTypeOf(context, *value));
+      attrs.push_back(builder.getNamedAttr(
+          kValueAttrName, resourceAttrFromTensor(context, param, *value)));
+    } else {
+      auto init = llvm::find_if(graph.initializer(), [&](auto &i) {
+        return i.name() == transposeName;
+      });
+      argTypes.push_back(RankedTensorType::get(
+          {init->dims(1), init->dims(0)},
+          elementTypeOf(context, *dtypeFromOnnx(init->data_type()))));
+    }
+    argAttrs.push_back(builder.getDictionaryAttr(attrs));
+    argValues.emplace_back(param, std::move(value));
+  }
+
   func = func::FuncOp::create(fileLoc, "forward",
                               builder.getFunctionType(argTypes, {}));
   func.setAllArgAttrs(argAttrs);
@@ -370,6 +539,10 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
     if (named.second)
       constants[arg] = *named.second;
   }
+  for (auto &[transposeName, param] : transposes)
+    values[transposeName] = TransposeOp::create(
+        builder, NameLoc::get(builder.getStringAttr(transposeName), fileLoc),
+        values[param], ArrayRef<int64_t>{1, 0});
   for (auto &[name, tensor] : folded) {
     // Frozen weights travel as blobs, like parameters; small constants
     // stay readable.

@@ -67,6 +67,11 @@ struct ONNXImportOptions {
   /// identity.
   bool trainingDropout = false;
   int64_t dropoutSeed = 0;
+  /// An initializer torch's ONNX optimizer stored as the transpose of a
+  /// parameter that is an initializer too (a tie it broke: GPT-2's
+  /// embedding and head) is read as that transpose, one parameter again;
+  /// false keeps the two apart.
+  bool retie = true;
   /// When set, receives one entry per initializer.
   std::vector<InitializerInfo> *initializers = nullptr;
 };

@@ -5,7 +5,9 @@ PyTorch's training steps on them.
 For each family, a tiny config of the public `transformers` (5.x) class with
 random weights, exported by torch 2.x's default exporter
 (`torch.onnx.export(..., dynamo=True)`) as a user would, in a flavour:
-  names   optimize=False and eager attention: parameter names kept
+  names     optimize=False and eager attention: parameter names kept
+  defaults  every default: optimize=True (Linear weights folded into
+            transposed val_N initializers, ties broken) and sdpa attention
 and three AdamW steps of PyTorch autograd on one fixed batch, recorded as
 dtc-run --dump writes them, by the parameters' state-dict names that the
 export uses (a tied embedding and head are one initializer, named after one
@@ -19,7 +21,7 @@ Run from a pinned venv outside the repository (a few GB; only the CPU is
 used):
   python3 -m venv /work/venv-t2 && /work/venv-t2/bin/pip install \\
       torch==2.9.1 transformers==5.24.0 onnx==1.23.2 onnxscript
-  /work/venv-t2/bin/python make_hf5_models.py [family...]
+  /work/venv-t2/bin/python make_hf5_models.py [flavour/family...]
 The outputs are committed, so the tests download nothing.
 """
 import os
@@ -42,6 +44,9 @@ def families():
                    intermediate_size=64, max_position_embeddings=32)
     return {
         "llama": (t.LlamaConfig, t.LlamaForCausalLM, dict(decoder, num_key_value_heads=2)),
+        # Llama 3.2's layout: the head tied to the embedding.
+        "llama_tied": (t.LlamaConfig, t.LlamaForCausalLM, dict(
+            decoder, num_key_value_heads=2, tie_word_embeddings=True)),
         "qwen2": (t.Qwen2Config, t.Qwen2ForCausalLM, dict(decoder, num_key_value_heads=2)),
         "gpt2": (t.GPT2Config, t.GPT2LMHeadModel, dict(
             tiny, n_embd=32, n_layer=2, n_head=4, n_positions=32, resid_pdrop=0.0,
@@ -84,7 +89,8 @@ def exported_names(model, path):
 def make(family, flavour, config_class, model_class, options):
     torch.manual_seed(0)
     config = config_class(**options)
-    model = Logits(model_class._from_config(config, attn_implementation="eager"))
+    attention = "eager" if flavour == "names" else "sdpa"
+    model = Logits(model_class._from_config(config, attn_implementation=attention))
     with torch.no_grad():  # non-trivial norms, so their gradients matter
         for name, param in model.named_parameters():
             if param.dim() == 1:
@@ -98,7 +104,8 @@ def make(family, flavour, config_class, model_class, options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(model.eval(), (ids,), f"{out}/model.onnx", input_names=["ids"],
-                          output_names=["logits"], dynamo=True, optimize=False)
+                          output_names=["logits"], dynamo=True,
+                          optimize=flavour != "names")
     names = exported_names(model, f"{out}/model.onnx")
     params = list(model.parameters())
 
@@ -127,11 +134,19 @@ def make(family, flavour, config_class, model_class, options):
           f"losses {', '.join(f'{l:.6f}' for l in losses)}")
 
 
+FLAVOURS = {"names": ["llama", "qwen2", "gpt2", "opt"],
+            "defaults": ["llama", "llama_tied", "qwen2"]}
+
+
 def main():
+    """make_hf5_models.py [FLAVOUR/FAMILY...] (default: all)"""
     os.chdir(os.path.dirname(os.path.abspath(__file__)))
     table = families()
-    for family in sys.argv[1:] or table:
-        make(family, "names", *table[family])
+    wanted = sys.argv[1:] or [f"{flavour}/{family}" for flavour, families_ in FLAVOURS.items()
+                              for family in families_]
+    for entry in wanted:
+        flavour, family = entry.split("/")
+        make(family, flavour, *table[family])
 
 
 if __name__ == "__main__":
