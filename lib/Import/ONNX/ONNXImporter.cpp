@@ -283,7 +283,9 @@ ModelImporter::typeOf(const onnx::ValueInfoProto &info, const Tensor *bound) {
              << dim.dim_param()
              << "'; dtc compiles static shapes: give its shape with "
                 "--input-shape "
-             << info.name() << "=...";
+             << info.name()
+             << "=... or bind it from a batch (--bind-inputs DIR holding "
+             << info.name() << ".npy)";
     shape.push_back(dim.dim_value());
   }
   return RankedTensorType::get(shape, elementType);
@@ -307,9 +309,14 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
     std::string name = worklist.pop_back_val();
     if (!staticNames.insert(name).second)
       continue;
-    if (const onnx::NodeProto *producer = producers.lookup(name))
-      for (const std::string &input : producer->input())
-        worklist.push_back(input);
+    const onnx::NodeProto *producer = producers.lookup(name);
+    // Shape and Size read only their input's (static) shape, not its
+    // values: a dynamic export's input feeds them and stays an input.
+    if (!producer || producer->op_type() == "Shape" ||
+        producer->op_type() == "Size")
+      continue;
+    for (const std::string &input : producer->input())
+      worklist.push_back(input);
   }
 
   std::map<std::string, const onnx::TensorProto *> initializers;

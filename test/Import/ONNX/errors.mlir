@@ -23,7 +23,7 @@
 // CYCLE: error: Add node '/a': input 'b' is not defined before this node
 
 // RUN: not dtc-translate --import-onnx %S/Inputs/symbolic_dim.onnx 2>&1 | FileCheck %s --check-prefix=SYMBOLIC
-// SYMBOLIC: error: graph input 'x' has symbolic dimension 'batch'; dtc compiles static shapes: give its shape with --input-shape x=...
+// SYMBOLIC: error: graph input 'x' has symbolic dimension 'batch'; dtc compiles static shapes: give its shape with --input-shape x=... or bind it from a batch (--bind-inputs DIR holding x.npy)
 
 // RUN: not dtc-translate --import-onnx %S/Inputs/new_opset.onnx 2>&1 | FileCheck %s --check-prefix=OPSET
 // OPSET: error: opset 99 is newer than dtc supports (28)

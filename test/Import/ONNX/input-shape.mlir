@@ -2,7 +2,7 @@
 // RUN: dtc-translate --import-onnx %S/Inputs/symbolic_dim.onnx --input-shape x=3x4 | FileCheck %s
 // CHECK: func.func @forward(%{{.*}}: tensor<3x4xf32> {dtc.input = "x"}) -> (tensor<3x4xf32> {dtc.output = "y"})
 // RUN: not dtc-translate --import-onnx %S/Inputs/symbolic_dim.onnx 2>&1 | FileCheck %s --check-prefix=UNBOUND
-// UNBOUND: error: graph input 'x' has symbolic dimension 'batch'; dtc compiles static shapes: give its shape with --input-shape x=...
+// UNBOUND: error: graph input 'x' has symbolic dimension 'batch'; dtc compiles static shapes: give its shape with --input-shape x=... or bind it from a batch (--bind-inputs DIR holding x.npy)
 // RUN: not dtc-translate --import-onnx %S/Inputs/symbolic_dim.onnx --input-shape x=3 2>&1 | FileCheck %s --check-prefix=RANK
 // RANK: error: --input-shape gives 'x' rank 1 but the model declares rank 2
 // RUN: not dtc-translate --import-onnx %S/Inputs/symbolic_dim.onnx --input-shape x=3y 2>&1 | FileCheck %s --check-prefix=SYNTAX

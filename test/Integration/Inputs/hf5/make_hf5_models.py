@@ -8,6 +8,9 @@ random weights, exported by torch 2.x's default exporter
   names     optimize=False and eager attention: parameter names kept
   defaults  every default: optimize=True (Linear weights folded into
             transposed val_N initializers, ties broken) and sdpa attention
+and either with dynamic batch and sequence dimensions (flavour
+"<flavour>_dynamic": dynamic_shapes with Dim.DYNAMIC), which dtc binds from
+the batch files (dtc-compile --bind-inputs BATCH_DIR).
 and three AdamW steps of PyTorch autograd on one fixed batch, recorded as
 dtc-run --dump writes them, by the parameters' state-dict names that the
 export uses (a tied embedding and head are one initializer, named after one
@@ -89,7 +92,8 @@ def exported_names(model, path):
 def make(family, flavour, config_class, model_class, options):
     torch.manual_seed(0)
     config = config_class(**options)
-    attention = "eager" if flavour == "names" else "sdpa"
+    names_kept = flavour.startswith("names")
+    attention = "eager" if names_kept else "sdpa"
     model = Logits(model_class._from_config(config, attn_implementation=attention))
     with torch.no_grad():  # non-trivial norms, so their gradients matter
         for name, param in model.named_parameters():
@@ -103,9 +107,10 @@ def make(family, flavour, config_class, model_class, options):
     os.makedirs(out, exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        dynamic = {"ids": {0: torch.export.Dim.DYNAMIC, 1: torch.export.Dim.DYNAMIC}}
         torch.onnx.export(model.eval(), (ids,), f"{out}/model.onnx", input_names=["ids"],
-                          output_names=["logits"], dynamo=True,
-                          optimize=flavour != "names")
+                          output_names=["logits"], dynamo=True, optimize=not names_kept,
+                          dynamic_shapes=dynamic if flavour.endswith("_dynamic") else None)
     names = exported_names(model, f"{out}/model.onnx")
     params = list(model.parameters())
 
@@ -135,7 +140,8 @@ def make(family, flavour, config_class, model_class, options):
 
 
 FLAVOURS = {"names": ["llama", "qwen2", "gpt2", "opt"],
-            "defaults": ["llama", "llama_tied", "qwen2"]}
+            "defaults": ["llama", "llama_tied", "qwen2"],
+            "names_dynamic": ["llama"], "defaults_dynamic": ["qwen2"]}
 
 
 def main():
