@@ -164,6 +164,8 @@ private:
   llvm::StringMap<Entry> entries;
 };
 
+/// ONNX's Attention (opset 23) as dtc.attention, and RotaryEmbedding.
+void addAttentionImporter(OpImporterTable &table);
 void addComposedImporters(OpImporterTable &table);
 /// The sequence ops (SequenceConstruct, SplitToSequence, SequenceAt, ...).
 void addSequenceImporters(OpImporterTable &table);

@@ -154,6 +154,7 @@ static Tensor transposed(const Tensor &tensor) {
 static const OpImporterTable &opImporters() {
   static const OpImporterTable table = [] {
     OpImporterTable t;
+    addAttentionImporter(t);
     addComposedImporters(t);
     addEinsumImporter(t);
     addElementwiseImporters(t);

@@ -8,6 +8,8 @@ random weights, exported by torch 2.x's default exporter
   names     optimize=False and eager attention: parameter names kept
   defaults  every default: optimize=True (Linear weights folded into
             transposed val_N initializers, ties broken) and sdpa attention
+  opset23   as defaults, at opset 23: attention is ONNX's Attention op and
+            the norms RMSNormalization
 and either with dynamic batch and sequence dimensions (flavour
 "<flavour>_dynamic": dynamic_shapes with Dim.DYNAMIC), which dtc binds from
 the batch files (dtc-compile --bind-inputs BATCH_DIR).
@@ -125,9 +127,11 @@ def make(family, flavour, config_class, model_class, options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         dynamic = {"ids": {0: torch.export.Dim.DYNAMIC, 1: torch.export.Dim.DYNAMIC}}
+        opset = {"opset_version": 23} if flavour.startswith("opset23") else {}
         torch.onnx.export(model.eval(), (ids,), f"{out}/model.onnx", input_names=["ids"],
                           output_names=["logits"], dynamo=True, optimize=not names_kept,
-                          dynamic_shapes=dynamic if flavour.endswith("_dynamic") else None)
+                          dynamic_shapes=dynamic if flavour.endswith("_dynamic") else None,
+                          **opset)
     names = exported_names(model, f"{out}/model.onnx")
     params = list(model.parameters())
 
@@ -165,7 +169,11 @@ FLAVOURS = {"names": ["llama", "qwen2", "gpt2", "opt", "gemma", "mistral", "phi3
                       "gpt_neox", "falcon", "bloom", "stablelm", "olmo"],
             "defaults": ["llama", "llama_tied", "qwen2", "mistral", "phi3", "gpt_neox",
                          "falcon", "stablelm", "olmo"],
-            "names_dynamic": ["llama"], "defaults_dynamic": ["qwen2"]}
+            # (torch 2.9 cannot export Falcon's sdpa call at opset 23.)
+            "opset23": ["llama", "llama_tied", "qwen2", "mistral", "phi3", "gpt_neox",
+                        "stablelm", "olmo"],
+            "names_dynamic": ["llama"], "defaults_dynamic": ["qwen2"],
+            "opset23_dynamic": ["mistral"]}
 
 
 def main():

@@ -1,0 +1,288 @@
+//===- AttentionImporter.cpp - ONNX Attention and RotaryEmbedding ---------===//
+//
+// ONNX's Attention becomes dtc.attention, the op fused kernels, sharding and
+// recomputation key on (not its decomposition): 3-D inputs are split into
+// heads, `is_causal`, the attention windows and `attn_mask` become one mask
+// (bool masks are intersected, float masks added), and rows no key may
+// attend give zeros, as ONNX specifies. A KV cache (past/present key and value,
+// nonpad_kv_seqlen) is inference, not training, and softcap and the
+// qk_matmul_output debug output have no dtc form yet: each is refused by
+// name. RotaryEmbedding (opset 23) is composed from slices, products and
+// concats: dtc has no rotary op yet.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NodeImporter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+/// [batch, seq, heads * d] -> [batch, heads, seq, d].
+Value splitHeads(NodeImporter &n, Value x, int64_t heads) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t b = type.getDimSize(0), s = type.getDimSize(1),
+          d = type.getDimSize(2) / heads;
+  return TransposeOp::create(n.builder, n.loc, n.reshape(x, {b, s, heads, d}),
+                             ArrayRef<int64_t>{0, 2, 1, 3});
+}
+
+LogicalResult importAttention(NodeImporter &n) {
+  static const char *const cacheInputs[] = {"past_key", "past_value",
+                                            "nonpad_kv_seqlen"};
+  for (unsigned i = 4; i < 7; ++i)
+    if (n.hasInput(i)) {
+      n.error() << "unsupported Attention input " << cacheInputs[i - 4]
+                << " (a KV cache: inference, not training)";
+      return failure();
+    }
+  static const char *const extraOutputs[] = {"present_key", "present_value",
+                                             "qk_matmul_output"};
+  for (int i = 1; i < n.node.output_size() && i < 4; ++i)
+    if (!n.node.output(i).empty()) {
+      n.error() << "unsupported Attention output " << extraOutputs[i - 1];
+      return failure();
+    }
+  if (n.floatAttr("softcap", 0) != 0) {
+    n.error() << "unsupported Attention attribute softcap";
+    return failure();
+  }
+
+  Value q = n.input(0), k = n.input(1), v = n.input(2);
+  int64_t rank = n.inputType(0).getRank();
+  if (rank != 3 && rank != 4) {
+    n.error() << "Q must have rank 3 or 4";
+    return failure();
+  }
+  if (rank == 3) {
+    int64_t qHeads = n.intAttr("q_num_heads", 0);
+    int64_t kvHeads = n.intAttr("kv_num_heads", 0);
+    if (qHeads <= 0 || kvHeads <= 0 ||
+        n.inputType(0).getDimSize(2) % qHeads ||
+        n.inputType(1).getDimSize(2) % kvHeads ||
+        n.inputType(2).getDimSize(2) % kvHeads) {
+      n.error() << "3-D inputs need q_num_heads and kv_num_heads dividing "
+                   "their hidden sizes";
+      return failure();
+    }
+    q = splitHeads(n, q, qHeads);
+    k = splitHeads(n, k, kvHeads);
+    v = splitHeads(n, v, kvHeads);
+  }
+  auto qType = cast<RankedTensorType>(q.getType());
+  auto kType = cast<RankedTensorType>(k.getType());
+  Type element = qType.getElementType();
+  int64_t queries = qType.getDimSize(2), keys = kType.getDimSize(2);
+  double scale = 1.0 / std::sqrt(static_cast<double>(qType.getDimSize(3)));
+  if (n.attribute("scale"))
+    scale = n.floatAttr("scale", scale);
+
+  // The positions query i may attend, from is_causal (keys j <= i) and the
+  // windows (i - left <= j <= i + right, opset 25); attn_mask is
+  // intersected with them (bool) or has -inf added outside them (float).
+  int64_t left = n.intAttr("left_window_size", -1);
+  int64_t right = n.intAttr("right_window_size", -1);
+  if (n.intAttr("is_causal", 0))
+    right = right < 0 ? 0 : std::min<int64_t>(right, 0);
+  Value allowed;
+  if (left >= 0 || right >= 0) {
+    auto indexType =
+        RankedTensorType::get({queries, keys}, n.builder.getI64Type());
+    Value row = IotaOp::create(n.builder, n.loc, indexType, 0);
+    Value col = IotaOp::create(n.builder, n.loc, indexType, 1);
+    // col - row, the key's distance right of the query.
+    Value distance = SubOp::create(n.builder, n.loc, col, row);
+    auto within = [&](ComparisonPredicate predicate, int64_t bound) -> Value {
+      return CompareOp::create(n.builder, n.loc, predicate, distance,
+                               n.scalar(bound, n.builder.getI64Type()));
+    };
+    if (right >= 0)
+      allowed = within(ComparisonPredicate::LE, right);
+    if (left >= 0) {
+      Value leftOk = within(ComparisonPredicate::GE, -left);
+      allowed = allowed ? AndOp::create(n.builder, n.loc, allowed, leftOk)
+                              .getResult()
+                        : leftOk;
+    }
+  }
+  Value mask = n.hasInput(3) ? n.input(3) : Value();
+  if (allowed && !mask) {
+    mask = allowed;
+  } else if (allowed && getElementTypeOrSelf(mask).isInteger(1)) {
+    FailureOr<Value> both = n.create<AndOp>(mask, allowed);
+    if (failed(both))
+      return failure();
+    mask = *both;
+  } else if (allowed) {
+    Type maskElement = getElementTypeOrSelf(mask);
+    Value bias = SelectOp::create(
+        n.builder, n.loc, allowed, n.scalar(0, maskElement),
+        n.scalar(-std::numeric_limits<double>::infinity(), maskElement));
+    FailureOr<Value> sum = n.create<AddOp>(mask, bias);
+    if (failed(sum))
+      return failure();
+    mask = *sum;
+  }
+  // A bool mask puts a large finite score, not -inf, where it is false: the
+  // same probabilities wherever a row attends some key (exp underflows to
+  // 0), and finite ones, not NaN, in a row that attends none, which is
+  // zeroed below, so that no NaN reaches the gradients either.
+  bool boolMask = mask && getElementTypeOrSelf(mask).isInteger(1);
+  FailureOr<Operation *> attention = n.createInferred<AttentionOp>(
+      2, q, k, v, mask, Value(), Value(), n.builder.getF64FloatAttr(scale),
+      boolMask ? n.builder.getF64FloatAttr(-1e30) : FloatAttr(), FloatAttr(),
+      IntegerAttr(), IntegerAttr(), DenseI64ArrayAttr());
+  if (failed(attention))
+    return failure();
+  Value y = (*attention)->getResult(0);
+  // A row no key may attend (a bool mask false throughout) is zeros.
+  if (boolMask) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    FailureOr<Value> any = n.create<ReduceMaxOp>(
+        n.convertElementType(mask, element),
+        ArrayRef<int64_t>{maskType.getRank() - 1}, true);
+    if (failed(any))
+      return failure();
+    Value attends = CompareOp::create(n.builder, n.loc, ComparisonPredicate::GT,
+                                      *any, n.scalar(0, element));
+    FailureOr<Value> zeroed =
+        n.create<SelectOp>(attends, y, n.scalar(0, element));
+    if (failed(zeroed))
+      return failure();
+    y = *zeroed;
+  }
+  if (rank == 3) {
+    auto yType = cast<RankedTensorType>(y.getType());
+    y = TransposeOp::create(n.builder, n.loc, y, ArrayRef<int64_t>{0, 2, 1, 3});
+    y = n.reshape(y, {yType.getDimSize(0), queries,
+                      yType.getDimSize(1) * yType.getDimSize(3)});
+  }
+  return n.setResult(y);
+}
+
+/// `x` sliced along its last dimension: [start, start + size) by `step`.
+Value lastDimSlice(NodeImporter &n, Value x, int64_t start, int64_t size,
+                   int64_t step = 1) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> starts(rank, 0), sizes(type.getShape()),
+      strides(rank, 1);
+  starts.back() = start;
+  sizes.back() = size;
+  strides.back() = step;
+  return SliceOp::create(n.builder, n.loc, x, starts, sizes, strides);
+}
+
+/// RotaryEmbedding (opset 23), composed in the [batch, seq, heads, d] layout:
+/// the first rotary_embedding_dim features rotate, as two halves or as
+/// interleaved pairs, by the cos/sin of each token's position (the caches
+/// indexed by position_ids, or given per token); the rest pass through.
+LogicalResult importRotaryEmbedding(NodeImporter &n) {
+  Value x = n.input(0);
+  auto type = n.inputType(0);
+  int64_t rank = type.getRank();
+  if (rank == 4) {
+    x = TransposeOp::create(n.builder, n.loc, x, ArrayRef<int64_t>{0, 2, 1, 3});
+  } else if (rank == 3) {
+    int64_t heads = n.intAttr("num_heads", 0);
+    if (heads <= 0 || type.getDimSize(2) % heads) {
+      n.error() << "3-D input needs num_heads dividing its hidden size";
+      return failure();
+    }
+    x = n.reshape(x, {type.getDimSize(0), type.getDimSize(1), heads,
+                      type.getDimSize(2) / heads});
+  } else {
+    n.error() << "input must have rank 3 or 4";
+    return failure();
+  }
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t batch = xType.getDimSize(0), seq = xType.getDimSize(1),
+          d = xType.getDimSize(3);
+  int64_t rotary = n.intAttr("rotary_embedding_dim", 0);
+  if (rotary == 0)
+    rotary = d;
+  if (rotary < 0 || rotary > d || rotary % 2) {
+    n.error() << "rotary_embedding_dim " << rotary
+              << " must be even and at most the head size " << d;
+    return failure();
+  }
+  int64_t half = rotary / 2;
+  // cos and sin per token: [batch, seq, 1, half].
+  auto perToken = [&](Value cache) -> FailureOr<Value> {
+    if (n.hasInput(3)) {
+      FailureOr<Value> rows = n.create<GatherOp>(cache, n.input(3), 0);
+      if (failed(rows))
+        return failure();
+      cache = *rows;
+    }
+    // (A batch or sequence of 1 broadcasts.)
+    auto cacheType = cast<RankedTensorType>(cache.getType());
+    auto fits = [](int64_t dim, int64_t size) {
+      return dim == size || dim == 1;
+    };
+    if (cacheType.getRank() != 3 || cacheType.getDimSize(2) != half ||
+        !fits(cacheType.getDimSize(0), batch) ||
+        !fits(cacheType.getDimSize(1), seq)) {
+      n.error() << "the cos/sin caches give " << cacheType
+                << " per token, not [batch, seq, " << half << "]";
+      return failure();
+    }
+    return n.reshape(cache, {cacheType.getDimSize(0), cacheType.getDimSize(1),
+                             1, half});
+  };
+  FailureOr<Value> cos = perToken(n.input(1));
+  if (failed(cos))
+    return failure();
+  FailureOr<Value> sin = perToken(n.input(2));
+  if (failed(sin))
+    return failure();
+  bool interleaved = n.intAttr("interleaved", 0) != 0;
+  Value x1 = interleaved ? lastDimSlice(n, x, 0, half, 2)
+                         : lastDimSlice(n, x, 0, half);
+  Value x2 = interleaved ? lastDimSlice(n, x, 1, half, 2)
+                         : lastDimSlice(n, x, half, half);
+  auto mul = [&](Value a, Value b) {
+    return MulOp::create(n.builder, n.loc, a, b).getResult();
+  };
+  Value out1 = SubOp::create(n.builder, n.loc, mul(x1, *cos), mul(x2, *sin));
+  Value out2 = AddOp::create(n.builder, n.loc, mul(x2, *cos), mul(x1, *sin));
+  Value rotated;
+  if (interleaved) {
+    SmallVector<int64_t> pairShape{batch, seq, xType.getDimSize(2), half, 1};
+    FailureOr<Value> pairs = n.create<ConcatOp>(
+        ValueRange{n.reshape(out1, pairShape), n.reshape(out2, pairShape)}, 4);
+    if (failed(pairs))
+      return failure();
+    rotated = n.reshape(*pairs, {batch, seq, xType.getDimSize(2), rotary});
+  } else {
+    FailureOr<Value> halves = n.create<ConcatOp>(ValueRange{out1, out2}, 3);
+    if (failed(halves))
+      return failure();
+    rotated = *halves;
+  }
+  Value y = rotated;
+  if (rotary < d) {
+    FailureOr<Value> whole = n.create<ConcatOp>(
+        ValueRange{rotated, lastDimSlice(n, x, rotary, d - rotary)}, 3);
+    if (failed(whole))
+      return failure();
+    y = *whole;
+  }
+  if (rank == 4)
+    y = TransposeOp::create(n.builder, n.loc, y, ArrayRef<int64_t>{0, 2, 1, 3});
+  else
+    y = n.reshape(y, type.getShape());
+  return n.setResult(y);
+}
+
+} // namespace
+
+void mlir::dtc::addAttentionImporter(OpImporterTable &table) {
+  table.add("Attention", 3, importAttention);
+  table.add("RotaryEmbedding", 3, importRotaryEmbedding);
+}
