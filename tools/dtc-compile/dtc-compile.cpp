@@ -82,6 +82,12 @@ static cl::opt<bool> noRetie(
     cl::desc("Keep apart a parameter and the transposed copy torch's ONNX "
              "optimizer stored of it (a tie it broke: GPT-2's embedding and "
              "head), instead of training them as one"));
+static cl::opt<bool> strictParams(
+    "strict-params", cl::cat(categoryImport),
+    cl::desc("Refuse an initializer torch's ONNX optimizer computed from a "
+             "parameter and other values (GPT-2's position rows, Gemma's "
+             "1 + w), instead of training it in the parameter's place with a "
+             "warning"));
 static cl::opt<bool> listParams(
     "list-params", cl::cat(categoryImport),
     cl::desc("Print the initializers (name, shape, type, whether each trains "
@@ -264,6 +270,7 @@ int main(int argc, char **argv) {
   importOptions.dropoutSeed = seed;
   importOptions.freeze = freeze;
   importOptions.retie = !noRetie;
+  importOptions.strictParams = strictParams;
   importOptions.trainable = trainable;
   std::vector<InitializerInfo> initializers;
   importOptions.initializers = &initializers;

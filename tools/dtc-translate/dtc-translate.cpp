@@ -51,6 +51,11 @@ static llvm::cl::opt<bool> dropout(
                    "identity"));
 static llvm::cl::opt<int64_t> seed("seed", llvm::cl::init(0),
                                    llvm::cl::desc("Seed of the dropout masks"));
+static llvm::cl::opt<bool> strictParams(
+    "strict-params",
+    llvm::cl::desc("Refuse an initializer torch's ONNX optimizer computed "
+                   "from a parameter and other values, instead of training "
+                   "it in the parameter's place with a warning"));
 static llvm::cl::opt<bool> noRetie(
     "no-retie",
     llvm::cl::desc("Keep apart a parameter and the transposed copy torch's "
@@ -68,6 +73,7 @@ static OwningOpRef<Operation *> importONNX(llvm::SourceMgr &sourceMgr,
   options.trainingDropout = dropout;
   options.dropoutSeed = seed;
   options.retie = !noRetie;
+  options.strictParams = strictParams;
   std::string shapeError =
       dtc::parseInputShapes(inputShapes, options.inputShapes);
   if (!shapeError.empty()) {

@@ -440,12 +440,16 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
       }
       if (!params.empty()) {
         reason = "exporter: folded from PARAMETER '" + params[0] + "'";
-        emitWarning(fileLoc)
-            << "initializer '" << init.name() << "' is computed from parameter '"
-            << params[0] << "'" << (sources.size() > 1 ? " and other values" : "")
-            << " by torch's ONNX optimizer: it trains in the parameter's "
-               "place, which differs from PyTorch's training of '"
-            << params[0] << "' (export with optimize=False to keep it)";
+        InFlightDiagnostic diag = options.strictParams ? emitError(fileLoc)
+                                                       : emitWarning(fileLoc);
+        diag << "initializer '" << init.name()
+             << "' is computed from parameter '" << params[0] << "'"
+             << (sources.size() > 1 ? " and other values" : "")
+             << " by torch's ONNX optimizer: it trains in the parameter's "
+                "place, which differs from PyTorch's training of '"
+             << params[0] << "' (export with optimize=False to keep it)";
+        if (options.strictParams)
+          return failure();
       } else {
         selected = false;
         reason = "exporter: not a parameter";
@@ -707,6 +711,66 @@ LogicalResult ModelImporter::buildReturn(const onnx::GraphProto &graph) {
   return success();
 }
 
+/// Appends `node` to `out`, or, where it calls one of the model's local
+/// functions (as onnxscript writes them), that function's body with the
+/// call's values and attributes substituted, its own values renamed apart,
+/// and its calls inlined in turn.
+static LogicalResult
+inlineNode(const onnx::NodeProto &node,
+           const llvm::StringMap<const onnx::FunctionProto *> &functions,
+           onnx::GraphProto &out, int64_t &calls, int depth,
+           std::string &error) {
+  auto it = functions.find(node.domain() + "::" + node.op_type());
+  if (it == functions.end()) {
+    *out.add_node() = node;
+    return success();
+  }
+  const onnx::FunctionProto &function = *it->second;
+  if (depth > 64) {
+    error = "local function '" + function.name() + "' calls itself";
+    return failure();
+  }
+  std::string prefix = function.name() + "." + std::to_string(calls++) + "/";
+  llvm::StringMap<std::string> names;
+  for (int i = 0; i < function.input_size(); ++i)
+    names[function.input(i)] = i < node.input_size() ? node.input(i) : "";
+  for (int i = 0; i < function.output_size(); ++i)
+    names[function.output(i)] = i < node.output_size() ? node.output(i) : "";
+  auto rename = [&](const std::string &name) -> std::string {
+    if (name.empty())
+      return name;
+    auto found = names.find(name);
+    return found != names.end() ? found->second : prefix + name;
+  };
+  llvm::StringMap<const onnx::AttributeProto *> callAttributes;
+  for (const onnx::AttributeProto &attr : node.attribute())
+    callAttributes[attr.name()] = &attr;
+  for (const onnx::NodeProto &body : function.node()) {
+    onnx::NodeProto copy = body;
+    for (int i = 0; i < copy.input_size(); ++i)
+      copy.set_input(i, rename(copy.input(i)));
+    for (int i = 0; i < copy.output_size(); ++i)
+      copy.set_output(i, rename(copy.output(i)));
+    copy.clear_attribute();
+    for (const onnx::AttributeProto &attr : body.attribute()) {
+      if (attr.ref_attr_name().empty()) {
+        *copy.add_attribute() = attr;
+        continue;
+      }
+      // An attribute of the call (absent: the op's default).
+      if (const onnx::AttributeProto *given =
+              callAttributes.lookup(attr.ref_attr_name())) {
+        onnx::AttributeProto *bound = copy.add_attribute();
+        *bound = *given;
+        bound->set_name(attr.name());
+      }
+    }
+    if (failed(inlineNode(copy, functions, out, calls, depth + 1, error)))
+      return failure();
+  }
+  return success();
+}
+
 OwningOpRef<ModuleOp>
 ModelImporter::importModel(const onnx::ModelProto &model) {
   for (const onnx::OperatorSetIdProto &entry : model.opset_import())
@@ -718,7 +782,24 @@ ModelImporter::importModel(const onnx::ModelProto &model) {
     return nullptr;
   }
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-  const onnx::GraphProto &graph = model.graph();
+  // The model's local functions, inlined into the graph.
+  onnx::GraphProto inlined;
+  if (model.functions_size()) {
+    llvm::StringMap<const onnx::FunctionProto *> functions;
+    for (const onnx::FunctionProto &function : model.functions())
+      functions[function.domain() + "::" + function.name()] = &function;
+    inlined = model.graph();
+    inlined.clear_node();
+    int64_t calls = 0;
+    std::string error;
+    for (const onnx::NodeProto &node : model.graph().node())
+      if (failed(inlineNode(node, functions, inlined, calls, 0, error))) {
+        emitError(fileLoc) << error;
+        return nullptr;
+      }
+  }
+  const onnx::GraphProto &graph =
+      model.functions_size() ? inlined : model.graph();
   if (failed(buildSignature(graph)))
     return nullptr;
   module->push_back(func);

@@ -72,6 +72,10 @@ struct ONNXImportOptions {
   /// embedding and head) is read as that transpose, one parameter again;
   /// false keeps the two apart.
   bool retie = true;
+  /// Refuse, rather than warn about, an initializer that torch's optimizer
+  /// computed from a parameter and other values (it would train in the
+  /// parameter's place, unlike PyTorch).
+  bool strictParams = false;
   /// When set, receives one entry per initializer.
   std::vector<InitializerInfo> *initializers = nullptr;
 };
