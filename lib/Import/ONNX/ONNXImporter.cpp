@@ -65,50 +65,37 @@ static constexpr const char *kInputSpecKindKey =
 static constexpr const char *kFoldedFromKey =
     "pkg.onnxscript.optimizer.folded_from";
 
-/// The metadata_props of a graph value: ValueInfoProto field 4, added in
-/// ONNX IR 10, after the onnx release whose schema dtc builds with, so read
-/// from the message's unknown fields.
+/// The metadata_props (field `field`) of `message`: ONNX IR 10 added them to
+/// graphs and graph values after the onnx release whose schema dtc builds
+/// with, so they are read from the message's unknown fields.
 static std::map<std::string, std::string>
-valueInfoMetadata(const onnx::ValueInfoProto &info) {
-  constexpr int kMetadataPropsField = 4;
+metadataProps(const google::protobuf::Message &message, int field) {
   std::map<std::string, std::string> metadata;
-  const google::protobuf::UnknownFieldSet &unknown = info.unknown_fields();
+  const google::protobuf::UnknownFieldSet &unknown =
+      message.GetReflection()->GetUnknownFields(message);
   for (int i = 0; i < unknown.field_count(); ++i) {
-    const google::protobuf::UnknownField &field = unknown.field(i);
-    if (field.number() != kMetadataPropsField ||
-        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+    const google::protobuf::UnknownField &entryField = unknown.field(i);
+    if (entryField.number() != field ||
+        entryField.type() !=
+            google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
       continue;
     onnx::StringStringEntryProto entry;
-    if (entry.ParseFromString(field.length_delimited()))
+    if (entry.ParseFromString(entryField.length_delimited()))
       metadata[entry.key()] = entry.value();
   }
   return metadata;
 }
 
-/// The metadata_props of the graph (GraphProto field 16, IR 10).
-static std::map<std::string, std::string>
-graphMetadata(const onnx::GraphProto &graph) {
-  constexpr int kMetadataPropsField = 16;
-  std::map<std::string, std::string> metadata;
-  const google::protobuf::UnknownFieldSet &unknown = graph.unknown_fields();
-  for (int i = 0; i < unknown.field_count(); ++i) {
-    const google::protobuf::UnknownField &field = unknown.field(i);
-    if (field.number() != kMetadataPropsField ||
-        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
-      continue;
-    onnx::StringStringEntryProto entry;
-    if (entry.ParseFromString(field.length_delimited()))
-      metadata[entry.key()] = entry.value();
-  }
-  return metadata;
-}
+/// ValueInfoProto.metadata_props and GraphProto.metadata_props.
+static constexpr int kValueInfoMetadataField = 4, kGraphMetadataField = 16;
 
 /// The state-dict names of the parameters in torch.export's graph
 /// signature ("p_x: PARAMETER target='x'"), those the exporter's optimizer
 /// folded away included.
 static llvm::StringSet<> signatureParameters(const onnx::GraphProto &graph) {
   llvm::StringSet<> params;
-  std::map<std::string, std::string> metadata = graphMetadata(graph);
+  std::map<std::string, std::string> metadata =
+      metadataProps(graph, kGraphMetadataField);
   auto signature =
       metadata.find("pkg.torch.export.ExportedProgram.graph_signature");
   if (signature == metadata.end())
@@ -361,7 +348,8 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
   llvm::StringMap<std::string> inputKinds;
   llvm::StringMap<SmallVector<std::string>> foldedFrom;
   for (const onnx::ValueInfoProto &info : graph.value_info()) {
-    std::map<std::string, std::string> metadata = valueInfoMetadata(info);
+    std::map<std::string, std::string> metadata =
+        metadataProps(info, kValueInfoMetadataField);
     auto kind = metadata.find(kInputSpecKindKey);
     if (kind != metadata.end())
       inputKinds[info.name()] = kind->second;
