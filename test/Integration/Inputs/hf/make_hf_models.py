@@ -84,31 +84,36 @@ def save_dir(path, tensors):
         np.save(os.path.join(path, name + ".npy"), tensor.detach().numpy())
 
 
-def make(family, config_class, model_class, options):
-    torch.manual_seed(0)
-    config = config_class(**options)
-    config._attn_implementation = "eager"
-    model = Logits(model_class(config))
-    # Non-trivial norms, so that their gradients and layouts matter.
+def perturb_norms(model):
+    """Non-trivial norms, so that their gradients and layouts matter."""
     with torch.no_grad():
         for name, param in model.named_parameters():
             if param.dim() == 1:
                 param.add_(0.1 * torch.randn_like(param))
-    initial = {n: p.detach().clone() for n, p in model.named_parameters()}
+
+
+def make_batch():
+    """Random ids and next-token labels, two of them ignored (-100)."""
     ids = torch.randint(0, VOCAB, (BATCH, SEQ))
     labels = torch.roll(ids, -1, dims=1)
     labels[0, -1] = -100
     labels[1, 2] = -100
-    os.makedirs(family, exist_ok=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model.eval(), (ids,), f"{family}/model.onnx", input_names=["ids"],
-                          output_names=["logits"], opset_version=17,
-                          do_constant_folding=False)
-    save_dir(f"{family}/batch", {"ids": ids, "labels": labels})
-    save_dir(f"{family}/initial", initial)
+    return ids, labels
+
+
+def record_training(model, ids, labels, out, names):
+    """Writes out/batch, out/initial and out/adamw (STEPS AdamW steps of
+    PyTorch autograd: each step's loss, the last step's gradients, the
+    parameters after), naming each parameter names[id(param)]."""
+    params = list(model.parameters())
+
+    def by_name(tensors):
+        return {names[id(p)]: t for p, t in zip(params, tensors)}
+
+    save_dir(f"{out}/batch", {"ids": ids, "labels": labels})
+    save_dir(f"{out}/initial", by_name([p.detach().clone() for p in params]))
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, betas=(0.9, 0.999), eps=1e-8,
+    optimizer = torch.optim.AdamW(params, lr=1e-2, betas=(0.9, 0.999), eps=1e-8,
                                   weight_decay=0.01)
     losses = []
     for _ in range(STEPS):
@@ -117,14 +122,31 @@ def make(family, config_class, model_class, options):
         loss = torch.nn.functional.cross_entropy(logits, labels.reshape(-1), ignore_index=-100)
         loss.backward()
         losses.append(loss.item())
-        grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+        grads = by_name([p.grad.clone() for p in params])
         optimizer.step()
-    os.makedirs(f"{family}/adamw", exist_ok=True)
-    np.save(f"{family}/adamw/loss.npy", np.array(losses, np.float32))
-    save_dir(f"{family}/adamw/grad", grads)
-    save_dir(f"{family}/adamw/param", dict(model.named_parameters()))
-    print(f"{family}: {sum(p.numel() for p in model.parameters())} parameters, "
+    os.makedirs(f"{out}/adamw", exist_ok=True)
+    np.save(f"{out}/adamw/loss.npy", np.array(losses, np.float32))
+    save_dir(f"{out}/adamw/grad", grads)
+    save_dir(f"{out}/adamw/param", by_name(params))
+    print(f"{out}: {sum(p.numel() for p in params)} parameters, "
           f"losses {', '.join(f'{l:.6f}' for l in losses)}")
+
+
+def make(family, config_class, model_class, options):
+    torch.manual_seed(0)
+    config = config_class(**options)
+    config._attn_implementation = "eager"
+    model = Logits(model_class(config))
+    perturb_norms(model)
+    ids, labels = make_batch()
+    os.makedirs(family, exist_ok=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model.eval(), (ids,), f"{family}/model.onnx", input_names=["ids"],
+                          output_names=["logits"], opset_version=17,
+                          do_constant_folding=False)
+    record_training(model, ids, labels, family,
+                    {id(p): n for n, p in model.named_parameters()})
 
 
 def main():

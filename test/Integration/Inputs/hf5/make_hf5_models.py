@@ -33,13 +33,14 @@ import os
 import sys
 import warnings
 
-import numpy as np
 import onnx
 import torch
 import transformers
 
-VOCAB, SEQ, BATCH = 64, 8, 4
-STEPS = 3
+# The model wrapper, batch and PyTorch training record of the torch 1.13
+# fixtures (same shapes, same steps).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hf"))
+from make_hf_models import VOCAB, Logits, make_batch, perturb_norms, record_training  # noqa: E402
 
 
 def families():
@@ -80,23 +81,6 @@ def families():
     }
 
 
-class Logits(torch.nn.Module):
-    """ids -> logits, without a cache (as a training step runs)."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.m = model
-
-    def forward(self, ids):
-        return self.m(input_ids=ids, use_cache=False).logits
-
-
-def save_dir(path, tensors):
-    os.makedirs(path, exist_ok=True)
-    for name, tensor in tensors.items():
-        np.save(os.path.join(path, name + ".npy"), tensor.detach().numpy())
-
-
 def exported_names(model, path):
     """Each parameter's state-dict name in the export, by the parameter: of a
     tied parameter's names, the one the graph's initializer has."""
@@ -114,14 +98,8 @@ def make(family, flavour, config_class, model_class, options):
     names_kept = flavour.startswith("names")
     attention = "eager" if names_kept else "sdpa"
     model = Logits(model_class._from_config(config, attn_implementation=attention))
-    with torch.no_grad():  # non-trivial norms, so their gradients matter
-        for name, param in model.named_parameters():
-            if param.dim() == 1:
-                param.add_(0.1 * torch.randn_like(param))
-    ids = torch.randint(0, VOCAB, (BATCH, SEQ))
-    labels = torch.roll(ids, -1, dims=1)
-    labels[0, -1] = -100
-    labels[1, 2] = -100
+    perturb_norms(model)
+    ids, labels = make_batch()
     flavour = flavour.replace("defaults_folded", "defaults")
     out = f"{family}-{flavour}"
     os.makedirs(out, exist_ok=True)
@@ -133,32 +111,7 @@ def make(family, flavour, config_class, model_class, options):
                           output_names=["logits"], dynamo=True, optimize=not names_kept,
                           dynamic_shapes=dynamic if flavour.endswith("_dynamic") else None,
                           **opset)
-    names = exported_names(model, f"{out}/model.onnx")
-    params = list(model.parameters())
-
-    def by_name(tensors):
-        return {names[id(p)]: t for p, t in zip(params, tensors)}
-
-    save_dir(f"{out}/batch", {"ids": ids, "labels": labels})
-    save_dir(f"{out}/initial", by_name([p.detach().clone() for p in params]))
-    model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, betas=(0.9, 0.999), eps=1e-8,
-                                  weight_decay=0.01)
-    losses = []
-    for _ in range(STEPS):
-        optimizer.zero_grad()
-        logits = model(ids).reshape(-1, VOCAB)
-        loss = torch.nn.functional.cross_entropy(logits, labels.reshape(-1), ignore_index=-100)
-        loss.backward()
-        losses.append(loss.item())
-        grads = by_name([p.grad.clone() for p in params])
-        optimizer.step()
-    os.makedirs(f"{out}/adamw", exist_ok=True)
-    np.save(f"{out}/adamw/loss.npy", np.array(losses, np.float32))
-    save_dir(f"{out}/adamw/grad", grads)
-    save_dir(f"{out}/adamw/param", by_name(params))
-    print(f"{out}: {sum(p.numel() for p in model.parameters())} parameters, "
-          f"losses {', '.join(f'{l:.6f}' for l in losses)}")
+    record_training(model, ids, labels, out, exported_names(model, f"{out}/model.onnx"))
 
 
 # The defaults flavour leaves out the families whose export folds a
