@@ -4,10 +4,11 @@
 // recomputation key on (not its decomposition): 3-D inputs are split into
 // heads, `is_causal`, the attention windows and `attn_mask` become one mask
 // (bool masks are intersected, float masks added), and rows no key may
-// attend give zeros, as ONNX specifies. A KV cache (past/present key and value,
-// nonpad_kv_seqlen) is inference, not training, and softcap and the
-// qk_matmul_output debug output have no dtc form yet: each is refused by
-// name. RotaryEmbedding (opset 23) is composed from slices, products and
+// attend give zeros, as ONNX specifies; nonpad_kv_seqlen masks each batch
+// element's padding keys and aligns the causal mask and the windows to its
+// valid ones. A KV cache inside the op (past/present key and value) is
+// inference, not training, and softcap and the qk_matmul_output debug
+// output have no dtc form yet: each is refused by name. RotaryEmbedding (opset 23) is composed from slices, products and
 // concats: dtc has no rotary op yet.
 //
 //===----------------------------------------------------------------------===//
@@ -33,9 +34,8 @@ Value splitHeads(NodeImporter &n, Value x, int64_t heads) {
 }
 
 LogicalResult importAttention(NodeImporter &n) {
-  static const char *const cacheInputs[] = {"past_key", "past_value",
-                                            "nonpad_kv_seqlen"};
-  for (unsigned i = 4; i < 7; ++i)
+  static const char *const cacheInputs[] = {"past_key", "past_value"};
+  for (unsigned i = 4; i < 6; ++i)
     if (n.hasInput(i)) {
       n.error() << "unsupported Attention input " << cacheInputs[i - 4]
                 << " (a KV cache: inference, not training)";
@@ -89,28 +89,74 @@ LogicalResult importAttention(NodeImporter &n) {
   int64_t right = n.intAttr("right_window_size", -1);
   if (n.intAttr("is_causal", 0))
     right = right < 0 ? 0 : std::min<int64_t>(right, 0);
+  // With nonpad_kv_seqlen (keys past it per batch element are padding), the
+  // queries are the last of the valid keys: query i sits at i + offset,
+  // offset = nonpad - queries ([batch, 1, 1, 1]; else 0).
+  Type i64 = n.builder.getI64Type();
+  Value nonpad = n.hasInput(6) ? n.input(6) : Value();
+  int64_t batch = qType.getDimSize(0);
+  Value offset = n.scalar(0, i64);
+  if (nonpad) {
+    if (n.inputType(6).getShape() != ArrayRef<int64_t>{batch}) {
+      n.error() << "nonpad_kv_seqlen must have shape [" << batch << "]";
+      return failure();
+    }
+    nonpad = n.reshape(nonpad, {batch, 1, 1, 1});
+    offset = SubOp::create(n.builder, n.loc, nonpad, n.scalar(queries, i64));
+  }
   Value allowed;
+  auto intersect = [&](Value condition) {
+    allowed = allowed
+                  ? AndOp::create(n.builder, n.loc, allowed, condition).getResult()
+                  : condition;
+  };
   if (left >= 0 || right >= 0) {
-    auto indexType =
-        RankedTensorType::get({queries, keys}, n.builder.getI64Type());
+    auto indexType = RankedTensorType::get({queries, keys}, i64);
     Value row = IotaOp::create(n.builder, n.loc, indexType, 0);
     Value col = IotaOp::create(n.builder, n.loc, indexType, 1);
-    // col - row, the key's distance right of the query.
-    Value distance = SubOp::create(n.builder, n.loc, col, row);
+    // The key's distance right of the query's position: col - row - offset.
+    Value distance = SubOp::create(
+        n.builder, n.loc, SubOp::create(n.builder, n.loc, col, row), offset);
     auto within = [&](ComparisonPredicate predicate, int64_t bound) -> Value {
       return CompareOp::create(n.builder, n.loc, predicate, distance,
-                               n.scalar(bound, n.builder.getI64Type()));
+                               n.scalar(bound, i64));
     };
     if (right >= 0)
-      allowed = within(ComparisonPredicate::LE, right);
-    if (left >= 0) {
-      Value leftOk = within(ComparisonPredicate::GE, -left);
-      allowed = allowed ? AndOp::create(n.builder, n.loc, allowed, leftOk)
-                              .getResult()
-                        : leftOk;
-    }
+      intersect(within(ComparisonPredicate::LE, right));
+    if (left >= 0)
+      intersect(within(ComparisonPredicate::GE, -left));
+  }
+  if (nonpad) {
+    Value key = IotaOp::create(
+        n.builder, n.loc, RankedTensorType::get({1, 1, 1, keys}, i64), 3);
+    intersect(CompareOp::create(n.builder, n.loc, ComparisonPredicate::LT, key,
+                                nonpad));
   }
   Value mask = n.hasInput(3) ? n.input(3) : Value();
+  // A mask over fewer keys (the valid ones, with nonpad_kv_seqlen) is
+  // extended with masked keys.
+  if (mask) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    int64_t given = maskType.getShape().empty() ? 1 : maskType.getShape().back();
+    if (given < keys && given != 1) {
+      SmallVector<int64_t> padShape(maskType.getShape());
+      padShape.back() = keys - given;
+      Type maskElement = maskType.getElementType();
+      Attribute fill =
+          maskElement.isInteger(1)
+              ? Attribute(n.builder.getBoolAttr(false))
+              : Attribute(FloatAttr::get(
+                    maskElement, -std::numeric_limits<double>::infinity()));
+      Value pad = ConstantOp::create(
+          n.builder, n.loc,
+          DenseElementsAttr::get(maskType.clone(padShape), fill));
+      FailureOr<Value> whole =
+          n.create<ConcatOp>(ValueRange{mask, pad}, maskType.getRank() - 1);
+      if (failed(whole))
+        return failure();
+      mask = *whole;
+    }
+  }
   if (allowed && !mask) {
     mask = allowed;
   } else if (allowed && getElementTypeOrSelf(mask).isInteger(1)) {
