@@ -50,6 +50,7 @@ void mlir::dtc::addAttentionKernels(KernelTable &table) {
       }
     }
     double scale = op.getScale().convertToDouble();
+    double softcap = op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0;
     std::vector<double> p(keys);
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t h = 0; h < heads; ++h)
@@ -64,6 +65,8 @@ void mlir::dtc::addAttentionKernels(KernelTable &table) {
             for (int64_t c = 0; c < d; ++c)
               s += qRow[c] * kRow[c];
             s *= scale;
+            if (softcap)
+              s = softcap * std::tanh(s / softcap);
             if (mask && mask->isFloat())
               s += mask->floats()[maskAt[row + j]];
             else if (mask && mask->ints()[maskAt[row + j]] == 0)

@@ -199,7 +199,7 @@ struct RaiseAttentionPass
         dropout ? dropout.getRatioAttr() : FloatAttr(),
         dropout ? dropout.getSeedAttr() : IntegerAttr(),
         dropout ? dropout.getStreamAttr() : IntegerAttr(),
-        DenseI64ArrayAttr());
+        DenseI64ArrayAttr(), /*softcap=*/FloatAttr());
     // Shapes the matcher does not check (a mask that does not broadcast
     // to the scores) leave the chain as it is.
     bool valid;

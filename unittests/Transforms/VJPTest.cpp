@@ -343,6 +343,19 @@ const VJPCase kCases[] = {
      "(tensor<2x4x3x2xf64>, tensor<2x2x4x2xf64>, tensor<2x2x4x3xf64>, "
      "tensor<3x4xf64>) -> (tensor<2x4x3x3xf64>, tensor<2x4x3x4xf64>)",
      "2x4x3x3"},
+    // Gemma 2's soft-capped scores (cap 1.5, small enough to bend the
+    // scores) under a bool mask.
+    {"attention_softcap",
+     {"1x2x3x4", "1x2x5x4", "1x2x5x3"},
+     "  %row = dtc.iota dim = 0 : tensor<3x5xi64>\n"
+     "  %col = dtc.iota dim = 1 : tensor<3x5xi64>\n"
+     "  %keep = dtc.compare ge, %col, %row : (tensor<3x5xi64>, "
+     "tensor<3x5xi64>) -> tensor<3x5xi1>\n"
+     "  %y, %probs = dtc.attention %p0, %p1, %p2 mask %keep scale = 0.9 "
+     "{softcap = 1.5 : f64} : "
+     "(tensor<1x2x3x4xf64>, tensor<1x2x5x4xf64>, tensor<1x2x5x3xf64>, "
+     "tensor<3x5xi1>) -> (tensor<1x2x3x3xf64>, tensor<1x2x3x5xf64>)",
+     "1x2x3x3"},
     {"attention_causal_dropout",
      {"1x2x4x3", "1x2x4x3", "1x2x4x3"},
      "  %row = dtc.iota dim = 0 : tensor<4x4xi64>\n"

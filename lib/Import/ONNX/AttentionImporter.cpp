@@ -6,9 +6,10 @@
 // (bool masks are intersected, float masks added), and rows no key may
 // attend give zeros, as ONNX specifies; nonpad_kv_seqlen masks each batch
 // element's padding keys and aligns the causal mask and the windows to its
-// valid ones. A KV cache inside the op (past/present key and value) is
-// inference, not training, and softcap and the qk_matmul_output debug
-// output have no dtc form yet: each is refused by name. RotaryEmbedding (opset 23) is composed from slices, products and
+// valid ones; softcap becomes dtc.attention's. A KV cache inside the op
+// (past/present key and value) is inference, not training, and the
+// qk_matmul_output debug output has no dtc form yet: each is refused by
+// name. RotaryEmbedding (opset 23) is composed from slices, products and
 // concats: dtc has no rotary op yet.
 //
 //===----------------------------------------------------------------------===//
@@ -48,11 +49,8 @@ LogicalResult importAttention(NodeImporter &n) {
       n.error() << "unsupported Attention output " << extraOutputs[i - 1];
       return failure();
     }
-  if (n.floatAttr("softcap", 0) != 0) {
-    n.error() << "unsupported Attention attribute softcap";
-    return failure();
-  }
 
+  double softcap = n.floatAttr("softcap", 0);
   Value q = n.input(0), k = n.input(1), v = n.input(2);
   int64_t rank = n.inputType(0).getRank();
   if (rank != 3 && rank != 4) {
@@ -182,7 +180,8 @@ LogicalResult importAttention(NodeImporter &n) {
   FailureOr<Operation *> attention = n.createInferred<AttentionOp>(
       2, q, k, v, mask, Value(), Value(), n.builder.getF64FloatAttr(scale),
       boolMask ? n.builder.getF64FloatAttr(-1e30) : FloatAttr(), FloatAttr(),
-      IntegerAttr(), IntegerAttr(), DenseI64ArrayAttr());
+      IntegerAttr(), IntegerAttr(), DenseI64ArrayAttr(),
+      softcap > 0 ? n.builder.getF64FloatAttr(softcap) : FloatAttr());
   if (failed(attention))
     return failure();
   Value y = (*attention)->getResult(0);

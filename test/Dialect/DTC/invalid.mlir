@@ -463,3 +463,11 @@ func.func @attention_ratio(%q: tensor<1x2x4x8xf32>, %s: tensor<i64>) {
   %0:2 = dtc.attention %q, %q, %q dropout step %s scale = 1.0 {dropout_ratio = 1.0 : f64, seed = 0 : i64, stream = 0 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<i64>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>)
   return
 }
+
+// -----
+
+func.func @attention_softcap(%q: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{softcap must be positive}}
+  %0:2 = dtc.attention %q, %q, %q scale = 1.0 {softcap = 0.0 : f64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>)
+  return
+}

@@ -172,7 +172,8 @@ OpCost costOf(SoftmaxOp op) {
 
 OpCost costOf(AttentionOp op) {
   // The two products (2 q k^T, 2 p v per score), and per score: the scale,
-  // the mask, the softmax's (4 n - 2) / n and exp, the dropout's 2.
+  // the mask, the softmax's (4 n - 2) / n and exp, the dropout's 2, the
+  // softcap's division, product and tanh.
   OpCost cost = dataMovementCost(op);
   auto q = op.getQ().getType(), k = op.getK().getType(),
        v = op.getV().getType();
@@ -181,9 +182,11 @@ OpCost costOf(AttentionOp op) {
   double rows = scores / k.getDimSize(2);
   cost.matmulFlops = 2 * scores * (q.getDimSize(3) + v.getDimSize(3));
   cost.elementwiseFlops = scores * (1 + (op.getMask() ? 1 : 0) +
-                                    (op.getDropoutRatio() ? 2 : 0)) +
+                                    (op.getDropoutRatio() ? 2 : 0) +
+                                    (op.getSoftcap() ? 2 : 0)) +
                           rows * (4 * k.getDimSize(2) - 2);
-  cost.transcendentalFlops = scores;
+  // exp, and the softcap's tanh.
+  cost.transcendentalFlops = scores * (op.getSoftcap() ? 2 : 1);
   return cost;
 }
 

@@ -424,7 +424,16 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   Value dScores = e.mul(probs, e.sub(dProbs, dot));
   if (keepMask)
     dScores = e.select(mask, dScores, e.zeros(dScores.getType()));
-  Value scaled = e.mul(dScores, e.scalar(getScale().convertToDouble(), q));
+  double scale = getScale().convertToDouble();
+  if (std::optional<APFloat> softcap = getSoftcap()) {
+    // cap(s) = c tanh(s / c): d cap / d s = 1 - tanh(s / c)^2, with s the
+    // scaled scores, computed again.
+    double c = softcap->convertToDouble();
+    Value raw = MatmulOp::create(b, getLoc(), q, k, false, true);
+    Value t = TanhOp::create(b, getLoc(), e.mul(raw, e.scalar(scale / c, q)));
+    dScores = e.mul(dScores, e.sub(e.scalar(1, q), e.mul(t, t)));
+  }
+  Value scaled = e.mul(dScores, e.scalar(scale, q));
   Value dQ = MatmulOp::create(b, getLoc(), scaled, k, false, false);
   Value dK = MatmulOp::create(b, getLoc(), scaled, q, true, false);
   operandGrads.append({dQ, sumHeads(e, dK, group), sumHeads(e, dV, group)});

@@ -359,6 +359,9 @@ LogicalResult AttentionOp::verify() {
     if (getStep().getType().getRank() != 0)
       return emitOpError("step must be a scalar");
   }
+  if (std::optional<APFloat> softcap = getSoftcap();
+      softcap && !(softcap->convertToDouble() > 0))
+    return emitOpError("softcap must be positive");
   if (static_cast<bool>(getOffset()) != getGlobalShape().has_value())
     return emitOpError("offset and global_shape go together");
   if (getOffset() && (!dropout || getGlobalShape()->size() != 4 ||

@@ -433,8 +433,9 @@ def DTC_AttentionOp : DTC_Op<"attention", [Pure, InferTypeOpAdaptor,
     AttrSizedOperandSegments, DTC_Differentiable, DTC_Sharded]> {
   let summary = "Scaled dot-product attention, with grouped-query K/V heads";
   let description = [{
-    `result = dropout(softmax(q k^T * scale + mask)) v` per batch element
-    and query head: `q` is [batch, heads, queries, d], `k` and `v` are
+    `result = dropout(softmax(cap(q k^T * scale) + mask)) v` per batch
+    element and query head, where `cap(s) = softcap * tanh(s / softcap)`
+    with `softcap` (Gemma 2's logit soft-capping), else `s`: `q` is [batch, heads, queries, d], `k` and `v` are
     [batch, kv_heads, keys, d] and [batch, kv_heads, keys, dv] with
     `kv_heads` dividing `heads` -- query head h reads key/value head
     h / (heads / kv_heads), as grouped-query attention repeats them. The
@@ -467,7 +468,8 @@ def DTC_AttentionOp : DTC_Op<"attention", [Pure, InferTypeOpAdaptor,
                    F64Attr:$scale, OptionalAttr<F64Attr>:$masked_value,
                    OptionalAttr<F64Attr>:$dropout_ratio,
                    OptionalAttr<I64Attr>:$seed, OptionalAttr<I64Attr>:$stream,
-                   OptionalAttr<DenseI64ArrayAttr>:$global_shape);
+                   OptionalAttr<DenseI64ArrayAttr>:$global_shape,
+                   OptionalAttr<F64Attr>:$softcap);
   let results = (outs DTC_FloatTensor:$result, DTC_FloatTensor:$probs);
   let assemblyFormat = "$q `,` $k `,` $v (`mask` $mask^)? "
       "(`dropout` `step` $step^)? (`at` $offset^)? `scale` `=` $scale "
