@@ -64,7 +64,9 @@ static cl::opt<std::string>
                     "constants)"));
 static cl::opt<std::string> trainable(
     "trainable", cl::cat(categoryImport),
-    cl::desc("Regex of the initializers that are trained (default: all)"));
+    cl::desc("Regex of the initializers that are trained (default: the "
+             "parameters the exporter recorded, else every float "
+             "initializer)"));
 static cl::opt<bool> dropout(
     "dropout", cl::cat(categoryImport),
     cl::desc("Train with the model's Dropout nodes (masks from a "

@@ -37,7 +37,8 @@ static llvm::cl::opt<std::string>
 static llvm::cl::opt<std::string>
     trainable("trainable",
               llvm::cl::desc("Regex of the float initializers that are "
-                             "parameters (default: all)"));
+                             "parameters (default: those the exporter "
+                             "recorded as parameters, else all)"));
 static llvm::cl::opt<bool> shapesOnly(
     "shapes-only",
     llvm::cl::desc("Import parameters from their shapes alone, without "
