@@ -210,19 +210,6 @@ LogicalResult importAttention(NodeImporter &n) {
   return n.setResult(y);
 }
 
-/// `x` sliced along its last dimension: [start, start + size) by `step`.
-Value lastDimSlice(NodeImporter &n, Value x, int64_t start, int64_t size,
-                   int64_t step = 1) {
-  auto type = cast<RankedTensorType>(x.getType());
-  int64_t rank = type.getRank();
-  SmallVector<int64_t> starts(rank, 0), sizes(type.getShape()),
-      strides(rank, 1);
-  starts.back() = start;
-  sizes.back() = size;
-  strides.back() = step;
-  return SliceOp::create(n.builder, n.loc, x, starts, sizes, strides);
-}
-
 /// RotaryEmbedding (opset 23), composed in the [batch, seq, heads, d] layout:
 /// the first rotary_embedding_dim features rotate, as two halves or as
 /// interleaved pairs, by the cos/sin of each token's position (the caches
@@ -287,10 +274,9 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
   if (failed(sin))
     return failure();
   bool interleaved = n.intAttr("interleaved", 0) != 0;
-  Value x1 = interleaved ? lastDimSlice(n, x, 0, half, 2)
-                         : lastDimSlice(n, x, 0, half);
-  Value x2 = interleaved ? lastDimSlice(n, x, 1, half, 2)
-                         : lastDimSlice(n, x, half, half);
+  Value x1 = interleaved ? n.slice(x, -1, 0, half, 2) : n.slice(x, -1, 0, half);
+  Value x2 =
+      interleaved ? n.slice(x, -1, 1, half, 2) : n.slice(x, -1, half, half);
   auto mul = [&](Value a, Value b) {
     return MulOp::create(n.builder, n.loc, a, b).getResult();
   };
@@ -313,7 +299,7 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
   Value y = rotated;
   if (rotary < d) {
     FailureOr<Value> whole = n.create<ConcatOp>(
-        ValueRange{rotated, lastDimSlice(n, x, rotary, d - rotary)}, 3);
+        ValueRange{rotated, n.slice(x, -1, rotary, d - rotary)}, 3);
     if (failed(whole))
       return failure();
     y = *whole;

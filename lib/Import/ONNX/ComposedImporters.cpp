@@ -143,11 +143,7 @@ LogicalResult importOneHot(NodeImporter &n) {
   Value hot = CompareOp::create(n.builder, n.loc, ComparisonPredicate::EQ,
                                 classes, n.reshape(indices, kept));
   Value flat = n.reshape(n.input(2), {2});
-  auto pick = [&](int64_t i) {
-    Value one = SliceOp::create(n.builder, n.loc, flat, ArrayRef<int64_t>{i},
-                                ArrayRef<int64_t>{1}, ArrayRef<int64_t>{1});
-    return n.reshape(one, {});
-  };
+  auto pick = [&](int64_t i) { return n.reshape(n.slice(flat, 0, i, 1), {}); };
   return n.setResult(n.create<SelectOp>(hot, pick(1), pick(0)));
 }
 
@@ -245,15 +241,8 @@ FailureOr<Value> linearIndexND(NodeImporter &n, Value indices,
   };
   for (int64_t d = 0; d < batchDims; ++d)
     append(IotaOp::create(n.builder, n.loc, indexType, d), dataShape[d]);
-  int64_t rank = type.getRank();
   for (int64_t j = 0; j < k; ++j) {
-    SmallVector<int64_t> starts(rank, 0), sizes(type.getShape()),
-        strides(rank, 1);
-    starts.back() = j;
-    sizes.back() = 1;
-    Value index = n.reshape(
-        SliceOp::create(n.builder, n.loc, indices, starts, sizes, strides),
-        outShape);
+    Value index = n.reshape(n.slice(indices, -1, j, 1), outShape);
     int64_t size = dataShape[batchDims + j];
     Value negative = CompareOp::create(n.builder, n.loc, ComparisonPredicate::LT,
                                        index, i64Scalar(n, 0));

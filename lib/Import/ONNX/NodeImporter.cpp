@@ -127,6 +127,20 @@ Value NodeImporter::reshape(Value value, ArrayRef<int64_t> shape) {
   return ReshapeOp::create(builder, loc, type.clone(shape), value);
 }
 
+Value NodeImporter::slice(Value value, int64_t dim, int64_t start,
+                          int64_t size, int64_t step) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  if (dim < 0)
+    dim += rank;
+  SmallVector<int64_t> starts(rank, 0), sizes(type.getShape()),
+      strides(rank, 1);
+  starts[dim] = start;
+  sizes[dim] = size;
+  strides[dim] = step;
+  return SliceOp::create(builder, loc, value, starts, sizes, strides);
+}
+
 Value NodeImporter::convertElementType(Value value, Type elementType) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getElementType() == elementType)

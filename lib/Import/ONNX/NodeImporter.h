@@ -128,6 +128,10 @@ public:
   Value scalar(double value, Type elementType);
   /// `value` reshaped to `shape` (no op when the shape is already `shape`).
   Value reshape(Value value, ArrayRef<int64_t> shape);
+  /// `value` sliced along `dim` (negative: from the end): `size` elements
+  /// from `start`, every `step`-th; the other dimensions whole.
+  Value slice(Value value, int64_t dim, int64_t start, int64_t size,
+              int64_t step = 1);
   /// `value` converted to `elementType` (no op when it already is).
   Value convertElementType(Value value, Type elementType);
 

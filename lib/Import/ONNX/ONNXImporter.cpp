@@ -370,10 +370,15 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
       weightOperands.insert(node.input(1));
   for (const onnx::TensorProto &init : graph.initializer())
     initializerNames.insert(init.name());
-  // Initializers that are the transpose of a parameter: (initializer,
-  // parameter), resolved once every initializer is read.
-  SmallVector<std::pair<std::string, std::string>> transposes;
-  llvm::StringMap<Tensor> transposeValues;
+  // Initializers that are the transpose of a parameter, resolved once every
+  // initializer is read.
+  struct Transpose {
+    std::string name, param;
+    Shape shape;
+    Type elementType;
+    std::optional<Tensor> value; // absent in shapes-only mode
+  };
+  SmallVector<Transpose> transposes;
   for (const onnx::TensorProto &init : graph.initializer()) {
     std::optional<DType> dtype = dtypeFromOnnx(init.data_type());
     if (!dtype)
@@ -407,11 +412,15 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
       for (const std::string &source : sources)
         if (exportedParams.contains(source))
           params.push_back(source);
-      bool retied = initializerNames.contains(params.empty() ? "" : params[0]);
+      bool retied = !params.empty() && initializerNames.contains(params[0]);
       if (params.size() == 1 && sources.size() == 1 && shape.size() == 2 &&
           weightOperands.contains(init.name()) &&
           (!retied || options.retie)) {
-        transposes.push_back({init.name(), params[0]});
+        Transpose &fold = transposes.emplace_back();
+        fold.name = init.name();
+        fold.param = params[0];
+        fold.shape = shape;
+        fold.elementType = elementTypeOf(context, *dtype);
         reason = "exporter: PARAMETER '" + params[0] +
                  "' transposed; trains as '" + params[0] + "'";
         if (options.initializers)
@@ -419,10 +428,9 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
               {init.name(), shape, *dtype, true, reason});
         if (!options.shapesOnly) {
           std::string error;
-          std::optional<Tensor> value = tensorFromProto(init, baseDir, error);
-          if (!value)
+          fold.value = tensorFromProto(init, baseDir, error);
+          if (!fold.value)
             return emitError(fileLoc) << "initializer: " << error;
-          transposeValues.try_emplace(init.name(), std::move(*value));
         }
         continue;
       }
@@ -496,37 +504,30 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
   // parameter, in its own layout and name; one that is (a broken tie) reads
   // it again.
   llvm::StringSet<> addedParams;
-  for (auto &[transposeName, param] : transposes) {
-    if (initializerNames.contains(param)) {
-      emitRemark(fileLoc) << "re-tied '" << transposeName << "' to parameter '"
-                          << param
+  for (Transpose &fold : transposes) {
+    if (initializerNames.contains(fold.param)) {
+      emitRemark(fileLoc) << "re-tied '" << fold.name << "' to parameter '"
+                          << fold.param
                           << "': torch's ONNX optimizer stored its transpose "
                              "apart; they train as one, gradients summed";
       continue;
     }
-    if (!addedParams.insert(param).second)
+    if (!addedParams.insert(fold.param).second)
       continue;
     SmallVector<NamedAttribute> attrs = {
-        builder.getNamedAttr(kParamAttrName, builder.getStringAttr(param)),
+        builder.getNamedAttr(kParamAttrName, builder.getStringAttr(fold.param)),
         builder.getNamedAttr(kUnitAttrName,
-                             builder.getStringAttr(unitOf(param)))};
-    auto it = transposeValues.find(transposeName);
+                             builder.getStringAttr(unitOf(fold.param)))};
+    argTypes.push_back(RankedTensorType::get({fold.shape[1], fold.shape[0]},
+                                             fold.elementType));
     std::optional<Tensor> value;
-    if (it != transposeValues.end()) {
-      value = transposed(it->second);
-      argTypes.push_back(tensorTypeOf(context, *value));
+    if (fold.value) {
+      value = transposed(*fold.value);
       attrs.push_back(builder.getNamedAttr(
-          kValueAttrName, resourceAttrFromTensor(context, param, *value)));
-    } else {
-      auto init = llvm::find_if(graph.initializer(), [&](auto &i) {
-        return i.name() == transposeName;
-      });
-      argTypes.push_back(RankedTensorType::get(
-          {init->dims(1), init->dims(0)},
-          elementTypeOf(context, *dtypeFromOnnx(init->data_type()))));
+          kValueAttrName, resourceAttrFromTensor(context, fold.param, *value)));
     }
     argAttrs.push_back(builder.getDictionaryAttr(attrs));
-    argValues.emplace_back(param, std::move(value));
+    argValues.emplace_back(fold.param, std::move(value));
   }
 
   func = func::FuncOp::create(fileLoc, "forward",
@@ -539,10 +540,10 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
     if (named.second)
       constants[arg] = *named.second;
   }
-  for (auto &[transposeName, param] : transposes)
-    values[transposeName] = TransposeOp::create(
-        builder, NameLoc::get(builder.getStringAttr(transposeName), fileLoc),
-        values[param], ArrayRef<int64_t>{1, 0});
+  for (const Transpose &fold : transposes)
+    values[fold.name] = TransposeOp::create(
+        builder, NameLoc::get(builder.getStringAttr(fold.name), fileLoc),
+        values[fold.param], ArrayRef<int64_t>{1, 0});
   for (auto &[name, tensor] : folded) {
     // Frozen weights travel as blobs, like parameters; small constants
     // stay readable.

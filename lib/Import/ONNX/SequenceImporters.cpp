@@ -157,23 +157,17 @@ LogicalResult importSplitToSequence(NodeImporter &n) {
       }
     }
   }
-  bool dropDim = unitParts && n.intAttr("keepdims", 1) == 0;
-  SmallVector<Value> parts;
-  int64_t start = 0;
-  for (int64_t size : sizes) {
-    SmallVector<int64_t> starts(type.getRank(), 0), extent(type.getShape()),
-        strides(type.getRank(), 1);
-    starts[*dim] = start;
-    extent[*dim] = size;
-    Value part = SliceOp::create(n.builder, n.loc, n.input(0), starts, extent,
-                                 strides);
-    if (dropDim) {
-      SmallVector<int64_t> shape(type.getShape());
-      shape.erase(shape.begin() + *dim);
+  // The parts as Split makes them (dtc.split).
+  FailureOr<Operation *> split =
+      n.createInferred<SplitOp>(sizes.size(), n.input(0), *dim, sizes);
+  if (failed(split))
+    return failure();
+  SmallVector<Value> parts((*split)->getResults());
+  if (unitParts && n.intAttr("keepdims", 1) == 0) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape.erase(shape.begin() + *dim);
+    for (Value &part : parts)
       part = n.reshape(part, shape);
-    }
-    parts.push_back(part);
-    start += size;
   }
   n.setSequenceResult(0, std::move(parts));
   return success();
