@@ -256,6 +256,24 @@ void mlir::dtc::addElementwiseKernels(KernelTable &table) {
           return op.emitError("integer division by zero");
     return binary(op, in, out, [](auto a, auto b) { return a / b; });
   });
+  table.add<ModOp>([](ModOp op, Operands in, Results &out) -> LogicalResult {
+    if (!in[1]->isFloat())
+      for (int64_t divisor : in[1]->ints())
+        if (divisor == 0)
+          return op.emitError("integer remainder by zero");
+    bool truncated = op.getTruncated();
+    return binary(op, in, out, [truncated](auto a, auto b) {
+      decltype(a) r;
+      if constexpr (std::is_floating_point_v<decltype(a)>)
+        r = std::fmod(a, b);
+      else
+        r = a % b;
+      // Floored: a nonzero remainder takes the divisor's sign.
+      if (!truncated && r != 0 && (r < 0) != (b < 0))
+        r += b;
+      return r;
+    });
+  });
   table.add<PowOp>([](PowOp op, Operands in, Results &out) -> LogicalResult {
     return binary(op, in, out, [](auto a, auto b) {
       return static_cast<decltype(a)>(

@@ -269,6 +269,7 @@ int main(int argc, char **argv) {
   }
   importOptions.shapesOnly = shapesOnly;
   importOptions.trainingDropout = dropout;
+  importOptions.training = true;
   importOptions.dropoutSeed = seed;
   importOptions.freeze = freeze;
   importOptions.retie = !noRetie;

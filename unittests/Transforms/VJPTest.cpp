@@ -370,6 +370,21 @@ const VJPCase kCases[] = {
      "tensor<4x4xi1>, tensor<i64>) -> (tensor<1x2x4x3xf64>, "
      "tensor<1x2x4x4xf64>)",
      "1x2x4x3"},
+    // Floored and truncated remainders: d/dy is minus the quotient.
+    {"mod_floored",
+     {"2x3", "3"},
+     "  %y = dtc.mod %p0, %p1 : (tensor<2x3xf64>, tensor<3xf64>) -> "
+     "tensor<2x3xf64>",
+     "2x3",
+     -4.0,
+     4.0},
+    {"mod_truncated",
+     {"2x3", "2x3"},
+     "  %y = dtc.mod %p0, %p1 {truncated} : (tensor<2x3xf64>, "
+     "tensor<2x3xf64>) -> tensor<2x3xf64>",
+     "2x3",
+     -4.0,
+     4.0},
     {"reused_value",
      {"3"},
      "  %s = dtc.sin %p0 : tensor<3xf64>\n"

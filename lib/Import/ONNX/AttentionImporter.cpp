@@ -7,14 +7,16 @@
 // attend give zeros, as ONNX specifies; nonpad_kv_seqlen masks each batch
 // element's padding keys and aligns the causal mask and the windows to its
 // valid ones; softcap becomes dtc.attention's. A KV cache inside the op
-// (past/present key and value) is inference, not training, and the
-// qk_matmul_output debug output has no dtc form yet: each is refused by
-// name. RotaryEmbedding (opset 23) is composed from slices, products and
-// concats: dtc has no rotary op yet.
+// (past_key/past_value) is concatenated before this step's keys and values,
+// which are the present_key/present_value outputs; it is inference state,
+// refused in training. qk_matmul_output is dtc.attention's probabilities
+// (mode 3) or the scores computed beside it (modes 0-2).
 //
 //===----------------------------------------------------------------------===//
 
 #include "NodeImporter.h"
+
+#include "dtc/Import/ONNX/ONNXImporter.h"
 
 #include <algorithm>
 #include <cmath>
@@ -34,21 +36,65 @@ Value splitHeads(NodeImporter &n, Value x, int64_t heads) {
                              ArrayRef<int64_t>{0, 2, 1, 3});
 }
 
+/// The scores qk_matmul_output_mode 0-2 exposes: scale * Q K^T (each query
+/// head against its key head), soft-capped, and in mode 2 with the
+/// additive form of `mask` added.
+Value attentionScores(NodeImporter &n, Value q, Value k, double scale,
+                      double softcap, Value mask, bool withMask) {
+  auto qType = cast<RankedTensorType>(q.getType());
+  auto kType = cast<RankedTensorType>(k.getType());
+  int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1),
+          kvHeads = kType.getDimSize(1), queries = qType.getDimSize(2),
+          keys = kType.getDimSize(2), d = qType.getDimSize(3);
+  Type element = qType.getElementType();
+  // Query head h reads key head h / (heads / kvHeads).
+  Value grouped =
+      n.reshape(q, {batch, kvHeads, heads / kvHeads, queries, d});
+  Value keysT = n.reshape(
+      TransposeOp::create(n.builder, n.loc, k, ArrayRef<int64_t>{0, 1, 3, 2}),
+      {batch, kvHeads, 1, d, keys});
+  Value scores = n.reshape(
+      MatmulOp::create(n.builder, n.loc, grouped, keysT, false, false),
+      {batch, heads, queries, keys});
+  scores = MulOp::create(n.builder, n.loc, scores, n.scalar(scale, element));
+  if (softcap > 0) {
+    Value capped = TanhOp::create(
+        n.builder, n.loc,
+        DivOp::create(n.builder, n.loc, scores, n.scalar(softcap, element)));
+    scores = MulOp::create(n.builder, n.loc, capped, n.scalar(softcap, element));
+  }
+  if (withMask && mask) {
+    if (getElementTypeOrSelf(mask).isInteger(1))
+      mask = SelectOp::create(
+          n.builder, n.loc, mask, n.scalar(0, element),
+          n.scalar(-std::numeric_limits<double>::infinity(), element));
+    scores = AddOp::create(n.builder, n.loc, scores, mask);
+  }
+  return scores;
+}
+
 LogicalResult importAttention(NodeImporter &n) {
-  static const char *const cacheInputs[] = {"past_key", "past_value"};
-  for (unsigned i = 4; i < 6; ++i)
-    if (n.hasInput(i)) {
-      n.error() << "unsupported Attention input " << cacheInputs[i - 4]
-                << " (a KV cache: inference, not training)";
-      return failure();
-    }
-  static const char *const extraOutputs[] = {"present_key", "present_value",
-                                             "qk_matmul_output"};
-  for (int i = 1; i < n.node.output_size() && i < 4; ++i)
-    if (!n.node.output(i).empty()) {
-      n.error() << "unsupported Attention output " << extraOutputs[i - 1];
-      return failure();
-    }
+  bool cache = n.hasInput(4) || n.hasInput(5);
+  if (cache && !(n.hasInput(4) && n.hasInput(5))) {
+    n.error() << "past_key and past_value must be given together";
+    return failure();
+  }
+  if (cache && n.model.options.training) {
+    n.error() << "past_key/past_value (a KV cache) are inference state, "
+                 "not trained: export the model without a cache "
+                 "(use_cache=False)";
+    return failure();
+  }
+  if (cache && n.hasInput(6)) {
+    n.error() << "nonpad_kv_seqlen cannot be combined with past_key";
+    return failure();
+  }
+  int64_t qkMode = n.intAttr("qk_matmul_output_mode", 0);
+  if (qkMode < 0 || qkMode > 3) {
+    n.error() << "qk_matmul_output_mode " << qkMode << " is not 0-3";
+    return failure();
+  }
+  bool wantScores = n.node.output_size() > 3 && !n.node.output(3).empty();
 
   double softcap = n.floatAttr("softcap", 0);
   Value q = n.input(0), k = n.input(1), v = n.input(2);
@@ -72,6 +118,18 @@ LogicalResult importAttention(NodeImporter &n) {
     k = splitHeads(n, k, kvHeads);
     v = splitHeads(n, v, kvHeads);
   }
+  // The cache holds the earlier keys and values: the present ones are it
+  // followed by this step's.
+  if (cache) {
+    FailureOr<Value> keys = n.create<ConcatOp>(ValueRange{n.input(4), k}, 2);
+    if (failed(keys))
+      return failure();
+    FailureOr<Value> values = n.create<ConcatOp>(ValueRange{n.input(5), v}, 2);
+    if (failed(values))
+      return failure();
+    k = *keys;
+    v = *values;
+  }
   auto qType = cast<RankedTensorType>(q.getType());
   auto kType = cast<RankedTensorType>(k.getType());
   Type element = qType.getElementType();
@@ -87,13 +145,13 @@ LogicalResult importAttention(NodeImporter &n) {
   int64_t right = n.intAttr("right_window_size", -1);
   if (n.intAttr("is_causal", 0))
     right = right < 0 ? 0 : std::min<int64_t>(right, 0);
-  // With nonpad_kv_seqlen (keys past it per batch element are padding), the
-  // queries are the last of the valid keys: query i sits at i + offset,
-  // offset = nonpad - queries ([batch, 1, 1, 1]; else 0).
+  // The queries are the last keys: query i sits at i + offset, offset the
+  // cached keys' count, or with nonpad_kv_seqlen (keys past it per batch
+  // element are padding) nonpad - queries ([batch, 1, 1, 1]; else 0).
   Type i64 = n.builder.getI64Type();
   Value nonpad = n.hasInput(6) ? n.input(6) : Value();
   int64_t batch = qType.getDimSize(0);
-  Value offset = n.scalar(0, i64);
+  Value offset = n.scalar(cache ? n.inputType(4).getDimSize(2) : 0, i64);
   if (nonpad) {
     if (n.inputType(6).getShape() != ArrayRef<int64_t>{batch}) {
       n.error() << "nonpad_kv_seqlen must have shape [" << batch << "]";
@@ -185,6 +243,11 @@ LogicalResult importAttention(NodeImporter &n) {
   if (failed(attention))
     return failure();
   Value y = (*attention)->getResult(0);
+  Value scores;
+  if (wantScores)
+    scores = qkMode == 3 ? (*attention)->getResult(1)
+                         : attentionScores(n, q, k, scale, softcap, mask,
+                                           qkMode == 2);
   // A row no key may attend (a bool mask false throughout) is zeros.
   if (boolMask) {
     auto maskType = cast<RankedTensorType>(mask.getType());
@@ -195,11 +258,16 @@ LogicalResult importAttention(NodeImporter &n) {
       return failure();
     Value attends = CompareOp::create(n.builder, n.loc, ComparisonPredicate::GT,
                                       *any, n.scalar(0, element));
-    FailureOr<Value> zeroed =
-        n.create<SelectOp>(attends, y, n.scalar(0, element));
-    if (failed(zeroed))
+    auto zeroRows = [&](Value &x) {
+      FailureOr<Value> zeroed =
+          n.create<SelectOp>(attends, x, n.scalar(0, element));
+      if (succeeded(zeroed))
+        x = *zeroed;
+      return zeroed;
+    };
+    if (failed(zeroRows(y)) ||
+        (wantScores && qkMode == 3 && failed(zeroRows(scores))))
       return failure();
-    y = *zeroed;
   }
   if (rank == 3) {
     auto yType = cast<RankedTensorType>(y.getType());
@@ -207,7 +275,8 @@ LogicalResult importAttention(NodeImporter &n) {
     y = n.reshape(y, {yType.getDimSize(0), queries,
                       yType.getDimSize(1) * yType.getDimSize(3)});
   }
-  return n.setResult(y);
+  n.results = {y, cache ? k : Value(), cache ? v : Value(), scores};
+  return success();
 }
 
 /// RotaryEmbedding (opset 23), composed in the [batch, seq, heads, d] layout:

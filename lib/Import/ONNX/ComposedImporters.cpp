@@ -1,9 +1,9 @@
 //===- ComposedImporters.cpp - ONNX ops built from other dtc ops ----------===//
 //
-// Tile, Trilu, OneHot, (inference) Dropout, GatherND, ScatterND, IsNaN and
-// IsInf have no dtc op of their own: they are broadcasts, masks from
-// iota/compare/select, gathers and scatters of rows at linearized indices,
-// or identities, which keeps the dialect small and every later pass
+// Tile, Pad, Trilu, OneHot, (inference) Dropout, GatherND, ScatterND, IsNaN
+// and IsInf have no dtc op of their own: they are broadcasts, slices and
+// concats, masks from iota/compare/select, gathers (of rows at linearized
+// indices, or of padded positions) and scatters, or identities, which keeps the dialect small and every later pass
 // (autodiff, sharding) working on them unchanged.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +15,7 @@
 #include "dtc/Interpreter/TensorAttr.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
 #include <limits>
 
 using namespace mlir;
@@ -59,6 +60,128 @@ LogicalResult importTile(NodeImporter &n) {
   Value tiled =
       BroadcastOp::create(n.builder, n.loc, type.clone(expanded), spread);
   return n.setResult(n.reshape(tiled, result));
+}
+
+/// The source index along a dimension of `size` for padded position `p`
+/// (negative: in the leading pad) in `mode` reflect, edge or wrap, as
+/// numpy.pad computes them (reflection repeats with period 2 (size - 1)).
+int64_t padSource(StringRef mode, int64_t p, int64_t size) {
+  auto floorMod = [](int64_t a, int64_t b) { return ((a % b) + b) % b; };
+  if (mode == "edge")
+    return std::clamp<int64_t>(p, 0, size - 1);
+  if (mode == "wrap")
+    return floorMod(p, size);
+  if (size == 1)
+    return 0;
+  int64_t period = 2 * (size - 1), m = floorMod(p, period);
+  return m < size ? m : period - m;
+}
+
+/// Pad: per dimension, negative pads crop (a slice); positive ones
+/// concatenate blocks of the constant value, or, in the reflect, edge and
+/// wrap modes, gather the source positions along the dimension.
+LogicalResult importPad(NodeImporter &n) {
+  auto type = n.inputType(0);
+  int64_t rank = type.getRank();
+  std::string mode = "constant";
+  if (const onnx::AttributeProto *attr = n.attribute("mode"))
+    mode = attr->s();
+  if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+      mode != "wrap") {
+    n.error() << "unsupported mode '" << mode << "'";
+    return failure();
+  }
+  Type element = type.getElementType();
+  SmallVector<int64_t> pads;
+  Value fill;
+  if (n.opset < 11) {
+    std::optional<SmallVector<int64_t>> attr =
+        n.intsAttr(n.opset < 2 ? "paddings" : "pads");
+    if (!attr) {
+      n.error() << "needs the pads attribute";
+      return failure();
+    }
+    pads = *attr;
+    fill = n.scalar(n.floatAttr("value", 0), element);
+  } else {
+    FailureOr<SmallVector<int64_t>> given = n.constantInts(1, "pads");
+    if (failed(given))
+      return failure();
+    pads = *given;
+    fill = n.hasInput(2) ? n.reshape(n.input(2), {}) : n.scalar(0, element);
+  }
+  SmallVector<int64_t> axes;
+  if (n.hasInput(3)) {
+    FailureOr<SmallVector<int64_t>> given = n.constantInts(3, "axes");
+    if (failed(given))
+      return failure();
+    for (int64_t axis : *given) {
+      FailureOr<int64_t> normalized = n.normalizeAxis(axis, rank);
+      if (failed(normalized))
+        return failure();
+      axes.push_back(*normalized);
+    }
+  } else {
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  }
+  size_t count = axes.size();
+  if (pads.size() != 2 * count) {
+    n.error() << "pads has " << pads.size() << " entries for " << count
+              << " dimensions (needs begins then ends)";
+    return failure();
+  }
+  Value x = n.input(0);
+  for (size_t i = 0; i < count; ++i) {
+    int64_t axis = axes[i], begin = pads[i], end = pads[i + count];
+    int64_t size = cast<RankedTensorType>(x.getType()).getDimSize(axis);
+    int64_t cropBegin = std::max<int64_t>(-begin, 0),
+            cropEnd = std::max<int64_t>(-end, 0);
+    if (cropBegin + cropEnd > size) {
+      n.error() << "pads crop " << cropBegin + cropEnd
+                << " elements from dimension " << axis << " of size " << size;
+      return failure();
+    }
+    if (cropBegin || cropEnd) {
+      size -= cropBegin + cropEnd;
+      x = n.slice(x, axis, cropBegin, size);
+    }
+    begin = std::max<int64_t>(begin, 0);
+    end = std::max<int64_t>(end, 0);
+    if (!begin && !end)
+      continue;
+    auto xType = cast<RankedTensorType>(x.getType());
+    FailureOr<Value> padded;
+    if (mode == "constant") {
+      Value value = n.convertElementType(fill, element);
+      SmallVector<Value> parts;
+      auto block = [&](int64_t width) {
+        SmallVector<int64_t> shape(xType.getShape());
+        shape[axis] = width;
+        return BroadcastOp::create(n.builder, n.loc, xType.clone(shape), value)
+            .getResult();
+      };
+      if (begin)
+        parts.push_back(block(begin));
+      parts.push_back(x);
+      if (end)
+        parts.push_back(block(end));
+      padded = n.create<ConcatOp>(parts, axis);
+    } else {
+      if (size == 0) {
+        n.error() << "cannot pad the empty dimension " << axis << " in mode '"
+                  << mode << "'";
+        return failure();
+      }
+      Tensor sources(DType::I64, {begin + size + end});
+      for (int64_t p = -begin; p < size + end; ++p)
+        sources.ints()[p + begin] = padSource(mode, p, size);
+      padded = n.create<GatherOp>(x, n.constant(sources), axis);
+    }
+    if (failed(padded))
+      return failure();
+    x = *padded;
+  }
+  return n.setResult(x);
 }
 
 /// The [rows, cols] index difference col - row of the last two dimensions
@@ -371,6 +494,7 @@ void mlir::dtc::addComposedImporters(OpImporterTable &table) {
   table.add("ScatterND", 3, importScatterND);
   table.add("IsNaN", 1, importIsNaN);
   table.add("IsInf", 1, importIsInf);
+  table.add("Pad", 1, importPad);
   table.add("Tile", 2, importTile);
   table.add("Trilu", 1, importTrilu);
   table.add("OneHot", 3, importOneHot);

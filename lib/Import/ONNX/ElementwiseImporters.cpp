@@ -1,7 +1,7 @@
 //===- ElementwiseImporters.cpp - ONNX elementwise ops --------------------===//
 //
 // Unary and broadcasting binary ops, comparisons, logical ops, variadic
-// Max/Min/Sum/Mean, Where, Cast/CastLike, Clip, Identity.
+// Max/Min/Sum/Mean, Mod, Where, Cast/CastLike, Clip, Identity.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +78,14 @@ LogicalResult importPow(NodeImporter &n) {
   Type baseType = n.inputType(0).getElementType();
   return n.setResult(
       n.create<PowOp>(n.input(0), n.convertElementType(n.input(1), baseType)));
+}
+
+/// Mod: fmod = 1 truncates the quotient (C's fmod), the default floors it
+/// (Python's %).
+LogicalResult importMod(NodeImporter &n) {
+  int64_t fmod = n.intAttr("fmod", 0);
+  return n.setResult(n.create<ModOp>(n.input(0), n.input(1),
+                                      fmod ? n.builder.getUnitAttr() : UnitAttr()));
 }
 
 LogicalResult importWhere(NodeImporter &n) {
@@ -163,6 +171,7 @@ void mlir::dtc::addElementwiseImporters(OpImporterTable &table) {
   table.add("And", 2, importBinary<AndOp>);
   table.add("Or", 2, importBinary<OrOp>);
   table.add("Xor", 2, importBinary<XorOp>);
+  table.add("Mod", 2, importMod);
   table.add("Pow", 2, importPow);
   table.add("Equal", 2, [](NodeImporter &n) {
     return importCompare(n, ComparisonPredicate::EQ);

@@ -480,7 +480,7 @@ ArrayRef<unsigned> mlir::dtc::staticOperandIndices(StringRef opType) {
       {"Tile", {1}},       {"Trilu", {1}},           {"OneHot", {1}},
       {"Dropout", {1, 2}}, {"CumSum", {1}},          {"TopK", {1}},
       {"SequenceAt", {1}}, {"SequenceInsert", {2}},  {"SequenceErase", {1}},
-      {"SplitToSequence", {1}},
+      {"SplitToSequence", {1}}, {"Pad", {1, 3}},
   };
   auto it = table.find(opType);
   return it == table.end() ? ArrayRef<unsigned>() : ArrayRef(it->second);

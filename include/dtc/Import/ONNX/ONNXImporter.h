@@ -66,6 +66,9 @@ struct ONNXImportOptions {
   /// argument, recorded as the function's `dtc.step` RNG), instead of the
   /// identity.
   bool trainingDropout = false;
+  /// The graph is imported to be trained: inference-only constructs (an
+  /// attention KV cache) are refused.
+  bool training = false;
   int64_t dropoutSeed = 0;
   /// An initializer torch's ONNX optimizer stored as the transpose of a
   /// parameter that is an initializer too (a tie it broke: GPT-2's

@@ -237,6 +237,18 @@ LogicalResult DivOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   return success();
 }
 
+LogicalResult ModOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0], x = getLhs(), y = getRhs();
+  // r = x - q y with q the rounded quotient, constant almost everywhere:
+  // dr/dx = 1, dr/dy = -q = -(x - r) / y.
+  Value quotient = e.div(e.sub(x, getResult()), y);
+  operandGrads.append({e.sumTo(g, x.getType()),
+                       e.sumTo(e.neg(e.mul(g, quotient)), y.getType())});
+  return success();
+}
+
 LogicalResult PowOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                               SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());

@@ -148,3 +148,13 @@ save("dropout_classifier",
 os.makedirs("dropout_batch", exist_ok=True)
 np.save("dropout_batch/x.npy", rng.standard_normal((4, 16), dtype=np.float32))
 np.save("dropout_batch/labels.npy", np.array([1, 0, 7, 3], np.int64))
+
+# Opset 23 Attention with a KV cache (past_key/past_value in, present_key/
+# present_value out): imports for inference, refused for training.
+save("kv_cache_attention",
+     [helper.make_node("Attention", ["q", "k", "v", "", "past_key", "past_value"],
+                       ["y", "present_key", "present_value"], is_causal=1)],
+     [f32("q", [1, 2, 3, 4]), f32("k", [1, 2, 3, 4]), f32("v", [1, 2, 3, 4]),
+      f32("past_key", [1, 2, 5, 4]), f32("past_value", [1, 2, 5, 4])],
+     [f32("y", [1, 2, 3, 4]), f32("present_key", [1, 2, 8, 4]),
+      f32("present_value", [1, 2, 8, 4])], opset=23)

@@ -241,6 +241,33 @@ def DTC_MaxOp : DTC_BinaryOp<"max", DTC_NumericTensor,
     "max(lhs, rhs) (NaN if either is NaN)">;
 def DTC_MinOp : DTC_BinaryOp<"min", DTC_NumericTensor,
     "min(lhs, rhs) (NaN if either is NaN)">;
+def DTC_ModOp : DTC_BroadcastingOp<"mod", [DTC_Differentiable,
+                                           SameOperandsAndResultElementType]> {
+  let summary = "Elementwise remainder with broadcasting";
+  let description = [{
+    The remainder of `lhs / rhs` after numpy broadcasting. With `truncated`
+    the quotient is rounded toward zero and the remainder has the sign of
+    `lhs` (C's `fmod`, ONNX `Mod` with `fmod = 1`); without it the quotient
+    is rounded down and the remainder has the sign of `rhs` (Python's `%`,
+    ONNX's default). An integer remainder by zero is an error.
+
+    ```mlir
+    %r = dtc.mod %x, %y {truncated} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins DTC_NumericTensor:$lhs, DTC_NumericTensor:$rhs,
+                       UnitAttr:$truncated);
+  let results = (outs DTC_NumericTensor:$result);
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(::mlir::MLIRContext *,
+        std::optional<::mlir::Location> loc, Adaptor adaptor,
+        ::llvm::SmallVectorImpl<::mlir::Type> &inferred) {
+      return inferBroadcastTypes(loc, adaptor.getOperands(),
+          ::llvm::cast<::mlir::RankedTensorType>(adaptor.getLhs().getType())
+              .getElementType(), inferred);
+    }
+  }];
+}
 def DTC_AndOp : DTC_BinaryOp<"and", DTC_BoolTensor, "lhs and rhs", []>;
 def DTC_OrOp : DTC_BinaryOp<"or", DTC_BoolTensor, "lhs or rhs", []>;
 def DTC_XorOp : DTC_BinaryOp<"xor", DTC_BoolTensor, "lhs xor rhs", []>;
