@@ -1,9 +1,10 @@
-//===- AttentionKernels.cpp - reference kernel: attention ----------------===//
+//===- AttentionKernels.cpp - reference kernels: attention, rotary -------===//
 //
 // dtc.attention computed directly, one query row at a time in f64: scores,
 // mask, a stable softmax (the probabilities, a result too), dropout drawn
 // as dtc.dropout draws on the [batch, heads, queries, keys] probabilities,
-// then the weighted values.
+// then the weighted values. dtc.rotary, the rotary position embedding of
+// queries and keys, pair by pair.
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,6 +97,29 @@ void mlir::dtc::addAttentionKernels(KernelTable &table) {
         }
     out.push_back(std::move(result));
     out.push_back(std::move(probs));
+    return success();
+  });
+
+  table.add<RotaryOp>([](RotaryOp op, Operands in,
+                         Results &out) -> LogicalResult {
+    const Tensor &x = *in[0];
+    Tensor result = x;
+    int64_t d = x.shape().back(), half = op.getRotaryDim() / 2;
+    Shape pairs = x.shape();
+    pairs.back() = half;
+    std::vector<int64_t> cosAt = broadcastOffsets(in[1]->shape(), pairs);
+    std::vector<int64_t> sinAt = broadcastOffsets(in[2]->shape(), pairs);
+    bool interleaved = op.getInterleaved();
+    for (int64_t p = 0, e = static_cast<int64_t>(cosAt.size()); p < e; ++p) {
+      int64_t row = p / half * d, i = p % half;
+      int64_t first = row + (interleaved ? 2 * i : i),
+              second = row + (interleaved ? 2 * i + 1 : i + half);
+      double c = in[1]->floats()[cosAt[p]], s = in[2]->floats()[sinAt[p]];
+      double x1 = x.floats()[first], x2 = x.floats()[second];
+      result.floats()[first] = x1 * c - x2 * s;
+      result.floats()[second] = x2 * c + x1 * s;
+    }
+    out.push_back(std::move(result));
     return success();
   });
 }

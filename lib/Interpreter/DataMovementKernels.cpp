@@ -2,13 +2,17 @@
 //
 // Gather, reshape, transpose, broadcast, concat, slice, split: each output
 // element is copied from exactly one input element. Their adjoints
-// scatter_add and update_slice write into a copy of their input.
+// scatter_add and update_slice, and scatter_reduce, write into a copy of
+// their input.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+
+#include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -93,6 +97,35 @@ LogicalResult scatterAdd(ScatterAddOp op, Operands in, Results &out) {
   return success();
 }
 
+LogicalResult scatterReduce(ScatterReduceOp op, Operands in, Results &out) {
+  const Tensor &updates = *in[2];
+  Tensor result = *in[0];
+  FailureOr<std::vector<int64_t>> offsets =
+      gatherOffsets(op, result.shape(), *in[1], op.getDim());
+  if (failed(offsets))
+    return failure();
+  ScatterReduction kind = op.getKind();
+  auto combine = [kind](auto a, auto b) -> decltype(a) {
+    if constexpr (std::is_floating_point_v<decltype(a)>)
+      if (kind != ScatterReduction::Mul && (std::isnan(a) || std::isnan(b)))
+        return NAN;
+    if (kind == ScatterReduction::Mul)
+      return a * b;
+    if (kind == ScatterReduction::Max)
+      return a < b ? b : a;
+    return b < a ? b : a;
+  };
+  for (size_t i = 0; i < offsets->size(); ++i) {
+    int64_t at = (*offsets)[i];
+    if (result.isFloat())
+      result.floats()[at] = combine(result.floats()[at], updates.floats()[i]);
+    else
+      result.ints()[at] = combine(result.ints()[at], updates.ints()[i]);
+  }
+  out.push_back(std::move(result));
+  return success();
+}
+
 /// For gather_elements and scatter_elements_add: calls `visit(from, to)`
 /// with, for each element of `indices`, its own offset and the offset in a
 /// tensor of `shape` it addresses along `dim`.
@@ -144,6 +177,7 @@ void mlir::dtc::addDataMovementKernels(KernelTable &table) {
   table.add<GatherOp>(gather);
   table.add<TransposeOp>(transpose);
   table.add<ScatterAddOp>(scatterAdd);
+  table.add<ScatterReduceOp>(scatterReduce);
   table.add<GatherElementsOp>([](GatherElementsOp op, Operands in,
                                  Results &out) -> LogicalResult {
     Tensor result = makeTensor(op.getResult());

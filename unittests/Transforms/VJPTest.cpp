@@ -35,6 +35,8 @@ struct VJPCase {
   const char *resultShape;
   /// Parameter values are drawn from [low, high].
   double low = -1.5, high = 1.5;
+  /// (parameter, element) pairs set to exactly zero after drawing.
+  std::vector<std::pair<size_t, int64_t>> zeros = {};
 };
 
 // gtest prints a failing case by name rather than as bytes.
@@ -117,6 +119,8 @@ TEST_P(VJPTest, MatchesFiniteDifferences) {
       x = value(rng);
     args.push_back(t);
   }
+  for (auto [param, element] : c.zeros)
+    args[param].floats()[element] = 0.0;
   FailureOr<SmallVector<Tensor>> results = interpretFunction(df, args);
   ASSERT_TRUE(succeeded(results));
   ASSERT_EQ(results->size(), 1 + args.size());
@@ -370,6 +374,49 @@ const VJPCase kCases[] = {
      "tensor<4x4xi1>, tensor<i64>) -> (tensor<1x2x4x3xf64>, "
      "tensor<1x2x4x4xf64>)",
      "1x2x4x3"},
+    // Rotary embedding: halves with a pass-through tail, and interleaved
+    // pairs; the angles broadcast over the heads and get gradients too.
+    {"rotary_partial",
+     {"2x3x4x6", "2x1x4x2", "2x1x4x2"},
+     "  %y = dtc.rotary %p0, %p1, %p2 rotary_dim = 4 : (tensor<2x3x4x6xf64>, "
+     "tensor<2x1x4x2xf64>, tensor<2x1x4x2xf64>) -> tensor<2x3x4x6xf64>",
+     "2x3x4x6"},
+    {"rotary_interleaved",
+     {"2x4x3x4", "4x1x2", "4x1x2"},
+     "  %y = dtc.rotary %p0, %p1, %p2 rotary_dim = 4 interleaved : "
+     "(tensor<2x4x3x4xf64>, tensor<4x1x2xf64>, tensor<4x1x2xf64>) -> "
+     "tensor<2x4x3x4xf64>",
+     "2x4x3x4"},
+    // Scatter reductions with a repeated index. A product's zero updates:
+    // one alone at an element (its cofactor is the other factors' product)
+    // and two together (both cofactors zero).
+    {"scatter_max",
+     {"4x3", "3x3"},
+     "  %i = dtc.constant dense<[1, 3, 1]> : tensor<3xi64>\n"
+     "  %y = dtc.scatter_reduce %p1 into %p0[%i] dim = 0 kind = max : "
+     "(tensor<4x3xf64>, tensor<3xi64>, tensor<3x3xf64>) -> tensor<4x3xf64>",
+     "4x3"},
+    {"scatter_min",
+     {"4x3", "3x3"},
+     "  %i = dtc.constant dense<[1, 3, 1]> : tensor<3xi64>\n"
+     "  %y = dtc.scatter_reduce %p1 into %p0[%i] dim = 0 kind = min : "
+     "(tensor<4x3xf64>, tensor<3xi64>, tensor<3x3xf64>) -> tensor<4x3xf64>",
+     "4x3"},
+    {"scatter_mul",
+     {"4x3", "3x3"},
+     "  %i = dtc.constant dense<[1, 3, 1]> : tensor<3xi64>\n"
+     "  %y = dtc.scatter_reduce %p1 into %p0[%i] dim = 0 kind = mul : "
+     "(tensor<4x3xf64>, tensor<3xi64>, tensor<3x3xf64>) -> tensor<4x3xf64>",
+     "4x3"},
+    {"scatter_mul_zeros",
+     {"4x3", "3x3"},
+     "  %i = dtc.constant dense<[1, 3, 1]> : tensor<3xi64>\n"
+     "  %y = dtc.scatter_reduce %p1 into %p0[%i] dim = 0 kind = mul : "
+     "(tensor<4x3xf64>, tensor<3xi64>, tensor<3x3xf64>) -> tensor<4x3xf64>",
+     "4x3",
+     -1.5,
+     1.5,
+     {{1, 0}, {1, 7}, {1, 1}}},
     // Floored and truncated remainders: d/dy is minus the quotient.
     {"mod_floored",
      {"2x3", "3"},

@@ -4,13 +4,15 @@
 // recomputation key on (not its decomposition): 3-D inputs are split into
 // heads, `is_causal`, the attention windows and `attn_mask` become one mask
 // (bool masks are intersected, float masks added), and rows no key may
-// attend give zeros, as ONNX specifies; nonpad_kv_seqlen masks each batch
+// attend give zeros, as ONNX specifies (without a NaN in forward or
+// gradients); nonpad_kv_seqlen masks each batch
 // element's padding keys and aligns the causal mask and the windows to its
 // valid ones; softcap becomes dtc.attention's. A KV cache inside the op
 // (past_key/past_value) is concatenated before this step's keys and values,
 // which are the present_key/present_value outputs; it is inference state,
 // refused in training. qk_matmul_output is dtc.attention's probabilities
-// (mode 3) or the scores computed beside it (modes 0-2).
+// (mode 3) or the scores computed beside it (modes 0-2). RotaryEmbedding
+// (opset 23) becomes dtc.rotary.
 //
 //===----------------------------------------------------------------------===//
 
@@ -230,11 +232,40 @@ LogicalResult importAttention(NodeImporter &n) {
       return failure();
     mask = *sum;
   }
-  // A bool mask puts a large finite score, not -inf, where it is false: the
-  // same probabilities wherever a row attends some key (exp underflows to
-  // 0), and finite ones, not NaN, in a row that attends none, which is
-  // zeroed below, so that no NaN reaches the gradients either.
+  // A row no key may attend (a bool mask false throughout, a float mask
+  // -inf throughout) gives zeros, as ONNX specifies. The attention sees a
+  // large finite score, not -inf, where the mask excludes a key: the same
+  // probabilities wherever a row attends some key (exp underflows to 0), and
+  // finite ones, not NaN, in a row that attends none, which is zeroed
+  // below, so that no NaN reaches the gradients either.
+  Value attends, scoresMask = mask;
   bool boolMask = mask && getElementTypeOrSelf(mask).isInteger(1);
+  if (mask) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    Type maskElement = maskType.getElementType();
+    FailureOr<Value> most = n.create<ReduceMaxOp>(
+        boolMask ? n.convertElementType(mask, element) : mask,
+        ArrayRef<int64_t>{maskType.getRank() - 1}, true);
+    if (failed(most))
+      return failure();
+    attends = CompareOp::create(
+        n.builder, n.loc, ComparisonPredicate::GT, *most,
+        boolMask ? n.scalar(0, element)
+                 : n.scalar(-std::numeric_limits<double>::infinity(),
+                            maskElement));
+    if (!boolMask) {
+      // The most negative finite value of the mask's type.
+      double lowest = APFloat::getLargest(
+                          cast<FloatType>(maskElement).getFloatSemantics(),
+                          /*Negative=*/true)
+                          .convertToDouble();
+      FailureOr<Value> finite =
+          n.create<MaxOp>(mask, n.scalar(lowest, maskElement));
+      if (failed(finite))
+        return failure();
+      mask = *finite;
+    }
+  }
   FailureOr<Operation *> attention = n.createInferred<AttentionOp>(
       2, q, k, v, mask, Value(), Value(), n.builder.getF64FloatAttr(scale),
       boolMask ? n.builder.getF64FloatAttr(-1e30) : FloatAttr(), FloatAttr(),
@@ -246,18 +277,9 @@ LogicalResult importAttention(NodeImporter &n) {
   Value scores;
   if (wantScores)
     scores = qkMode == 3 ? (*attention)->getResult(1)
-                         : attentionScores(n, q, k, scale, softcap, mask,
+                         : attentionScores(n, q, k, scale, softcap, scoresMask,
                                            qkMode == 2);
-  // A row no key may attend (a bool mask false throughout) is zeros.
-  if (boolMask) {
-    auto maskType = cast<RankedTensorType>(mask.getType());
-    FailureOr<Value> any = n.create<ReduceMaxOp>(
-        n.convertElementType(mask, element),
-        ArrayRef<int64_t>{maskType.getRank() - 1}, true);
-    if (failed(any))
-      return failure();
-    Value attends = CompareOp::create(n.builder, n.loc, ComparisonPredicate::GT,
-                                      *any, n.scalar(0, element));
+  if (attends) {
     auto zeroRows = [&](Value &x) {
       FailureOr<Value> zeroed =
           n.create<SelectOp>(attends, x, n.scalar(0, element));
@@ -279,17 +301,16 @@ LogicalResult importAttention(NodeImporter &n) {
   return success();
 }
 
-/// RotaryEmbedding (opset 23), composed in the [batch, seq, heads, d] layout:
-/// the first rotary_embedding_dim features rotate, as two halves or as
-/// interleaved pairs, by the cos/sin of each token's position (the caches
-/// indexed by position_ids, or given per token); the rest pass through.
+/// RotaryEmbedding (opset 23) becomes dtc.rotary on the input as given
+/// ([batch, heads, seq, d], or [batch, seq, heads, d] for the 3-D form):
+/// the caches, indexed by position_ids or given per token, become angles
+/// [batch, 1, seq, half] or [batch, seq, 1, half] that broadcast over the
+/// heads.
 LogicalResult importRotaryEmbedding(NodeImporter &n) {
   Value x = n.input(0);
   auto type = n.inputType(0);
   int64_t rank = type.getRank();
-  if (rank == 4) {
-    x = TransposeOp::create(n.builder, n.loc, x, ArrayRef<int64_t>{0, 2, 1, 3});
-  } else if (rank == 3) {
+  if (rank == 3) {
     int64_t heads = n.intAttr("num_heads", 0);
     if (heads <= 0 || type.getDimSize(2) % heads) {
       n.error() << "3-D input needs num_heads dividing its hidden size";
@@ -297,12 +318,14 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
     }
     x = n.reshape(x, {type.getDimSize(0), type.getDimSize(1), heads,
                       type.getDimSize(2) / heads});
-  } else {
+  } else if (rank != 4) {
     n.error() << "input must have rank 3 or 4";
     return failure();
   }
   auto xType = cast<RankedTensorType>(x.getType());
-  int64_t batch = xType.getDimSize(0), seq = xType.getDimSize(1),
+  // The batch and sequence dimensions of x: [b, h, s, d] or [b, s, h, d].
+  int64_t seqDim = rank == 4 ? 2 : 1;
+  int64_t batch = xType.getDimSize(0), seq = xType.getDimSize(seqDim),
           d = xType.getDimSize(3);
   int64_t rotary = n.intAttr("rotary_embedding_dim", 0);
   if (rotary == 0)
@@ -313,7 +336,6 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
     return failure();
   }
   int64_t half = rotary / 2;
-  // cos and sin per token: [batch, seq, 1, half].
   auto perToken = [&](Value cache) -> FailureOr<Value> {
     if (n.hasInput(3)) {
       FailureOr<Value> rows = n.create<GatherOp>(cache, n.input(3), 0);
@@ -333,8 +355,9 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
                 << " per token, not [batch, seq, " << half << "]";
       return failure();
     }
-    return n.reshape(cache, {cacheType.getDimSize(0), cacheType.getDimSize(1),
-                             1, half});
+    SmallVector<int64_t> shape{cacheType.getDimSize(0), 1, 1, half};
+    shape[seqDim] = cacheType.getDimSize(1);
+    return n.reshape(cache, shape);
   };
   FailureOr<Value> cos = perToken(n.input(1));
   if (failed(cos))
@@ -343,41 +366,12 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
   if (failed(sin))
     return failure();
   bool interleaved = n.intAttr("interleaved", 0) != 0;
-  Value x1 = interleaved ? n.slice(x, -1, 0, half, 2) : n.slice(x, -1, 0, half);
-  Value x2 =
-      interleaved ? n.slice(x, -1, 1, half, 2) : n.slice(x, -1, half, half);
-  auto mul = [&](Value a, Value b) {
-    return MulOp::create(n.builder, n.loc, a, b).getResult();
-  };
-  Value out1 = SubOp::create(n.builder, n.loc, mul(x1, *cos), mul(x2, *sin));
-  Value out2 = AddOp::create(n.builder, n.loc, mul(x2, *cos), mul(x1, *sin));
-  Value rotated;
-  if (interleaved) {
-    SmallVector<int64_t> pairShape{batch, seq, xType.getDimSize(2), half, 1};
-    FailureOr<Value> pairs = n.create<ConcatOp>(
-        ValueRange{n.reshape(out1, pairShape), n.reshape(out2, pairShape)}, 4);
-    if (failed(pairs))
-      return failure();
-    rotated = n.reshape(*pairs, {batch, seq, xType.getDimSize(2), rotary});
-  } else {
-    FailureOr<Value> halves = n.create<ConcatOp>(ValueRange{out1, out2}, 3);
-    if (failed(halves))
-      return failure();
-    rotated = *halves;
-  }
-  Value y = rotated;
-  if (rotary < d) {
-    FailureOr<Value> whole = n.create<ConcatOp>(
-        ValueRange{rotated, n.slice(x, -1, rotary, d - rotary)}, 3);
-    if (failed(whole))
-      return failure();
-    y = *whole;
-  }
-  if (rank == 4)
-    y = TransposeOp::create(n.builder, n.loc, y, ArrayRef<int64_t>{0, 2, 1, 3});
-  else
-    y = n.reshape(y, type.getShape());
-  return n.setResult(y);
+  FailureOr<Value> y = n.create<RotaryOp>(
+      x, *cos, *sin, n.builder.getI64IntegerAttr(rotary),
+      interleaved ? n.builder.getUnitAttr() : UnitAttr());
+  if (failed(y))
+    return failure();
+  return n.setResult(n.reshape(*y, type.getShape()));
 }
 
 } // namespace

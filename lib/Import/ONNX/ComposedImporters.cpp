@@ -400,16 +400,17 @@ LogicalResult importGatherND(NodeImporter &n) {
   return n.setResult(n.create<GatherOp>(table, *rows, 0));
 }
 
-/// ScatterND with reduction none or add: the updates scattered into rows of
-/// data reshaped to [D0 * .. * D(k-1), rest]; without a reduction, the rows
-/// hit take the scattered values (ONNX leaves duplicate indices undefined).
+/// ScatterND: the updates scattered into rows of data reshaped to
+/// [D0 * .. * D(k-1), rest], added (add), combined (mul, max, min: a
+/// scatter_reduce), or, without a reduction, taken by the rows they hit
+/// (ONNX leaves duplicate indices undefined).
 LogicalResult importScatterND(NodeImporter &n) {
   std::string reduction = "none";
   if (const onnx::AttributeProto *attr = n.attribute("reduction"))
     reduction = attr->s();
-  if (reduction != "none" && reduction != "add") {
-    n.error() << "unsupported ScatterND reduction '" << reduction
-              << "' (dtc supports none and add)";
+  std::optional<ScatterReduction> kind = symbolizeScatterReduction(reduction);
+  if (reduction != "none" && reduction != "add" && !kind) {
+    n.error() << "unsupported ScatterND reduction '" << reduction << "'";
     return failure();
   }
   auto dataType = n.inputType(0);
@@ -432,6 +433,9 @@ LogicalResult importScatterND(NodeImporter &n) {
   Value result;
   if (reduction == "add") {
     result = scatter(table, n.input(2));
+  } else if (kind) {
+    result = ScatterReduceOp::create(n.builder, n.loc, tableType, table, *rows,
+                                     n.input(2), 0, *kind);
   } else {
     Type element = dataType.getElementType();
     auto updatesType = n.inputType(2);

@@ -304,6 +304,14 @@ func.func @scatter_add_updates(%x: tensor<10x3xf32>, %i: tensor<4xi64>, %u: tens
 
 // -----
 
+func.func @scatter_reduce_updates(%x: tensor<10x3xf32>, %i: tensor<4xi64>, %u: tensor<4x2xf32>) {
+  // expected-error @+1 {{updates must have the type gather would produce: 'tensor<4x3xf32>'}}
+  %0 = dtc.scatter_reduce %u into %x[%i] dim = 0 kind = min : (tensor<10x3xf32>, tensor<4xi64>, tensor<4x2xf32>) -> tensor<10x3xf32>
+  return
+}
+
+// -----
+
 func.func @scatter_add_dim(%x: tensor<10x3xf32>, %i: tensor<4xi64>, %u: tensor<4x2xf32>) {
   // expected-error @+1 {{dim 2 is out of range for rank 2}}
   %0 = dtc.scatter_add %u into %x[%i] dim = 2 : (tensor<10x3xf32>, tensor<4xi64>, tensor<4x2xf32>) -> tensor<10x3xf32>
@@ -469,5 +477,23 @@ func.func @attention_ratio(%q: tensor<1x2x4x8xf32>, %s: tensor<i64>) {
 func.func @attention_softcap(%q: tensor<1x2x4x8xf32>) {
   // expected-error @+1 {{softcap must be positive}}
   %0:2 = dtc.attention %q, %q, %q scale = 1.0 {softcap = 0.0 : f64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @rotary_odd(%x: tensor<2x4x8xf32>, %a: tensor<4x2xf32>) {
+  // expected-error @+1 {{rotary_dim 3 must be even, positive and at most the last dimension of the input}}
+  %0 = dtc.rotary %x, %a, %a rotary_dim = 3 : (tensor<2x4x8xf32>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<2x4x8xf32>
+  // expected-error @-1 {{failed to infer returned types}}
+  return
+}
+
+// -----
+
+func.func @rotary_angles(%x: tensor<2x4x8xf32>, %a: tensor<3x2xf32>) {
+  // expected-error @+1 {{cos and sin must broadcast to input.shape[:-1] + [2] (one angle per pair)}}
+  %0 = dtc.rotary %x, %a, %a rotary_dim = 4 : (tensor<2x4x8xf32>, tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<2x4x8xf32>
+  // expected-error @-1 {{failed to infer returned types}}
   return
 }

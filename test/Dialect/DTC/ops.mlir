@@ -75,6 +75,8 @@ func.func @binary(%a: tensor<2x3xf32>, %v: tensor<3xf32>, %p: tensor<2x1xi1>, %q
   %3 = dtc.div %a, %v : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   // CHECK: dtc.pow
   %4 = dtc.pow %a, %v : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: dtc.mod %{{.*}}, %{{.*}} {truncated} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %md = dtc.mod %a, %v {truncated} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   // CHECK: dtc.max
   %5 = dtc.max %a, %v : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   // CHECK: dtc.min
@@ -126,6 +128,9 @@ func.func @contractions_and_reductions(%x: tensor<8x16x48xf32>, %w: tensor<96x48
   %9:3 = dtc.layer_norm %x, %g dim = 2 epsilon = 1.0e-05 : (tensor<8x16x48xf32>, tensor<48xf32>) -> (tensor<8x16x48xf32>, tensor<8x16x1xf32>, tensor<8x16x1xf32>)
   // CHECK: dtc.rms_norm %{{.*}}, %{{.*}} dim = 2 epsilon = 9.9999999999999995E-7 : (tensor<8x16x48xf32>, tensor<48xf32>) -> tensor<8x16x48xf32>
   %10 = dtc.rms_norm %x, %g dim = 2 epsilon = 1.0e-06 : (tensor<8x16x48xf32>, tensor<48xf32>) -> tensor<8x16x48xf32>
+  %angles = dtc.slice %x starts = [0, 0, 0] sizes = [8, 16, 8] strides = [1, 1, 1] : tensor<8x16x48xf32> -> tensor<8x16x8xf32>
+  // CHECK: dtc.rotary %{{.*}}, %{{.*}}, %{{.*}} rotary_dim = 16 interleaved : (tensor<8x16x48xf32>, tensor<8x16x8xf32>, tensor<8x16x8xf32>) -> tensor<8x16x48xf32>
+  %11 = dtc.rotary %x, %angles, %angles rotary_dim = 16 interleaved : (tensor<8x16x48xf32>, tensor<8x16x8xf32>, tensor<8x16x8xf32>) -> tensor<8x16x48xf32>
   return
 }
 
@@ -148,6 +153,8 @@ func.func @data_movement(%wte: tensor<96x48xf32>, %ids: tensor<8x16xi64>, %x: te
   %6:2 = dtc.split %x dim = 1 sizes = [2, 6] : tensor<4x8xf32> -> tensor<4x2xf32>, tensor<4x6xf32>
   // CHECK: dtc.scatter_add %{{.*}} into %{{.*}}[%{{.*}}] dim = 0 : (tensor<96x48xf32>, tensor<8x16xi64>, tensor<8x16x48xf32>) -> tensor<96x48xf32>
   %7 = dtc.scatter_add %0 into %wte[%ids] dim = 0 : (tensor<96x48xf32>, tensor<8x16xi64>, tensor<8x16x48xf32>) -> tensor<96x48xf32>
+  // CHECK: dtc.scatter_reduce %{{.*}} into %{{.*}}[%{{.*}}] dim = 0 kind = mul : (tensor<96x48xf32>, tensor<8x16xi64>, tensor<8x16x48xf32>) -> tensor<96x48xf32>
+  %sr = dtc.scatter_reduce %0 into %wte[%ids] dim = 0 kind = mul : (tensor<96x48xf32>, tensor<8x16xi64>, tensor<8x16x48xf32>) -> tensor<96x48xf32>
   // CHECK: dtc.gather_elements %{{.*}}[%{{.*}}] dim = 1 : (tensor<4x8xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
   %ix = dtc.constant dense<0> : tensor<4x2xi64>
   %ge = dtc.gather_elements %x[%ix] dim = 1 : (tensor<4x8xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>

@@ -17,7 +17,8 @@ func.func @rules(%nothing: tensor<0x3x4xf32>, %x: tensor<4x8xf32>, %v: tensor<8x
                  %upd: tensor<4x3x8xf32>, %y: tensor<4x2xf32>,
                  %u: tensor<4x3xf32>, %s: tensor<6x4xf32>,
                  %aq: tensor<2x4x3x4xf32>, %ak: tensor<2x2x5x4xf32>,
-                 %av: tensor<2x2x5x6xf32>, %amask: tensor<3x5xf32>) {
+                 %av: tensor<2x2x5x6xf32>, %amask: tensor<3x5xf32>,
+                 %angles: tensor<2x1x3x2xf32>) {
   // CHECK: dtc.constant: () -> ([i, j]) {i=4, j=8} need_replication={i, j}
   %c = dtc.constant dense<1.0> : tensor<4x8xf32>
   // CHECK-NEXT: dtc.iota: () -> ([i, j]) {i=4, j=8} need_replication={i, j}
@@ -69,6 +70,8 @@ func.func @rules(%nothing: tensor<0x3x4xf32>, %x: tensor<4x8xf32>, %v: tensor<8x
   %dv = dtc.div %x, %v : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   // CHECK-NEXT: dtc.pow: ([i, j], [j]) -> ([i, j]) {i=4, j=8}{{$}}
   %pw = dtc.pow %x, %v : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  // CHECK-NEXT: dtc.mod: ([i, j], [j]) -> ([i, j]) {i=4, j=8}{{$}}
+  %md = dtc.mod %x, %v : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   // CHECK-NEXT: dtc.max: ([i, j], [i, j]) -> ([i, j]) {i=4, j=8}{{$}}
   %mx = dtc.max %x, %c : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   // CHECK-NEXT: dtc.and: ([i, j], [i, j]) -> ([i, j]) {i=4, j=8}{{$}}
@@ -129,6 +132,10 @@ func.func @rules(%nothing: tensor<0x3x4xf32>, %x: tensor<4x8xf32>, %v: tensor<8x
   // CHECK-NEXT: dtc.rms_norm: ([i, j], [j]) -> ([i, j]) {i=4, j=8} need_replication={j}{{$}}
   %rms = dtc.rms_norm %x, %v dim = 1 epsilon = 1.0e-06
       : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  // The angles broadcast over the heads; the features' pairs are whole.
+  // CHECK-NEXT: dtc.rotary: ([i, j, k, l], [i, 1, k, m], [i, 1, k, m]) -> ([i, j, k, l]) {i=2, j=4, k=3, l=4, m=2} need_replication={l, m}{{$}}
+  %rot = dtc.rotary %aq, %angles, %angles rotary_dim = 4
+      : (tensor<2x4x3x4xf32>, tensor<2x1x3x2xf32>, tensor<2x1x3x2xf32>) -> tensor<2x4x3x4xf32>
 
   // The indexed dimension is whole; the indices' dimensions pass through.
   // CHECK-NEXT: dtc.gather: ([i, j], [k, l]) -> ([k, l, j]) {i=6, j=8, k=4, l=3} need_replication={i} linear={0}
@@ -142,6 +149,10 @@ func.func @rules(%nothing: tensor<0x3x4xf32>, %x: tensor<4x8xf32>, %v: tensor<8x
       : (tensor<4x8xf32>, tensor<4x2xi64>, tensor<4x2xf32>) -> tensor<4x8xf32>
   // CHECK-NEXT: dtc.scatter_add: ([i, j], [k, l], [k, l, j]) -> ([i, j]) {i=6, j=8, k=4, l=3} reduction={k, l} need_replication={i} linear={0, 2} accumulators={0}
   %sa = dtc.scatter_add %upd into %w[%ids] dim = 0
+      : (tensor<6x8xf32>, tensor<4x3xi64>, tensor<4x3x8xf32>) -> tensor<6x8xf32>
+  // Products and extrema are no partial sums: the updates combine whole.
+  // CHECK-NEXT: dtc.scatter_reduce: ([i, j], [k, l], [k, l, j]) -> ([i, j]) {i=6, j=8, k=4, l=3} need_replication={i, k, l}{{$}}
+  %sred = dtc.scatter_reduce %upd into %w[%ids] dim = 0 kind = max
       : (tensor<6x8xf32>, tensor<4x3xi64>, tensor<4x3x8xf32>) -> tensor<6x8xf32>
 
   // Reshapes cut both shapes into common factors, major first.

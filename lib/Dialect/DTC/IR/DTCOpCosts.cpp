@@ -221,6 +221,14 @@ OpCost costOf(RMSNormOp op) {
   return cost;
 }
 
+// Per rotated pair: four products and two sums; the rest is a copy.
+OpCost costOf(RotaryOp op) {
+  OpCost cost = dataMovementCost(op);
+  Lines lines = linesAlong(op.getInput(), -1 + op.getInput().getType().getRank());
+  cost.elementwiseFlops = lines.rows * op.getRotaryDim() / 2 * 6;
+  return cost;
+}
+
 OpCost costOf(GatherOp op) { return selectionCost(op, op.getIndices()); }
 OpCost costOf(GatherElementsOp op) {
   return selectionCost(op, op.getIndices());
@@ -230,6 +238,12 @@ OpCost costOf(ShardOp op) { return selectionCost(op); }
 
 // One addition per update.
 OpCost costOf(ScatterAddOp op) {
+  OpCost cost = dataMovementCost(op);
+  cost.elementwiseFlops = numElements(op.getUpdates());
+  return cost;
+}
+// One comparison or product per update.
+OpCost costOf(ScatterReduceOp op) {
   OpCost cost = dataMovementCost(op);
   cost.elementwiseFlops = numElements(op.getUpdates());
   return cost;

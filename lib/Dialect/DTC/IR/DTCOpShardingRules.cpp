@@ -245,6 +245,31 @@ OpShardingRule RMSNormOp::getShardingRule(ArrayRef<RankedTensorType> operands,
   return alongDimRule(operands, results, getDim(), /*fromAlongOn=*/true);
 }
 
+/// Every dimension but the rotated one passes through, with the angles'
+/// dimensions of that size (right-aligned; broadcast ones stay whole); the
+/// features, whose pairs meet, and the angles' pairs are whole.
+OpShardingRule RotaryOp::getShardingRule(ArrayRef<RankedTensorType> operands,
+                                         ArrayRef<RankedTensorType> results) {
+  OpShardingRule rule(operands, results);
+  RankedTensorType input = operands[0];
+  int64_t rank = input.getRank();
+  for (int64_t d = 0; d + 1 < rank; ++d) {
+    Dims dims{{0, d}};
+    for (unsigned angles : {1u, 2u}) {
+      int64_t at = d - (rank - operands[angles].getRank());
+      if (at >= 0 && operands[angles].getDimSize(at) == input.getDimSize(d))
+        dims.push_back({angles, at});
+    }
+    rule.addShared(input.getDimSize(d), kParallel, dims, {{0, d}});
+  }
+  rule.addShared(input.getDimSize(rank - 1), kWhole, {{0, rank - 1}},
+                 {{0, rank - 1}});
+  rule.addShared(getRotaryDim() / 2, kWhole,
+                 {{1, operands[1].getRank() - 1}, {2, operands[2].getRank() - 1}},
+                 {});
+  return rule;
+}
+
 /// Batch, query heads and queries pass through (the heads as [kv_heads,
 /// group], so that k and v split with the query heads they serve), as do
 /// v's features; the keys and the contracted features are whole. A mask is
@@ -356,11 +381,14 @@ ScatterElementsAddOp::getShardingRule(ArrayRef<RankedTensorType> operands,
 
 /// The adjoint of gather: the indices' dimensions add up into the rows
 /// they name.
-OpShardingRule
-ScatterAddOp::getShardingRule(ArrayRef<RankedTensorType> operands,
-                              ArrayRef<RankedTensorType> results) {
+/// A scatter: the input's dimensions pass through but `dim`, which is
+/// whole; the indices' dimensions are `indexKind` (a scatter_add's sum over
+/// them is a reduction).
+static OpShardingRule scatterRule(ArrayRef<RankedTensorType> operands,
+                                  ArrayRef<RankedTensorType> results,
+                                  int64_t dim, FactorKind indexKind) {
   RankedTensorType input = operands[0], indices = operands[1];
-  int64_t dim = getDim(), idxRank = indices.getRank();
+  int64_t idxRank = indices.getRank();
   OpShardingRule rule(operands, results);
   for (int64_t d = 0; d < input.getRank(); ++d) {
     if (d == dim)
@@ -370,10 +398,25 @@ ScatterAddOp::getShardingRule(ArrayRef<RankedTensorType> operands,
                      {{0, d}, {2, d < dim ? d : d - 1 + idxRank}}, {{0, d}});
   }
   for (int64_t d = 0; d < idxRank; ++d)
-    rule.addShared(indices.getDimSize(d), kReduction, {{1, d}, {2, dim + d}},
+    rule.addShared(indices.getDimSize(d), indexKind, {{1, d}, {2, dim + d}},
                    {});
+  return rule;
+}
+
+OpShardingRule
+ScatterAddOp::getShardingRule(ArrayRef<RankedTensorType> operands,
+                              ArrayRef<RankedTensorType> results) {
+  OpShardingRule rule = scatterRule(operands, results, getDim(), kReduction);
   rule.setJointlyLinear({0, 2}, /*accumulators=*/{0});
   return rule;
+}
+
+/// Products, maxima and minima are no partial sums: the updates combine
+/// whole.
+OpShardingRule
+ScatterReduceOp::getShardingRule(ArrayRef<RankedTensorType> operands,
+                                 ArrayRef<RankedTensorType> results) {
+  return scatterRule(operands, results, getDim(), kWhole);
 }
 
 OpShardingRule ReshapeOp::getShardingRule(ArrayRef<RankedTensorType> operands,

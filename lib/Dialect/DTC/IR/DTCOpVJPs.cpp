@@ -483,6 +483,34 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   return success();
 }
 
+LogicalResult RotaryOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Value g = resultGrads[0], x = getInput(), c = getCos(), s = getSin();
+  // The rotation's transpose turns by the opposite angle.
+  Value gx = RotaryOp::create(b, getLoc(), g, c, e.neg(s), getRotaryDimAttr(),
+                              getInterleavedAttr());
+  // Per pair: d/dcos = g1 x1 + g2 x2, d/dsin = g2 x1 - g1 x2.
+  int64_t half = getRotaryDim() / 2;
+  bool interleaved = getInterleaved();
+  auto pairPart = [&](Value v, int64_t part) -> Value {
+    auto type = cast<RankedTensorType>(v.getType());
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> starts(rank, 0), sizes(type.getShape()),
+        strides(rank, 1);
+    starts.back() = interleaved ? part : part * half;
+    sizes.back() = half;
+    strides.back() = interleaved ? 2 : 1;
+    return SliceOp::create(b, getLoc(), v, starts, sizes, strides);
+  };
+  Value x1 = pairPart(x, 0), x2 = pairPart(x, 1), g1 = pairPart(g, 0),
+        g2 = pairPart(g, 1);
+  Value gc = e.add(e.mul(g1, x1), e.mul(g2, x2));
+  Value gs = e.sub(e.mul(g2, x1), e.mul(g1, x2));
+  operandGrads.append({gx, e.sumTo(gc, c.getType()), e.sumTo(gs, s.getType())});
+  return success();
+}
+
 LogicalResult RMSNormOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                   SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());
@@ -514,6 +542,59 @@ LogicalResult GatherOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                             resultGrads[0], getDim())
            .getResult(),
        Value()});
+  return success();
+}
+
+LogicalResult ScatterReduceOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                        SmallVectorImpl<Value> &operandGrads) {
+  Emitter e(b, getLoc());
+  Location loc = getLoc();
+  Value g = resultGrads[0], x = getInput(), u = getUpdates(), r = getResult();
+  Value indices = getIndices();
+  int64_t dim = getDim();
+  auto gather = [&](Value v) -> Value {
+    return GatherOp::create(b, loc, v, indices, dim);
+  };
+  auto scatter = [&](Value into, Value updates, ScatterReduction kind) -> Value {
+    return ScatterReduceOp::create(b, loc, into.getType(), into, indices,
+                                   updates, dim, kind);
+  };
+  auto scatterAdd = [&](Value into, Value updates) -> Value {
+    return ScatterAddOp::create(b, loc, into.getType(), into, indices, updates,
+                                dim);
+  };
+  auto splat = [&](double value, Value like) -> Value {
+    return BroadcastOp::create(b, loc, like.getType(), e.scalar(value, like));
+  };
+  auto indicator = [&](Value condition) {
+    return e.select(condition, e.scalar(1, g), e.scalar(0, g));
+  };
+  Value zero = e.scalar(0, g);
+  if (getKind() == ScatterReduction::Mul) {
+    // r = x * (the product of the updates at x). An update's cofactor is
+    // r / u, or, for a zero update, the product of the other factors: zero
+    // unless it is the only zero update there.
+    Value uZero = e.compare(ComparisonPredicate::EQ, u, e.scalar(0, u));
+    Value nonzeroU = e.select(uZero, e.scalar(1, u), u);
+    Value gx = e.mul(g, scatter(splat(1, x), u, ScatterReduction::Mul));
+    Value zeroUpdates = scatterAdd(splat(0, x), indicator(uZero));
+    Value nonzeroProduct =
+        e.mul(x, scatter(splat(1, x), nonzeroU, ScatterReduction::Mul));
+    Value onlyZero = e.compare(ComparisonPredicate::EQ, gather(zeroUpdates),
+                               e.scalar(1, g));
+    Value cofactor =
+        e.select(uZero, e.select(onlyZero, gather(nonzeroProduct), zero),
+                 e.div(gather(r), nonzeroU));
+    operandGrads.append({gx, Value(), e.mul(gather(g), cofactor)});
+    return success();
+  }
+  // Max and min: the elements equal to the result share its gradient.
+  Value xWins = e.compare(ComparisonPredicate::EQ, x, r);
+  Value uWins = e.compare(ComparisonPredicate::EQ, u, gather(r));
+  Value winners = e.add(indicator(xWins), scatterAdd(splat(0, x), indicator(uWins)));
+  Value share = e.div(g, e.max(winners, e.scalar(1, g)));
+  operandGrads.append({e.select(xWins, share, zero), Value(),
+                       e.select(uWins, gather(share), zero)});
   return success();
 }
 

@@ -400,6 +400,40 @@ LogicalResult RMSNormOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult RotaryOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> shape = shapeOf(adaptor.getInput());
+  int64_t rotary = adaptor.getRotaryDim();
+  if (shape.empty() || rotary <= 0 || rotary % 2 || rotary > shape.back())
+    return emitOptionalError(loc, "rotary_dim ", rotary,
+                             " must be even, positive and at most the last "
+                             "dimension of the input");
+  // The shape of the angles: one per pair.
+  SmallVector<int64_t> pairs(shape);
+  pairs.back() = rotary / 2;
+  for (Value angles : {adaptor.getCos(), adaptor.getSin()}) {
+    ArrayRef<int64_t> given = shapeOf(angles);
+    bool fits = given.size() <= pairs.size() && !given.empty() &&
+                given.back() == pairs.back();
+    for (size_t i = 1; fits && i < given.size(); ++i) {
+      int64_t dim = given[given.size() - 1 - i],
+              want = pairs[pairs.size() - 1 - i];
+      fits = dim == want || dim == 1;
+    }
+    if (!fits)
+      return emitOptionalError(
+          loc, "cos and sin must broadcast to input.shape[:-1] + [",
+          rotary / 2, "] (one angle per pair)");
+    if (elementTypeOf(angles) != elementTypeOf(adaptor.getInput()))
+      return emitOptionalError(loc,
+                               "cos and sin must have the input's element type");
+  }
+  inferred.push_back(adaptor.getInput().getType());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
@@ -420,20 +454,25 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult ScatterAddOp::verify() {
-  ArrayRef<int64_t> shape = getInput().getType().getShape();
-  int64_t dim = getDim();
-  if (failed(checkDim(getLoc(), dim, shape.size())))
+/// Checks a scatter's updates: the type gather would read at the indices.
+template <typename ScatterOp> static LogicalResult verifyScatter(ScatterOp op) {
+  ArrayRef<int64_t> shape = op.getInput().getType().getShape();
+  int64_t dim = op.getDim();
+  if (failed(checkDim(op.getLoc(), dim, shape.size())))
     return failure();
   SmallVector<int64_t> expected(shape.take_front(dim));
-  llvm::append_range(expected, getIndices().getType().getShape());
+  llvm::append_range(expected, op.getIndices().getType().getShape());
   llvm::append_range(expected, shape.drop_front(dim + 1));
-  if (getUpdates().getType().getShape() != ArrayRef<int64_t>(expected) ||
-      getUpdates().getType().getElementType() != getType().getElementType())
-    return emitOpError("updates must have the type gather would produce: ")
-           << RankedTensorType::get(expected, getType().getElementType());
+  Type element = op.getType().getElementType();
+  if (op.getUpdates().getType().getShape() != ArrayRef<int64_t>(expected) ||
+      op.getUpdates().getType().getElementType() != element)
+    return op.emitOpError("updates must have the type gather would produce: ")
+           << RankedTensorType::get(expected, element);
   return success();
 }
+
+LogicalResult ScatterAddOp::verify() { return verifyScatter(*this); }
+LogicalResult ScatterReduceOp::verify() { return verifyScatter(*this); }
 
 /// Checks indices for gather_elements/scatter_elements_add: same rank as
 /// the input, no larger in any dimension but `dim`.

@@ -85,3 +85,20 @@ x = r(2, 7)
 write("test_dtc_split_num_outputs_opset18",
       helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3),
       [("x", x)], [("a", x[:, 0:3]), ("b", x[:, 3:6]), ("c", x[:, 6:7])], 18)
+
+# Attention (opset 23) with a float mask that is -inf throughout one row:
+# ONNX gives that row zeros (not NaN); the others are softmax(q k^T / 2 +
+# mask) v.
+q, k, v = r(1, 2, 3, 4), r(1, 2, 5, 4), r(1, 2, 5, 4)
+mask = r(3, 5)
+mask[1, :] = -np.inf
+mask[2, 3:] = -np.inf
+scores = q.astype(np.float64) @ k.astype(np.float64).transpose(0, 1, 3, 2) / 2 + mask
+with np.errstate(invalid="ignore"):
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+p[:, :, 1, :] = 0
+write("test_dtc_attention_float_mask_fully_masked_row_opset23",
+      helper.make_node("Attention", ["q", "k", "v", "mask"], ["y"]),
+      [("q", q), ("k", k), ("v", v), ("mask", mask)],
+      [("y", (p @ v).astype(np.float32))], 23)

@@ -557,6 +557,34 @@ def DTC_RMSNormOp : DTC_Op<"rms_norm",
       "$epsilon attr-dict `:` functional-type(operands, results)";
 }
 
+def DTC_RotaryOp : DTC_Op<"rotary",
+    [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_Sharded]> {
+  let summary = "Rotary position embedding of the trailing dimension";
+  let description = [{
+    Rotates the first `rotary_dim` features of `input`'s last dimension in
+    pairs by the angles whose cosines and sines are `cos` and `sin`; the
+    remaining features pass through. The pairs are the two halves (feature
+    `i` with `i + rotary_dim / 2`, as GPT-NeoX and Llama write it) or, with
+    `interleaved`, neighbours (`2i` with `2i + 1`, as GPT-J does):
+    `(x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin)`. `cos` and `sin` (one
+    angle per pair) broadcast as numpy does against
+    `input.shape[:-1] + [rotary_dim / 2]`, e.g. `[batch, 1, seq, half]`
+    against `[batch, heads, seq, d]`.
+
+    ```mlir
+    %y = dtc.rotary %x, %cos, %sin rotary_dim = 8 : (tensor<2x4x16x8xf32>,
+        tensor<2x1x16x4xf32>, tensor<2x1x16x4xf32>) -> tensor<2x4x16x8xf32>
+    ```
+  }];
+  let arguments = (ins DTC_FloatTensor:$input, DTC_FloatTensor:$cos,
+                   DTC_FloatTensor:$sin, I64Attr:$rotary_dim,
+                   UnitAttr:$interleaved);
+  let results = (outs DTC_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $cos `,` $sin `rotary_dim` `=` $rotary_dim "
+      "(`interleaved` $interleaved^)? attr-dict `:` "
+      "functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
@@ -780,6 +808,42 @@ def DTC_ScatterAddOp : DTC_Op<"scatter_add", [Pure, DTC_Differentiable,
   let results = (outs DTC_NumericTensor:$result);
   let assemblyFormat = "$updates `into` $input `[` $indices `]` `dim` `=` $dim "
                        "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DTC_ScatterReduction : I32EnumAttr<"ScatterReduction",
+    "how scatter_reduce combines an update with its element", [
+      I32EnumAttrCase<"Mul", 0, "mul">, I32EnumAttrCase<"Max", 1, "max">,
+      I32EnumAttrCase<"Min", 2, "min">
+    ]> {
+  let cppNamespace = "::mlir::dtc";
+}
+
+def DTC_ScatterReduceOp : DTC_Op<"scatter_reduce", [Pure, DTC_Differentiable,
+    DTC_Sharded,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "Combine slices into a tensor at indices by product, max or min";
+  let description = [{
+    As `dtc.scatter_add`, with the updates combined with their elements by
+    `kind` (ONNX ScatterND's `mul`, `max` and `min` reductions): `result =
+    input`, then `result[i0.., indices[j..], k..] = kind(result[...],
+    updates[i0.., j.., k..])` for every index. Repeated indices combine;
+    max and min propagate NaN. The gradient of max and min goes to the
+    elements equal to the result, shared evenly among ties (as PyTorch's
+    `scatter_reduce` does).
+
+    ```mlir
+    %r = dtc.scatter_reduce %u into %x[%ids] dim = 0 kind = max
+        : (tensor<8x4xf32>, tensor<3xi64>, tensor<3x4xf32>) -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins DTC_NumericTensor:$input, DTC_IndexTensor:$indices,
+                   DTC_NumericTensor:$updates, I64Attr:$dim,
+                   DTC_ScatterReduction:$kind);
+  let results = (outs DTC_NumericTensor:$result);
+  let assemblyFormat = "$updates `into` $input `[` $indices `]` `dim` `=` $dim "
+                       "`kind` `=` $kind attr-dict `:` "
+                       "functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
