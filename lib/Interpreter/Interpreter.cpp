@@ -70,6 +70,7 @@ static KernelTable &kernelTable() {
     addElementwiseKernels(t);
     addReductionKernels(t);
     addDataMovementKernels(t);
+    addFusionKernels(t);
     return t;
   }();
   return table;

@@ -47,6 +47,7 @@ void addCollectiveKernels(KernelTable &table);
 void addElementwiseKernels(KernelTable &table);
 void addReductionKernels(KernelTable &table);
 void addDataMovementKernels(KernelTable &table);
+void addFusionKernels(KernelTable &table);
 
 /// A zero-filled tensor of the type of `value`.
 Tensor makeTensor(Value value);

@@ -1,5 +1,6 @@
 //===- Pipelines.cpp - dtc pass pipelines and registration ----------------===//
 
+#include "dtc/Transforms/Codegen/Passes.h"
 #include "dtc/Transforms/Comm/Passes.h"
 #include "dtc/Transforms/Parallel/Passes.h"
 #include "dtc/Transforms/Passes.h"
@@ -200,6 +201,7 @@ void mlir::dtc::registerDTCPasses() {
   registerTrainingPasses();
   registerParallelPasses();
   registerCommPasses();
+  registerCodegenPasses();
   PassPipelineRegistration<SimplifyPipelineOptions>(
       "dtc-simplify",
       "Fold constant subgraphs (dtc-fold-constants), canonicalize and CSE",

@@ -497,3 +497,27 @@ func.func @rotary_angles(%x: tensor<2x4x8xf32>, %a: tensor<3x2xf32>) {
   // expected-error @-1 {{failed to infer returned types}}
   return
 }
+
+// -----
+
+func.func @fusion_arguments(%x: tensor<4xf32>) {
+  // expected-error @+1 {{body arguments must have the inputs' types}}
+  %0 = dtc.fusion loop(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<8xf32>):
+    %n = dtc.neg %a : tensor<8xf32>
+    dtc.yield %n : tensor<8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @fusion_results(%x: tensor<4xf32>) {
+  // expected-error @+1 {{dtc.yield must give the results' types}}
+  %0 = dtc.fusion loop(%x) : (tensor<4xf32>) -> tensor<4xf64> {
+  ^bb0(%a: tensor<4xf32>):
+    %n = dtc.neg %a : tensor<4xf32>
+    dtc.yield %n : tensor<4xf32>
+  }
+  return
+}

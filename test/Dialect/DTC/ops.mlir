@@ -175,3 +175,16 @@ func.func @attention(%q: tensor<2x8x16x4xf32>, %k: tensor<2x2x16x4xf32>, %v: ten
   %1:2 = dtc.attention %q, %k, %v mask %m dropout step %s at %o scale = 0.5 {dropout_ratio = 0.1 : f64, seed = 1 : i64, stream = 2 : i64, global_shape = array<i64: 4, 8, 16, 16>} : (tensor<2x8x16x4xf32>, tensor<2x2x16x4xf32>, tensor<2x2x16x6xf32>, tensor<16x16xi1>, tensor<i64>, tensor<4xi64>) -> (tensor<2x8x16x6xf32>, tensor<2x8x16x16xf32>)
   return
 }
+
+// CHECK-LABEL: func @fusion
+func.func @fusion(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  // CHECK: dtc.fusion loop(%{{.*}}, %{{.*}}) : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32> {
+  // CHECK: dtc.yield %{{.*}} : tensor<8x16xf32>
+  %y = dtc.fusion loop(%x, %b) : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32> {
+  ^bb0(%a: tensor<8x16xf32>, %c: tensor<16xf32>):
+    %s = dtc.add %a, %c : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    %r = dtc.relu %s : tensor<8x16xf32>
+    dtc.yield %r : tensor<8x16xf32>
+  }
+  return %y : tensor<8x16xf32>
+}

@@ -254,6 +254,20 @@ OpCost costOf(ScatterElementsAddOp op) {
   return cost;
 }
 
+// A fusion group reads its inputs and writes its results once; its
+// arithmetic is its ops'.
+OpCost costOf(FusionOp op) {
+  OpCost cost = dataMovementCost(op);
+  for (Operation &inner : op.getBody().front().without_terminator()) {
+    OpCost part = getOpCost(&inner);
+    cost.elementwiseFlops += part.elementwiseFlops;
+    cost.transcendentalFlops += part.transcendentalFlops;
+    cost.matmulFlops += part.matmulFlops;
+  }
+  return cost;
+}
+OpCost costOf(YieldOp) { return OpCost(); }
+
 /// Every other op: the cost of its traits.
 template <typename OpTy> OpCost costOf(OpTy op) {
   return traitCost(op.getOperation());

@@ -690,3 +690,19 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
 
 #define GET_OP_CLASSES
 #include "dtc/Dialect/DTC/IR/DTCOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// FusionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusionOp::verify() {
+  Block &body = getBody().front();
+  if (body.getArgumentTypes() != getInputs().getTypes())
+    return emitOpError("body arguments must have the inputs' types");
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError("body must end in dtc.yield");
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("dtc.yield must give the results' types");
+  return success();
+}

@@ -13,6 +13,7 @@ include "dtc/Dialect/DTC/IR/DTCDialect.td"
 include "dtc/Dialect/DTC/IR/DTCInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
@@ -1069,6 +1070,56 @@ def DTC_AllToAllOp : DTC_CollectiveOp<"all_to_all",
   let assemblyFormat = "$input `on` $mesh `axes` `=` $axes `split_dim` `=` "
       "$split_dim `concat_dim` `=` $concat_dim attr-dict `:` type($input) "
       "`->` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion groups
+//===----------------------------------------------------------------------===//
+
+def DTC_FusionKind : I32EnumAttr<"FusionKind",
+    "the hero of a fusion group, which decides how a target lowers it", [
+      I32EnumAttrCase<"Loop", 0, "loop">,
+      I32EnumAttrCase<"RowReduction", 1, "row_reduction">
+    ]> {
+  let cppNamespace = "::mlir::dtc";
+}
+
+def DTC_FusionOp : DTC_Op<"fusion", [IsolatedFromAbove, SingleBlock,
+    RecursiveMemoryEffects, RecursivelySpeculatable]> {
+  let summary = "A fusion group: ops one kernel computes";
+  let description = [{
+    The ops of the body run as one kernel: their intermediate values are
+    never stored, only the group's inputs are read and its results written
+    (dtc-fuse decides the groups, above any target). The body is isolated
+    from above: its block arguments are the inputs, in order, and
+    `dtc.yield` gives the results. `kind` names the group's hero, which
+    decides how a target lowers it: `loop`, elementwise ops (with
+    broadcasts and reshapes) over the result's elements; `row_reduction`, a
+    reduction along the trailing dimensions (softmax, a norm, a sum) with
+    the elementwise ops that feed it and those that read its result.
+
+    ```mlir
+    %y = dtc.fusion loop (%x, %b) : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32> {
+    ^bb0(%a: tensor<8x16xf32>, %c: tensor<16xf32>):
+      %s = dtc.add %a, %c : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+      %r = dtc.relu %s : tensor<8x16xf32>
+      dtc.yield %r : tensor<8x16xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<DTC_Tensor>:$inputs, DTC_FusionKind:$kind);
+  let results = (outs Variadic<DTC_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$kind `(` $inputs `)` attr-dict `:` "
+      "functional-type($inputs, results) $body";
+  let hasVerifier = 1;
+}
+
+def DTC_YieldOp : DTC_Op<"yield", [Pure, Terminator, ReturnLike,
+    HasParent<"FusionOp">]> {
+  let summary = "The results of a fusion group";
+  let arguments = (ins Variadic<DTC_Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
 #endif // DTC_OPS_TD

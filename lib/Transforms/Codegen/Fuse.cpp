@@ -1,0 +1,199 @@
+//===- Fuse.cpp - fusion groups decided in the dtc dialect ----------------===//
+//
+// Groups the per-rank program's ops into dtc.fusion regions, one kernel
+// each, above any target (as XLA's instruction fusion and IREE's dispatch
+// regions do). From the program's end, an op that can lead a group absorbs
+// the producers of the group's operands, latest first, while a producer is
+// fusible and every use of its results lies inside the group: no op is
+// computed twice and a group's only results are its leader's. Latest
+// first, so that a producer is judged after every group member that could
+// read it. One reduction per group at most: it is the group's hero.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Transforms/Codegen/Passes.h"
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <queue>
+
+namespace mlir::dtc {
+#define GEN_PASS_DEF_FUSE
+#include "dtc/Transforms/Codegen/Passes.h.inc"
+} // namespace mlir::dtc
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+enum class Role { None, Loop, Reduction };
+
+/// Whether `dims` are the trailing dimensions of a rank-`rank` value.
+bool trailing(ArrayRef<int64_t> dims, int64_t rank) {
+  SmallVector<int64_t> sorted(dims);
+  llvm::sort(sorted);
+  for (auto [i, dim] : llvm::enumerate(sorted))
+    if (dim != rank - static_cast<int64_t>(sorted.size()) +
+                   static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
+/// How `op` can take part in a group: as an elementwise loop op, as a
+/// reduction along the trailing dimensions, or not at all.
+Role roleOf(Operation *op) {
+  if (isElementwise(op) || isa<BroadcastOp, ReshapeOp>(op))
+    return Role::Loop;
+  auto rankOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getRank();
+  };
+  if (auto reduce = dyn_cast<ReduceSumOp>(op))
+    return trailing(reduce.getDims(), rankOf(reduce.getInput())) ? Role::Reduction
+                                                                 : Role::None;
+  if (auto reduce = dyn_cast<ReduceMaxOp>(op))
+    return trailing(reduce.getDims(), rankOf(reduce.getInput())) ? Role::Reduction
+                                                                 : Role::None;
+  if (auto reduce = dyn_cast<ReduceMinOp>(op))
+    return trailing(reduce.getDims(), rankOf(reduce.getInput())) ? Role::Reduction
+                                                                 : Role::None;
+  if (auto softmax = dyn_cast<SoftmaxOp>(op))
+    return static_cast<int64_t>(softmax.getDim()) + 1 == rankOf(softmax.getInput()) ? Role::Reduction
+                                                              : Role::None;
+  if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
+    return static_cast<int64_t>(softmax.getDim()) + 1 == rankOf(softmax.getInput()) ? Role::Reduction
+                                                              : Role::None;
+  if (isa<LayerNormOp, RMSNormOp>(op))
+    return Role::Reduction;
+  return Role::None;
+}
+
+/// A scalar or splat constant, which each group that reads it copies.
+bool isCopiedConstant(Operation *op) {
+  auto constant = dyn_cast_or_null<ConstantOp>(op);
+  if (!constant)
+    return false;
+  auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
+  return value && (value.isSplat() || value.getNumElements() == 1);
+}
+
+struct Group {
+  SmallVector<Operation *> ops; // leader first
+  bool hasReduction = false;
+};
+
+/// Grows a group from `leader` over the producers it may absorb.
+Group growGroup(Operation *leader,
+                const llvm::DenseMap<Operation *, unsigned> &position,
+                const llvm::DenseSet<Operation *> &grouped) {
+  Group group;
+  group.ops.push_back(leader);
+  group.hasReduction = roleOf(leader) == Role::Reduction;
+  llvm::SmallPtrSet<Operation *, 16> members{leader};
+  std::priority_queue<std::pair<unsigned, Operation *>> candidates;
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  auto pushProducers = [&](Operation *op) {
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (producer && position.count(producer) && seen.insert(producer).second)
+        candidates.push({position.lookup(producer), producer});
+    }
+  };
+  pushProducers(leader);
+  while (!candidates.empty()) {
+    Operation *producer = candidates.top().second;
+    candidates.pop();
+    if (grouped.contains(producer) || isCopiedConstant(producer))
+      continue;
+    Role role = roleOf(producer);
+    if (role == Role::None || (role == Role::Reduction && group.hasReduction))
+      continue;
+    bool onlyInside = llvm::all_of(producer->getUsers(), [&](Operation *user) {
+      return members.contains(user);
+    });
+    if (!onlyInside)
+      continue;
+    members.insert(producer);
+    group.ops.push_back(producer);
+    group.hasReduction |= role == Role::Reduction;
+    pushProducers(producer);
+  }
+  return group;
+}
+
+/// Replaces the group's ops with one dtc.fusion at its leader; adds the
+/// constants it copied to `copied`.
+void outline(Group &group,
+             const llvm::DenseMap<Operation *, unsigned> &position,
+             llvm::SetVector<Operation *> &copied) {
+  SmallVector<Operation *> ops(group.ops);
+  llvm::sort(ops, [&](Operation *a, Operation *b) {
+    return position.lookup(a) < position.lookup(b);
+  });
+  Operation *leader = group.ops.front();
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  // The inputs: values from outside, but for copied constants.
+  llvm::SetVector<Value> inputs;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (!members.contains(producer) && !isCopiedConstant(producer))
+        inputs.insert(operand);
+    }
+  OpBuilder b(leader);
+  auto fusion = FusionOp::create(
+      b, leader->getLoc(), leader->getResultTypes(), inputs.getArrayRef(),
+      group.hasReduction ? FusionKind::RowReduction : FusionKind::Loop);
+  Block *body = b.createBlock(&fusion.getBody());
+  IRMapping mapping;
+  for (Value input : inputs)
+    mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+  for (Operation *op : ops) {
+    for (Value operand : op->getOperands())
+      if (!mapping.contains(operand)) {
+        copied.insert(operand.getDefiningOp());
+        b.clone(*operand.getDefiningOp(), mapping);
+      }
+    b.clone(*op, mapping);
+  }
+  SmallVector<Value> yielded;
+  for (Value result : leader->getResults())
+    yielded.push_back(mapping.lookup(result));
+  YieldOp::create(b, leader->getLoc(), yielded);
+  leader->replaceAllUsesWith(fusion.getResults());
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+}
+
+struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
+  void runOnOperation() override {
+    Block &block = getOperation().getBody().front();
+    llvm::DenseMap<Operation *, unsigned> position;
+    for (Operation &op : block.without_terminator())
+      position[&op] = position.size();
+    llvm::DenseSet<Operation *> grouped;
+    SmallVector<Group> groups;
+    for (Operation &op : llvm::reverse(block.without_terminator())) {
+      if (grouped.contains(&op) || roleOf(&op) == Role::None ||
+          isCopiedConstant(&op))
+        continue;
+      Group group = growGroup(&op, position, grouped);
+      if (group.ops.size() < 2)
+        continue;
+      grouped.insert(group.ops.begin(), group.ops.end());
+      groups.push_back(std::move(group));
+    }
+    llvm::SetVector<Operation *> copied;
+    for (Group &group : groups)
+      outline(group, position, copied);
+    for (Operation *constant : copied)
+      if (constant->use_empty())
+        constant->erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,29 @@
+// dtc-fuse on whole training steps changes where values live, not what is
+// computed: GPT-2's step, on one device and on dp=2 x tp=2 with sequence
+// parallelism and ZeRO-1 (four ranks under mpirun), gives bit-identical
+// losses, gradients and parameters over three steps fused and unfused.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: dtc-compile %S/../../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/one --lr 0.01 2> /dev/null
+// RUN: cp -r %t/one %t/one-fused
+// RUN: dtc-opt --dtc-fuse %t/one/train_step.mlir -o %t/one-fused/train_step.mlir
+// RUN: FileCheck %s < %t/one-fused/train_step.mlir
+// RUN: dtc-run %t/one --batch %S/../../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/one/dump > /dev/null
+// RUN: dtc-run %t/one-fused --batch %S/../../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/one-fused/dump > /dev/null
+// RUN: diff -r %t/one/dump %t/one-fused/dump
+// RUN: dtc-compile %S/../../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/mesh --lr 0.01 --mesh dp=2,tp=2 --sequence-parallel --zero 1 2> /dev/null
+// RUN: cp -r %t/mesh %t/mesh-fused
+// RUN: dtc-opt --dtc-fuse %t/mesh/train_step.mlir -o %t/mesh-fused/train_step.mlir
+// RUN: %mpirun -np 4 dtc-run %t/mesh --batch %S/../../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/mesh/dump > /dev/null
+// RUN: %mpirun -np 4 dtc-run %t/mesh-fused --batch %S/../../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/mesh-fused/dump > /dev/null
+// RUN: diff -r %t/mesh/dump %t/mesh-fused/dump
+
+// The forward's bias adds and GELU (tanh form) are loop groups; the loss's sums and the
+// backward's row sums (the softmax's) lead row-reduction groups. The layer
+// norms stay alone: the backward reads their inputs and statistics.
+// CHECK: dtc.layer_norm
+// CHECK: dtc.fusion loop
+// CHECK: dtc.tanh
+// CHECK: dtc.fusion row_reduction
+// CHECK: dtc.reduce_sum {{.*}} dims = [2] : tensor<4x8x64xf32> -> tensor<4x8xf32>
+// CHECK: dtc.fusion row_reduction
+// CHECK: dtc.reduce_sum {{.*}} dims = [3] keep_dims : tensor<4x4x8x8xf32>

@@ -1,0 +1,96 @@
+// RUN: dtc-opt %s --dtc-fuse -split-input-file | FileCheck %s
+
+// An elementwise chain after a matmul: one loop group, its splat constant
+// copied in; the matmul (a library call) stays outside.
+// CHECK-LABEL: func.func @bias_gelu
+// CHECK-NOT: dtc.constant
+// CHECK: %[[MM:.*]] = dtc.matmul
+// CHECK: %[[Y:.*]] = dtc.fusion loop(%[[MM]], %arg2) : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32> {
+// CHECK: ^bb0(%[[A:.*]]: tensor<8x32xf32>, %[[B:.*]]: tensor<32xf32>):
+// CHECK-NEXT: %[[S:.*]] = dtc.add %[[A]], %[[B]]
+// CHECK-NEXT: %[[G:.*]] = dtc.gelu %[[S]]
+// CHECK-NEXT: %[[H:.*]] = dtc.constant dense<5.000000e-01>
+// CHECK-NEXT: %[[M:.*]] = dtc.mul %[[G]], %[[H]]
+// CHECK-NEXT: dtc.yield %[[M]] : tensor<8x32xf32>
+// CHECK: return %[[Y]]
+func.func @bias_gelu(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %0 = dtc.matmul %x, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %1 = dtc.add %0, %b : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+  %2 = dtc.gelu %1 approximate = none : tensor<8x32xf32>
+  %h = dtc.constant dense<0.5> : tensor<f32>
+  %3 = dtc.mul %2, %h : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+  return %3 : tensor<8x32xf32>
+}
+
+// -----
+
+// A softmax with the scaling before it and the masking after it: one
+// row-reduction group around its hero.
+// CHECK-LABEL: func.func @scaled_softmax
+// CHECK: dtc.fusion row_reduction(%arg0, %arg1)
+// CHECK: dtc.mul
+// CHECK: dtc.softmax
+// CHECK: dtc.select
+// CHECK: dtc.yield
+// CHECK-NOT: dtc.fusion
+func.func @scaled_softmax(%s: tensor<4x8xf32>, %keep: tensor<4x8xi1>) -> tensor<4x8xf32> {
+  %c = dtc.constant dense<0.125> : tensor<f32>
+  %0 = dtc.mul %s, %c : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %1 = dtc.softmax %0 dim = 1 : tensor<4x8xf32>
+  %z = dtc.constant dense<0.0> : tensor<f32>
+  %2 = dtc.select %keep, %1, %z : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// A value read outside the group is not absorbed (it would be computed
+// twice): the exp leads its own group, whose result two groups read; a
+// value read twice inside one group is absorbed.
+// CHECK-LABEL: func.func @shared_producer
+// CHECK: %[[E:.*]] = dtc.fusion loop(%arg0)
+// CHECK: dtc.neg
+// CHECK: dtc.exp
+// CHECK: %[[R:.*]] = dtc.fusion loop(%[[E]])
+// CHECK: dtc.log
+// CHECK: dtc.sqrt
+// CHECK: dtc.add
+// CHECK: dtc.tanh
+// CHECK: return %[[R]], %[[E]]
+func.func @shared_producer(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %n = dtc.neg %x : tensor<16xf32>
+  %e = dtc.exp %n : tensor<16xf32>
+  %l = dtc.log %e : tensor<16xf32>
+  %q = dtc.sqrt %l : tensor<16xf32>
+  %s = dtc.add %e, %q : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %t = dtc.tanh %s : tensor<16xf32>
+  return %t, %e : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// Two reductions do not share a group (one hero each); a reduction over
+// leading dimensions leads none (it is no row reduction), and a lone op
+// stays as it is.
+// CHECK-LABEL: func.func @two_reductions
+// CHECK: %[[N:.*]]:3 = dtc.fusion row_reduction(%arg0, %arg1, %arg2)
+// CHECK: dtc.add
+// CHECK: dtc.layer_norm
+// CHECK: dtc.yield
+// CHECK: %[[P:.*]] = dtc.fusion row_reduction(%[[N]]#0)
+// CHECK: dtc.exp
+// CHECK: dtc.reduce_sum {{.*}} dims = [1]
+// CHECK: %[[T:.*]] = dtc.reduce_sum %[[P]] dims = [0]
+// CHECK: %[[C:.*]] = dtc.reduce_sum %[[N]]#0 dims = [0]
+// CHECK: %[[D:.*]] = dtc.neg %[[C]]
+// CHECK: return %[[T]], %[[D]]
+func.func @two_reductions(%x: tensor<4x8xf32>, %r: tensor<4x8xf32>, %g: tensor<8xf32>) -> (tensor<f32>, tensor<8xf32>) {
+  %0 = dtc.add %x, %r : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1:3 = dtc.layer_norm %0, %g dim = 1 epsilon = 1.0e-05 : (tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
+  %2 = dtc.exp %1#0 : tensor<4x8xf32>
+  %3 = dtc.reduce_sum %2 dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %4 = dtc.reduce_sum %3 dims = [0] : tensor<4xf32> -> tensor<f32>
+  %5 = dtc.reduce_sum %1#0 dims = [0] : tensor<4x8xf32> -> tensor<8xf32>
+  %6 = dtc.neg %5 : tensor<8xf32>
+  return %4, %6 : tensor<f32>, tensor<8xf32>
+}
