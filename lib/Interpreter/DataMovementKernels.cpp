@@ -80,41 +80,17 @@ LogicalResult gather(GatherOp op, Operands in, Results &out) {
   return success();
 }
 
-LogicalResult scatterAdd(ScatterAddOp op, Operands in, Results &out) {
+/// A copy of the input with each update combined into the element its
+/// index addresses, in order (repeated indices combine).
+template <typename ScatterOp, typename Combine>
+LogicalResult scatterInto(ScatterOp op, Operands in, Results &out,
+                          Combine combine) {
   const Tensor &updates = *in[2];
   Tensor result = *in[0];
   FailureOr<std::vector<int64_t>> offsets =
       gatherOffsets(op, result.shape(), *in[1], op.getDim());
   if (failed(offsets))
     return failure();
-  for (size_t i = 0; i < offsets->size(); ++i) {
-    if (result.isFloat())
-      result.floats()[(*offsets)[i]] += updates.floats()[i];
-    else
-      result.ints()[(*offsets)[i]] += updates.ints()[i];
-  }
-  out.push_back(std::move(result));
-  return success();
-}
-
-LogicalResult scatterReduce(ScatterReduceOp op, Operands in, Results &out) {
-  const Tensor &updates = *in[2];
-  Tensor result = *in[0];
-  FailureOr<std::vector<int64_t>> offsets =
-      gatherOffsets(op, result.shape(), *in[1], op.getDim());
-  if (failed(offsets))
-    return failure();
-  ScatterReduction kind = op.getKind();
-  auto combine = [kind](auto a, auto b) -> decltype(a) {
-    if constexpr (std::is_floating_point_v<decltype(a)>)
-      if (kind != ScatterReduction::Mul && (std::isnan(a) || std::isnan(b)))
-        return NAN;
-    if (kind == ScatterReduction::Mul)
-      return a * b;
-    if (kind == ScatterReduction::Max)
-      return a < b ? b : a;
-    return b < a ? b : a;
-  };
   for (size_t i = 0; i < offsets->size(); ++i) {
     int64_t at = (*offsets)[i];
     if (result.isFloat())
@@ -124,6 +100,24 @@ LogicalResult scatterReduce(ScatterReduceOp op, Operands in, Results &out) {
   }
   out.push_back(std::move(result));
   return success();
+}
+
+LogicalResult scatterAdd(ScatterAddOp op, Operands in, Results &out) {
+  return scatterInto(op, in, out, [](auto a, auto b) { return a + b; });
+}
+
+LogicalResult scatterReduce(ScatterReduceOp op, Operands in, Results &out) {
+  ScatterReduction kind = op.getKind();
+  return scatterInto(op, in, out, [kind](auto a, auto b) -> decltype(a) {
+    if constexpr (std::is_floating_point_v<decltype(a)>)
+      if (kind != ScatterReduction::Mul && (std::isnan(a) || std::isnan(b)))
+        return NAN;
+    if (kind == ScatterReduction::Mul)
+      return a * b;
+    if (kind == ScatterReduction::Max)
+      return a < b ? b : a;
+    return b < a ? b : a;
+  });
 }
 
 /// For gather_elements and scatter_elements_add: calls `visit(from, to)`
