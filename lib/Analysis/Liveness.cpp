@@ -7,6 +7,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <memory>
+
 using namespace mlir;
 using namespace mlir::dtc;
 
@@ -44,10 +46,12 @@ Schedule mlir::dtc::programOrder(Block &block) {
   return invariantOps;
 }
 
-MemoryTimeline mlir::dtc::computeLiveness(ArrayRef<ScheduledOp> schedule,
-                                          function_ref<bool(Value)> counted) {
-  // Which value instance each entry reads, and the last entry reading each.
-  std::vector<SmallVector<ValueInstance, 4>> reads(schedule.size());
+std::vector<LiveBuffer>
+mlir::dtc::computeLiveBuffers(ArrayRef<ScheduledOp> schedule,
+                              function_ref<bool(Value)> counted) {
+  // The last entry reading each value instance: an entry reads the
+  // instance its operandInstances name, else its own if computed, else the
+  // latest.
   llvm::DenseMap<ValueInstance, size_t> lastRead;
   llvm::DenseSet<ValueInstance> computed;
   llvm::DenseMap<Value, unsigned> latest;
@@ -62,7 +66,6 @@ MemoryTimeline mlir::dtc::computeLiveness(ArrayRef<ScheduledOp> schedule,
         instance = it->second;
       else
         continue; // an argument, or computed outside the schedule
-      reads[index].push_back({operand, instance});
       lastRead[{operand, instance}] = index;
     }
     for (Value result : entry.op->getResults()) {
@@ -70,44 +73,51 @@ MemoryTimeline mlir::dtc::computeLiveness(ArrayRef<ScheduledOp> schedule,
       latest[result] = entry.instance;
     }
   }
-
-  MemoryTimeline timeline;
-  int64_t live = 0;
+  std::vector<LiveBuffer> buffers;
   llvm::DenseSet<ValueInstance> allocated;
-  for (auto [index, entry] : llvm::enumerate(schedule)) {
+  for (auto [index, entry] : llvm::enumerate(schedule))
     for (Value result : entry.op->getResults())
       if (counted(result) && allocated.insert({result, entry.instance}).second)
-        live += tensorByteSize(result.getType());
+        buffers.push_back(LiveBuffer{
+            result, entry.instance, tensorByteSize(result.getType()), index,
+            std::max(index, lastRead.lookup({result, entry.instance}))});
+  return buffers;
+}
+
+MemoryTimeline mlir::dtc::computeLiveness(ArrayRef<ScheduledOp> schedule,
+                                          function_ref<bool(Value)> counted) {
+  // Bytes allocated at each entry and freed after it.
+  std::vector<int64_t> allocatedAt(schedule.size()), freedAfter(schedule.size());
+  for (const LiveBuffer &buffer : computeLiveBuffers(schedule, counted)) {
+    allocatedAt[buffer.first] += buffer.bytes;
+    freedAfter[buffer.last] += buffer.bytes;
+  }
+  MemoryTimeline timeline;
+  int64_t live = 0;
+  for (size_t index = 0; index < schedule.size(); ++index) {
+    live += allocatedAt[index];
     timeline.live.push_back(live);
     if (timeline.peakIndex < 0 || live > timeline.peak) {
       timeline.peak = live;
       timeline.peakIndex = index;
     }
-    auto free = [&](ValueInstance value) {
-      if (allocated.erase(value))
-        live -= tensorByteSize(value.first.getType());
-    };
-    for (Value result : entry.op->getResults())
-      if (!lastRead.contains({result, entry.instance}))
-        free({result, entry.instance});
-    for (ValueInstance read : reads[index])
-      if (lastRead.lookup(read) == index)
-        free(read);
+    live -= freedAfter[index];
   }
   return timeline;
 }
 
+std::function<bool(Value)> mlir::dtc::intermediatesOf(func::FuncOp step) {
+  Operation *terminator = step.getBody().front().getTerminator();
+  auto results = std::make_shared<llvm::DenseSet<Value>>(
+      terminator->operand_begin(), terminator->operand_end());
+  return [results](Value v) {
+    return !isa<BlockArgument>(v) && !results->contains(v);
+  };
+}
+
 int64_t mlir::dtc::activationPeak(func::FuncOp step,
                                   ArrayRef<ScheduledOp> schedule) {
-  Operation *terminator = step.getBody().front().getTerminator();
-  llvm::DenseSet<Value> results(terminator->operand_begin(),
-                                terminator->operand_end());
-  return computeLiveness(schedule,
-                         [&](Value v) {
-                           return !isa<BlockArgument>(v) &&
-                                  !results.contains(v);
-                         })
-      .peak;
+  return computeLiveness(schedule, intermediatesOf(step)).peak;
 }
 
 int64_t mlir::dtc::activationPeak(func::FuncOp step) {

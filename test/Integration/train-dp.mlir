@@ -39,6 +39,8 @@
 // REPORT: "reason": "data-parallel: gradient of head.weight (summed over the batch shards)"
 // REPORT: "memory_bytes_per_rank": {
 // REPORT-NEXT: "activation_peak": {{[0-9]+}},
+// REPORT-NEXT: "arena": {{[0-9]+}},
+// REPORT-NEXT: "arena_lower_bound": {{[0-9]+}},
 // REPORT-NEXT: "gradients": 68480,
 // REPORT-NEXT: "master_weights": 0,
 // REPORT-NEXT: "optimizer_state": 136968,

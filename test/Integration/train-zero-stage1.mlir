@@ -29,6 +29,8 @@
 // RUN: FileCheck %s --check-prefix=Z1 < %t/gpt-z1/report.json
 // Z1: "memory_bytes_per_rank": {
 // Z1-NEXT: "activation_peak": {{[0-9]+}},
+// Z1-NEXT: "arena": {{[0-9]+}},
+// Z1-NEXT: "arena_lower_bound": {{[0-9]+}},
 // Z1-NEXT: "gradients": 68480,
 // Z1-NEXT: "master_weights": 0,
 // Z1-NEXT: "optimizer_state": 68488,

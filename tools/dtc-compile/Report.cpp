@@ -9,6 +9,7 @@
 
 #include "Report.h"
 
+#include "dtc/Analysis/ArenaPlan.h"
 #include "dtc/Analysis/Collectives.h"
 #include "dtc/Analysis/Memory.h"
 #include "dtc/Analysis/Roofline.h"
@@ -47,6 +48,7 @@ static llvm::json::Object bytesObject(const OpCost &cost) {
 llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
                                          const DeviceSpec &device) {
   StepMemory memory = analyzeMemory(step);
+  ArenaPlan arena = planArena(step);
   StepCollectives collectives = analyzeCollectives(step);
   StepCost cost = analyzeCost(step);
   StepTime time = estimateStepTime(step, device);
@@ -67,6 +69,16 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
                                  memory.masterWeights, memory.optimizerState,
                                  memory.activationPeak)
                << "\n";
+  llvm::errs() << llvm::format(
+      "dtc-compile: per rank: one arena of %lld B for the intermediate values "
+      "(%zu buffers; the most live at once, aligned to %lld B: %lld B, "
+      "+%.1f%%)\n",
+      static_cast<long long>(arena.size), arena.slots.size(),
+      static_cast<long long>(kArenaAlignment),
+      static_cast<long long>(arena.lowerBound),
+      arena.lowerBound ? 100.0 * (arena.size - arena.lowerBound) /
+                             arena.lowerBound
+                       : 0.0);
   llvm::json::Object perKind;
   for (const auto &[kind, total] : collectives.totals) {
     llvm::errs() << llvm::format(
@@ -114,7 +126,9 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
                           {"gradients", memory.gradients},
                           {"master_weights", memory.masterWeights},
                           {"optimizer_state", memory.optimizerState},
-                          {"activation_peak", memory.activationPeak}}},
+                          {"activation_peak", memory.activationPeak},
+                          {"arena", arena.size},
+                          {"arena_lower_bound", arena.lowerBound}}},
       {"collectives_per_step", std::move(calls)},
       {"collective_totals_per_step", std::move(perKind)},
       {"resharding_per_step",

@@ -18,6 +18,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <functional>
 #include <vector>
 
 namespace mlir::dtc {
@@ -55,11 +56,31 @@ struct MemoryTimeline {
   int64_t peakIndex = -1;
 };
 
+/// One instance of a value and the entries of a schedule it lives through:
+/// allocated by `first`, which computes it, freed after `last`, the last
+/// entry that reads it (`first` when none does).
+struct LiveBuffer {
+  Value value;
+  unsigned instance = 0;
+  int64_t bytes = 0;
+  size_t first = 0, last = 0;
+};
+
+/// The buffers of the results of `schedule` for which `counted` holds, in
+/// the order they are allocated.
+std::vector<LiveBuffer>
+computeLiveBuffers(llvm::ArrayRef<ScheduledOp> schedule,
+                   llvm::function_ref<bool(Value)> counted);
+
 /// Runs `schedule` counting the bytes of the results for which `counted`
 /// holds: each is allocated when its instance is computed and freed after
 /// the last entry that reads it (right away when none does).
 MemoryTimeline computeLiveness(llvm::ArrayRef<ScheduledOp> schedule,
                                llvm::function_ref<bool(Value)> counted);
+
+/// Tells `step`'s intermediate values: computed by an op and not returned
+/// (arguments and results are parameters, gradients, state).
+std::function<bool(Value)> intermediatesOf(func::FuncOp step);
 
 /// The peak bytes of `step`'s intermediate values, computed by its ops and
 /// not returned (arguments and results are parameters, gradients, state),

@@ -1,0 +1,128 @@
+//===- ArenaPlan.cpp - one static arena for a step's values ---------------===//
+
+#include "dtc/Analysis/ArenaPlan.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+static int64_t aligned(int64_t bytes) {
+  return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
+
+static bool liveTogether(const LiveBuffer &a, const LiveBuffer &b) {
+  return a.first <= b.last && b.first <= a.last;
+}
+
+ArenaPlan mlir::dtc::planArena(ArrayRef<ScheduledOp> schedule,
+                               function_ref<bool(Value)> counted) {
+  ArenaPlan plan;
+  std::vector<LiveBuffer> buffers = computeLiveBuffers(schedule, counted);
+  // The lower bound: the most aligned bytes live at any entry.
+  std::vector<int64_t> allocatedAt(schedule.size() + 1),
+      freedAfter(schedule.size() + 1);
+  for (const LiveBuffer &buffer : buffers) {
+    allocatedAt[buffer.first] += aligned(buffer.bytes);
+    freedAfter[buffer.last] += aligned(buffer.bytes);
+  }
+  for (int64_t index = 0, live = 0;
+       index < static_cast<int64_t>(schedule.size()); ++index) {
+    live += allocatedAt[index];
+    plan.lowerBound = std::max(plan.lowerBound, live);
+    live -= freedAfter[index];
+  }
+
+  // Each buffer goes to the smallest gap that fits among the placed ones it
+  // lives with (best fit) or to the lowest (first fit), in one of three
+  // orders; the smallest arena wins.
+  auto place = [&](ArrayRef<size_t> order, bool bestFit) {
+    std::vector<ArenaPlan::Slot> placed;
+    int64_t size = 0;
+    for (size_t index : order) {
+      const LiveBuffer &buffer = buffers[index];
+      int64_t bytes = aligned(buffer.bytes);
+      std::vector<const ArenaPlan::Slot *> neighbours;
+      for (const ArenaPlan::Slot &slot : placed)
+        if (liveTogether(slot.buffer, buffer))
+          neighbours.push_back(&slot);
+      llvm::sort(neighbours, [](const ArenaPlan::Slot *a,
+                                const ArenaPlan::Slot *b) {
+        return a->offset < b->offset;
+      });
+      int64_t best = -1, bestGap = 0, end = 0;
+      for (const ArenaPlan::Slot *slot : neighbours) {
+        int64_t gap = slot->offset - end;
+        if (gap >= bytes && (best < 0 || (bestFit && gap < bestGap))) {
+          best = end;
+          bestGap = gap;
+        }
+        end = std::max(end, slot->offset + aligned(slot->buffer.bytes));
+      }
+      int64_t offset = best >= 0 ? best : end;
+      placed.push_back(ArenaPlan::Slot{buffer, offset});
+      size = std::max(size, offset + bytes);
+    }
+    return std::make_pair(size, std::move(placed));
+  };
+  std::vector<size_t> byAllocation(buffers.size());
+  for (size_t i = 0; i < byAllocation.size(); ++i)
+    byAllocation[i] = i;
+  // Largest first (TensorFlow Lite's "greedy by size"); largest in bytes
+  // times lifetime first; in allocation order (as a run would allocate).
+  std::vector<size_t> bySize = byAllocation, byArea = byAllocation;
+  llvm::stable_sort(bySize, [&](size_t a, size_t b) {
+    return aligned(buffers[a].bytes) > aligned(buffers[b].bytes);
+  });
+  auto area = [&](size_t i) {
+    return static_cast<double>(aligned(buffers[i].bytes)) *
+           (buffers[i].last - buffers[i].first + 1);
+  };
+  llvm::stable_sort(byArea,
+                    [&](size_t a, size_t b) { return area(a) > area(b); });
+  std::pair<int64_t, std::vector<ArenaPlan::Slot>> best = place(bySize, true);
+  for (bool bestFit : {true, false})
+    for (ArrayRef<size_t> order :
+         {ArrayRef<size_t>(bySize), ArrayRef<size_t>(byArea),
+          ArrayRef<size_t>(byAllocation)}) {
+      if (best.first == plan.lowerBound)
+        break;
+      if (bestFit && order.data() == bySize.data())
+        continue; // the first plan
+      auto candidate = place(order, bestFit);
+      if (candidate.first < best.first)
+        best = std::move(candidate);
+    }
+  plan.size = best.first;
+  plan.slots = std::move(best.second);
+  // Back in allocation order.
+  llvm::sort(plan.slots, [](const ArenaPlan::Slot &a,
+                            const ArenaPlan::Slot &b) {
+    return a.buffer.first < b.buffer.first;
+  });
+  return plan;
+}
+
+ArenaPlan mlir::dtc::planArena(func::FuncOp step) {
+  return planArena(programOrder(step.getBody().front()),
+                   intermediatesOf(step));
+}
+
+bool mlir::dtc::hasOverlap(const ArenaPlan &plan) {
+  for (size_t i = 0; i < plan.slots.size(); ++i) {
+    const ArenaPlan::Slot &a = plan.slots[i];
+    int64_t aEnd = a.offset + aligned(a.buffer.bytes);
+    if (a.offset < 0 || a.offset % kArenaAlignment || aEnd > plan.size)
+      return true;
+    for (size_t j = i + 1; j < plan.slots.size(); ++j) {
+      const ArenaPlan::Slot &b = plan.slots[j];
+      int64_t bEnd = b.offset + aligned(b.buffer.bytes);
+      if (liveTogether(a.buffer, b.buffer) && a.offset < bEnd &&
+          b.offset < aEnd)
+        return true;
+    }
+  }
+  return false;
+}
