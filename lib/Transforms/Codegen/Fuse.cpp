@@ -7,13 +7,18 @@
 // fusible and every use of its results lies inside the group: no op is
 // computed twice and a group's only results are its leader's. Latest
 // first, so that a producer is judged after every group member that could
-// read it. One reduction per group at most: it is the group's hero.
+// read it. One reduction per group at most: it is the group's hero. On a
+// training step the optimizer's elementwise groups then merge into one
+// multi-tensor group (horizontal fusion), where no outside reader of their
+// results comes before the last of them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dtc/Transforms/Codegen/Passes.h"
 
+#include "dtc/Analysis/Phases.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -125,29 +130,37 @@ Group growGroup(Operation *leader,
   return group;
 }
 
-/// Replaces the group's ops with one dtc.fusion at its leader; adds the
-/// constants it copied to `copied`.
-void outline(Group &group,
+/// Replaces the group's ops with one dtc.fusion at its last op, whose
+/// results are those of its ops' results read outside it (and the
+/// leader's); adds the constants it copied to `copied`.
+void outline(Group &group, FusionKind kind,
              const llvm::DenseMap<Operation *, unsigned> &position,
              llvm::SetVector<Operation *> &copied) {
   SmallVector<Operation *> ops(group.ops);
   llvm::sort(ops, [&](Operation *a, Operation *b) {
     return position.lookup(a) < position.lookup(b);
   });
-  Operation *leader = group.ops.front();
-  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  llvm::DenseSet<Operation *> members(ops.begin(), ops.end());
   // The inputs: values from outside, but for copied constants.
   llvm::SetVector<Value> inputs;
-  for (Operation *op : ops)
+  SmallVector<Value> outputs;
+  for (Operation *op : ops) {
     for (Value operand : op->getOperands()) {
       Operation *producer = operand.getDefiningOp();
       if (!members.contains(producer) && !isCopiedConstant(producer))
         inputs.insert(operand);
     }
-  OpBuilder b(leader);
-  auto fusion = FusionOp::create(
-      b, leader->getLoc(), leader->getResultTypes(), inputs.getArrayRef(),
-      group.hasReduction ? FusionKind::RowReduction : FusionKind::Loop);
+    for (Value result : op->getResults())
+      if (op == group.ops.front() ||
+          llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !members.contains(user);
+          }))
+        outputs.push_back(result);
+  }
+  OpBuilder b(ops.back());
+  auto fusion = FusionOp::create(b, ops.back()->getLoc(),
+                                 ValueRange(outputs).getTypes(),
+                                 inputs.getArrayRef(), kind);
   Block *body = b.createBlock(&fusion.getBody());
   IRMapping mapping;
   for (Value input : inputs)
@@ -161,17 +174,78 @@ void outline(Group &group,
     b.clone(*op, mapping);
   }
   SmallVector<Value> yielded;
-  for (Value result : leader->getResults())
-    yielded.push_back(mapping.lookup(result));
-  YieldOp::create(b, leader->getLoc(), yielded);
-  leader->replaceAllUsesWith(fusion.getResults());
+  for (Value output : outputs)
+    yielded.push_back(mapping.lookup(output));
+  YieldOp::create(b, ops.back()->getLoc(), yielded);
+  for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
+    output.replaceAllUsesWith(result);
   for (Operation *op : llvm::reverse(ops))
     op->erase();
 }
 
+/// Merges the optimizer's elementwise groups (and lone elementwise ops)
+/// into one multi-tensor group where that is legal: placed at the last of
+/// their ops, it needs every outside reader of their results after it.
+/// Returns the merged group, or none.
+std::optional<Group>
+mergeOptimizerGroups(func::FuncOp step, SmallVector<Group> &groups,
+                     const llvm::DenseSet<Operation *> &grouped,
+                     const llvm::DenseMap<Operation *, unsigned> &position) {
+  llvm::DenseMap<Operation *, StepPhase> phases = classifyStepPhases(step);
+  auto inOptimizer = [&](Operation *op) {
+    return phases.lookup(op) == StepPhase::Optimizer;
+  };
+  // Candidates: loop groups wholly in the optimizer, and lone loop ops.
+  SmallVector<Group> candidates;
+  SmallVector<Group> kept;
+  for (Group &group : groups) {
+    if (!group.hasReduction && llvm::all_of(group.ops, inOptimizer))
+      candidates.push_back(std::move(group));
+    else
+      kept.push_back(std::move(group));
+  }
+  for (Operation &op : step.getBody().front().without_terminator())
+    if (!grouped.contains(&op) && inOptimizer(&op) &&
+        roleOf(&op) == Role::Loop && !isCopiedConstant(&op))
+      candidates.push_back(Group{{&op}, false});
+  auto restore = [&] {
+    groups = std::move(kept);
+    for (Group &group : candidates)
+      if (group.ops.size() > 1)
+        groups.push_back(std::move(group));
+  };
+  if (candidates.size() < 2) {
+    restore();
+    return std::nullopt;
+  }
+  llvm::DenseSet<Operation *> members;
+  for (Group &group : candidates)
+    members.insert(group.ops.begin(), group.ops.end());
+  unsigned last = 0, firstOutsideUse = ~0u;
+  for (Operation *op : members) {
+    last = std::max(last, position.lookup(op));
+    for (Operation *user : op->getUsers())
+      if (!members.contains(user))
+        firstOutsideUse =
+            std::min(firstOutsideUse, position.count(user)
+                                          ? position.lookup(user)
+                                          : ~0u); // the return
+  }
+  if (last >= firstOutsideUse) {
+    restore();
+    return std::nullopt;
+  }
+  groups = std::move(kept);
+  Group merged;
+  for (Group &group : candidates)
+    llvm::append_range(merged.ops, group.ops);
+  return merged;
+}
+
 struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
   void runOnOperation() override {
-    Block &block = getOperation().getBody().front();
+    func::FuncOp func = getOperation();
+    Block &block = func.getBody().front();
     llvm::DenseMap<Operation *, unsigned> position;
     for (Operation &op : block.without_terminator())
       position[&op] = position.size();
@@ -187,9 +261,16 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
       grouped.insert(group.ops.begin(), group.ops.end());
       groups.push_back(std::move(group));
     }
+    std::optional<Group> multiTensor;
+    if (getLossResult(func))
+      multiTensor = mergeOptimizerGroups(func, groups, grouped, position);
     llvm::SetVector<Operation *> copied;
     for (Group &group : groups)
-      outline(group, position, copied);
+      outline(group,
+              group.hasReduction ? FusionKind::RowReduction : FusionKind::Loop,
+              position, copied);
+    if (multiTensor)
+      outline(*multiTensor, FusionKind::MultiTensor, position, copied);
     for (Operation *constant : copied)
       if (constant->use_empty())
         constant->erase();

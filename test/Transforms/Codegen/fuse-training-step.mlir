@@ -27,3 +27,8 @@
 // CHECK: dtc.reduce_sum {{.*}} dims = [2] : tensor<4x8x64xf32> -> tensor<4x8xf32>
 // CHECK: dtc.fusion row_reduction
 // CHECK: dtc.reduce_sum {{.*}} dims = [3] keep_dims : tensor<4x4x8x8xf32>
+// AdamW's updates of the 28 parameters and their two moments, and of the
+// step counter: one multi-tensor group, after the last gradient.
+// CHECK: %{{.*}}:85 = dtc.fusion multi_tensor
+// CHECK-NOT: dtc.fusion
+// CHECK: return

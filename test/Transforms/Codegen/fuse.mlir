@@ -94,3 +94,63 @@ func.func @two_reductions(%x: tensor<4x8xf32>, %r: tensor<4x8xf32>, %g: tensor<8
   %6 = dtc.neg %5 : tensor<8xf32>
   return %4, %6 : tensor<f32>, tensor<8xf32>
 }
+
+// -----
+
+// A training step's optimizer: the updates of both parameters become one
+// multi-tensor group, a result per updated value, after the last gradient.
+// CHECK-LABEL: func.func @sgd_step
+// CHECK: %[[GW:.*]] = dtc.matmul %arg0, %{{.*}} transpose_lhs
+// CHECK: %[[GB:.*]] = dtc.slice
+// CHECK: %[[U:.*]]:2 = dtc.fusion multi_tensor(%[[GW]], %arg1, %[[GB]], %arg2)
+// CHECK-COUNT-2: dtc.sub
+// CHECK: dtc.yield %{{.*}}, %{{.*}} : tensor<8x2xf32>, tensor<4x2xf32>
+// CHECK: return %{{.*}}, %[[GW]], %[[GB]], %[[U]]#0, %[[U]]#1
+func.func @sgd_step(%x: tensor<4x8xf32> {dtc.input = "x"},
+                    %w: tensor<8x2xf32> {dtc.param = "w", dtc.aliasing_output = 3 : i64},
+                    %b: tensor<4x2xf32> {dtc.param = "b", dtc.aliasing_output = 4 : i64})
+    -> (tensor<f32>, tensor<8x2xf32> {dtc.grad = "w"}, tensor<4x2xf32> {dtc.grad = "b"},
+        tensor<8x2xf32>, tensor<4x2xf32>)
+    attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
+  %y = dtc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %z = dtc.add %y, %b : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  %loss = dtc.reduce_sum %z dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
+  %ones = dtc.constant dense<1.0> : tensor<4x2xf32>
+  %gw = dtc.matmul %x, %ones transpose_lhs : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+  %lr = dtc.constant dense<0.1> : tensor<f32>
+  %sw = dtc.mul %gw, %lr : (tensor<8x2xf32>, tensor<f32>) -> tensor<8x2xf32>
+  %nw = dtc.sub %w, %sw : (tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<8x2xf32>
+  %gb = dtc.matmul %ones, %ones transpose_rhs : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x4xf32>
+  %gb2 = dtc.slice %gb starts = [0, 0] sizes = [4, 2] strides = [1, 1] : tensor<4x4xf32> -> tensor<4x2xf32>
+  %sb = dtc.mul %gb2, %lr : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %nb = dtc.sub %b, %sb : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %loss, %gw, %gb2, %nw, %nb : tensor<f32>, tensor<8x2xf32>, tensor<4x2xf32>, tensor<8x2xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// An update read before the last of them (here by a reduction over it)
+// keeps the updates apart: one group at the last would come after that
+// reader.
+// CHECK-LABEL: func.func @update_read_early
+// CHECK-NOT: multi_tensor
+// CHECK: dtc.fusion loop
+// CHECK: dtc.reduce_sum
+// CHECK: dtc.fusion loop
+func.func @update_read_early(%x: tensor<4x8xf32> {dtc.input = "x"},
+                             %w: tensor<8x2xf32> {dtc.param = "w"},
+                             %v: tensor<8x2xf32> {dtc.param = "v"})
+    -> (tensor<f32>, tensor<8x2xf32> {dtc.grad = "w"}, tensor<8x2xf32>, tensor<f32>, tensor<8x2xf32>)
+    attributes {dtc.step = #dtc.step<abi = 1, loss = 0>} {
+  %y = dtc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %loss = dtc.reduce_sum %y dims = [0, 1] : tensor<4x2xf32> -> tensor<f32>
+  %ones = dtc.constant dense<1.0> : tensor<4x2xf32>
+  %gw = dtc.matmul %x, %ones transpose_lhs : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+  %lr = dtc.constant dense<0.1> : tensor<f32>
+  %sw = dtc.mul %gw, %lr : (tensor<8x2xf32>, tensor<f32>) -> tensor<8x2xf32>
+  %nw = dtc.sub %w, %sw : (tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<8x2xf32>
+  %norm = dtc.reduce_sum %nw dims = [0, 1] : tensor<8x2xf32> -> tensor<f32>
+  %sv = dtc.mul %v, %lr : (tensor<8x2xf32>, tensor<f32>) -> tensor<8x2xf32>
+  %nv = dtc.sub %v, %sv : (tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<8x2xf32>
+  return %loss, %gw, %nw, %norm, %nv : tensor<f32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<f32>, tensor<8x2xf32>
+}

@@ -19,8 +19,12 @@ def Fuse : Pass<"dtc-fuse", "mlir::func::FuncOp"> {
     (no op is computed twice, and a group has one result set: its last
     op's). A group holds at most one reduction (its hero, kind
     `row_reduction`, with the elementwise ops that feed it and read it);
-    without one it is a `loop`. Scalar and splat constants are copied into
-    each group that reads them. Matmuls (a library call), attention,
+    without one it is a `loop`. On a training step, the optimizer's loop
+    groups and lone elementwise ops (the updates of every parameter and its
+    state) then become one `multi_tensor` group with a result per updated
+    value, placed at the last of them when every other reader of those
+    values comes after it (else they stay apart). Scalar and splat
+    constants are copied into each group that reads them. Matmuls (a library call), attention,
     gathers and scatters, concats, slices, transposes and collectives stay
     outside groups, as do lone ops. Values and their rounding are
     unchanged: the reference executor runs a group's ops one by one.

@@ -1079,7 +1079,8 @@ def DTC_AllToAllOp : DTC_CollectiveOp<"all_to_all",
 def DTC_FusionKind : I32EnumAttr<"FusionKind",
     "the hero of a fusion group, which decides how a target lowers it", [
       I32EnumAttrCase<"Loop", 0, "loop">,
-      I32EnumAttrCase<"RowReduction", 1, "row_reduction">
+      I32EnumAttrCase<"RowReduction", 1, "row_reduction">,
+      I32EnumAttrCase<"MultiTensor", 2, "multi_tensor">
     ]> {
   let cppNamespace = "::mlir::dtc";
 }
@@ -1096,7 +1097,10 @@ def DTC_FusionOp : DTC_Op<"fusion", [IsolatedFromAbove, SingleBlock,
     decides how a target lowers it: `loop`, elementwise ops (with
     broadcasts and reshapes) over the result's elements; `row_reduction`, a
     reduction along the trailing dimensions (softmax, a norm, a sum) with
-    the elementwise ops that feed it and those that read its result.
+    the elementwise ops that feed it and those that read its result;
+    `multi_tensor`, the optimizer's elementwise updates of many parameters
+    (each over its own shape), one kernel for all of them. A group's
+    results are those of its values that are read outside it.
 
     ```mlir
     %y = dtc.fusion loop (%x, %b) : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32> {
