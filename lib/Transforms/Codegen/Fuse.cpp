@@ -4,13 +4,16 @@
 // each, above any target (as XLA's instruction fusion and IREE's dispatch
 // regions do). From the program's end, an op that can lead a group absorbs
 // the producers of the group's operands, latest first, while a producer is
-// fusible and every use of its results lies inside the group: no op is
-// computed twice and a group's only results are its leader's. Latest
+// fusible and every use of its results lies inside the group: no costly op
+// is computed twice and a group's only results are its leader's. Latest
 // first, so that a producer is judged after every group member that could
-// read it. One reduction per group at most: it is the group's hero. On a
-// training step the optimizer's elementwise groups then merge into one
-// multi-tensor group (horizontal fusion), where no outside reader of their
-// results comes before the last of them.
+// read it. One reduction per group at most: it is the group's hero.
+// Producers cheaper to recompute than to store (index grids, broadcasts of
+// smaller values, elementwise ops of those and scalars) are copied into
+// each group that reads them. On a training step the optimizer's
+// elementwise groups then merge into one multi-tensor group (horizontal
+// fusion), where no outside reader of their results comes before the last
+// of them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,8 +89,31 @@ bool isCopiedConstant(Operation *op) {
   return value && (value.isSplat() || value.getNumElements() == 1);
 }
 
+/// Whether the value `op` computes is cheaper to recompute in each group
+/// that reads it than to store and load: an index grid (iota), a broadcast
+/// of a smaller value, or elementwise ops of such values and scalars (a
+/// one-hot mask from the labels, which would otherwise be a [tokens, vocab]
+/// temporary).
+bool isRecomputable(Operation *op) {
+  if (!op)
+    return false;
+  if (isCopiedConstant(op) || isa<IotaOp>(op))
+    return true;
+  if (auto broadcast = dyn_cast<BroadcastOp>(op))
+    return broadcast.getInput().getType().getNumElements() <
+           broadcast.getType().getNumElements();
+  if (!isElementwise(op) || isa<DropoutOp>(op))
+    return false;
+  return llvm::all_of(op->getOperands(), [](Value operand) {
+    return cast<RankedTensorType>(operand.getType()).getNumElements() == 1 ||
+           isRecomputable(operand.getDefiningOp());
+  });
+}
+
 struct Group {
   SmallVector<Operation *> ops; // leader first
+  /// Producers recomputed inside the group, which others read too.
+  SmallVector<Operation *> copies;
   bool hasReduction = false;
 };
 
@@ -112,7 +138,8 @@ Group growGroup(Operation *leader,
   while (!candidates.empty()) {
     Operation *producer = candidates.top().second;
     candidates.pop();
-    if (grouped.contains(producer) || isCopiedConstant(producer))
+    if (grouped.contains(producer) || isCopiedConstant(producer) ||
+        isa<IotaOp>(producer))
       continue;
     Role role = roleOf(producer);
     if (role == Role::None || (role == Role::Reduction && group.hasReduction))
@@ -120,8 +147,15 @@ Group growGroup(Operation *leader,
     bool onlyInside = llvm::all_of(producer->getUsers(), [&](Operation *user) {
       return members.contains(user);
     });
-    if (!onlyInside)
+    if (!onlyInside) {
+      // (Not a member: the original stays for its other readers, and so
+      // must what it reads.)
+      if (role == Role::Loop && isRecomputable(producer)) {
+        group.copies.push_back(producer);
+        pushProducers(producer);
+      }
       continue;
+    }
     members.insert(producer);
     group.ops.push_back(producer);
     group.hasReduction |= role == Role::Reduction;
@@ -132,24 +166,37 @@ Group growGroup(Operation *leader,
 
 /// Replaces the group's ops with one dtc.fusion at its last op, whose
 /// results are those of its ops' results read outside it (and the
-/// leader's); adds the constants it copied to `copied`.
+/// leader's); adds the ops it copied (constants, index grids, recomputed
+/// producers) to `copied`, to be erased once no one reads them.
 void outline(Group &group, FusionKind kind,
              const llvm::DenseMap<Operation *, unsigned> &position,
              llvm::SetVector<Operation *> &copied) {
+  // (A merged group may copy one producer for several of its parts, or hold
+  // as a part one that another part copies.)
+  llvm::DenseSet<Operation *> copies(group.copies.begin(), group.copies.end());
+  for (Operation *op : group.ops)
+    copies.erase(op);
   SmallVector<Operation *> ops(group.ops);
+  llvm::append_range(ops, copies);
   llvm::sort(ops, [&](Operation *a, Operation *b) {
     return position.lookup(a) < position.lookup(b);
   });
   llvm::DenseSet<Operation *> members(ops.begin(), ops.end());
-  // The inputs: values from outside, but for copied constants.
+  // The inputs: values from outside, but for copied constants and index
+  // grids.
   llvm::SetVector<Value> inputs;
   SmallVector<Value> outputs;
+  Operation *last = nullptr;
   for (Operation *op : ops) {
     for (Value operand : op->getOperands()) {
       Operation *producer = operand.getDefiningOp();
-      if (!members.contains(producer) && !isCopiedConstant(producer))
+      if (!members.contains(producer) && !isCopiedConstant(producer) &&
+          !isa_and_nonnull<IotaOp>(producer))
         inputs.insert(operand);
     }
+    if (copies.contains(op))
+      continue;
+    last = op;
     for (Value result : op->getResults())
       if (op == group.ops.front() ||
           llvm::any_of(result.getUsers(), [&](Operation *user) {
@@ -157,8 +204,8 @@ void outline(Group &group, FusionKind kind,
           }))
         outputs.push_back(result);
   }
-  OpBuilder b(ops.back());
-  auto fusion = FusionOp::create(b, ops.back()->getLoc(),
+  OpBuilder b(last);
+  auto fusion = FusionOp::create(b, last->getLoc(),
                                  ValueRange(outputs).getTypes(),
                                  inputs.getArrayRef(), kind);
   Block *body = b.createBlock(&fusion.getBody());
@@ -176,11 +223,15 @@ void outline(Group &group, FusionKind kind,
   SmallVector<Value> yielded;
   for (Value output : outputs)
     yielded.push_back(mapping.lookup(output));
-  YieldOp::create(b, ops.back()->getLoc(), yielded);
+  YieldOp::create(b, last->getLoc(), yielded);
   for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
     output.replaceAllUsesWith(result);
+  copied.insert(copies.begin(), copies.end());
   for (Operation *op : llvm::reverse(ops))
-    op->erase();
+    if (!copies.contains(op)) {
+      copied.remove(op); // (a part here, a copy in another group)
+      op->erase();
+    }
 }
 
 /// Merges the optimizer's elementwise groups (and lone elementwise ops)
@@ -207,7 +258,7 @@ mergeOptimizerGroups(func::FuncOp step, SmallVector<Group> &groups,
   for (Operation &op : step.getBody().front().without_terminator())
     if (!grouped.contains(&op) && inOptimizer(&op) &&
         roleOf(&op) == Role::Loop && !isCopiedConstant(&op))
-      candidates.push_back(Group{{&op}, false});
+      candidates.push_back(Group{{&op}, {}, false});
   auto restore = [&] {
     groups = std::move(kept);
     for (Group &group : candidates)
@@ -237,8 +288,10 @@ mergeOptimizerGroups(func::FuncOp step, SmallVector<Group> &groups,
   }
   groups = std::move(kept);
   Group merged;
-  for (Group &group : candidates)
+  for (Group &group : candidates) {
     llvm::append_range(merged.ops, group.ops);
+    llvm::append_range(merged.copies, group.copies);
+  }
   return merged;
 }
 
@@ -249,16 +302,19 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
     llvm::DenseMap<Operation *, unsigned> position;
     for (Operation &op : block.without_terminator())
       position[&op] = position.size();
-    llvm::DenseSet<Operation *> grouped;
+    // Ops in a group, and ops its readers recompute (which lead none: they
+    // stay only for readers outside groups, if any).
+    llvm::DenseSet<Operation *> grouped, recomputed;
     SmallVector<Group> groups;
     for (Operation &op : llvm::reverse(block.without_terminator())) {
-      if (grouped.contains(&op) || roleOf(&op) == Role::None ||
-          isCopiedConstant(&op))
+      if (grouped.contains(&op) || recomputed.contains(&op) ||
+          roleOf(&op) == Role::None || isCopiedConstant(&op))
         continue;
       Group group = growGroup(&op, position, grouped);
       if (group.ops.size() < 2)
         continue;
       grouped.insert(group.ops.begin(), group.ops.end());
+      recomputed.insert(group.copies.begin(), group.copies.end());
       groups.push_back(std::move(group));
     }
     std::optional<Group> multiTensor;
@@ -271,9 +327,14 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
               position, copied);
     if (multiTensor)
       outline(*multiTensor, FusionKind::MultiTensor, position, copied);
-    for (Operation *constant : copied)
-      if (constant->use_empty())
-        constant->erase();
+    // Latest first: a copied producer's own operands may be copied ones.
+    SmallVector<Operation *> unread(copied.begin(), copied.end());
+    llvm::sort(unread, [&](Operation *a, Operation *b) {
+      return position.lookup(a) > position.lookup(b);
+    });
+    for (Operation *op : unread)
+      if (op->use_empty())
+        op->erase();
   }
 };
 

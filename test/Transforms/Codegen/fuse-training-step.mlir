@@ -1,7 +1,8 @@
 // dtc-fuse on whole training steps changes where values live, not what is
 // computed: GPT-2's step, on one device and on dp=2 x tp=2 with sequence
-// parallelism and ZeRO-1 (four ranks under mpirun), gives bit-identical
-// losses, gradients and parameters over three steps fused and unfused.
+// parallelism and ZeRO-1 (four ranks under mpirun), and a Llama (GQA) step
+// on tp=2 in bf16 with two microbatches, give bit-identical losses,
+// gradients and parameters over three steps fused and unfused.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: dtc-compile %S/../../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/one --lr 0.01 2> /dev/null
 // RUN: cp -r %t/one %t/one-fused
@@ -16,6 +17,12 @@
 // RUN: %mpirun -np 4 dtc-run %t/mesh --batch %S/../../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/mesh/dump > /dev/null
 // RUN: %mpirun -np 4 dtc-run %t/mesh-fused --batch %S/../../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/mesh-fused/dump > /dev/null
 // RUN: diff -r %t/mesh/dump %t/mesh-fused/dump
+// RUN: dtc-compile %S/../../Integration/Inputs/hf/llama_gqa/model.onnx -o %t/bf16 --lr 0.01 --mesh tp=2 --precision bf16 --grad-accum 2 2> /dev/null
+// RUN: cp -r %t/bf16 %t/bf16-fused
+// RUN: dtc-opt --dtc-fuse %t/bf16/train_step.mlir -o %t/bf16-fused/train_step.mlir
+// RUN: %mpirun -np 2 dtc-run %t/bf16 --batch %S/../../Integration/Inputs/hf/llama_gqa/batch --steps 3 --dump %t/bf16/dump > /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/bf16-fused --batch %S/../../Integration/Inputs/hf/llama_gqa/batch --steps 3 --dump %t/bf16-fused/dump > /dev/null
+// RUN: diff -r %t/bf16/dump %t/bf16-fused/dump
 
 // The forward's bias adds and GELU (tanh form) are loop groups; the loss's sums and the
 // backward's row sums (the softmax's) lead row-reduction groups. The layer
@@ -28,7 +35,11 @@
 // CHECK: dtc.fusion row_reduction
 // CHECK: dtc.reduce_sum {{.*}} dims = [3] keep_dims : tensor<4x4x8x8xf32>
 // AdamW's updates of the 28 parameters and their two moments, and of the
-// step counter: one multi-tensor group, after the last gradient.
+// step counter (once, also read by the bias corrections): one multi-tensor
+// group, after the last gradient.
 // CHECK: %{{.*}}:85 = dtc.fusion multi_tensor
+// CHECK: dtc.add %{{.*}}, %{{.*}} : (tensor<i64>, tensor<i64>) -> tensor<i64>
+// CHECK-NOT: (tensor<i64>, tensor<i64>) -> tensor<i64>
+// CHECK: dtc.yield
 // CHECK-NOT: dtc.fusion
 // CHECK: return

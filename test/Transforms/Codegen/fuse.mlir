@@ -154,3 +154,32 @@ func.func @update_read_early(%x: tensor<4x8xf32> {dtc.input = "x"},
   %nv = dtc.sub %v, %sv : (tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<8x2xf32>
   return %loss, %gw, %nw, %norm, %nv : tensor<f32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<f32>, tensor<8x2xf32>
 }
+
+// -----
+
+// A one-hot mask read by two groups is recomputed in each (from the labels
+// and an index grid) rather than stored: no [tokens, vocab] temporary.
+// CHECK-LABEL: func.func @one_hot_recomputed
+// CHECK-NOT: dtc.compare
+// CHECK: dtc.fusion row_reduction
+// CHECK: dtc.iota
+// CHECK: dtc.compare eq
+// CHECK: dtc.reduce_sum
+// CHECK: dtc.fusion loop
+// CHECK: dtc.iota
+// CHECK: dtc.compare eq
+// CHECK: dtc.exp
+// CHECK-NOT: dtc.iota
+// CHECK: return
+func.func @one_hot_recomputed(%labels: tensor<4xi64>, %logp: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4x8xf32>) {
+  %iota = dtc.iota dim = 1 : tensor<4x8xi64>
+  %l = dtc.reshape %labels : tensor<4xi64> to tensor<4x1xi64>
+  %b = dtc.broadcast %l : tensor<4x1xi64> to tensor<4x8xi64>
+  %hot = dtc.compare eq, %iota, %b : (tensor<4x8xi64>, tensor<4x8xi64>) -> tensor<4x8xi1>
+  %z = dtc.constant dense<0.0> : tensor<f32>
+  %sel = dtc.select %hot, %logp, %z : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %s = dtc.reduce_sum %sel dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %e = dtc.exp %logp : tensor<4x8xf32>
+  %g = dtc.select %hot, %e, %z : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return %s, %g : tensor<4xf32>, tensor<4x8xf32>
+}
