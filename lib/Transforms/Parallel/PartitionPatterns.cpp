@@ -355,9 +355,10 @@ LogicalResult partitionAttentionDropout(AxisPartitioner &p, Operation *op,
 /// 4 ranks): each rank's query heads read one key/value head, which no
 /// split of the kv heads gives. Each rank takes the heads it reads from the
 /// repeated keys and values -- repeated as the op repeats them, then cut
-/// like the query heads -- and runs attention without groups. Keys and
-/// values split along the tokens (sequence parallelism's) are gathered
-/// first, for the backward's reads too: attention reads all of them.
+/// like the query heads -- and runs attention without groups; a mask with
+/// a heads dimension is cut like the query heads. Keys and values split
+/// along the tokens (sequence parallelism's) are gathered first, for the
+/// backward's reads too: attention reads all of them.
 bool matchesUnevenKVHeads(AxisPartitioner &p, Operation *op) {
   auto attention = dyn_cast<AttentionOp>(op);
   if (!attention || p.partitionsBatch())
@@ -402,6 +403,17 @@ LogicalResult partitionUnevenKVHeads(AxisPartitioner &p, Operation *op,
           many));
     }
     if (failed(p.localize(use, 1)))
+      return failure();
+  }
+  // A mask with a dimension of query heads (right-aligned against the
+  // scores [batch, heads, queries, keys]) gives each rank its heads' part.
+  if (attention.getMask()) {
+    OpOperand &use = op->getOpOperand(3);
+    auto type = cast<RankedTensorType>(use.get().getType());
+    int64_t headsDim = type.getRank() - 3;
+    int64_t heads = attention.getQ().getType().getDimSize(1) * p.getRanks();
+    if (headsDim >= 0 && type.getDimSize(headsDim) == heads &&
+        failed(p.localize(use, headsDim)))
       return failure();
   }
   for (Value result : op->getResults())
