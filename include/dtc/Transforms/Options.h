@@ -10,7 +10,10 @@
 #ifndef DTC_TRANSFORMS_OPTIONS_H
 #define DTC_TRANSFORMS_OPTIONS_H
 
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/CommandLine.h"
+
+#include <string>
 
 namespace mlir::dtc {
 
@@ -26,6 +29,25 @@ struct ExactDouble {
   operator double() const { return value; }
 };
 llvm::raw_ostream &operator<<(llvm::raw_ostream &os, ExactDouble d);
+
+/// The allowed ranges of options: [low, high] with each end open or
+/// closed (an infinite end: any finite value that side). Checks keep the
+/// first violation, "option 'NAME' is VALUE: it must be in [LOW, HIGH)" (or
+/// "finite and at least LOW"), for a pass to report.
+class OptionRanges {
+public:
+  /// `value` in [low, high] (`lowOpen`/`highOpen`: the end excluded).
+  OptionRanges &check(llvm::StringRef name, double value, double low,
+                      double high, bool lowOpen = false,
+                      bool highOpen = false);
+  /// A condition between options, with its own message.
+  OptionRanges &require(bool holds, const llvm::Twine &message);
+  /// The first violation, or empty.
+  const std::string &error() const { return first; }
+
+private:
+  std::string first;
+};
 
 /// The number format a step computes in.
 enum class Precision { FP32, BF16, FP16 };

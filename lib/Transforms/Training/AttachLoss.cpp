@@ -6,6 +6,8 @@
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <limits>
+
 namespace mlir::dtc {
 #define GEN_PASS_DEF_ATTACHLOSS
 #include "dtc/Transforms/Training/Passes.h.inc"
@@ -103,6 +105,14 @@ struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
+    OptionRanges ranges;
+    ranges.check("temperature", temperature, 0,
+                 std::numeric_limits<double>::infinity(), /*lowOpen=*/true)
+        .check("alpha", alpha, 0, 1);
+    if (!ranges.error().empty()) {
+      func.emitError(ranges.error());
+      return signalPassFailure();
+    }
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     OpBuilder b(ret);
     Value lossValue;

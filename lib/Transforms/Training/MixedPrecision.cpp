@@ -7,6 +7,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 
+#include <limits>
+
 namespace mlir::dtc {
 #define GEN_PASS_DEF_MIXEDPRECISION
 #include "dtc/Transforms/Training/Passes.h.inc"
@@ -35,6 +37,16 @@ struct MixedPrecisionPass
     if (getLossResult(func)) {
       func.emitError("dtc-mixed-precision runs on the forward, before "
                      "dtc-attach-loss: this function has a loss already");
+      return signalPassFailure();
+    }
+    OptionRanges ranges;
+    ranges.check("init-scale", initScale, 0,
+                 std::numeric_limits<float>::max(), /*lowOpen=*/true)
+        .require(growthInterval > 0, "option 'growth-interval' is " +
+                                         llvm::Twine(growthInterval) +
+                                         ": it must be at least 1");
+    if (!ranges.error().empty()) {
+      func.emitError(ranges.error());
       return signalPassFailure();
     }
     OpBuilder b(&getContext());

@@ -17,6 +17,7 @@
 #include "llvm/Support/Regex.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::dtc {
 #define GEN_PASS_DEF_OPTIMIZER
@@ -100,6 +101,32 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    bool cosine = schedule == LRSchedule::WarmupCosine;
+    OptionRanges ranges;
+    ranges.check("lr", lr, 0, inf)
+        .check("beta1", beta1, 0, 1, false, /*highOpen=*/true)
+        .check("beta2", beta2, 0, 1, false, /*highOpen=*/true)
+        .check("eps", eps, 0, inf, /*lowOpen=*/true)
+        .check("weight-decay", weightDecay, 0, inf)
+        .check("momentum", momentum, 0, inf)
+        .check("clip-grad-norm", clipGradNorm, 0, inf)
+        .check("warmup-start-factor", warmupStartFactor, 0, 1, true)
+        .check("min-lr", minLr, 0, cosine ? double(lr) : inf)
+        .require(warmupSteps >= 0, "option 'warmup-steps' is " +
+                                       llvm::Twine(warmupSteps) +
+                                       ": it must be at least 0")
+        .require(totalSteps > 0, "option 'total-steps' is " +
+                                     llvm::Twine(totalSteps) +
+                                     ": it must be at least 1")
+        .require(!cosine || warmupSteps <= totalSteps,
+                 "option 'warmup-steps' (" + llvm::Twine(warmupSteps) +
+                     ") must be at most 'total-steps' (" +
+                     llvm::Twine(totalSteps) + ")");
+    if (!ranges.error().empty()) {
+      func.emitError(ranges.error());
+      return signalPassFailure();
+    }
     llvm::Regex noDecayRegex(noDecay);
     std::string regexError;
     if (!noDecay.empty() && !noDecayRegex.isValid(regexError)) {
