@@ -26,6 +26,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <queue>
 
@@ -60,24 +61,20 @@ Role roleOf(Operation *op) {
   auto rankOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getRank();
   };
-  if (auto reduce = dyn_cast<ReduceSumOp>(op))
-    return trailing(reduce.getDims(), rankOf(reduce.getInput())) ? Role::Reduction
-                                                                 : Role::None;
-  if (auto reduce = dyn_cast<ReduceMaxOp>(op))
-    return trailing(reduce.getDims(), rankOf(reduce.getInput())) ? Role::Reduction
-                                                                 : Role::None;
-  if (auto reduce = dyn_cast<ReduceMinOp>(op))
-    return trailing(reduce.getDims(), rankOf(reduce.getInput())) ? Role::Reduction
-                                                                 : Role::None;
-  if (auto softmax = dyn_cast<SoftmaxOp>(op))
-    return static_cast<int64_t>(softmax.getDim()) + 1 == rankOf(softmax.getInput()) ? Role::Reduction
-                                                              : Role::None;
-  if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
-    return static_cast<int64_t>(softmax.getDim()) + 1 == rankOf(softmax.getInput()) ? Role::Reduction
-                                                              : Role::None;
-  if (isa<LayerNormOp, RMSNormOp>(op))
-    return Role::Reduction;
-  return Role::None;
+  auto rowReduction = [](bool alongRows) {
+    return alongRows ? Role::Reduction : Role::None;
+  };
+  return TypeSwitch<Operation *, Role>(op)
+      .Case<ReduceSumOp, ReduceMaxOp, ReduceMinOp>([&](auto reduce) {
+        return rowReduction(
+            trailing(reduce.getDims(), rankOf(reduce.getInput())));
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
+        return rowReduction(static_cast<int64_t>(softmax.getDim()) + 1 ==
+                            rankOf(softmax.getInput()));
+      })
+      .Case<LayerNormOp, RMSNormOp>([](auto) { return Role::Reduction; })
+      .Default([](Operation *) { return Role::None; });
 }
 
 /// A scalar or splat constant, which each group that reads it copies.
