@@ -1,0 +1,38 @@
+//===- FusionToLinalg.h - fusion groups as linalg kernels -------*- C++ -*-===//
+//
+// The CPU backend's first lowering step: a `loop` fusion group becomes one
+// kernel function, a single linalg.generic over its result's elements
+// whose body computes the group's ops on scalars (arith and math), its
+// inputs read through broadcasting indexing maps, writing into a buffer
+// the caller owns (destination passing); then the kernels of a module are
+// lowered to the LLVM dialect, ready for in-process code generation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_CONVERSION_FUSIONTOLINALG_H
+#define DTC_CONVERSION_FUSIONTOLINALG_H
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::dtc {
+
+/// Adds to `kernels` `func.func @name(%input0: memref<...>, ...,
+/// %result: memref<...>)` computing `fusion`, a `loop` group with one
+/// result whose ops are elementwise, broadcasts or scalar constants. Fails
+/// with a diagnostic on the op it cannot lower.
+FailureOr<func::FuncOp> buildLoopKernel(FusionOp fusion, ModuleOp kernels,
+                                        StringRef name);
+
+/// Registers the dialects and translations kernel modules need.
+void registerKernelDialects(DialectRegistry &registry);
+
+/// Lowers the kernels of `module` (linalg on memrefs) to the LLVM dialect,
+/// each with a C interface (`_mlir_ciface_NAME`). Strict IEEE math: no
+/// fast-math flags; exp/log/erf/tanh go to libm.
+LogicalResult lowerKernelsToLLVM(ModuleOp module);
+
+} // namespace mlir::dtc
+
+#endif // DTC_CONVERSION_FUSIONTOLINALG_H

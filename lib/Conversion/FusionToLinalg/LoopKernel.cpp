@@ -1,0 +1,314 @@
+//===- LoopKernel.cpp - a loop fusion group as one linalg.generic ---------===//
+//
+// Every op of a `loop` group is elementwise up to numpy broadcasting, so the
+// whole group is one loop nest over its result's elements: each input is
+// read at the result's index through a broadcasting indexing map (a
+// dimension of size 1 reads index 0; missing leading dimensions are
+// dropped), and each op becomes its scalar arith/math form in the
+// generic's body. No intermediate is stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Conversion/FusionToLinalg.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+/// Builds the scalar form of dtc ops at one location.
+struct ScalarEmitter {
+  OpBuilder &b;
+  Location loc;
+
+  Value constant(double value, Type type) {
+    if (isa<FloatType>(type))
+      return arith::ConstantOp::create(b, loc, type,
+                                       b.getFloatAttr(type, value));
+    return arith::ConstantOp::create(
+        b, loc, type, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value sigmoid(Value x) {
+    Value one = constant(1, x.getType());
+    return div(one, add(one, math::ExpOp::create(
+                                 b, loc, arith::NegFOp::create(b, loc, x))));
+  }
+  Value gelu(Value x, bool tanhForm) {
+    Type t = x.getType();
+    Value half = mul(constant(0.5, t), x);
+    Value inner =
+        tanhForm
+            ? Value(math::TanhOp::create(
+                  b, loc,
+                  mul(constant(std::sqrt(2.0 / M_PI), t),
+                      add(x, mul(constant(0.044715, t), mul(x, mul(x, x)))))))
+            : Value(math::ErfOp::create(b, loc,
+                                        mul(x, constant(M_SQRT1_2, t))));
+    return mul(half, add(constant(1, t), inner));
+  }
+  /// The remainder with the divisor's sign (floored) unless `truncated`.
+  Value mod(Value x, Value y, bool truncated) {
+    bool isFloat = isa<FloatType>(x.getType());
+    Value r = isFloat ? Value(arith::RemFOp::create(b, loc, x, y))
+                      : Value(arith::RemSIOp::create(b, loc, x, y));
+    if (truncated)
+      return r;
+    Value zero = constant(0, x.getType());
+    auto less = [&](Value v) -> Value {
+      return isFloat ? Value(arith::CmpFOp::create(
+                           b, loc, arith::CmpFPredicate::OLT, v, zero))
+                     : Value(arith::CmpIOp::create(
+                           b, loc, arith::CmpIPredicate::slt, v, zero));
+    };
+    Value nonzero =
+        isFloat ? Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                              r, zero))
+                : Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                              r, zero));
+    Value signsDiffer = arith::XOrIOp::create(b, loc, less(r), less(y));
+    Value fix = arith::AndIOp::create(b, loc, nonzero, signsDiffer);
+    Value shifted = isFloat ? Value(arith::AddFOp::create(b, loc, r, y))
+                            : Value(arith::AddIOp::create(b, loc, r, y));
+    return arith::SelectOp::create(b, loc, fix, shifted, r);
+  }
+  Value compare(ComparisonPredicate p, Value x, Value y) {
+    if (isa<FloatType>(x.getType())) {
+      // As C++ compares doubles: NaN is unequal to everything.
+      static const arith::CmpFPredicate preds[] = {
+          arith::CmpFPredicate::OEQ, arith::CmpFPredicate::UNE,
+          arith::CmpFPredicate::OLT, arith::CmpFPredicate::OLE,
+          arith::CmpFPredicate::OGT, arith::CmpFPredicate::OGE};
+      return arith::CmpFOp::create(b, loc, preds[static_cast<int>(p)], x, y);
+    }
+    static const arith::CmpIPredicate preds[] = {
+        arith::CmpIPredicate::eq,  arith::CmpIPredicate::ne,
+        arith::CmpIPredicate::slt, arith::CmpIPredicate::sle,
+        arith::CmpIPredicate::sgt, arith::CmpIPredicate::sge};
+    return arith::CmpIOp::create(b, loc, preds[static_cast<int>(p)], x, y);
+  }
+  FailureOr<Value> cast(Value x, Type to) {
+    Type from = x.getType();
+    if (from == to)
+      return x;
+    auto fromFloat = dyn_cast<FloatType>(from);
+    auto toFloat = dyn_cast<FloatType>(to);
+    if (to.isInteger(1))
+      return compare(ComparisonPredicate::NE, x, constant(0, from));
+    if (fromFloat && toFloat)
+      return fromFloat.getWidth() < toFloat.getWidth()
+                 ? Value(arith::ExtFOp::create(b, loc, to, x))
+                 : Value(arith::TruncFOp::create(b, loc, to, x));
+    if (toFloat)
+      return from.isInteger(1) ? Value(arith::UIToFPOp::create(b, loc, to, x))
+                               : Value(arith::SIToFPOp::create(b, loc, to, x));
+    if (fromFloat)
+      return Value(arith::FPToSIOp::create(b, loc, to, x));
+    unsigned fromWidth = from.getIntOrFloatBitWidth(),
+             toWidth = to.getIntOrFloatBitWidth();
+    if (fromWidth < toWidth)
+      return from.isInteger(1) ? Value(arith::ExtUIOp::create(b, loc, to, x))
+                               : Value(arith::ExtSIOp::create(b, loc, to, x));
+    return Value(arith::TruncIOp::create(b, loc, to, x));
+  }
+};
+
+/// The scalar form of `op` on `args`, or failure for an op a loop kernel
+/// does not compute.
+FailureOr<Value> scalarForm(ScalarEmitter &e, Operation *op,
+                            ArrayRef<Value> args) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  Type type = getElementTypeOrSelf(op->getResult(0).getType());
+  bool isFloat = isa<FloatType>(type);
+  auto binary = [&](auto floatOp, auto intOp) -> Value {
+    using F = decltype(floatOp);
+    using I = decltype(intOp);
+    return isFloat ? Value(F::create(b, loc, args[0], args[1]))
+                   : Value(I::create(b, loc, args[0], args[1]));
+  };
+  return TypeSwitch<Operation *, FailureOr<Value>>(op)
+      .Case([&](ConstantOp constant) -> FailureOr<Value> {
+        auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
+        if (!value || !(value.isSplat() || value.getNumElements() == 1))
+          return failure();
+        Attribute scalar = value.getSplatValue<Attribute>();
+        return Value(arith::ConstantOp::create(b, loc, cast<TypedAttr>(scalar)));
+      })
+      .Case([&](BroadcastOp) { return args[0]; })
+      .Case([&](AddOp) { return binary(arith::AddFOp(), arith::AddIOp()); })
+      .Case([&](SubOp) { return binary(arith::SubFOp(), arith::SubIOp()); })
+      .Case([&](MulOp) { return binary(arith::MulFOp(), arith::MulIOp()); })
+      .Case([&](DivOp) { return binary(arith::DivFOp(), arith::DivSIOp()); })
+      .Case([&](MaxOp) {
+        return binary(arith::MaximumFOp(), arith::MaxSIOp());
+      })
+      .Case([&](MinOp) {
+        return binary(arith::MinimumFOp(), arith::MinSIOp());
+      })
+      .Case([&](ModOp mod) {
+        return e.mod(args[0], args[1], mod.getTruncated());
+      })
+      .Case([&](PowOp) -> FailureOr<Value> {
+        if (!isFloat)
+          return failure();
+        return Value(math::PowFOp::create(b, loc, args[0], args[1]));
+      })
+      .Case([&](NegOp) -> Value {
+        return isFloat ? Value(arith::NegFOp::create(b, loc, args[0]))
+                       : Value(arith::SubIOp::create(
+                             b, loc, e.constant(0, type), args[0]));
+      })
+      .Case([&](AbsOp) -> Value {
+        return isFloat ? Value(math::AbsFOp::create(b, loc, args[0]))
+                       : Value(math::AbsIOp::create(b, loc, args[0]));
+      })
+      .Case([&](ReluOp) -> Value {
+        // x > 0 ? x : 0, as the reference kernel (NaN gives 0).
+        Value zero = e.constant(0, type);
+        return arith::SelectOp::create(
+            b, loc, e.compare(ComparisonPredicate::GT, args[0], zero),
+            args[0], zero);
+      })
+      .Case([&](ExpOp) { return Value(math::ExpOp::create(b, loc, args[0])); })
+      .Case([&](LogOp) { return Value(math::LogOp::create(b, loc, args[0])); })
+      .Case([&](SqrtOp) { return Value(math::SqrtOp::create(b, loc, args[0])); })
+      .Case([&](RsqrtOp) {
+        return Value(math::RsqrtOp::create(b, loc, args[0]));
+      })
+      .Case([&](ReciprocalOp) {
+        return e.div(e.constant(1, type), args[0]);
+      })
+      .Case([&](TanhOp) { return Value(math::TanhOp::create(b, loc, args[0])); })
+      .Case([&](ErfOp) { return Value(math::ErfOp::create(b, loc, args[0])); })
+      .Case([&](SinOp) { return Value(math::SinOp::create(b, loc, args[0])); })
+      .Case([&](CosOp) { return Value(math::CosOp::create(b, loc, args[0])); })
+      .Case([&](SigmoidOp) { return e.sigmoid(args[0]); })
+      .Case([&](SiluOp) { return e.mul(args[0], e.sigmoid(args[0])); })
+      .Case([&](SoftplusOp) -> Value {
+        // log1p(e^-|x|) + max(x, 0).
+        Value zero = e.constant(0, type);
+        Value decay = math::ExpOp::create(
+            b, loc,
+            arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, args[0])));
+        return e.add(math::Log1pOp::create(b, loc, decay),
+                     arith::MaximumFOp::create(b, loc, args[0], zero));
+      })
+      .Case([&](GeluOp gelu) {
+        return e.gelu(args[0],
+                      gelu.getApproximate() == GeluApproximation::Tanh);
+      })
+      .Case([&](NotOp) -> Value {
+        return arith::XOrIOp::create(b, loc, args[0],
+                                     e.constant(1, args[0].getType()));
+      })
+      .Case([&](AndOp) { return Value(arith::AndIOp::create(b, loc, args[0], args[1])); })
+      .Case([&](OrOp) { return Value(arith::OrIOp::create(b, loc, args[0], args[1])); })
+      .Case([&](XorOp) { return Value(arith::XOrIOp::create(b, loc, args[0], args[1])); })
+      .Case([&](CompareOp compare) {
+        return e.compare(compare.getPredicate(), args[0], args[1]);
+      })
+      .Case([&](SelectOp) {
+        return Value(arith::SelectOp::create(b, loc, args[0], args[1], args[2]));
+      })
+      .Case([&](CastOp) { return e.cast(args[0], type); })
+      .Default([](Operation *) { return failure(); });
+}
+
+/// The map reading a value of `shape` at the index of a `rank`-dimensional
+/// result of `result` shape, as numpy broadcasting does.
+AffineMap broadcastMap(ArrayRef<int64_t> shape, ArrayRef<int64_t> result,
+                       MLIRContext *context) {
+  int64_t rank = result.size(), lead = rank - shape.size();
+  SmallVector<AffineExpr> exprs;
+  for (auto [i, size] : llvm::enumerate(shape))
+    exprs.push_back(size == 1 && result[lead + i] != 1
+                        ? getAffineConstantExpr(0, context)
+                        : getAffineDimExpr(lead + i, context));
+  return AffineMap::get(rank, 0, exprs, context);
+}
+
+} // namespace
+
+FailureOr<func::FuncOp> mlir::dtc::buildLoopKernel(FusionOp fusion,
+                                                   ModuleOp kernels,
+                                                   StringRef name) {
+  if (fusion.getKind() != FusionKind::Loop || fusion.getNumResults() != 1)
+    return fusion.emitError("a loop kernel computes a loop group with one "
+                            "result");
+  MLIRContext *context = fusion.getContext();
+  auto resultType = cast<RankedTensorType>(fusion.getResult(0).getType());
+  ArrayRef<int64_t> shape = resultType.getShape();
+  Block &groupBody = fusion.getBody().front();
+  for (Operation &op : groupBody.without_terminator())
+    if (isa<ReshapeOp, DropoutOp>(op))
+      return op.emitError("a loop kernel does not compute '")
+             << op.getName() << "' yet";
+
+  auto memrefOf = [](Type type) {
+    auto tensor = cast<RankedTensorType>(type);
+    return MemRefType::get(tensor.getShape(), tensor.getElementType());
+  };
+  SmallVector<Type> argTypes;
+  for (Type type : fusion.getInputs().getTypes())
+    argTypes.push_back(memrefOf(type));
+  argTypes.push_back(memrefOf(resultType));
+  OpBuilder b = OpBuilder::atBlockEnd(kernels.getBody());
+  Location loc = fusion.getLoc();
+  auto func = func::FuncOp::create(b, loc, name,
+                                   b.getFunctionType(argTypes, {}));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  SmallVector<AffineMap> maps;
+  for (Type type : fusion.getInputs().getTypes())
+    maps.push_back(broadcastMap(cast<RankedTensorType>(type).getShape(),
+                                shape, context));
+  maps.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), context));
+  SmallVector<utils::IteratorType> iterators(shape.size(),
+                                             utils::IteratorType::parallel);
+  Operation *failedOp = nullptr;
+  linalg::GenericOp::create(
+      b, loc, TypeRange(), entry->getArguments().drop_back(),
+      entry->getArguments().back(), maps, iterators,
+      [&](OpBuilder &nested, Location bodyLoc, ValueRange scalars) {
+        ScalarEmitter e{nested, bodyLoc};
+        IRMapping values;
+        for (auto [arg, scalar] :
+             llvm::zip(groupBody.getArguments(), scalars.drop_back()))
+          values.map(arg, scalar);
+        for (Operation &op : groupBody.without_terminator()) {
+          SmallVector<Value> args;
+          for (Value operand : op.getOperands())
+            args.push_back(values.lookup(operand));
+          FailureOr<Value> scalar = scalarForm(e, &op, args);
+          if (failed(scalar)) {
+            failedOp = &op;
+            scalar = args.empty() ? scalars.back() : args.front();
+          }
+          values.map(op.getResult(0), *scalar);
+        }
+        linalg::YieldOp::create(
+            nested, bodyLoc,
+            values.lookup(groupBody.getTerminator()->getOperand(0)));
+      });
+  func::ReturnOp::create(b, loc);
+  if (failedOp) {
+    func.erase();
+    return failedOp->emitError("a loop kernel does not compute '")
+           << failedOp->getName() << "' yet";
+  }
+  return func;
+}
