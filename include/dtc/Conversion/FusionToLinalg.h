@@ -30,7 +30,8 @@ void registerKernelDialects(DialectRegistry &registry);
 
 /// Lowers the kernels of `module` (linalg on memrefs) to the LLVM dialect,
 /// each with a C interface (`_mlir_ciface_NAME`). Strict IEEE math: no
-/// fast-math flags; exp/log/erf/tanh go to libm.
+/// fast-math flags; math ops without an LLVM intrinsic (erf, tanh) call
+/// libm.
 LogicalResult lowerKernelsToLLVM(ModuleOp module);
 
 } // namespace mlir::dtc
