@@ -3,9 +3,10 @@
 // The CPU backend's first lowering step: a `loop` fusion group becomes one
 // kernel function, a single linalg.generic over its result's elements
 // whose body computes the group's ops on scalars (arith and math), its
-// inputs read through broadcasting indexing maps, writing into a buffer
-// the caller owns (destination passing); then the kernels of a module are
-// lowered to the LLVM dialect, ready for in-process code generation.
+// inputs read through affine indexing maps (broadcasts, reshapes), writing
+// into a buffer the caller owns (destination passing); then the kernels of
+// a module are lowered to the LLVM dialect, ready for in-process code
+// generation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,8 +21,9 @@ namespace mlir::dtc {
 
 /// Adds to `kernels` `func.func @name(%input0: memref<...>, ...,
 /// %result: memref<...>)` computing `fusion`, a `loop` group with one
-/// result whose ops are elementwise, broadcasts or scalar constants. Fails
-/// with a diagnostic on the op it cannot lower.
+/// result whose ops are elementwise, broadcasts, row-major reshapes, index
+/// grids or scalar constants. Fails with a diagnostic on the op it cannot
+/// lower (dropout, for now).
 FailureOr<func::FuncOp> buildLoopKernel(FusionOp fusion, ModuleOp kernels,
                                         StringRef name);
 

@@ -1,16 +1,18 @@
 //===- LoopKernel.cpp - a loop fusion group as one linalg.generic ---------===//
 //
-// Every op of a `loop` group is elementwise up to numpy broadcasting, so the
-// whole group is one loop nest over its result's elements: each input is
-// read at the result's index through a broadcasting indexing map (a
-// dimension of size 1 reads index 0; missing leading dimensions are
-// dropped), and each op becomes its scalar arith/math form in the
-// generic's body. No intermediate is stored.
+// Every op of a `loop` group is elementwise up to numpy broadcasting and
+// row-major reshapes, so the whole group is one loop nest over its result's
+// elements: each value is needed at an index that is an affine function of
+// the result's (a broadcast reads index 0 along a stretched dimension; a
+// reshape reads the same linear position, by floordiv and mod), each input
+// is read through that map, and each op becomes its scalar arith/math form
+// in the generic's body. No intermediate is stored.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dtc/Conversion/FusionToLinalg.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -226,17 +228,76 @@ FailureOr<Value> scalarForm(ScalarEmitter &e, Operation *op,
       .Default([](Operation *) { return failure(); });
 }
 
-/// The map reading a value of `shape` at the index of a `rank`-dimensional
-/// result of `result` shape, as numpy broadcasting does.
-AffineMap broadcastMap(ArrayRef<int64_t> shape, ArrayRef<int64_t> result,
-                       MLIRContext *context) {
-  int64_t rank = result.size(), lead = rank - shape.size();
+/// The index of a value of `shape` that the element at `index` of a
+/// broadcast result of shape `result` reads, as numpy broadcasting does (a
+/// dimension of size 1 reads 0; missing leading dimensions are dropped).
+SmallVector<AffineExpr> broadcastIndex(ArrayRef<AffineExpr> index,
+                                       ArrayRef<int64_t> shape,
+                                       ArrayRef<int64_t> result,
+                                       MLIRContext *context) {
+  int64_t lead = result.size() - shape.size();
   SmallVector<AffineExpr> exprs;
   for (auto [i, size] : llvm::enumerate(shape))
     exprs.push_back(size == 1 && result[lead + i] != 1
                         ? getAffineConstantExpr(0, context)
-                        : getAffineDimExpr(lead + i, context));
-  return AffineMap::get(rank, 0, exprs, context);
+                        : index[lead + i]);
+  return exprs;
+}
+
+/// The index of a value of `shape` that the element at `index` of its
+/// row-major reshape to `result` reads: the same linear position.
+SmallVector<AffineExpr> reshapeIndex(ArrayRef<AffineExpr> index,
+                                     ArrayRef<int64_t> shape,
+                                     ArrayRef<int64_t> result,
+                                     MLIRContext *context) {
+  AffineExpr linear = getAffineConstantExpr(0, context);
+  for (auto [expr, size] : llvm::zip(index, result))
+    linear = linear * size + expr;
+  SmallVector<AffineExpr> exprs(shape.size());
+  int64_t stride = 1;
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+    exprs[i] = linear.floorDiv(stride) % shape[i];
+    stride *= shape[i];
+  }
+  return exprs;
+}
+
+/// The index at which `op`, computing its result at `map`, reads `operand`:
+/// the same linear position through a reshape, else as broadcasting reads.
+AffineMap operandMap(Operation *op, AffineMap map, Value operand) {
+  MLIRContext *context = map.getContext();
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  ArrayRef<int64_t> from = cast<RankedTensorType>(operand.getType()).getShape();
+  SmallVector<AffineExpr> index =
+      isa<ReshapeOp>(op) ? reshapeIndex(map.getResults(), from, shape, context)
+                         : broadcastIndex(map.getResults(), from, shape,
+                                          context);
+  return simplifyAffineMap(
+      AffineMap::get(map.getNumDims(), 0, index, context));
+}
+
+/// Each group value as the kernel reads it: the value and the index, a
+/// function of the result's index, at which an element needs it (a value
+/// read at two indexes, through a reshape and beside it, is computed at
+/// both).
+using Access = std::pair<Value, AffineMap>;
+
+/// The accesses the group's result needs, its operands' before each op's,
+/// and the inputs read (with their maps), in that order.
+void collectAccesses(Access access, llvm::SetVector<Access> &ops,
+                     llvm::SetVector<Access> &inputs) {
+  auto [value, map] = access;
+  if (ops.contains(access) || inputs.contains(access))
+    return;
+  Operation *op = value.getDefiningOp();
+  if (!op) {
+    inputs.insert(access);
+    return;
+  }
+  for (Value operand : op->getOperands())
+    collectAccesses({operand, operandMap(op, map, operand)}, ops, inputs);
+  ops.insert(access);
 }
 
 } // namespace
@@ -252,9 +313,13 @@ FailureOr<func::FuncOp> mlir::dtc::buildLoopKernel(FusionOp fusion,
   ArrayRef<int64_t> shape = resultType.getShape();
   Block &groupBody = fusion.getBody().front();
   for (Operation &op : groupBody.without_terminator())
-    if (isa<ReshapeOp, DropoutOp>(op))
+    if (isa<DropoutOp>(op))
       return op.emitError("a loop kernel does not compute '")
              << op.getName() << "' yet";
+  llvm::SetVector<Access> accesses, reads;
+  Access root{groupBody.getTerminator()->getOperand(0),
+              AffineMap::getMultiDimIdentityMap(shape.size(), context)};
+  collectAccesses(root, accesses, reads);
 
   auto memrefOf = [](Type type) {
     auto tensor = cast<RankedTensorType>(type);
@@ -272,37 +337,57 @@ FailureOr<func::FuncOp> mlir::dtc::buildLoopKernel(FusionOp fusion,
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
+  // One generic input per (input, index) read; the result written in order.
+  SmallVector<Value> operands;
   SmallVector<AffineMap> maps;
-  for (Type type : fusion.getInputs().getTypes())
-    maps.push_back(broadcastMap(cast<RankedTensorType>(type).getShape(),
-                                shape, context));
+  for (auto [arg, map] : reads) {
+    operands.push_back(
+        entry->getArgument(cast<BlockArgument>(arg).getArgNumber()));
+    maps.push_back(map);
+  }
   maps.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), context));
   SmallVector<utils::IteratorType> iterators(shape.size(),
                                              utils::IteratorType::parallel);
   Operation *failedOp = nullptr;
   linalg::GenericOp::create(
-      b, loc, TypeRange(), entry->getArguments().drop_back(),
-      entry->getArguments().back(), maps, iterators,
-      [&](OpBuilder &nested, Location bodyLoc, ValueRange scalars) {
+      b, loc, TypeRange(), operands, entry->getArguments().back(), maps,
+      iterators, [&](OpBuilder &nested, Location bodyLoc, ValueRange scalars) {
         ScalarEmitter e{nested, bodyLoc};
-        IRMapping values;
-        for (auto [arg, scalar] :
-             llvm::zip(groupBody.getArguments(), scalars.drop_back()))
-          values.map(arg, scalar);
-        for (Operation &op : groupBody.without_terminator()) {
+        llvm::DenseMap<Access, Value> values;
+        for (auto [read, scalar] : llvm::zip(reads, scalars.drop_back()))
+          values[read] = scalar;
+        for (auto [value, map] : accesses) {
+          Operation *op = value.getDefiningOp();
           SmallVector<Value> args;
-          for (Value operand : op.getOperands())
-            args.push_back(values.lookup(operand));
-          FailureOr<Value> scalar = scalarForm(e, &op, args);
+          for (Value operand : op->getOperands())
+            args.push_back(values.lookup({operand, operandMap(op, map, operand)}));
+          FailureOr<Value> scalar;
+          if (isa<ReshapeOp>(op)) {
+            scalar = args.front();
+          } else if (auto iota = dyn_cast<IotaOp>(op)) {
+            // Its own index along `dim`, from the loop's indexes.
+            SmallVector<Value> loopIndexes;
+            for (unsigned d = 0; d < map.getNumDims(); ++d)
+              loopIndexes.push_back(linalg::IndexOp::create(nested, bodyLoc, d));
+            Value index = affine::AffineApplyOp::create(
+                nested, bodyLoc,
+                AffineMap::get(map.getNumDims(), 0,
+                               map.getResult(iota.getDim()), context),
+                loopIndexes);
+            Type element = iota.getType().getElementType();
+            Value i64 = arith::IndexCastOp::create(
+                nested, bodyLoc, nested.getI64Type(), index);
+            scalar = e.cast(i64, element);
+          } else {
+            scalar = scalarForm(e, op, args);
+          }
           if (failed(scalar)) {
-            failedOp = &op;
+            failedOp = op;
             scalar = args.empty() ? scalars.back() : args.front();
           }
-          values.map(op.getResult(0), *scalar);
+          values[{value, map}] = *scalar;
         }
-        linalg::YieldOp::create(
-            nested, bodyLoc,
-            values.lookup(groupBody.getTerminator()->getOperand(0)));
+        linalg::YieldOp::create(nested, bodyLoc, values.lookup(root));
       });
   func::ReturnOp::create(b, loc);
   if (failedOp) {
