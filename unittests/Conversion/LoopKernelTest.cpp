@@ -109,6 +109,20 @@ func.func @f(%x: tensor<6x8xf32>, %b: tensor<2x4xf32>) -> tensor<48xf32> {
   }
   return %y : tensor<48xf32>
 })mlir"},
+    // Two parameters' SGD updates in one multi-tensor group: a loop nest
+    // per result, the learning rate shared.
+    {"multi_tensor_updates", R"mlir(
+func.func @f(%w: tensor<4x3xf32>, %g: tensor<4x3xf32>, %b: tensor<5xf32>, %h: tensor<5xf32>, %lr: tensor<f32>) -> (tensor<4x3xf32>, tensor<5xf32>) {
+  %y:2 = dtc.fusion multi_tensor(%w, %g, %b, %h, %lr) : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<5xf32>, tensor<5xf32>, tensor<f32>) -> (tensor<4x3xf32>, tensor<5xf32>) {
+  ^bb0(%w0: tensor<4x3xf32>, %g0: tensor<4x3xf32>, %b0: tensor<5xf32>, %h0: tensor<5xf32>, %l: tensor<f32>):
+    %s = dtc.mul %g0, %l : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+    %n = dtc.sub %w0, %s : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+    %t = dtc.mul %h0, %l : (tensor<5xf32>, tensor<f32>) -> tensor<5xf32>
+    %m = dtc.sub %b0, %t : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
+    dtc.yield %n, %m : tensor<4x3xf32>, tensor<5xf32>
+  }
+  return %y#0, %y#1 : tensor<4x3xf32>, tensor<5xf32>
+})mlir"},
     {"f64_erf_sin_cos", R"mlir(
 func.func @f(%x: tensor<3x4x5xf64>, %v: tensor<5xf64>) -> tensor<3x4x5xf64> {
   %y = dtc.fusion loop(%x, %v) : (tensor<3x4x5xf64>, tensor<5xf64>) -> tensor<3x4x5xf64> {

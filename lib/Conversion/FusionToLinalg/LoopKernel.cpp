@@ -302,56 +302,32 @@ void collectAccesses(Access access, llvm::SetVector<Access> &ops,
 
 } // namespace
 
-FailureOr<func::FuncOp> mlir::dtc::buildLoopKernel(FusionOp fusion,
-                                                   ModuleOp kernels,
-                                                   StringRef name) {
-  if (fusion.getKind() != FusionKind::Loop || fusion.getNumResults() != 1)
-    return fusion.emitError("a loop kernel computes a loop group with one "
-                            "result");
-  MLIRContext *context = fusion.getContext();
-  auto resultType = cast<RankedTensorType>(fusion.getResult(0).getType());
-  ArrayRef<int64_t> shape = resultType.getShape();
-  Block &groupBody = fusion.getBody().front();
-  for (Operation &op : groupBody.without_terminator())
-    if (isa<DropoutOp>(op))
-      return op.emitError("a loop kernel does not compute '")
-             << op.getName() << "' yet";
+namespace {
+
+/// Writes group value `root` into `out` by one linalg.generic over `out`'s
+/// elements, reading the kernel's `inputs` (the group's block arguments'
+/// buffers); sets `failedOp` to an op it has no scalar form for.
+void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
+                  ValueRange inputs, Operation *&failedOp) {
+  MLIRContext *context = b.getContext();
+  ArrayRef<int64_t> shape = cast<MemRefType>(out.getType()).getShape();
   llvm::SetVector<Access> accesses, reads;
-  Access root{groupBody.getTerminator()->getOperand(0),
-              AffineMap::getMultiDimIdentityMap(shape.size(), context)};
-  collectAccesses(root, accesses, reads);
-
-  auto memrefOf = [](Type type) {
-    auto tensor = cast<RankedTensorType>(type);
-    return MemRefType::get(tensor.getShape(), tensor.getElementType());
-  };
-  SmallVector<Type> argTypes;
-  for (Type type : fusion.getInputs().getTypes())
-    argTypes.push_back(memrefOf(type));
-  argTypes.push_back(memrefOf(resultType));
-  OpBuilder b = OpBuilder::atBlockEnd(kernels.getBody());
-  Location loc = fusion.getLoc();
-  auto func = func::FuncOp::create(b, loc, name,
-                                   b.getFunctionType(argTypes, {}));
-  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-
+  Access rootAccess{root,
+                    AffineMap::getMultiDimIdentityMap(shape.size(), context)};
+  collectAccesses(rootAccess, accesses, reads);
   // One generic input per (input, index) read; the result written in order.
   SmallVector<Value> operands;
   SmallVector<AffineMap> maps;
   for (auto [arg, map] : reads) {
-    operands.push_back(
-        entry->getArgument(cast<BlockArgument>(arg).getArgNumber()));
+    operands.push_back(inputs[cast<BlockArgument>(arg).getArgNumber()]);
     maps.push_back(map);
   }
   maps.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), context));
   SmallVector<utils::IteratorType> iterators(shape.size(),
                                              utils::IteratorType::parallel);
-  Operation *failedOp = nullptr;
   linalg::GenericOp::create(
-      b, loc, TypeRange(), operands, entry->getArguments().back(), maps,
-      iterators, [&](OpBuilder &nested, Location bodyLoc, ValueRange scalars) {
+      b, loc, TypeRange(), operands, out, maps, iterators,
+      [&](OpBuilder &nested, Location bodyLoc, ValueRange scalars) {
         ScalarEmitter e{nested, bodyLoc};
         llvm::DenseMap<Access, Value> values;
         for (auto [read, scalar] : llvm::zip(reads, scalars.drop_back()))
@@ -360,7 +336,8 @@ FailureOr<func::FuncOp> mlir::dtc::buildLoopKernel(FusionOp fusion,
           Operation *op = value.getDefiningOp();
           SmallVector<Value> args;
           for (Value operand : op->getOperands())
-            args.push_back(values.lookup({operand, operandMap(op, map, operand)}));
+            args.push_back(
+                values.lookup({operand, operandMap(op, map, operand)}));
           FailureOr<Value> scalar;
           if (isa<ReshapeOp>(op)) {
             scalar = args.front();
@@ -368,16 +345,16 @@ FailureOr<func::FuncOp> mlir::dtc::buildLoopKernel(FusionOp fusion,
             // Its own index along `dim`, from the loop's indexes.
             SmallVector<Value> loopIndexes;
             for (unsigned d = 0; d < map.getNumDims(); ++d)
-              loopIndexes.push_back(linalg::IndexOp::create(nested, bodyLoc, d));
+              loopIndexes.push_back(
+                  linalg::IndexOp::create(nested, bodyLoc, d));
             Value index = affine::AffineApplyOp::create(
                 nested, bodyLoc,
                 AffineMap::get(map.getNumDims(), 0,
                                map.getResult(iota.getDim()), context),
                 loopIndexes);
-            Type element = iota.getType().getElementType();
             Value i64 = arith::IndexCastOp::create(
                 nested, bodyLoc, nested.getI64Type(), index);
-            scalar = e.cast(i64, element);
+            scalar = e.cast(i64, iota.getType().getElementType());
           } else {
             scalar = scalarForm(e, op, args);
           }
@@ -387,8 +364,46 @@ FailureOr<func::FuncOp> mlir::dtc::buildLoopKernel(FusionOp fusion,
           }
           values[{value, map}] = *scalar;
         }
-        linalg::YieldOp::create(nested, bodyLoc, values.lookup(root));
+        linalg::YieldOp::create(nested, bodyLoc, values.lookup(rootAccess));
       });
+}
+
+} // namespace
+
+FailureOr<func::FuncOp> mlir::dtc::buildLoopKernel(FusionOp fusion,
+                                                   ModuleOp kernels,
+                                                   StringRef name) {
+  if (fusion.getKind() == FusionKind::RowReduction)
+    return fusion.emitError("a loop kernel computes a loop or multi-tensor "
+                            "group, not a row reduction");
+  Block &groupBody = fusion.getBody().front();
+  for (Operation &op : groupBody.without_terminator())
+    if (isa<DropoutOp>(op))
+      return op.emitError("a loop kernel does not compute '")
+             << op.getName() << "' yet";
+  auto memrefOf = [](Type type) {
+    auto tensor = cast<RankedTensorType>(type);
+    return MemRefType::get(tensor.getShape(), tensor.getElementType());
+  };
+  SmallVector<Type> argTypes;
+  for (Type type : fusion.getInputs().getTypes())
+    argTypes.push_back(memrefOf(type));
+  for (Type type : fusion.getResultTypes())
+    argTypes.push_back(memrefOf(type));
+  OpBuilder b = OpBuilder::atBlockEnd(kernels.getBody());
+  Location loc = fusion.getLoc();
+  auto func = func::FuncOp::create(b, loc, name,
+                                   b.getFunctionType(argTypes, {}));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  // One loop nest per result (a multi-tensor group's are independent).
+  unsigned numInputs = fusion.getInputs().size();
+  Operation *failedOp = nullptr;
+  for (auto [i, root] :
+       llvm::enumerate(groupBody.getTerminator()->getOperands()))
+    emitLoopNest(b, loc, root, entry->getArgument(numInputs + i),
+                 entry->getArguments().take_front(numInputs), failedOp);
   func::ReturnOp::create(b, loc);
   if (failedOp) {
     func.erase();

@@ -119,11 +119,11 @@ std::string mlir::dtc::test::checkLoopKernel(FusionOp fusion, unsigned seed) {
     }
     descriptors.push_back(descriptor(data, t.shape()));
   };
-  buffers.reserve(inputs.size() + 1);
+  buffers.reserve(inputs.size() + fusion.getNumResults());
   for (const Tensor &t : inputs)
     addBuffer(t);
-  Tensor result = tensorOf(fusion.getResult(0));
-  addBuffer(result);
+  for (Value result : fusion.getResults())
+    addBuffer(tensorOf(result));
   std::vector<void *> pointers, args;
   for (std::vector<int64_t> &d : descriptors)
     pointers.push_back(d.data());
@@ -134,38 +134,39 @@ std::string mlir::dtc::test::checkLoopKernel(FusionOp fusion, unsigned seed) {
   if (llvm::Error error = (*engine)->invokePacked("_mlir_ciface_kernel", args))
     return "the kernel did not run: " + llvm::toString(std::move(error));
 
-  const Tensor &want = expected.front();
-  const char *got = buffers.back().data();
-  for (int64_t i = 0; i < want.numElements(); ++i) {
-    double expect = want.at(i), actual;
-    switch (want.dtype()) {
-    case DType::F32:
-      actual = reinterpret_cast<const float *>(got)[i];
-      break;
-    case DType::F64:
-      actual = reinterpret_cast<const double *>(got)[i];
-      break;
-    case DType::I64:
-      actual = reinterpret_cast<const int64_t *>(got)[i];
-      break;
-    case DType::I32:
-      actual = reinterpret_cast<const int32_t *>(got)[i];
-      break;
-    default:
-      actual = got[i];
-    }
-    double tolerance = want.dtype() == DType::F64 ? 1e-12 : 1e-5;
-    bool agree = std::isnan(expect)
-                     ? std::isnan(actual)
-                     : expect == actual ||
-                           std::fabs(actual - expect) <=
-                               tolerance * std::fabs(expect) + tolerance;
-    if (!agree) {
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      os << "element " << i << ": the kernel gives " << actual
-         << ", the reference executor " << expect;
-      return text;
+  for (auto [r, want] : llvm::enumerate(expected)) {
+    const char *got = buffers[inputs.size() + r].data();
+    for (int64_t i = 0; i < want.numElements(); ++i) {
+      double expect = want.at(i), actual;
+      switch (want.dtype()) {
+      case DType::F32:
+        actual = reinterpret_cast<const float *>(got)[i];
+        break;
+      case DType::F64:
+        actual = reinterpret_cast<const double *>(got)[i];
+        break;
+      case DType::I64:
+        actual = reinterpret_cast<const int64_t *>(got)[i];
+        break;
+      case DType::I32:
+        actual = reinterpret_cast<const int32_t *>(got)[i];
+        break;
+      default:
+        actual = got[i];
+      }
+      double tolerance = want.dtype() == DType::F64 ? 1e-12 : 1e-5;
+      bool agree = std::isnan(expect)
+                       ? std::isnan(actual)
+                       : expect == actual ||
+                             std::fabs(actual - expect) <=
+                                 tolerance * std::fabs(expect) + tolerance;
+      if (!agree) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << "result " << r << " element " << i << ": the kernel gives "
+           << actual << ", the reference executor " << expect;
+        return text;
+      }
     }
   }
   return "";

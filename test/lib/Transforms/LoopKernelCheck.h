@@ -1,9 +1,10 @@
 //===- LoopKernelCheck.h - a compiled loop kernel against the oracle ------===//
 //
 // The differential check of the CPU route, shared by the GoogleTest harness
-// and dtc-opt --dtc-test-check-loop-kernels: a loop fusion group is lowered
-// to its kernel, compiled in process (MLIR's ExecutionEngine: test code
-// only) and run on random inputs against the reference executor.
+// and dtc-opt --dtc-test-check-loop-kernels: a loop or multi-tensor fusion
+// group is lowered to its kernel, compiled in process (MLIR's
+// ExecutionEngine: test code only) and run on random inputs against the
+// reference executor.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,7 +1,7 @@
 //===- TestCheckLoopKernels.cpp - every loop group compiled and checked ---===//
 //
-// dtc-opt --dtc-test-check-loop-kernels lowers each `loop` fusion group of a
-// fused step to its kernel, compiles it in process and checks it against
+// dtc-opt --dtc-test-check-loop-kernels lowers each `loop` and
+// `multi_tensor` fusion group of a fused step to its kernel, compiles it in process and checks it against
 // the reference executor on random inputs (LoopKernelCheck.h); an error at
 // each group that disagrees, and one line with the count.
 //
@@ -26,8 +26,8 @@ struct TestCheckLoopKernels
 
   StringRef getArgument() const final { return "dtc-test-check-loop-kernels"; }
   StringRef getDescription() const final {
-    return "Compile every loop fusion group and check it against the "
-           "reference executor on random inputs";
+    return "Compile every loop and multi-tensor fusion group and check it "
+           "against the reference executor on random inputs";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registerKernelDialects(registry);
@@ -36,7 +36,7 @@ struct TestCheckLoopKernels
   void runOnOperation() override {
     int64_t checked = 0, disagreed = 0;
     getOperation().walk([&](FusionOp fusion) {
-      if (fusion.getKind() != FusionKind::Loop)
+      if (fusion.getKind() == FusionKind::RowReduction)
         return;
       ++checked;
       std::string problem = test::checkLoopKernel(fusion, checked);
