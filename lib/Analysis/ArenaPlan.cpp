@@ -48,10 +48,10 @@ ArenaPlan mlir::dtc::planArena(ArrayRef<ScheduledOp> schedule,
       for (const ArenaPlan::Slot &slot : placed)
         if (liveTogether(slot.buffer, buffer))
           neighbours.push_back(&slot);
-      llvm::sort(neighbours, [](const ArenaPlan::Slot *a,
-                                const ArenaPlan::Slot *b) {
-        return a->offset < b->offset;
-      });
+      llvm::sort(neighbours,
+                 [](const ArenaPlan::Slot *a, const ArenaPlan::Slot *b) {
+                   return a->offset < b->offset;
+                 });
       int64_t best = -1, bestGap = 0, end = 0;
       for (const ArenaPlan::Slot *slot : neighbours) {
         int64_t gap = slot->offset - end;
@@ -98,16 +98,15 @@ ArenaPlan mlir::dtc::planArena(ArrayRef<ScheduledOp> schedule,
   plan.size = best.first;
   plan.slots = std::move(best.second);
   // Back in allocation order.
-  llvm::sort(plan.slots, [](const ArenaPlan::Slot &a,
-                            const ArenaPlan::Slot &b) {
-    return a.buffer.first < b.buffer.first;
-  });
+  llvm::sort(plan.slots,
+             [](const ArenaPlan::Slot &a, const ArenaPlan::Slot &b) {
+               return a.buffer.first < b.buffer.first;
+             });
   return plan;
 }
 
 ArenaPlan mlir::dtc::planArena(func::FuncOp step) {
-  return planArena(programOrder(step.getBody().front()),
-                   intermediatesOf(step));
+  return planArena(programOrder(step.getBody().front()), intermediatesOf(step));
 }
 
 bool mlir::dtc::hasOverlap(const ArenaPlan &plan) {

@@ -87,7 +87,8 @@ mlir::dtc::computeLiveBuffers(ArrayRef<ScheduledOp> schedule,
 MemoryTimeline mlir::dtc::computeLiveness(ArrayRef<ScheduledOp> schedule,
                                           function_ref<bool(Value)> counted) {
   // Bytes allocated at each entry and freed after it.
-  std::vector<int64_t> allocatedAt(schedule.size()), freedAfter(schedule.size());
+  std::vector<int64_t> allocatedAt(schedule.size()),
+      freedAfter(schedule.size());
   for (const LiveBuffer &buffer : computeLiveBuffers(schedule, counted)) {
     allocatedAt[buffer.first] += buffer.bytes;
     freedAfter[buffer.last] += buffer.bytes;

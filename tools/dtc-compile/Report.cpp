@@ -76,9 +76,9 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
       static_cast<long long>(arena.size), arena.slots.size(),
       static_cast<long long>(kArenaAlignment),
       static_cast<long long>(arena.lowerBound),
-      arena.lowerBound ? 100.0 * (arena.size - arena.lowerBound) /
-                             arena.lowerBound
-                       : 0.0);
+      arena.lowerBound
+          ? 100.0 * (arena.size - arena.lowerBound) / arena.lowerBound
+          : 0.0);
   llvm::json::Object perKind;
   for (const auto &[kind, total] : collectives.totals) {
     llvm::errs() << llvm::format(

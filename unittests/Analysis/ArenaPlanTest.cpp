@@ -48,7 +48,8 @@ std::string randomGraph(std::mt19937 &rng, int count, int maxRows) {
     // Mostly recent values, sometimes old ones (long lives).
     auto pick = [&]() {
       int n = pool.size();
-      std::uniform_int_distribution<int> any(0, n - 1), recent(std::max(0, n - 3), n - 1);
+      std::uniform_int_distribution<int> any(0, n - 1),
+          recent(std::max(0, n - 3), n - 1);
       return pool[(rng() % 4 == 0) ? any(rng) : recent(rng)];
     };
     if (rng() % 3 == 0)
@@ -56,8 +57,8 @@ std::string randomGraph(std::mt19937 &rng, int count, int maxRows) {
               type(rows) + "\n";
     else
       body += "  " + name(v) + " = dtc.add " + name(pick()) + ", " +
-              name(pick()) + " : (" + type(rows) + ", " + type(rows) +
-              ") -> " + type(rows) + "\n";
+              name(pick()) + " : (" + type(rows) + ", " + type(rows) + ") -> " +
+              type(rows) + "\n";
     pool.push_back(v);
   }
   int last = bySize[1].back();

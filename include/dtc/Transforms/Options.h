@@ -38,8 +38,7 @@ class OptionRanges {
 public:
   /// `value` in [low, high] (`lowOpen`/`highOpen`: the end excluded).
   OptionRanges &check(llvm::StringRef name, double value, double low,
-                      double high, bool lowOpen = false,
-                      bool highOpen = false);
+                      double high, bool lowOpen = false, bool highOpen = false);
   /// A condition between options, with its own message.
   OptionRanges &require(bool holds, const llvm::Twine &message);
   /// The first violation, or empty.

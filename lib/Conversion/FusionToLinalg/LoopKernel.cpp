@@ -56,8 +56,8 @@ struct ScalarEmitter {
                   b, loc,
                   mul(constant(std::sqrt(2.0 / M_PI), t),
                       add(x, mul(constant(0.044715, t), mul(x, mul(x, x)))))))
-            : Value(math::ErfOp::create(b, loc,
-                                        mul(x, constant(M_SQRT1_2, t))));
+            : Value(
+                  math::ErfOp::create(b, loc, mul(x, constant(M_SQRT1_2, t))));
     return mul(half, add(constant(1, t), inner));
   }
   /// The remainder with the divisor's sign (floored) unless `truncated`.
@@ -74,11 +74,10 @@ struct ScalarEmitter {
                      : Value(arith::CmpIOp::create(
                            b, loc, arith::CmpIPredicate::slt, v, zero));
     };
-    Value nonzero =
-        isFloat ? Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
-                                              r, zero))
-                : Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                              r, zero));
+    Value nonzero = isFloat ? Value(arith::CmpFOp::create(
+                                  b, loc, arith::CmpFPredicate::UNE, r, zero))
+                            : Value(arith::CmpIOp::create(
+                                  b, loc, arith::CmpIPredicate::ne, r, zero));
     Value signsDiffer = arith::XOrIOp::create(b, loc, less(r), less(y));
     Value fix = arith::AndIOp::create(b, loc, nonzero, signsDiffer);
     Value shifted = isFloat ? Value(arith::AddFOp::create(b, loc, r, y))
@@ -146,19 +145,18 @@ FailureOr<Value> scalarForm(ScalarEmitter &e, Operation *op,
         if (!value || !(value.isSplat() || value.getNumElements() == 1))
           return failure();
         Attribute scalar = value.getSplatValue<Attribute>();
-        return Value(arith::ConstantOp::create(b, loc, cast<TypedAttr>(scalar)));
+        return Value(
+            arith::ConstantOp::create(b, loc, cast<TypedAttr>(scalar)));
       })
       .Case([&](BroadcastOp) { return args[0]; })
       .Case([&](AddOp) { return binary(arith::AddFOp(), arith::AddIOp()); })
       .Case([&](SubOp) { return binary(arith::SubFOp(), arith::SubIOp()); })
       .Case([&](MulOp) { return binary(arith::MulFOp(), arith::MulIOp()); })
       .Case([&](DivOp) { return binary(arith::DivFOp(), arith::DivSIOp()); })
-      .Case([&](MaxOp) {
-        return binary(arith::MaximumFOp(), arith::MaxSIOp());
-      })
-      .Case([&](MinOp) {
-        return binary(arith::MinimumFOp(), arith::MinSIOp());
-      })
+      .Case(
+          [&](MaxOp) { return binary(arith::MaximumFOp(), arith::MaxSIOp()); })
+      .Case(
+          [&](MinOp) { return binary(arith::MinimumFOp(), arith::MinSIOp()); })
       .Case([&](ModOp mod) {
         return e.mod(args[0], args[1], mod.getTruncated());
       })
@@ -180,19 +178,19 @@ FailureOr<Value> scalarForm(ScalarEmitter &e, Operation *op,
         // x > 0 ? x : 0, as the reference kernel (NaN gives 0).
         Value zero = e.constant(0, type);
         return arith::SelectOp::create(
-            b, loc, e.compare(ComparisonPredicate::GT, args[0], zero),
-            args[0], zero);
+            b, loc, e.compare(ComparisonPredicate::GT, args[0], zero), args[0],
+            zero);
       })
       .Case([&](ExpOp) { return Value(math::ExpOp::create(b, loc, args[0])); })
       .Case([&](LogOp) { return Value(math::LogOp::create(b, loc, args[0])); })
-      .Case([&](SqrtOp) { return Value(math::SqrtOp::create(b, loc, args[0])); })
+      .Case(
+          [&](SqrtOp) { return Value(math::SqrtOp::create(b, loc, args[0])); })
       .Case([&](RsqrtOp) {
         return Value(math::RsqrtOp::create(b, loc, args[0]));
       })
-      .Case([&](ReciprocalOp) {
-        return e.div(e.constant(1, type), args[0]);
-      })
-      .Case([&](TanhOp) { return Value(math::TanhOp::create(b, loc, args[0])); })
+      .Case([&](ReciprocalOp) { return e.div(e.constant(1, type), args[0]); })
+      .Case(
+          [&](TanhOp) { return Value(math::TanhOp::create(b, loc, args[0])); })
       .Case([&](ErfOp) { return Value(math::ErfOp::create(b, loc, args[0])); })
       .Case([&](SinOp) { return Value(math::SinOp::create(b, loc, args[0])); })
       .Case([&](CosOp) { return Value(math::CosOp::create(b, loc, args[0])); })
@@ -203,7 +201,8 @@ FailureOr<Value> scalarForm(ScalarEmitter &e, Operation *op,
         Value zero = e.constant(0, type);
         Value decay = math::ExpOp::create(
             b, loc,
-            arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, args[0])));
+            arith::NegFOp::create(b, loc,
+                                  math::AbsFOp::create(b, loc, args[0])));
         return e.add(math::Log1pOp::create(b, loc, decay),
                      arith::MaximumFOp::create(b, loc, args[0], zero));
       })
@@ -215,14 +214,21 @@ FailureOr<Value> scalarForm(ScalarEmitter &e, Operation *op,
         return arith::XOrIOp::create(b, loc, args[0],
                                      e.constant(1, args[0].getType()));
       })
-      .Case([&](AndOp) { return Value(arith::AndIOp::create(b, loc, args[0], args[1])); })
-      .Case([&](OrOp) { return Value(arith::OrIOp::create(b, loc, args[0], args[1])); })
-      .Case([&](XorOp) { return Value(arith::XOrIOp::create(b, loc, args[0], args[1])); })
+      .Case([&](AndOp) {
+        return Value(arith::AndIOp::create(b, loc, args[0], args[1]));
+      })
+      .Case([&](OrOp) {
+        return Value(arith::OrIOp::create(b, loc, args[0], args[1]));
+      })
+      .Case([&](XorOp) {
+        return Value(arith::XOrIOp::create(b, loc, args[0], args[1]));
+      })
       .Case([&](CompareOp compare) {
         return e.compare(compare.getPredicate(), args[0], args[1]);
       })
       .Case([&](SelectOp) {
-        return Value(arith::SelectOp::create(b, loc, args[0], args[1], args[2]));
+        return Value(
+            arith::SelectOp::create(b, loc, args[0], args[1], args[2]));
       })
       .Case([&](CastOp) { return e.cast(args[0], type); })
       .Default([](Operation *) { return failure(); });
@@ -270,11 +276,10 @@ AffineMap operandMap(Operation *op, AffineMap map, Value operand) {
       cast<RankedTensorType>(op->getResult(0).getType()).getShape();
   ArrayRef<int64_t> from = cast<RankedTensorType>(operand.getType()).getShape();
   SmallVector<AffineExpr> index =
-      isa<ReshapeOp>(op) ? reshapeIndex(map.getResults(), from, shape, context)
-                         : broadcastIndex(map.getResults(), from, shape,
-                                          context);
-  return simplifyAffineMap(
-      AffineMap::get(map.getNumDims(), 0, index, context));
+      isa<ReshapeOp>(op)
+          ? reshapeIndex(map.getResults(), from, shape, context)
+          : broadcastIndex(map.getResults(), from, shape, context);
+  return simplifyAffineMap(AffineMap::get(map.getNumDims(), 0, index, context));
 }
 
 /// Each group value as the kernel reads it: the value and the index, a
@@ -352,8 +357,8 @@ void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
                 AffineMap::get(map.getNumDims(), 0,
                                map.getResult(iota.getDim()), context),
                 loopIndexes);
-            Value i64 = arith::IndexCastOp::create(
-                nested, bodyLoc, nested.getI64Type(), index);
+            Value i64 = arith::IndexCastOp::create(nested, bodyLoc,
+                                                   nested.getI64Type(), index);
             scalar = e.cast(i64, iota.getType().getElementType());
           } else {
             scalar = scalarForm(e, op, args);
@@ -370,9 +375,8 @@ void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
 
 } // namespace
 
-FailureOr<func::FuncOp> mlir::dtc::buildLoopKernel(FusionOp fusion,
-                                                   ModuleOp kernels,
-                                                   StringRef name) {
+FailureOr<func::FuncOp>
+mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
   if (fusion.getKind() == FusionKind::RowReduction)
     return fusion.emitError("a loop kernel computes a loop or multi-tensor "
                             "group, not a row reduction");
@@ -392,8 +396,8 @@ FailureOr<func::FuncOp> mlir::dtc::buildLoopKernel(FusionOp fusion,
     argTypes.push_back(memrefOf(type));
   OpBuilder b = OpBuilder::atBlockEnd(kernels.getBody());
   Location loc = fusion.getLoc();
-  auto func = func::FuncOp::create(b, loc, name,
-                                   b.getFunctionType(argTypes, {}));
+  auto func =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);

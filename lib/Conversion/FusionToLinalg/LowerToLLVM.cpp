@@ -34,11 +34,10 @@
 using namespace mlir;
 
 void mlir::dtc::registerKernelDialects(DialectRegistry &registry) {
-  registry.insert<DTCDialect, func::FuncDialect, arith::ArithDialect,
-                  math::MathDialect, linalg::LinalgDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  cf::ControlFlowDialect, affine::AffineDialect,
-                  LLVM::LLVMDialect>();
+  registry.insert<
+      DTCDialect, func::FuncDialect, arith::ArithDialect, math::MathDialect,
+      linalg::LinalgDialect, memref::MemRefDialect, scf::SCFDialect,
+      cf::ControlFlowDialect, affine::AffineDialect, LLVM::LLVMDialect>();
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
 }

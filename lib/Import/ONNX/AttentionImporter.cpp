@@ -50,8 +50,7 @@ Value attentionScores(NodeImporter &n, Value q, Value k, double scale,
           keys = kType.getDimSize(2), d = qType.getDimSize(3);
   Type element = qType.getElementType();
   // Query head h reads key head h / (heads / kvHeads).
-  Value grouped =
-      n.reshape(q, {batch, kvHeads, heads / kvHeads, queries, d});
+  Value grouped = n.reshape(q, {batch, kvHeads, heads / kvHeads, queries, d});
   Value keysT = n.reshape(
       TransposeOp::create(n.builder, n.loc, k, ArrayRef<int64_t>{0, 1, 3, 2}),
       {batch, kvHeads, 1, d, keys});
@@ -63,7 +62,8 @@ Value attentionScores(NodeImporter &n, Value q, Value k, double scale,
     Value capped = TanhOp::create(
         n.builder, n.loc,
         DivOp::create(n.builder, n.loc, scores, n.scalar(softcap, element)));
-    scores = MulOp::create(n.builder, n.loc, capped, n.scalar(softcap, element));
+    scores =
+        MulOp::create(n.builder, n.loc, capped, n.scalar(softcap, element));
   }
   if (withMask && mask) {
     if (getElementTypeOrSelf(mask).isInteger(1))
@@ -250,15 +250,15 @@ LogicalResult importAttention(NodeImporter &n) {
       return failure();
     attends = CompareOp::create(
         n.builder, n.loc, ComparisonPredicate::GT, *most,
-        boolMask ? n.scalar(0, element)
-                 : n.scalar(-std::numeric_limits<double>::infinity(),
-                            maskElement));
+        boolMask
+            ? n.scalar(0, element)
+            : n.scalar(-std::numeric_limits<double>::infinity(), maskElement));
     if (!boolMask) {
       // The most negative finite value of the mask's type.
-      double lowest = APFloat::getLargest(
-                          cast<FloatType>(maskElement).getFloatSemantics(),
-                          /*Negative=*/true)
-                          .convertToDouble();
+      double lowest =
+          APFloat::getLargest(cast<FloatType>(maskElement).getFloatSemantics(),
+                              /*Negative=*/true)
+              .convertToDouble();
       FailureOr<Value> finite =
           n.create<MaxOp>(mask, n.scalar(lowest, maskElement));
       if (failed(finite))
@@ -366,9 +366,9 @@ LogicalResult importRotaryEmbedding(NodeImporter &n) {
   if (failed(sin))
     return failure();
   bool interleaved = n.intAttr("interleaved", 0) != 0;
-  FailureOr<Value> y = n.create<RotaryOp>(
-      x, *cos, *sin, n.builder.getI64IntegerAttr(rotary),
-      interleaved ? n.builder.getUnitAttr() : UnitAttr());
+  FailureOr<Value> y =
+      n.create<RotaryOp>(x, *cos, *sin, n.builder.getI64IntegerAttr(rotary),
+                         interleaved ? n.builder.getUnitAttr() : UnitAttr());
   if (failed(y))
     return failure();
   return n.setResult(n.reshape(*y, type.getShape()));

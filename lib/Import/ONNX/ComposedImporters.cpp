@@ -3,8 +3,9 @@
 // Tile, Pad, Trilu, OneHot, (inference) Dropout, GatherND, ScatterND, IsNaN
 // and IsInf have no dtc op of their own: they are broadcasts, slices and
 // concats, masks from iota/compare/select, gathers (of rows at linearized
-// indices, or of padded positions) and scatters, or identities, which keeps the dialect small and every later pass
-// (autodiff, sharding) working on them unchanged.
+// indices, or of padded positions) and scatters, or identities, which keeps the
+// dialect small and every later pass (autodiff, sharding) working on them
+// unchanged.
 //
 //===----------------------------------------------------------------------===//
 

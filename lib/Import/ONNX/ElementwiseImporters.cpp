@@ -84,8 +84,8 @@ LogicalResult importPow(NodeImporter &n) {
 /// (Python's %).
 LogicalResult importMod(NodeImporter &n) {
   int64_t fmod = n.intAttr("fmod", 0);
-  return n.setResult(n.create<ModOp>(n.input(0), n.input(1),
-                                      fmod ? n.builder.getUnitAttr() : UnitAttr()));
+  return n.setResult(n.create<ModOp>(
+      n.input(0), n.input(1), fmod ? n.builder.getUnitAttr() : UnitAttr()));
 }
 
 LogicalResult importWhere(NodeImporter &n) {

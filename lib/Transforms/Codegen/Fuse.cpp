@@ -47,8 +47,8 @@ bool trailing(ArrayRef<int64_t> dims, int64_t rank) {
   SmallVector<int64_t> sorted(dims);
   llvm::sort(sorted);
   for (auto [i, dim] : llvm::enumerate(sorted))
-    if (dim != rank - static_cast<int64_t>(sorted.size()) +
-                   static_cast<int64_t>(i))
+    if (dim !=
+        rank - static_cast<int64_t>(sorted.size()) + static_cast<int64_t>(i))
       return false;
   return true;
 }
@@ -202,9 +202,9 @@ void outline(Group &group, FusionKind kind,
         outputs.push_back(result);
   }
   OpBuilder b(last);
-  auto fusion = FusionOp::create(b, last->getLoc(),
-                                 ValueRange(outputs).getTypes(),
-                                 inputs.getArrayRef(), kind);
+  auto fusion =
+      FusionOp::create(b, last->getLoc(), ValueRange(outputs).getTypes(),
+                       inputs.getArrayRef(), kind);
   Block *body = b.createBlock(&fusion.getBody());
   IRMapping mapping;
   for (Value input : inputs)
@@ -274,10 +274,9 @@ mergeOptimizerGroups(func::FuncOp step, SmallVector<Group> &groups,
     last = std::max(last, position.lookup(op));
     for (Operation *user : op->getUsers())
       if (!members.contains(user))
-        firstOutsideUse =
-            std::min(firstOutsideUse, position.count(user)
-                                          ? position.lookup(user)
-                                          : ~0u); // the return
+        firstOutsideUse = std::min(firstOutsideUse, position.count(user)
+                                                        ? position.lookup(user)
+                                                        : ~0u); // the return
   }
   if (last >= firstOutsideUse) {
     restore();

@@ -106,8 +106,9 @@ struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
     if (func.isExternal())
       return;
     OptionRanges ranges;
-    ranges.check("temperature", temperature, 0,
-                 std::numeric_limits<double>::infinity(), /*lowOpen=*/true)
+    ranges
+        .check("temperature", temperature, 0,
+               std::numeric_limits<double>::infinity(), /*lowOpen=*/true)
         .check("alpha", alpha, 0, 1);
     if (!ranges.error().empty()) {
       func.emitError(ranges.error());

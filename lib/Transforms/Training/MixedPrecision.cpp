@@ -40,8 +40,9 @@ struct MixedPrecisionPass
       return signalPassFailure();
     }
     OptionRanges ranges;
-    ranges.check("init-scale", initScale, 0,
-                 std::numeric_limits<float>::max(), /*lowOpen=*/true)
+    ranges
+        .check("init-scale", initScale, 0, std::numeric_limits<float>::max(),
+               /*lowOpen=*/true)
         .require(growthInterval > 0, "option 'growth-interval' is " +
                                          llvm::Twine(growthInterval) +
                                          ": it must be at least 1");

@@ -171,4 +171,3 @@ std::string mlir::dtc::test::checkLoopKernel(FusionOp fusion, unsigned seed) {
   }
   return "";
 }
-

@@ -1,9 +1,10 @@
 //===- TestCheckLoopKernels.cpp - every loop group compiled and checked ---===//
 //
 // dtc-opt --dtc-test-check-loop-kernels lowers each `loop` and
-// `multi_tensor` fusion group of a fused step to its kernel, compiles it in process and checks it against
-// the reference executor on random inputs (LoopKernelCheck.h); an error at
-// each group that disagrees, and one line with the count.
+// `multi_tensor` fusion group of a fused step to its kernel, compiles it in
+// process and checks it against the reference executor on random inputs
+// (LoopKernelCheck.h); an error at each group that disagrees, and one line with
+// the count.
 //
 //===----------------------------------------------------------------------===//
 

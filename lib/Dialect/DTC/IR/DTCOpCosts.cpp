@@ -224,7 +224,8 @@ OpCost costOf(RMSNormOp op) {
 // Per rotated pair: four products and two sums; the rest is a copy.
 OpCost costOf(RotaryOp op) {
   OpCost cost = dataMovementCost(op);
-  Lines lines = linesAlong(op.getInput(), -1 + op.getInput().getType().getRank());
+  Lines lines =
+      linesAlong(op.getInput(), -1 + op.getInput().getType().getRank());
   cost.elementwiseFlops = lines.rows * op.getRotaryDim() / 2 * 6;
   return cost;
 }

@@ -264,9 +264,9 @@ OpShardingRule RotaryOp::getShardingRule(ArrayRef<RankedTensorType> operands,
   }
   rule.addShared(input.getDimSize(rank - 1), kWhole, {{0, rank - 1}},
                  {{0, rank - 1}});
-  rule.addShared(getRotaryDim() / 2, kWhole,
-                 {{1, operands[1].getRank() - 1}, {2, operands[2].getRank() - 1}},
-                 {});
+  rule.addShared(
+      getRotaryDim() / 2, kWhole,
+      {{1, operands[1].getRank() - 1}, {2, operands[2].getRank() - 1}}, {});
   return rule;
 }
 

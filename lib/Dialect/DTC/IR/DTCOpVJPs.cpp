@@ -555,7 +555,8 @@ LogicalResult ScatterReduceOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   auto gather = [&](Value v) -> Value {
     return GatherOp::create(b, loc, v, indices, dim);
   };
-  auto scatter = [&](Value into, Value updates, ScatterReduction kind) -> Value {
+  auto scatter = [&](Value into, Value updates,
+                     ScatterReduction kind) -> Value {
     return ScatterReduceOp::create(b, loc, into.getType(), into, indices,
                                    updates, dim, kind);
   };
@@ -580,8 +581,8 @@ LogicalResult ScatterReduceOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
     Value zeroUpdates = scatterAdd(splat(0, x), indicator(uZero));
     Value nonzeroProduct =
         e.mul(x, scatter(splat(1, x), nonzeroU, ScatterReduction::Mul));
-    Value onlyZero = e.compare(ComparisonPredicate::EQ, gather(zeroUpdates),
-                               e.scalar(1, g));
+    Value onlyZero =
+        e.compare(ComparisonPredicate::EQ, gather(zeroUpdates), e.scalar(1, g));
     Value cofactor =
         e.select(uZero, e.select(onlyZero, gather(nonzeroProduct), zero),
                  e.div(gather(r), nonzeroU));
@@ -591,7 +592,8 @@ LogicalResult ScatterReduceOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   // Max and min: the elements equal to the result share its gradient.
   Value xWins = e.compare(ComparisonPredicate::EQ, x, r);
   Value uWins = e.compare(ComparisonPredicate::EQ, u, gather(r));
-  Value winners = e.add(indicator(xWins), scatterAdd(splat(0, x), indicator(uWins)));
+  Value winners =
+      e.add(indicator(xWins), scatterAdd(splat(0, x), indicator(uWins)));
   Value share = e.div(g, e.max(winners, e.scalar(1, g)));
   operandGrads.append({e.select(xWins, share, zero), Value(),
                        e.select(uWins, gather(share), zero)});

@@ -424,11 +424,11 @@ LogicalResult RotaryOp::inferReturnTypes(MLIRContext *,
     }
     if (!fits)
       return emitOptionalError(
-          loc, "cos and sin must broadcast to input.shape[:-1] + [",
-          rotary / 2, "] (one angle per pair)");
+          loc, "cos and sin must broadcast to input.shape[:-1] + [", rotary / 2,
+          "] (one angle per pair)");
     if (elementTypeOf(angles) != elementTypeOf(adaptor.getInput()))
-      return emitOptionalError(loc,
-                               "cos and sin must have the input's element type");
+      return emitOptionalError(
+          loc, "cos and sin must have the input's element type");
   }
   inferred.push_back(adaptor.getInput().getType());
   return success();
