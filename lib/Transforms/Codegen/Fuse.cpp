@@ -77,8 +77,11 @@ Role roleOf(Operation *op) {
       .Default([](Operation *) { return Role::None; });
 }
 
-/// A scalar or splat constant, which each group that reads it copies.
-bool isCopiedConstant(Operation *op) {
+/// A scalar or splat constant or an index grid (iota), which each group
+/// that reads it copies: it is never an input.
+bool isCopiedIntoGroups(Operation *op) {
+  if (isa_and_nonnull<IotaOp>(op))
+    return true;
   auto constant = dyn_cast_or_null<ConstantOp>(op);
   if (!constant)
     return false;
@@ -94,7 +97,7 @@ bool isCopiedConstant(Operation *op) {
 bool isRecomputable(Operation *op) {
   if (!op)
     return false;
-  if (isCopiedConstant(op) || isa<IotaOp>(op))
+  if (isCopiedIntoGroups(op))
     return true;
   if (auto broadcast = dyn_cast<BroadcastOp>(op))
     return broadcast.getInput().getType().getNumElements() <
@@ -135,8 +138,7 @@ Group growGroup(Operation *leader,
   while (!candidates.empty()) {
     Operation *producer = candidates.top().second;
     candidates.pop();
-    if (grouped.contains(producer) || isCopiedConstant(producer) ||
-        isa<IotaOp>(producer))
+    if (grouped.contains(producer) || isCopiedIntoGroups(producer))
       continue;
     Role role = roleOf(producer);
     if (role == Role::None || (role == Role::Reduction && group.hasReduction))
@@ -187,8 +189,7 @@ void outline(Group &group, FusionKind kind,
   for (Operation *op : ops) {
     for (Value operand : op->getOperands()) {
       Operation *producer = operand.getDefiningOp();
-      if (!members.contains(producer) && !isCopiedConstant(producer) &&
-          !isa_and_nonnull<IotaOp>(producer))
+      if (!members.contains(producer) && !isCopiedIntoGroups(producer))
         inputs.insert(operand);
     }
     if (copies.contains(op))
@@ -254,7 +255,7 @@ mergeOptimizerGroups(func::FuncOp step, SmallVector<Group> &groups,
   }
   for (Operation &op : step.getBody().front().without_terminator())
     if (!grouped.contains(&op) && inOptimizer(&op) &&
-        roleOf(&op) == Role::Loop && !isCopiedConstant(&op))
+        roleOf(&op) == Role::Loop && !isCopiedIntoGroups(&op))
       candidates.push_back(Group{{&op}, {}, false});
   auto restore = [&] {
     groups = std::move(kept);
@@ -304,7 +305,7 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
     SmallVector<Group> groups;
     for (Operation &op : llvm::reverse(block.without_terminator())) {
       if (grouped.contains(&op) || recomputed.contains(&op) ||
-          roleOf(&op) == Role::None || isCopiedConstant(&op))
+          roleOf(&op) == Role::None || isCopiedIntoGroups(&op))
         continue;
       Group group = growGroup(&op, position, grouped);
       if (group.ops.size() < 2)
