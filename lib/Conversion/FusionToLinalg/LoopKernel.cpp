@@ -68,16 +68,10 @@ struct ScalarEmitter {
     if (truncated)
       return r;
     Value zero = constant(0, x.getType());
-    auto less = [&](Value v) -> Value {
-      return isFloat ? Value(arith::CmpFOp::create(
-                           b, loc, arith::CmpFPredicate::OLT, v, zero))
-                     : Value(arith::CmpIOp::create(
-                           b, loc, arith::CmpIPredicate::slt, v, zero));
+    auto less = [&](Value v) {
+      return compare(ComparisonPredicate::LT, v, zero);
     };
-    Value nonzero = isFloat ? Value(arith::CmpFOp::create(
-                                  b, loc, arith::CmpFPredicate::UNE, r, zero))
-                            : Value(arith::CmpIOp::create(
-                                  b, loc, arith::CmpIPredicate::ne, r, zero));
+    Value nonzero = compare(ComparisonPredicate::NE, r, zero);
     Value signsDiffer = arith::XOrIOp::create(b, loc, less(r), less(y));
     Value fix = arith::AndIOp::create(b, loc, nonzero, signsDiffer);
     Value shifted = isFloat ? Value(arith::AddFOp::create(b, loc, r, y))
@@ -381,10 +375,6 @@ mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
     return fusion.emitError("a loop kernel computes a loop or multi-tensor "
                             "group, not a row reduction");
   Block &groupBody = fusion.getBody().front();
-  for (Operation &op : groupBody.without_terminator())
-    if (isa<DropoutOp>(op))
-      return op.emitError("a loop kernel does not compute '")
-             << op.getName() << "' yet";
   auto memrefOf = [](Type type) {
     auto tensor = cast<RankedTensorType>(type);
     return MemRefType::get(tensor.getShape(), tensor.getElementType());
