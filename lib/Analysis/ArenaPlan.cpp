@@ -22,18 +22,10 @@ ArenaPlan mlir::dtc::planArena(ArrayRef<ScheduledOp> schedule,
   ArenaPlan plan;
   std::vector<LiveBuffer> buffers = computeLiveBuffers(schedule, counted);
   // The lower bound: the most aligned bytes live at any entry.
-  std::vector<int64_t> allocatedAt(schedule.size() + 1),
-      freedAfter(schedule.size() + 1);
-  for (const LiveBuffer &buffer : buffers) {
-    allocatedAt[buffer.first] += aligned(buffer.bytes);
-    freedAfter[buffer.last] += aligned(buffer.bytes);
-  }
-  for (int64_t index = 0, live = 0;
-       index < static_cast<int64_t>(schedule.size()); ++index) {
-    live += allocatedAt[index];
-    plan.lowerBound = std::max(plan.lowerBound, live);
-    live -= freedAfter[index];
-  }
+  plan.lowerBound =
+      timelineOf(buffers, schedule.size(), [](const LiveBuffer &buffer) {
+        return aligned(buffer.bytes);
+      }).peak;
 
   // Each buffer goes to the smallest gap that fits among the placed ones it
   // lives with (best fit) or to the lowest (first fit), in one of three

@@ -84,18 +84,18 @@ mlir::dtc::computeLiveBuffers(ArrayRef<ScheduledOp> schedule,
   return buffers;
 }
 
-MemoryTimeline mlir::dtc::computeLiveness(ArrayRef<ScheduledOp> schedule,
-                                          function_ref<bool(Value)> counted) {
+MemoryTimeline
+mlir::dtc::timelineOf(ArrayRef<LiveBuffer> buffers, size_t entries,
+                      function_ref<int64_t(const LiveBuffer &)> bytesOf) {
   // Bytes allocated at each entry and freed after it.
-  std::vector<int64_t> allocatedAt(schedule.size()),
-      freedAfter(schedule.size());
-  for (const LiveBuffer &buffer : computeLiveBuffers(schedule, counted)) {
-    allocatedAt[buffer.first] += buffer.bytes;
-    freedAfter[buffer.last] += buffer.bytes;
+  std::vector<int64_t> allocatedAt(entries), freedAfter(entries);
+  for (const LiveBuffer &buffer : buffers) {
+    allocatedAt[buffer.first] += bytesOf(buffer);
+    freedAfter[buffer.last] += bytesOf(buffer);
   }
   MemoryTimeline timeline;
   int64_t live = 0;
-  for (size_t index = 0; index < schedule.size(); ++index) {
+  for (size_t index = 0; index < entries; ++index) {
     live += allocatedAt[index];
     timeline.live.push_back(live);
     if (timeline.peakIndex < 0 || live > timeline.peak) {
@@ -105,6 +105,12 @@ MemoryTimeline mlir::dtc::computeLiveness(ArrayRef<ScheduledOp> schedule,
     live -= freedAfter[index];
   }
   return timeline;
+}
+
+MemoryTimeline mlir::dtc::computeLiveness(ArrayRef<ScheduledOp> schedule,
+                                          function_ref<bool(Value)> counted) {
+  return timelineOf(computeLiveBuffers(schedule, counted), schedule.size(),
+                    [](const LiveBuffer &buffer) { return buffer.bytes; });
 }
 
 std::function<bool(Value)> mlir::dtc::intermediatesOf(func::FuncOp step) {

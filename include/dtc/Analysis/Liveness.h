@@ -72,6 +72,12 @@ std::vector<LiveBuffer>
 computeLiveBuffers(llvm::ArrayRef<ScheduledOp> schedule,
                    llvm::function_ref<bool(Value)> counted);
 
+/// The live bytes along a schedule of `entries` entries holding `buffers`,
+/// each counted as `bytesOf` says (its bytes, or an arena's aligned slot).
+MemoryTimeline
+timelineOf(llvm::ArrayRef<LiveBuffer> buffers, size_t entries,
+           llvm::function_ref<int64_t(const LiveBuffer &)> bytesOf);
+
 /// Runs `schedule` counting the bytes of the results for which `counted`
 /// holds: each is allocated when its instance is computed and freed after
 /// the last entry that reads it (right away when none does).
