@@ -2,6 +2,8 @@
 
 #include "dtc/Transforms/Options.h"
 
+#include "mlir/IR/Operation.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -47,4 +49,11 @@ OptionRanges &OptionRanges::require(bool holds, const llvm::Twine &message) {
   if (first.empty() && !holds)
     first = message.str();
   return *this;
+}
+
+llvm::LogicalResult OptionRanges::verify(Operation *op) const {
+  if (first.empty())
+    return llvm::success();
+  op->emitError(first);
+  return llvm::failure();
 }

@@ -12,8 +12,13 @@
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/LogicalResult.h"
 
 #include <string>
+
+namespace mlir {
+class Operation;
+} // namespace mlir
 
 namespace mlir::dtc {
 
@@ -33,7 +38,7 @@ llvm::raw_ostream &operator<<(llvm::raw_ostream &os, ExactDouble d);
 /// The allowed ranges of options: [low, high] with each end open or
 /// closed (an infinite end: any finite value that side). Checks keep the
 /// first violation, "option 'NAME' is VALUE: it must be in [LOW, HIGH)" (or
-/// "finite and at least LOW"), for a pass to report.
+/// "finite and at least LOW"), for a pass to report on its op.
 class OptionRanges {
 public:
   /// `value` in [low, high] (`lowOpen`/`highOpen`: the end excluded).
@@ -41,8 +46,8 @@ public:
                       double high, bool lowOpen = false, bool highOpen = false);
   /// A condition between options, with its own message.
   OptionRanges &require(bool holds, const llvm::Twine &message);
-  /// The first violation, or empty.
-  const std::string &error() const { return first; }
+  /// Emits the first violation as an error on `op` and fails, or succeeds.
+  llvm::LogicalResult verify(Operation *op) const;
 
 private:
   std::string first;

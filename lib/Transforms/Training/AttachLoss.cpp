@@ -110,10 +110,8 @@ struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
         .check("temperature", temperature, 0,
                std::numeric_limits<double>::infinity(), /*lowOpen=*/true)
         .check("alpha", alpha, 0, 1);
-    if (!ranges.error().empty()) {
-      func.emitError(ranges.error());
+    if (failed(ranges.verify(func)))
       return signalPassFailure();
-    }
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     OpBuilder b(ret);
     Value lossValue;

@@ -46,10 +46,8 @@ struct MixedPrecisionPass
         .require(growthInterval > 0, "option 'growth-interval' is " +
                                          llvm::Twine(growthInterval) +
                                          ": it must be at least 1");
-    if (!ranges.error().empty()) {
-      func.emitError(ranges.error());
+    if (failed(ranges.verify(func)))
       return signalPassFailure();
-    }
     OpBuilder b(&getContext());
     Type low = type == HalfType::F16 ? Type(b.getF16Type())
                                      : Type(b.getBF16Type());

@@ -123,10 +123,8 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
                  "option 'warmup-steps' (" + llvm::Twine(warmupSteps) +
                      ") must be at most 'total-steps' (" +
                      llvm::Twine(totalSteps) + ")");
-    if (!ranges.error().empty()) {
-      func.emitError(ranges.error());
+    if (failed(ranges.verify(func)))
       return signalPassFailure();
-    }
     llvm::Regex noDecayRegex(noDecay);
     std::string regexError;
     if (!noDecay.empty() && !noDecayRegex.isValid(regexError)) {
