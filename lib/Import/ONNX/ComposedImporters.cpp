@@ -109,7 +109,9 @@ LogicalResult importPad(NodeImporter &n) {
     if (failed(given))
       return failure();
     pads = *given;
-    fill = n.hasInput(2) ? n.reshape(n.input(2), {}) : n.scalar(0, element);
+    fill = n.hasInput(2) ? n.convertElementType(n.reshape(n.input(2), {}),
+                                                element)
+                         : n.scalar(0, element);
   }
   SmallVector<int64_t> axes;
   if (n.hasInput(3)) {
@@ -153,12 +155,11 @@ LogicalResult importPad(NodeImporter &n) {
     auto xType = cast<RankedTensorType>(x.getType());
     FailureOr<Value> padded;
     if (mode == "constant") {
-      Value value = n.convertElementType(fill, element);
       SmallVector<Value> parts;
       auto block = [&](int64_t width) {
         SmallVector<int64_t> shape(xType.getShape());
         shape[axis] = width;
-        return BroadcastOp::create(n.builder, n.loc, xType.clone(shape), value)
+        return BroadcastOp::create(n.builder, n.loc, xType.clone(shape), fill)
             .getResult();
       };
       if (begin)
