@@ -15,8 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ReferenceEngine.h"
 #include "TestDialect.h"
-#include "TrainingLoop.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Runtime/Communicator.h"
 #include "dtc/Runtime/MPI/MPICommunicator.h"
@@ -291,11 +291,12 @@ int main(int argc, char **argv) {
   }
   int64_t plannedPeak = training ? readPlannedPeak(modulePath) : -1;
   auto run = [&](Communicator *comm) {
-    return training ? runTraining(*step, signature,
-                                  {batchDir, initDir, dumpDir, steps, logEvery,
-                                   plannedPeak},
-                                  comm)
-                    : runOnce(func, comm);
+    if (!training)
+      return runOnce(func, comm);
+    ReferenceEngine engine(*step, signature, comm);
+    return runTraining(
+        signature, {batchDir, initDir, dumpDir, steps, logEvery, plannedPeak},
+        engine, builtinValuesOf(*step), readTensorDir, comm);
   };
 
   // A step on a mesh (or a module with a dtc.mesh) runs on the ranks

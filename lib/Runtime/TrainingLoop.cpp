@@ -1,0 +1,193 @@
+//===- TrainingLoop.cpp - training with any engine ------------------------===//
+
+#include "dtc/Runtime/TrainingLoop.h"
+
+#include "dtc/Runtime/Communicator.h"
+#include "dtc/Runtime/StepBinding.h"
+#include "dtc/Runtime/TensorIO.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+using namespace mlir::dtc;
+
+StepEngine::~StepEngine() = default;
+
+namespace {
+
+bool fail(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return false;
+}
+
+/// Writes `tensor` as DIR/SUBDIR/<encoded name>.npy.
+bool dump(const std::string &dir, const std::string &subdir,
+          const std::string &name, const Tensor &tensor) {
+  std::string folder = subdir.empty() ? dir : dir + "/" + subdir;
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec)
+    return fail("cannot create '" + folder + "': " + ec.message());
+  std::string error;
+  if (!writeNpy(folder + "/" + encodeFileName(name) + ".npy", tensor, error))
+    return fail(error);
+  return true;
+}
+
+/// The whole starting value of every argument the step has one for: the
+/// inputs from the batch, the parameters from --init or the step's own,
+/// state from the step's own (a loss scale). The binding derives the rest.
+std::vector<std::optional<Tensor>>
+startingValues(const StepSignature &signature,
+               const std::map<std::string, Tensor> &batch,
+               const std::map<std::string, Tensor> &init,
+               const BuiltinValue &builtinValue) {
+  std::vector<std::optional<Tensor>> start(signature.arguments.size());
+  for (size_t i = 0; i < signature.arguments.size(); ++i) {
+    const StepArgument &arg = signature.arguments[i];
+    if (arg.role == ArgumentRole::Input) {
+      if (auto it = batch.find(arg.name); it != batch.end())
+        start[i] = it->second;
+      continue;
+    }
+    if (arg.role == ArgumentRole::Parameter) {
+      if (auto it = init.find(encodeFileName(arg.name)); it != init.end()) {
+        start[i] = it->second;
+        continue;
+      }
+    }
+    start[i] = builtinValue(i);
+  }
+  return start;
+}
+
+/// Prints, on rank 0, one line per rank: its time and the collectives it
+/// ran per step, as its Communicator counted them; then one line per rank
+/// with its measured peak of intermediate memory. Every rank runs the same
+/// program, so the counted kinds line up across ranks.
+void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
+                   int64_t peakBytes, const std::string &planned, bool lead) {
+  std::map<CollectiveKind, CollectiveCount> counts = comm.counts();
+  std::vector<double> mine{secondsPerStep, static_cast<double>(peakBytes)};
+  for (const auto &[kind, count] : counts) {
+    mine.push_back(static_cast<double>(count.calls) / steps);
+    mine.push_back(count.busBytes / steps);
+  }
+  Tensor row(DType::F64, {1, static_cast<int64_t>(mine.size())});
+  row.floats() = mine;
+  Tensor all = comm.allGather(row, comm.mesh().axes, 0);
+  if (!lead)
+    return;
+  for (int64_t r = 0, e = all.shape()[0]; r < e; ++r) {
+    const double *values = all.floats().data() + r * mine.size();
+    std::printf("rank %lld per step: %.4f s", static_cast<long long>(r),
+                values[0]);
+    size_t i = 2;
+    for (const auto &entry : counts) {
+      std::printf(", %s %.0f calls, %.0f bus bytes",
+                  collectiveName(entry.first), values[i], values[i + 1]);
+      i += 2;
+    }
+    std::printf("\n");
+  }
+  for (int64_t r = 0, e = all.shape()[0]; r < e; ++r)
+    std::printf("rank %lld peak intermediate memory: %.0f B%s\n",
+                static_cast<long long>(r), all.floats()[r * mine.size() + 1],
+                planned.c_str());
+}
+
+} // namespace
+
+int mlir::dtc::runTraining(const StepSignature &signature,
+                           const TrainingOptions &options, StepEngine &engine,
+                           const BuiltinValue &builtinValue,
+                           const TensorDirReader &readDir, Communicator *comm) {
+  std::map<std::string, Tensor> batch, init;
+  std::string error;
+  if (options.batchDir.empty())
+    return fail("training needs --batch DIR (the inputs and labels)"), 1;
+  if (!readDir(options.batchDir, batch, error) ||
+      (!options.initDir.empty() && !readDir(options.initDir, init, error)))
+    return fail(error), 1;
+  bool lead = !comm || comm->rank() == 0;
+
+  StepBinding binding(signature, comm);
+  {
+    std::vector<Tensor> args;
+    if (error = binding.bind(
+            startingValues(signature, batch, init, builtinValue), args);
+        !error.empty())
+      return fail(error), 1;
+    if (error = engine.start(std::move(args)); !error.empty())
+      return fail(error), 1;
+  }
+
+  int64_t logEvery = options.logEvery > 0
+                         ? options.logEvery
+                         : std::max<int64_t>(1, options.steps / 10);
+  Tensor losses(DType::F32, {options.steps});
+  auto startTime = std::chrono::steady_clock::now();
+  auto secondsSinceStart = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         startTime)
+        .count();
+  };
+  for (int64_t k = 0; k < options.steps; ++k) {
+    if (!engine.step())
+      return 1;
+    double loss = engine.result(signature.loss).at(0);
+    losses.floats()[k] = loss;
+    if (lead && ((k + 1) % logEvery == 0 || k + 1 == options.steps)) {
+      double seconds = secondsSinceStart();
+      std::printf("step %5lld/%lld  loss %.6f  %.3f s/step\n",
+                  static_cast<long long>(k + 1),
+                  static_cast<long long>(options.steps), loss,
+                  seconds / (k + 1));
+      std::fflush(stdout);
+    }
+  }
+  losses.roundToElementType();
+  // The measured peak beside the plan (the same rule: every rank runs the
+  // same program, so one planned figure stands for all).
+  std::string planned =
+      options.plannedPeak >= 0
+          ? " (planned " + std::to_string(options.plannedPeak) + " B)"
+          : std::string();
+  int64_t peakBytes = engine.peakIntermediateBytes();
+  if (comm)
+    reportPerRank(*comm, options.steps, secondsSinceStart() / options.steps,
+                  peakBytes, planned, lead);
+  else
+    std::printf("peak intermediate memory: %lld B%s\n",
+                static_cast<long long>(peakBytes), planned.c_str());
+  std::fflush(stdout);
+
+  if (options.dumpDir.empty())
+    return 0;
+  // Dumps hold whole tensors, gathered by every rank and written by the
+  // first: the last step's gradients, the parameters after it.
+  if (lead && !dump(options.dumpDir, "", "loss", losses))
+    return 1;
+  for (size_t r = 0; r < signature.results.size(); ++r) {
+    const StepResult &result = signature.results[r];
+    if (result.role != ResultRole::Gradient)
+      continue;
+    Tensor grad = binding.wholeResult(r, engine.result(r));
+    if (lead && !dump(options.dumpDir, "grad", result.name, grad))
+      return 1;
+  }
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < signature.arguments.size(); ++i)
+    args.push_back(engine.argument(i));
+  for (size_t i = 0; i < signature.arguments.size(); ++i) {
+    if (signature.arguments[i].role != ArgumentRole::Parameter)
+      continue;
+    Tensor param = binding.wholeParameter(i, args);
+    if (lead &&
+        !dump(options.dumpDir, "param", signature.arguments[i].name, param))
+      return 1;
+  }
+  std::fflush(stdout);
+  return 0;
+}
