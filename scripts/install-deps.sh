@@ -9,6 +9,7 @@ packages=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libgtest-dev googletest
   libopenmpi-dev openmpi-bin                                # the MPI engine, mpirun
+  libopenblas-dev                                           # matmuls of compiled steps (not libblas.so.3)
   python3 python3-numpy python3-onnx                       # test tooling (Debian's python3)
 )
 

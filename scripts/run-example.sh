@@ -4,17 +4,20 @@
 #     PyTorch), run it on the reference executor and compare its outputs
 #     with PyTorch's;
 #  2. compile it into a training step (cross-entropy, AdamW, warm-up +
-#     cosine schedule) and train it for 300 steps on a small synthetic task
-#     (predict the next token of a counting sequence), printing the loss;
+#     cosine schedule) and into native code for CPU ranks (--target cpu),
+#     train it for 300 steps on a small synthetic task (predict the next
+#     token of a counting sequence), printing the loss and tokens/s, and
+#     check the compiled run's losses against the reference executor's;
 #  3. compile it again for a 4-rank mesh, dp=2 x tp=2 with sequence
 #     parallelism (each dp group takes half the batch; each tp pair splits
 #     the weights Megatron-style and the norms along the sequence), train
-#     it on four MPI ranks, printing the loss and the per-rank report, and
-#     check that its losses match the single-device run's.
+#     the compiled program on four MPI ranks, printing the loss and the
+#     per-rank report (time, collectives, memory, tokens/s), and check that
+#     its losses match the single-device run's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh dtc-translate dtc-run dtc-compile
+scripts/build.sh dtc-translate dtc-run dtc-compile dtc-launch
 
 example=examples/tiny_transformer
 out=build/example
@@ -30,18 +33,25 @@ echo "== Comparing with PyTorch's output"
 
 train_options=(--lr 3e-3 --schedule warmup-cosine --warmup-steps 20
   --total-steps 300 --no-decay 'bias|ln')
-echo "== Compiling the training step"
-build/bin/dtc-compile "$example/model.onnx" -o "$out/train" "${train_options[@]}"
-echo "== Training for 300 steps on $example/task (single device, reference executor)"
+echo "== Compiling the training step, into native code for CPU ranks"
+build/bin/dtc-compile "$example/model.onnx" -o "$out/train" "${train_options[@]}" \
+  --target cpu
+echo "== Training for 300 steps on $example/task (single device, compiled)"
 build/bin/dtc-run "$out/train" --batch "$example/task" --steps 300 --log-every 25 \
   --dump "$out/train-dump"
 echo "   losses, last gradients and final parameters in $out/train-dump"
+echo "== The same 300 steps on the reference executor (the oracle, f64)"
+build/bin/dtc-run "$out/train" --engine reference --batch "$example/task" \
+  --steps 300 --log-every 100 --dump "$out/train-dump-reference"
+echo "== Comparing the compiled losses with the reference executor's"
+/usr/bin/python3 test/Utils/compare_npy.py "$out/train-dump/loss.npy" \
+  "$out/train-dump-reference/loss.npy" --rtol 1e-4 --atol 1e-5 --rel-l2 1e-5
 
 echo "== Compiling it for a mesh of 4 ranks: dp=2 x tp=2, sequence-parallel,"
 echo "   checked against one device on simulated ranks first (--verify)"
 build/bin/dtc-compile "$example/model.onnx" -o "$out/train-mesh" "${train_options[@]}" \
-  --mesh dp=2,tp=2 --sequence-parallel --verify
-echo "== Training for 300 steps on 4 MPI ranks"
+  --mesh dp=2,tp=2 --sequence-parallel --verify --target cpu
+echo "== Training for 300 steps on 4 MPI ranks (compiled)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 mpirun --oversubscribe -np 4 build/bin/dtc-run "$out/train-mesh" \
   --batch "$example/task" --steps 300 --log-every 25 --dump "$out/train-mesh-dump"

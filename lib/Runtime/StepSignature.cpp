@@ -3,6 +3,8 @@
 #include "dtc/Runtime/StepSignature.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -404,6 +406,278 @@ std::string StepSignature::toJSON() const {
   json.endArray();
   json.endObject();
   return json.take();
+
+} // namespace mlir::dtc
+
+//===----------------------------------------------------------------------===//
+// The text form
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Names may hold any character: spaces, '=', '%' and control characters
+/// are written as %XX.
+std::string escape(const std::string &text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c <= ' ' || c == '%' || c == '=' || c == 127) {
+      char hex[4];
+      std::snprintf(hex, sizeof(hex), "%%%02X", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out.empty() ? "%" : out; // "%" alone: the empty string
+}
+
+std::string unescape(const std::string &text) {
+  if (text == "%")
+    return "";
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size()) {
+      out += static_cast<char>(
+          std::strtol(text.substr(i + 1, 2).c_str(), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+std::string joinInts(const std::vector<int64_t> &values, char separator) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i)
+    out += (i ? std::string(1, separator) : "") + std::to_string(values[i]);
+  return out.empty() ? "-" : out;
+}
+
+std::vector<std::string> splitOn(const std::string &text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end - start));
+    if (end == std::string::npos)
+      return parts;
+    start = end + 1;
+  }
+}
+
+/// A decimal integer; 0 for anything else (the caller checks the
+/// description as a whole afterwards).
+int64_t toInt(const std::string &text) {
+  return std::strtoll(text.c_str(), nullptr, 10);
+}
+
+std::vector<int64_t> parseInts(const std::string &text, char separator) {
+  std::vector<int64_t> values;
+  if (text == "-")
+    return values;
+  for (const std::string &part : splitOn(text, separator))
+    values.push_back(toInt(part));
+  return values;
+}
+
+/// `dtype=f32 shape=4x8 layout=dp+tp/- blocks=1,2 unpadded=3`.
+std::string tensorText(DType dtype, const Shape &shape,
+                       const TensorLayout &layout,
+                       std::optional<int64_t> unpaddedRows) {
+  std::string out = std::string(" dtype=") + dtypeName(dtype) +
+                    " shape=" + joinInts(shape, 'x');
+  if (!layout.dims.empty()) {
+    out += " layout=";
+    for (size_t d = 0; d < layout.dims.size(); ++d) {
+      std::string axes;
+      for (const std::string &axis : layout.dims[d])
+        axes += (axes.empty() ? "" : "+") + escape(axis);
+      out += (d ? "/" : "") + (axes.empty() ? std::string("-") : axes);
+    }
+  }
+  if (!layout.blocks.empty())
+    out += " blocks=" + joinInts(layout.blocks, ',');
+  if (unpaddedRows)
+    out += " unpadded=" + std::to_string(*unpaddedRows);
+  return out;
+}
+
+std::optional<DType> dtypeNamed(const std::string &name) {
+  for (DType dtype :
+       {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I64, DType::I32,
+        DType::I16, DType::I8, DType::U8, DType::Bool})
+    if (name == dtypeName(dtype))
+      return dtype;
+  return std::nullopt;
+}
+
+/// Reads the tensor fields of a `key=value` map.
+std::string readTensor(std::map<std::string, std::string> &fields, DType &dtype,
+                       Shape &shape, TensorLayout &layout,
+                       std::optional<int64_t> &unpaddedRows) {
+  std::optional<DType> parsed = dtypeNamed(fields["dtype"]);
+  if (!parsed)
+    return "unknown element type '" + fields["dtype"] + "'";
+  dtype = *parsed;
+  shape = parseInts(fields["shape"], 'x');
+  if (fields.count("layout"))
+    for (const std::string &dim : splitOn(fields["layout"], '/')) {
+      layout.dims.emplace_back();
+      if (dim != "-")
+        for (const std::string &axis : splitOn(dim, '+'))
+          layout.dims.back().push_back(unescape(axis));
+    }
+  if (fields.count("blocks"))
+    layout.blocks = parseInts(fields["blocks"], ',');
+  if (fields.count("unpadded"))
+    unpaddedRows = toInt(fields["unpadded"]);
+  return "";
+}
+
+} // namespace
+
+std::string StepSignature::toText() const {
+  std::string out = "abi " + std::to_string(abiVersion) + "\nfunction " +
+                    escape(function) + "\nloss " + std::to_string(loss) +
+                    "\nmicrobatches " + std::to_string(microbatches) + "\nmesh";
+  for (size_t i = 0; i < mesh.axes.size(); ++i)
+    out += " " + escape(mesh.axes[i]) + "=" + std::to_string(mesh.sizes[i]);
+  out += "\n";
+  if (rng)
+    out += "rng " + std::to_string(rng->seed) + " " +
+           std::to_string(rng->counter) + "\n";
+  if (growthInterval)
+    out += "growth_interval " + std::to_string(*growthInterval) + "\n";
+  if (stage)
+    out += "stage " + std::to_string(*stage) + "\n";
+  for (const StepArgument &arg : arguments) {
+    out += std::string("argument role=") + roleName(arg.role) +
+           " name=" + escape(arg.name);
+    if (arg.role == ArgumentRole::State)
+      out += std::string(" kind=") + stepStateKindName(arg.stateKind) +
+             " parameter=" + escape(arg.parameter);
+    if (arg.role == ArgumentRole::Parameter)
+      out += std::string(" trainable=") + (arg.trainable ? "1" : "0");
+    out += tensorText(arg.dtype, arg.shape, arg.layout, arg.unpaddedRows);
+    if (arg.aliasedResult)
+      out += " alias=" + std::to_string(*arg.aliasedResult);
+    out += "\n";
+  }
+  for (const StepResult &result : results) {
+    out += std::string("result role=") + roleName(result.role) +
+           " name=" + escape(result.name) +
+           tensorText(result.dtype, result.shape, result.layout,
+                      result.unpaddedRows);
+    if (result.updatedArgument)
+      out += " updated=" + std::to_string(*result.updatedArgument);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string StepSignature::fromText(const std::string &text,
+                                    StepSignature &out) {
+  out = StepSignature();
+  size_t lineNumber = 0;
+  for (const std::string &line : splitOn(text, '\n')) {
+    ++lineNumber;
+    if (line.empty())
+      continue;
+    std::vector<std::string> tokens = splitOn(line, ' ');
+    const std::string &key = tokens[0];
+    std::map<std::string, std::string> fields;
+    for (size_t i = 1; i < tokens.size(); ++i)
+      if (size_t eq = tokens[i].find('='); eq != std::string::npos)
+        fields[tokens[i].substr(0, eq)] = tokens[i].substr(eq + 1);
+    auto bad = [&](const std::string &why) {
+      return "line " + std::to_string(lineNumber) + " of the step's " +
+             "description: " + why;
+    };
+    auto number = [&](size_t i) -> int64_t {
+      return i < tokens.size() ? toInt(tokens[i]) : 0;
+    };
+    if (key == "abi") {
+      out.abiVersion = number(1);
+    } else if (key == "function") {
+      out.function = tokens.size() > 1 ? unescape(tokens[1]) : "";
+    } else if (key == "loss") {
+      out.loss = number(1);
+    } else if (key == "microbatches") {
+      out.microbatches = number(1);
+    } else if (key == "mesh") {
+      for (size_t i = 1; i < tokens.size(); ++i) {
+        size_t eq = tokens[i].find('=');
+        if (eq == std::string::npos)
+          return bad("a mesh axis without a size");
+        out.mesh.axes.push_back(unescape(tokens[i].substr(0, eq)));
+        out.mesh.sizes.push_back(toInt(tokens[i].substr(eq + 1)));
+      }
+    } else if (key == "rng") {
+      out.rng = Rng{number(1), static_cast<size_t>(number(2))};
+    } else if (key == "growth_interval") {
+      out.growthInterval = number(1);
+    } else if (key == "stage") {
+      out.stage = number(1);
+    } else if (key == "argument") {
+      StepArgument arg;
+      const std::string &role = fields["role"];
+      if (role == "input")
+        arg.role = ArgumentRole::Input;
+      else if (role == "parameter")
+        arg.role = ArgumentRole::Parameter;
+      else if (role == "state")
+        arg.role = ArgumentRole::State;
+      else
+        return bad("unknown argument role '" + role + "'");
+      arg.name = unescape(fields["name"]);
+      if (arg.role == ArgumentRole::State) {
+        bool known = false;
+        for (int k = 0; k <= static_cast<int>(StepStateKind::GrowthTracker);
+             ++k)
+          if (fields["kind"] ==
+              stepStateKindName(static_cast<StepStateKind>(k))) {
+            arg.stateKind = static_cast<StepStateKind>(k);
+            known = true;
+          }
+        if (!known)
+          return bad("unknown state kind '" + fields["kind"] + "'");
+        arg.parameter = unescape(fields["parameter"]);
+      }
+      arg.trainable = fields["trainable"] != "0";
+      if (std::string error = readTensor(fields, arg.dtype, arg.shape,
+                                         arg.layout, arg.unpaddedRows);
+          !error.empty())
+        return bad(error);
+      if (fields.count("alias"))
+        arg.aliasedResult = toInt(fields["alias"]);
+      out.arguments.push_back(std::move(arg));
+    } else if (key == "result") {
+      StepResult result;
+      const std::string &role = fields["role"];
+      if (role == "loss")
+        result.role = ResultRole::Loss;
+      else if (role == "gradient")
+        result.role = ResultRole::Gradient;
+      else if (role == "update")
+        result.role = ResultRole::Update;
+      else if (role == "output")
+        result.role = ResultRole::Output;
+      else
+        return bad("unknown result role '" + role + "'");
+      result.name = unescape(fields["name"]);
+      if (std::string error = readTensor(fields, result.dtype, result.shape,
+                                         result.layout, result.unpaddedRows);
+          !error.empty())
+        return bad(error);
+      if (fields.count("updated"))
+        result.updatedArgument = toInt(fields["updated"]);
+      out.results.push_back(std::move(result));
+    } else {
+      return bad("unknown record '" + key + "'");
+    }
+  }
+  return out.check();
 }
 
 } // namespace mlir::dtc

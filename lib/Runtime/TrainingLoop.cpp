@@ -67,9 +67,11 @@ startingValues(const StepSignature &signature,
 /// with its measured peak of intermediate memory. Every rank runs the same
 /// program, so the counted kinds line up across ranks.
 void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
-                   int64_t peakBytes, const std::string &planned, bool lead) {
+                   int64_t tokensPerStep, int64_t peakBytes,
+                   const std::string &planned, bool lead) {
   std::map<CollectiveKind, CollectiveCount> counts = comm.counts();
-  std::vector<double> mine{secondsPerStep, static_cast<double>(peakBytes)};
+  std::vector<double> mine{secondsPerStep, static_cast<double>(peakBytes),
+                           tokensPerStep / secondsPerStep};
   for (const auto &[kind, count] : counts) {
     mine.push_back(static_cast<double>(count.calls) / steps);
     mine.push_back(count.busBytes / steps);
@@ -83,7 +85,7 @@ void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
     const double *values = all.floats().data() + r * mine.size();
     std::printf("rank %lld per step: %.4f s", static_cast<long long>(r),
                 values[0]);
-    size_t i = 2;
+    size_t i = 3;
     for (const auto &entry : counts) {
       std::printf(", %s %.0f calls, %.0f bus bytes",
                   collectiveName(entry.first), values[i], values[i + 1]);
@@ -95,6 +97,23 @@ void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
     std::printf("rank %lld peak intermediate memory: %.0f B%s\n",
                 static_cast<long long>(r), all.floats()[r * mine.size() + 1],
                 planned.c_str());
+  if (tokensPerStep > 0)
+    for (int64_t r = 0, e = all.shape()[0]; r < e; ++r)
+      std::printf("rank %lld throughput: %.0f tokens/s\n",
+                  static_cast<long long>(r), all.floats()[r * mine.size() + 2]);
+}
+
+/// The tokens one rank trains on per step: the elements of its first
+/// integer input (the token ids), or 0 without one.
+int64_t tokensPerStep(const StepSignature &signature) {
+  for (const StepArgument &arg : signature.arguments)
+    if (arg.role == ArgumentRole::Input && !isFloatDType(arg.dtype)) {
+      int64_t n = 1;
+      for (int64_t d : arg.shape)
+        n *= d;
+      return n;
+    }
+  return 0;
 }
 
 } // namespace
@@ -155,12 +174,17 @@ int mlir::dtc::runTraining(const StepSignature &signature,
           ? " (planned " + std::to_string(options.plannedPeak) + " B)"
           : std::string();
   int64_t peakBytes = engine.peakIntermediateBytes();
-  if (comm)
-    reportPerRank(*comm, options.steps, secondsSinceStart() / options.steps,
-                  peakBytes, planned, lead);
-  else
+  double secondsPerStep = secondsSinceStart() / options.steps;
+  int64_t tokens = tokensPerStep(signature);
+  if (comm) {
+    reportPerRank(*comm, options.steps, secondsPerStep, tokens, peakBytes,
+                  planned, lead);
+  } else {
     std::printf("peak intermediate memory: %lld B%s\n",
                 static_cast<long long>(peakBytes), planned.c_str());
+    if (tokens > 0)
+      std::printf("throughput: %.0f tokens/s\n", tokens / secondsPerStep);
+  }
   std::fflush(stdout);
 
   if (options.dumpDir.empty())

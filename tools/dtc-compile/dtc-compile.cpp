@@ -19,6 +19,7 @@
 #include "dtc/Import/ONNX/ONNXImporter.h"
 #include "dtc/Runtime/ONNX/TensorProto.h"
 #include "dtc/Runtime/Tensor.h"
+#include "dtc/Target/CPU/CompileProgram.h"
 #include "dtc/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -51,6 +52,13 @@ static cl::opt<std::string>
     outDir("o", cl::cat(categoryOutput),
            cl::desc("Output directory (needed unless --list-params)"),
            cl::value_desc("dir"));
+static cl::opt<std::string>
+    target("target", cl::cat(categoryOutput),
+           cl::desc("What runs the step: 'reference' (dtc-run interprets "
+                    "train_step.mlir, the f64 oracle) or 'cpu' (also writes a "
+                    "compiled per-rank program: OUT/program.txt and "
+                    "OUT/kernels.so, which dtc-run starts dtc-launch on)"),
+           cl::init("reference"));
 static cl::opt<std::string>
     bindInputs("bind-inputs", cl::cat(categoryImport),
                cl::desc("Tensors for graph inputs that determine shapes"));
@@ -226,6 +234,11 @@ int main(int argc, char **argv) {
       "or, for a --mesh of N devices,\n"
       "  mpirun -np N dtc-run OUT --batch DIR --steps K [--dump DIR]\n");
 
+  if (target != "reference" && target != "cpu") {
+    llvm::errs() << "error: unknown --target '" << target
+                 << "' (reference, cpu)\n";
+    return 1;
+  }
   if (outDir.empty() && !listParams) {
     llvm::errs() << "error: no output directory (-o DIR)\n";
     return 1;
@@ -362,6 +375,7 @@ int main(int argc, char **argv) {
   llvm::json::Object manifest{
       {"model", modelPath.getValue()},
       {"module", "train_step.mlir"},
+      {"target", target.getValue()},
       {"function", "train_step"},
       {"pipeline", "dtc-training" + pipeline},
       {"parameters", describeArguments(*step, kParamAttrName)},
@@ -372,6 +386,15 @@ int main(int argc, char **argv) {
   if (!writeJson(outDir + "/manifest.json", std::move(manifest)) ||
       !writeJson(outDir + "/report.json", std::move(report)))
     return 1;
+  writeTiming.stop();
+  if (target == "cpu") {
+    llvm::errs() << "dtc-compile: compiling the step for CPU ranks\n";
+    TimingScope codegenTiming = rootTiming.nest("CPU code generation");
+    if (failed(compileCPUProgram(func, *signature, outDir)))
+      return 1;
+    llvm::errs() << "dtc-compile: wrote " << outDir << "/program.txt and "
+                 << outDir << "/kernels.so\n";
+  }
   llvm::errs() << "dtc-compile: wrote " << outDir << "/train_step.mlir, "
                << outDir << "/manifest.json and " << outDir << "/report.json\n";
   return 0;

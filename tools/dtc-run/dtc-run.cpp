@@ -38,10 +38,14 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include <cerrno>
+#include <cstring>
 #include <mpi.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -81,6 +85,19 @@ static llvm::cl::opt<std::string>
 static llvm::cl::opt<int64_t> steps("steps", llvm::cl::cat(trainCat),
                                     llvm::cl::desc("Training steps"),
                                     llvm::cl::init(1));
+static llvm::cl::opt<std::string> engineName(
+    "engine", llvm::cl::cat(trainCat),
+    llvm::cl::desc("What runs the step: 'auto' (the compiled program when "
+                   "OUT has one, from dtc-compile --target cpu, else the "
+                   "reference executor), 'reference' (interpret "
+                   "OUT/train_step.mlir) or 'cpu' (the compiled program, "
+                   "run by dtc-launch)"),
+    llvm::cl::init("auto"));
+static llvm::cl::opt<bool> checkArena(
+    "check-arena", llvm::cl::cat(trainCat),
+    llvm::cl::desc("A compiled program fills each arena slot with NaN once "
+                   "its last reader has run: the trajectory must not "
+                   "change (compiled programs only)"));
 static llvm::cl::opt<int64_t>
     logEvery("log-every", llvm::cl::cat(trainCat),
              llvm::cl::desc("Print a progress line every N steps (default: "
@@ -218,7 +235,45 @@ static int runOnce(func::FuncOp func, Communicator *comm) {
   return 0;
 }
 
+/// Replaces this process with dtc-launch (installed beside dtc-run) on the
+/// same arguments: a compiled program runs without LLVM or MLIR. Returns
+/// only on failure.
+static int startLauncher(int argc, char **argv) {
+  std::string self = llvm::sys::fs::getMainExecutable(
+      argv[0], reinterpret_cast<void *>(&startLauncher));
+  llvm::SmallString<256> launcher(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(launcher, "dtc-launch");
+  std::vector<char *> args(argv, argv + argc);
+  args[0] = launcher.data();
+  args.push_back(nullptr);
+  execv(launcher.c_str(), args.data());
+  llvm::errs() << "error: cannot start '" << launcher
+               << "', which runs compiled programs: " << strerror(errno)
+               << "\n";
+  return 1;
+}
+
+/// The compiled program's directory among the arguments, unless they ask
+/// for the reference engine: the first that holds a program.txt.
+static std::optional<std::string> compiledProgramIn(int argc, char **argv) {
+  std::optional<std::string> found;
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg = argv[i];
+    if (arg == "--engine=reference" || arg == "-engine=reference" ||
+        ((arg == "--engine" || arg == "-engine") && i + 1 < argc &&
+         StringRef(argv[i + 1]) == "reference"))
+      return std::nullopt;
+    if (!found && llvm::sys::fs::exists(arg + "/program.txt"))
+      found = arg.str();
+  }
+  return found;
+}
+
 int main(int argc, char **argv) {
+  // A compiled program runs in dtc-launch, which parses its own options
+  // (--threads among them, a name LLVM's options take here).
+  if (compiledProgramIn(argc, argv))
+    return startLauncher(argc, argv);
   llvm::InitLLVM init(argc, argv);
   // Only dtc-run's own options in --help, not LLVM's.
   llvm::cl::HideUnrelatedOptions({&runCat, &trainCat});
@@ -227,7 +282,10 @@ int main(int argc, char **argv) {
       "dtc reference executor: runs a dtc function on the CPU\n\n"
       "  dtc-run MODULE.mlir --inputs DIR [--outputs DIR] [--function NAME]\n"
       "  dtc-run OUT --batch DIR --steps K [--init DIR] [--dump DIR]\n"
-      "      (OUT written by dtc-compile: trains for K steps)\n"
+      "      (OUT written by dtc-compile: trains for K steps; when OUT holds\n"
+      "      a compiled program, --target cpu, dtc-run starts dtc-launch on\n"
+      "      it unless --engine reference; see dtc-launch --help for its\n"
+      "      options, --threads N among them)\n"
       "  mpirun -np N dtc-run ...\n"
       "      (a module with a dtc.mesh of N devices: one process per rank)\n");
 
@@ -242,6 +300,25 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   std::string error;
   bool training = llvm::sys::fs::is_directory(modulePath);
+  if (engineName != "auto" && engineName != "reference" &&
+      engineName != "cpu") {
+    llvm::errs() << "error: unknown --engine '" << engineName
+                 << "' (auto, reference, cpu)\n";
+    return 1;
+  }
+  bool compiled =
+      training && llvm::sys::fs::exists(modulePath + "/program.txt");
+  if (engineName == "cpu" && !compiled) {
+    llvm::errs() << "error: " << modulePath
+                 << " holds no compiled program: compile with dtc-compile "
+                    "--target cpu, or run --engine reference\n";
+    return 1;
+  }
+  if (checkArena) {
+    llvm::errs() << "error: --check-arena checks a compiled program's "
+                    "arena; the reference executor has none\n";
+    return 1;
+  }
   if (training)
     functionName = "train_step";
   std::string path = training ? modulePath + "/train_step.mlir" : modulePath;

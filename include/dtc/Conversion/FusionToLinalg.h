@@ -31,11 +31,12 @@ FailureOr<func::FuncOp> buildLoopKernel(FusionOp fusion, ModuleOp kernels,
 /// Registers the dialects and translations kernel modules need.
 void registerKernelDialects(DialectRegistry &registry);
 
-/// Lowers the kernels of `module` (linalg on memrefs) to the LLVM dialect,
-/// each with a C interface (`_mlir_ciface_NAME`). Strict IEEE math: no
-/// fast-math flags; math ops without an LLVM intrinsic (erf, tanh) call
-/// libm.
-LogicalResult lowerKernelsToLLVM(ModuleOp module);
+/// Lowers the kernels of `module` (linalg and scf on memrefs) to the LLVM
+/// dialect, each with a C interface (`_mlir_ciface_NAME`) where it asks for
+/// one; with `barePointers`, each memref argument becomes a plain pointer
+/// to its first element (static shapes). Strict IEEE math: no fast-math
+/// flags; math ops without an LLVM intrinsic (erf, tanh) call libm.
+LogicalResult lowerKernelsToLLVM(ModuleOp module, bool barePointers = false);
 
 } // namespace mlir::dtc
 

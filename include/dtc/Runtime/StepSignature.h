@@ -127,6 +127,12 @@ struct StepSignature {
   /// The description as JSON (manifest.json's `step`; a checkpoint's
   /// metadata).
   std::string toJSON() const;
+  /// The description as lines of `key value` and `key=value` tokens, which
+  /// a compiled program's launcher reads back with `fromText` (no JSON
+  /// parser in the runtime).
+  std::string toText() const;
+  /// Parses `toText`'s form; "" or what is wrong.
+  static std::string fromText(const std::string &text, StepSignature &out);
 };
 
 } // namespace mlir::dtc

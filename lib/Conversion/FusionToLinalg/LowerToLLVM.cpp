@@ -42,7 +42,8 @@ void mlir::dtc::registerKernelDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-LogicalResult mlir::dtc::lowerKernelsToLLVM(ModuleOp module) {
+LogicalResult mlir::dtc::lowerKernelsToLLVM(ModuleOp module,
+                                            bool barePointers) {
   PassManager pm(module.getContext());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
@@ -51,7 +52,9 @@ LogicalResult mlir::dtc::lowerKernelsToLLVM(ModuleOp module) {
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertFuncToLLVMPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = barePointers;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   return pm.run(module);

@@ -54,15 +54,16 @@ bool trailing(ArrayRef<int64_t> dims, int64_t rank) {
 }
 
 /// How `op` can take part in a group: as an elementwise loop op, as a
-/// reduction along the trailing dimensions, or not at all.
-Role roleOf(Operation *op) {
+/// reduction along the trailing dimensions (unless `rowReductions` is off),
+/// or not at all.
+Role roleOf(Operation *op, bool rowReductions = true) {
   if (isElementwise(op) || isa<BroadcastOp, ReshapeOp>(op))
     return Role::Loop;
   auto rankOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getRank();
   };
-  auto rowReduction = [](bool alongRows) {
-    return alongRows ? Role::Reduction : Role::None;
+  auto rowReduction = [&](bool alongRows) {
+    return alongRows && rowReductions ? Role::Reduction : Role::None;
   };
   return TypeSwitch<Operation *, Role>(op)
       .Case<ReduceSumOp, ReduceMaxOp, ReduceMinOp>([&](auto reduce) {
@@ -73,7 +74,7 @@ Role roleOf(Operation *op) {
         return rowReduction(static_cast<int64_t>(softmax.getDim()) + 1 ==
                             rankOf(softmax.getInput()));
       })
-      .Case<LayerNormOp, RMSNormOp>([](auto) { return Role::Reduction; })
+      .Case<LayerNormOp, RMSNormOp>([&](auto) { return rowReduction(true); })
       .Default([](Operation *) { return Role::None; });
 }
 
@@ -120,10 +121,11 @@ struct Group {
 /// Grows a group from `leader` over the producers it may absorb.
 Group growGroup(Operation *leader,
                 const llvm::DenseMap<Operation *, unsigned> &position,
-                const llvm::DenseSet<Operation *> &grouped) {
+                const llvm::DenseSet<Operation *> &grouped,
+                bool rowReductions) {
   Group group;
   group.ops.push_back(leader);
-  group.hasReduction = roleOf(leader) == Role::Reduction;
+  group.hasReduction = roleOf(leader, rowReductions) == Role::Reduction;
   llvm::SmallPtrSet<Operation *, 16> members{leader};
   std::priority_queue<std::pair<unsigned, Operation *>> candidates;
   llvm::SmallPtrSet<Operation *, 16> seen;
@@ -140,7 +142,7 @@ Group growGroup(Operation *leader,
     candidates.pop();
     if (grouped.contains(producer) || isCopiedIntoGroups(producer))
       continue;
-    Role role = roleOf(producer);
+    Role role = roleOf(producer, rowReductions);
     if (role == Role::None || (role == Role::Reduction && group.hasReduction))
       continue;
     bool onlyInside = llvm::all_of(producer->getUsers(), [&](Operation *user) {
@@ -293,6 +295,7 @@ mergeOptimizerGroups(func::FuncOp step, SmallVector<Group> &groups,
 }
 
 struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
+  using FuseBase::FuseBase;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     Block &block = func.getBody().front();
@@ -305,9 +308,9 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
     SmallVector<Group> groups;
     for (Operation &op : llvm::reverse(block.without_terminator())) {
       if (grouped.contains(&op) || recomputed.contains(&op) ||
-          roleOf(&op) == Role::None || isCopiedIntoGroups(&op))
+          roleOf(&op, rowReductions) == Role::None || isCopiedIntoGroups(&op))
         continue;
-      Group group = growGroup(&op, position, grouped);
+      Group group = growGroup(&op, position, grouped, rowReductions);
       if (group.ops.size() < 2)
         continue;
       grouped.insert(group.ops.begin(), group.ops.end());

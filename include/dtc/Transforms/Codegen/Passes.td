@@ -28,7 +28,15 @@ def Fuse : Pass<"dtc-fuse", "mlir::func::FuncOp"> {
     gathers and scatters, concats, slices, transposes and collectives stay
     outside groups, as do lone ops. Values and their rounding are
     unchanged: the reference executor runs a group's ops one by one.
+
+    With `row-reductions=false` reductions, softmax and norms lead no group
+    and join none (each is a kernel of its own, with loop groups around
+    it): for a target that has no row-reduction kernels yet.
   }];
+  let options = [
+    Option<"rowReductions", "row-reductions", "bool", /*default=*/"true",
+           "Form row_reduction groups (off: reductions stay outside groups)">
+  ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 

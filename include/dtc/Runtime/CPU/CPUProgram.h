@@ -1,0 +1,73 @@
+//===- CPUProgram.h - running a compiled CPU program -------------*- C++
+//-*-===//
+//
+// What `dtc-launch` runs: a per-rank program dtc-compile --target cpu wrote
+// (program.txt: the step's signature, its arena size and thunk list;
+// kernels.so: the compiled kernels). The engine owns one buffer per
+// argument and per result and one arena for every intermediate value, all
+// allocated when it starts; a step runs the thunks in order (a kernel on
+// its buffers, an OpenBLAS GEMM, an MPI collective, a copy) and then swaps
+// each donated argument's buffer with its update's. No LLVM or MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_RUNTIME_CPU_CPUPROGRAM_H
+#define DTC_RUNTIME_CPU_CPUPROGRAM_H
+
+#include "dtc/Runtime/StepSignature.h"
+#include "dtc/Runtime/TrainingLoop.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::dtc {
+
+/// The version of program.txt this build reads.
+inline constexpr int64_t kCPUProgramFormat = 1;
+
+/// Where a thunk's operand lives, and (for GEMMs and collectives) its type.
+struct BufferRef {
+  enum class Space : uint8_t { Argument, Result, Arena } space;
+  int64_t index = 0; // argument or result index, or arena offset
+  DType dtype = DType::F32;
+  Shape shape;
+};
+
+struct Thunk {
+  /// "kernel", "gemm", "copy", "dead" (an arena slot's last reader has run)
+  /// or a collective ("all_reduce", ...).
+  std::string kind;
+  enum class Kind : uint8_t { Kernel, Gemm, Copy, Dead, Collective } tag;
+  /// Its `key=value` fields as written.
+  std::vector<std::pair<std::string, std::string>> fields;
+  std::vector<BufferRef> buffers;
+  /// A kernel's packed entry, once loaded.
+  void (*entry)(void **) = nullptr;
+
+  const std::string *field(const std::string &key) const;
+};
+
+struct CPUProgram {
+  StepSignature signature;
+  int64_t arenaBytes = 0;
+  std::vector<Thunk> thunks;
+  /// dlopen's handle on kernels.so.
+  void *library = nullptr;
+
+  /// Reads DIR/program.txt and loads DIR/kernels.so; "" or what is wrong
+  /// (naming the file and what to do).
+  static std::string load(const std::string &dir, CPUProgram &out);
+};
+
+/// Runs `program` on this rank of `comm` (null: one device). With
+/// `checkArena`, each arena slot is filled with NaN (all bits set) as soon
+/// as its last reader has run, so a plan that let two live values share
+/// bytes changes the trajectory.
+std::unique_ptr<StepEngine> createCPUEngine(const CPUProgram &program,
+                                            Communicator *comm,
+                                            bool checkArena = false);
+
+} // namespace mlir::dtc
+
+#endif // DTC_RUNTIME_CPU_CPUPROGRAM_H

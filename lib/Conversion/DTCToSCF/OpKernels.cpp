@@ -1,0 +1,748 @@
+//===- OpKernels.cpp - ops outside fusion groups as scf loop kernels ------===//
+//
+// Every buffer is flat (`memref<N x T>`): offsets are computed as the
+// reference kernels compute them (outer x size x inner splits around a
+// dimension, row-major strides), so each kernel reads like its reference
+// counterpart. Float arithmetic is in the element type. Out-of-range
+// indices are wrapped once (negative, as ONNX allows) and then clamped, so
+// a bad index reads or writes a wrong element of the right tensor, never
+// outside it; the reference executor names such an index.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Conversion/DTCToSCF.h"
+
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+using Shape = SmallVector<int64_t>;
+
+Shape shapeOf(Value v) {
+  return Shape(cast<RankedTensorType>(v.getType()).getShape());
+}
+Type elementOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+Shape stridesOf(ArrayRef<int64_t> shape) {
+  Shape strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+/// {prod(shape[:dim]), shape[dim], prod(shape[dim+1:])}.
+struct DimSplit {
+  int64_t outer, size, inner;
+};
+DimSplit splitAt(ArrayRef<int64_t> shape, int64_t dim) {
+  return {product(shape.take_front(dim)), shape[dim],
+          product(shape.drop_front(dim + 1))};
+}
+
+/// Loops, index arithmetic and flat loads and stores at one location.
+struct Emitter {
+  OpBuilder &b;
+  Location loc;
+
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
+  Value mul(Value x, int64_t y) { return y == 1 ? x : mul(x, c(y)); }
+  Value load(Value buffer, Value at) {
+    return memref::LoadOp::create(b, loc, buffer, ValueRange{at});
+  }
+  void store(Value value, Value buffer, Value at) {
+    memref::StoreOp::create(b, loc, value, buffer, ValueRange{at});
+  }
+  Value fconst(double v, Type t) {
+    if (isa<FloatType>(t))
+      return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
+    return arith::ConstantOp::create(b, loc, t,
+                                     b.getIntegerAttr(t, int64_t(v)));
+  }
+  Value fadd(Value x, Value y) {
+    return isa<FloatType>(x.getType())
+               ? Value(arith::AddFOp::create(b, loc, x, y))
+               : Value(arith::AddIOp::create(b, loc, x, y));
+  }
+  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value fmul(Value x, Value y) {
+    return isa<FloatType>(x.getType())
+               ? Value(arith::MulFOp::create(b, loc, x, y))
+               : Value(arith::MulIOp::create(b, loc, x, y));
+  }
+  Value fdiv(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+
+  /// for (i = 0; i < n; ++i) body(i).
+  void loop(int64_t n, function_ref<void(Value)> body) {
+    auto forOp = scf::ForOp::create(b, loc, c(0), c(n), c(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    body(forOp.getInductionVar());
+  }
+  /// acc = init; for (i = 0; i < n; ++i) acc = body(i, acc); returns acc.
+  Value fold(int64_t n, Value init, function_ref<Value(Value, Value)> body) {
+    auto forOp = scf::ForOp::create(b, loc, c(0), c(n), c(1), init);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    Value next = body(forOp.getInductionVar(), forOp.getRegionIterArg(0));
+    scf::YieldOp::create(b, loc, next);
+    return forOp.getResult(0);
+  }
+  /// Loops over every index of `shape`, row-major; body(indexes).
+  void forEach(ArrayRef<int64_t> shape, function_ref<void(ValueRange)> body,
+               SmallVector<Value> outer = {}) {
+    if (outer.size() == shape.size())
+      return body(outer);
+    loop(shape[outer.size()], [&](Value i) {
+      SmallVector<Value> indexes(outer);
+      indexes.push_back(i);
+      forEach(shape, body, indexes);
+    });
+  }
+  /// The flat offset of `indexes` under `strides`.
+  Value offset(ValueRange indexes, ArrayRef<int64_t> strides,
+               int64_t base = 0) {
+    Value at = c(base);
+    for (auto [index, stride] : llvm::zip(indexes, strides))
+      if (stride)
+        at = add(at, mul(index, stride));
+    return at;
+  }
+  /// copies n elements from[fromAt + i] to to[toAt + i].
+  void copy(Value from, Value fromAt, Value to, Value toAt, int64_t n) {
+    loop(n,
+         [&](Value i) { store(load(from, add(fromAt, i)), to, add(toAt, i)); });
+  }
+  /// An index tensor's element as an index in [0, size): negative ones
+  /// wrapped once, then clamped.
+  Value wrapIndex(Value raw, int64_t size) {
+    Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+    Value negative =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, c(0));
+    i = arith::SelectOp::create(b, loc, negative, add(i, c(size)), i);
+    i = arith::MaxSIOp::create(b, loc, i, c(0));
+    return arith::MinSIOp::create(b, loc, i, c(size - 1));
+  }
+};
+
+/// The offset in a tensor of `from` that element `indexes` of its
+/// broadcast to `to` reads (numpy broadcasting).
+Value broadcastOffset(Emitter &e, ValueRange indexes, ArrayRef<int64_t> from,
+                      ArrayRef<int64_t> to) {
+  Shape strides = stridesOf(from);
+  int64_t lead = to.size() - from.size();
+  Value at = e.c(0);
+  for (size_t d = 0; d < from.size(); ++d)
+    if (from[d] != 1)
+      at = e.add(at, e.mul(indexes[lead + d], strides[d]));
+  return at;
+}
+
+/// The kernels' arguments: operands then results.
+struct Buffers {
+  SmallVector<Value> in, out;
+};
+
+void transposeKernel(Emitter &e, TransposeOp op, Buffers &buf) {
+  Shape inStrides = stridesOf(shapeOf(op.getInput()));
+  Shape out = shapeOf(op.getResult());
+  Shape step;
+  for (int64_t p : op.getPermutation())
+    step.push_back(inStrides[p]);
+  Shape outStrides = stridesOf(out);
+  e.forEach(out, [&](ValueRange idx) {
+    e.store(e.load(buf.in[0], e.offset(idx, step)), buf.out[0],
+            e.offset(idx, outStrides));
+  });
+}
+
+/// out[idx] = in[base + idx * step] over `out`'s shape (slices, splits).
+void windowRead(Emitter &e, Value in, ArrayRef<int64_t> inShape, Value out,
+                ArrayRef<int64_t> outShape, ArrayRef<int64_t> base,
+                ArrayRef<int64_t> step) {
+  Shape inStrides = stridesOf(inShape), outStrides = stridesOf(outShape);
+  int64_t origin = 0;
+  Shape delta;
+  for (size_t d = 0; d < outShape.size(); ++d) {
+    origin += base[d] * inStrides[d];
+    delta.push_back(step[d] * inStrides[d]);
+  }
+  e.forEach(outShape, [&](ValueRange idx) {
+    e.store(e.load(in, e.offset(idx, delta, origin)), out,
+            e.offset(idx, outStrides));
+  });
+}
+
+void concatKernel(Emitter &e, ConcatOp op, Buffers &buf) {
+  DimSplit outSplit = splitAt(shapeOf(op.getResult()), op.getDim());
+  int64_t position = 0;
+  for (auto [input, buffer] : llvm::zip(op.getInputs(), buf.in)) {
+    DimSplit split = splitAt(shapeOf(input), op.getDim());
+    e.loop(split.outer, [&](Value o) {
+      e.copy(buffer, e.mul(o, split.size * split.inner), buf.out[0],
+             e.add(e.mul(o, outSplit.size * outSplit.inner),
+                   position * outSplit.inner),
+             split.size * split.inner);
+    });
+    position += split.size;
+  }
+}
+
+/// For gather and the scatters: calls visit(offset in the big tensor,
+/// offset in the gathered one) for every element of a gather of `shape`
+/// along `dim` by `indices`.
+void forEachGathered(Emitter &e, ArrayRef<int64_t> shape, Value indices,
+                     int64_t numIndices, int64_t dim,
+                     function_ref<void(Value, Value)> visit) {
+  DimSplit split = splitAt(shape, dim);
+  e.loop(split.outer, [&](Value o) {
+    e.loop(numIndices, [&](Value n) {
+      Value index = e.wrapIndex(e.load(indices, n), split.size);
+      Value big = e.mul(e.add(e.mul(o, split.size), index), split.inner);
+      Value small = e.mul(e.add(e.mul(o, numIndices), n), split.inner);
+      e.loop(split.inner,
+             [&](Value k) { visit(e.add(big, k), e.add(small, k)); });
+    });
+  });
+}
+
+/// How a scatter combines an update into an element.
+Value combine(Emitter &e, Operation *op, Value old, Value update) {
+  auto scatter = dyn_cast<ScatterReduceOp>(op);
+  if (!scatter)
+    return e.fadd(old, update);
+  bool isFloat = isa<FloatType>(old.getType());
+  switch (scatter.getKind()) {
+  case ScatterReduction::Mul:
+    return e.fmul(old, update);
+  case ScatterReduction::Max:
+    return isFloat ? Value(arith::MaximumFOp::create(e.b, e.loc, old, update))
+                   : Value(arith::MaxSIOp::create(e.b, e.loc, old, update));
+  case ScatterReduction::Min:
+    return isFloat ? Value(arith::MinimumFOp::create(e.b, e.loc, old, update))
+                   : Value(arith::MinSIOp::create(e.b, e.loc, old, update));
+  }
+  return old;
+}
+
+/// gather_elements / scatter_elements_add: visit(offset in the big tensor,
+/// offset in indices).
+void forEachElementIndex(Emitter &e, ArrayRef<int64_t> shape, Value indices,
+                         ArrayRef<int64_t> indexShape, int64_t dim,
+                         function_ref<void(Value, Value)> visit) {
+  Shape strides = stridesOf(shape), indexStrides = stridesOf(indexShape);
+  e.forEach(indexShape, [&](ValueRange idx) {
+    Value own = e.offset(idx, indexStrides);
+    Value target = e.wrapIndex(e.load(indices, own), shape[dim]);
+    SmallVector<Value> at(idx);
+    at[dim] = target;
+    visit(e.offset(at, strides), own);
+  });
+}
+
+enum class ReduceKind { Sum, Mean, Max, Min };
+
+void reduceKernel(Emitter &e, Operation *op, ArrayRef<int64_t> dims,
+                  ReduceKind kind, Buffers &buf) {
+  Value input = op->getOperand(0);
+  Shape shape = shapeOf(input), kept = shape;
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    count *= kept[d];
+    kept[d] = 1;
+  }
+  Type t = elementOf(input);
+  bool isFloat = isa<FloatType>(t);
+  double inf = std::numeric_limits<double>::infinity();
+  Value init;
+  if (kind == ReduceKind::Sum || kind == ReduceKind::Mean)
+    init = e.fconst(0, t);
+  else if (isFloat)
+    init = e.fconst(kind == ReduceKind::Max ? -inf : inf, t);
+  else {
+    unsigned width = t.getIntOrFloatBitWidth();
+    APInt bound = kind == ReduceKind::Max ? APInt::getSignedMinValue(width)
+                                          : APInt::getSignedMaxValue(width);
+    init =
+        arith::ConstantOp::create(e.b, e.loc, t, e.b.getIntegerAttr(t, bound));
+  }
+  int64_t outElements = product(kept);
+  e.loop(outElements, [&](Value i) { e.store(init, buf.out[0], i); });
+  Shape keptStrides = stridesOf(kept);
+  for (int64_t d : dims)
+    keptStrides[d] = 0;
+  e.forEach(shape, [&](ValueRange idx) {
+    Value to = e.offset(idx, keptStrides);
+    Value x = e.load(buf.in[0], e.offset(idx, stridesOf(shape)));
+    Value acc = e.load(buf.out[0], to);
+    Value next;
+    if (kind == ReduceKind::Sum || kind == ReduceKind::Mean)
+      next = e.fadd(acc, x);
+    else if (isFloat)
+      next = kind == ReduceKind::Max
+                 ? Value(arith::MaximumFOp::create(e.b, e.loc, acc, x))
+                 : Value(arith::MinimumFOp::create(e.b, e.loc, acc, x));
+    else
+      next = kind == ReduceKind::Max
+                 ? Value(arith::MaxSIOp::create(e.b, e.loc, acc, x))
+                 : Value(arith::MinSIOp::create(e.b, e.loc, acc, x));
+    e.store(next, buf.out[0], to);
+  });
+  if (kind != ReduceKind::Mean)
+    return;
+  e.loop(outElements, [&](Value i) {
+    Value sum = e.load(buf.out[0], i), n = e.fconst(count, t);
+    e.store(isFloat ? e.fdiv(sum, n)
+                    : Value(arith::DivSIOp::create(e.b, e.loc, sum, n)),
+            buf.out[0], i);
+  });
+}
+
+/// Softmax or log-softmax along `dim`, the maximum subtracted first.
+void softmaxKernel(Emitter &e, Operation *op, int64_t dim, bool logarithm,
+                   Buffers &buf) {
+  DimSplit s = splitAt(shapeOf(op->getOperand(0)), dim);
+  Type t = elementOf(op->getOperand(0));
+  double inf = std::numeric_limits<double>::infinity();
+  e.loop(s.outer, [&](Value o) {
+    e.loop(s.inner, [&](Value k) {
+      Value base = e.add(e.mul(o, s.size * s.inner), k);
+      auto at = [&](Value j) { return e.add(base, e.mul(j, s.inner)); };
+      Value max = e.fold(s.size, e.fconst(-inf, t), [&](Value j, Value acc) {
+        return arith::MaximumFOp::create(e.b, e.loc, acc,
+                                         e.load(buf.in[0], at(j)));
+      });
+      Value sum = e.fold(s.size, e.fconst(0, t), [&](Value j, Value acc) {
+        return e.fadd(acc, e.exp(e.fsub(e.load(buf.in[0], at(j)), max)));
+      });
+      Value logSum =
+          logarithm ? Value(math::LogOp::create(e.b, e.loc, sum)) : Value();
+      e.loop(s.size, [&](Value j) {
+        Value shifted = e.fsub(e.load(buf.in[0], at(j)), max);
+        e.store(logarithm ? e.fsub(shifted, logSum)
+                          : e.fdiv(e.exp(shifted), sum),
+                buf.out[0], at(j));
+      });
+    });
+  });
+}
+
+/// Layer norm (`withMean`: its mean and 1/stddev too) or RMS norm over
+/// the trailing dimensions from `dim`.
+void normKernel(Emitter &e, Operation *op, int64_t dim, double epsilon,
+                bool withMean, Buffers &buf) {
+  Shape shape = shapeOf(op->getOperand(0));
+  int64_t rows = product(ArrayRef<int64_t>(shape).take_front(dim));
+  int64_t width = product(ArrayRef<int64_t>(shape).drop_front(dim));
+  Type t = elementOf(op->getOperand(0));
+  bool hasBias = op->getNumOperands() > 2;
+  e.loop(rows, [&](Value r) {
+    Value base = e.mul(r, width);
+    auto x = [&](Value j) { return e.load(buf.in[0], e.add(base, j)); };
+    Value mu = e.fconst(0, t);
+    if (withMean)
+      mu = e.fdiv(e.fold(width, mu,
+                         [&](Value j, Value acc) { return e.fadd(acc, x(j)); }),
+                  e.fconst(width, t));
+    Value var = e.fdiv(e.fold(width, e.fconst(0, t),
+                              [&](Value j, Value acc) {
+                                Value d = e.fsub(x(j), mu);
+                                return e.fadd(acc, e.fmul(d, d));
+                              }),
+                       e.fconst(width, t));
+    Value inv =
+        math::RsqrtOp::create(e.b, e.loc, e.fadd(var, e.fconst(epsilon, t)));
+    e.loop(width, [&](Value j) {
+      Value y = e.fmul(e.fmul(e.fsub(x(j), mu), inv), e.load(buf.in[1], j));
+      if (hasBias)
+        y = e.fadd(y, e.load(buf.in[2], j));
+      e.store(y, buf.out[0], e.add(base, j));
+    });
+    if (withMean) {
+      e.store(mu, buf.out[1], r);
+      e.store(inv, buf.out[2], r);
+    }
+  });
+}
+
+void rotaryKernel(Emitter &e, RotaryOp op, Buffers &buf) {
+  Shape shape = shapeOf(op.getInput());
+  int64_t half = op.getRotaryDim() / 2;
+  Shape pairs = shape;
+  pairs.back() = half;
+  Shape cosShape = shapeOf(op.getCos()), sinShape = shapeOf(op.getSin());
+  bool interleaved = op.getInterleaved();
+  int64_t n = product(shape);
+  e.copy(buf.in[0], e.c(0), buf.out[0], e.c(0), n);
+  Shape strides = stridesOf(shape);
+  e.forEach(pairs, [&](ValueRange idx) {
+    SmallVector<Value> row(idx.drop_back());
+    row.push_back(e.c(0));
+    Value base = e.offset(row, strides);
+    Value i = idx.back();
+    Value first = e.add(base, interleaved ? e.mul(i, 2) : i);
+    Value second = interleaved ? e.add(first, e.c(1)) : e.add(first, e.c(half));
+    Value c = e.load(buf.in[1], broadcastOffset(e, idx, cosShape, pairs));
+    Value s = e.load(buf.in[2], broadcastOffset(e, idx, sinShape, pairs));
+    Value x1 = e.load(buf.in[0], first), x2 = e.load(buf.in[0], second);
+    e.store(e.fsub(e.fmul(x1, c), e.fmul(x2, s)), buf.out[0], first);
+    e.store(e.fadd(e.fmul(x2, c), e.fmul(x1, s)), buf.out[0], second);
+  });
+}
+
+/// One query row at a time: scores into the probabilities' row, a stable
+/// softmax there, then the weighted values.
+LogicalResult attentionKernel(Emitter &e, AttentionOp op, Buffers &buf) {
+  if (op.getDropoutRatio())
+    return op.emitError("compiled attention with dropout is not supported "
+                        "yet; use --target reference");
+  Shape q = shapeOf(op.getQ()), k = shapeOf(op.getK()), v = shapeOf(op.getV());
+  int64_t batch = q[0], heads = q[1], queries = q[2], d = q[3], kvHeads = k[1],
+          keys = k[2], dv = v[3], group = heads / kvHeads;
+  Shape scores{batch, heads, queries, keys};
+  Type t = elementOf(op.getQ());
+  Value mask = op.getMask() ? buf.in[3] : Value();
+  Shape maskShape = mask ? shapeOf(op.getMask()) : Shape();
+  bool floatMask = mask && isa<FloatType>(elementOf(op.getMask()));
+  double inf = std::numeric_limits<double>::infinity();
+  Value masked = e.fconst(
+      op.getMaskedValue() ? op.getMaskedValue()->convertToDouble() : -inf, t);
+  Value scale = e.fconst(op.getScale().convertToDouble(), t);
+  std::optional<double> softcap;
+  if (op.getSoftcap())
+    softcap = op.getSoftcap()->convertToDouble();
+  Value out = buf.out[0], probs = buf.out[1];
+  e.forEach({batch, heads, queries}, [&](ValueRange bhi) {
+    Value b = bhi[0], h = bhi[1], i = bhi[2];
+    Value qRow = e.mul(e.add(e.mul(e.add(e.mul(b, heads), h), queries), i), d);
+    Value kv = e.add(e.mul(b, kvHeads),
+                     arith::DivUIOp::create(e.b, e.loc, h, e.c(group)));
+    Value row =
+        e.mul(e.add(e.mul(e.add(e.mul(b, heads), h), queries), i), keys);
+    Value max = e.fold(keys, e.fconst(-inf, t), [&](Value j, Value acc) {
+      Value kRow = e.mul(e.add(e.mul(kv, keys), j), d);
+      Value s = e.fold(d, e.fconst(0, t), [&](Value c, Value dot) {
+        return e.fadd(dot, e.fmul(e.load(buf.in[0], e.add(qRow, c)),
+                                  e.load(buf.in[1], e.add(kRow, c))));
+      });
+      s = e.fmul(s, scale);
+      if (softcap) {
+        Value cap = e.fconst(*softcap, t);
+        s = e.fmul(cap, math::TanhOp::create(e.b, e.loc, e.fdiv(s, cap)));
+      }
+      if (mask) {
+        Value at = broadcastOffset(e, {b, h, i, j}, maskShape, scores);
+        Value m = e.load(mask, at);
+        s = floatMask
+                ? e.fadd(s, m)
+                : Value(arith::SelectOp::create(e.b, e.loc, m, s, masked));
+      }
+      e.store(s, probs, e.add(row, j));
+      return arith::MaximumFOp::create(e.b, e.loc, acc, s);
+    });
+    Value sum = e.fold(keys, e.fconst(0, t), [&](Value j, Value acc) {
+      Value p = e.exp(e.fsub(e.load(probs, e.add(row, j)), max));
+      e.store(p, probs, e.add(row, j));
+      return e.fadd(acc, p);
+    });
+    Value oRow = e.mul(e.add(e.mul(e.add(e.mul(b, heads), h), queries), i), dv);
+    e.loop(dv, [&](Value c) { e.store(e.fconst(0, t), out, e.add(oRow, c)); });
+    e.loop(keys, [&](Value j) {
+      Value weight = e.fdiv(e.load(probs, e.add(row, j)), sum);
+      e.store(weight, probs, e.add(row, j));
+      Value vRow = e.mul(e.add(e.mul(kv, keys), j), dv);
+      e.loop(dv, [&](Value c) {
+        Value o = e.add(oRow, c);
+        e.store(e.fadd(e.load(out, o),
+                       e.fmul(weight, e.load(buf.in[2], e.add(vRow, c)))),
+                out, o);
+      });
+    });
+  });
+  return success();
+}
+
+void argMaxKernel(Emitter &e, ArgMaxOp op, Buffers &buf) {
+  DimSplit s = splitAt(shapeOf(op.getInput()), op.getDim());
+  bool last = op.getSelectLastIndex();
+  Type t = elementOf(op.getInput());
+  bool isFloat = isa<FloatType>(t);
+  e.loop(s.outer, [&](Value o) {
+    e.loop(s.inner, [&](Value k) {
+      Value base = e.add(e.mul(o, s.size * s.inner), k);
+      auto forOp =
+          scf::ForOp::create(e.b, e.loc, e.c(1), e.c(s.size), e.c(1),
+                             ValueRange{e.c(0), e.load(buf.in[0], base)});
+      {
+        OpBuilder::InsertionGuard guard(e.b);
+        e.b.setInsertionPointToStart(forOp.getBody());
+        Value j = forOp.getInductionVar();
+        Value best = forOp.getRegionIterArg(0),
+              bestValue = forOp.getRegionIterArg(1);
+        Value x = e.load(buf.in[0], e.add(base, e.mul(j, s.inner)));
+        Value better;
+        if (isFloat) {
+          // NaN wins (the first, or the last with select_last_index).
+          auto cmp = [&](arith::CmpFPredicate p, Value a, Value b2) {
+            return arith::CmpFOp::create(e.b, e.loc, p, a, b2);
+          };
+          Value xNaN = cmp(arith::CmpFPredicate::UNO, x, x);
+          Value bestNaN = cmp(arith::CmpFPredicate::UNO, bestValue, bestValue);
+          Value lastC = arith::ConstantIntOp::create(e.b, e.loc, last, 1);
+          Value ifNaN = arith::OrIOp::create(
+              e.b, e.loc,
+              arith::XOrIOp::create(
+                  e.b, e.loc, bestNaN,
+                  arith::ConstantIntOp::create(e.b, e.loc, 1, 1)),
+              lastC);
+          Value greater =
+              cmp(last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT,
+                  x, bestValue);
+          Value notBestNaN = arith::XOrIOp::create(
+              e.b, e.loc, bestNaN,
+              arith::ConstantIntOp::create(e.b, e.loc, 1, 1));
+          Value ifNumber =
+              arith::AndIOp::create(e.b, e.loc, notBestNaN, greater);
+          better = arith::SelectOp::create(e.b, e.loc, xNaN, ifNaN, ifNumber);
+        } else {
+          better = arith::CmpIOp::create(e.b, e.loc,
+                                         last ? arith::CmpIPredicate::sge
+                                              : arith::CmpIPredicate::sgt,
+                                         x, bestValue);
+        }
+        scf::YieldOp::create(
+            e.b, e.loc,
+            ValueRange{
+                arith::SelectOp::create(e.b, e.loc, better, j, best),
+                arith::SelectOp::create(e.b, e.loc, better, x, bestValue)});
+      }
+      Value index = arith::IndexCastOp::create(e.b, e.loc, e.b.getI64Type(),
+                                               forOp.getResult(0));
+      e.store(index, buf.out[0], e.add(e.mul(o, s.inner), k));
+    });
+  });
+}
+
+void cumSumKernel(Emitter &e, CumSumOp op, Buffers &buf) {
+  DimSplit s = splitAt(shapeOf(op.getInput()), op.getDim());
+  bool exclusive = op.getExclusive(), reverse = op.getReverse();
+  Type t = elementOf(op.getInput());
+  e.loop(s.outer, [&](Value o) {
+    e.loop(s.inner, [&](Value k) {
+      e.fold(s.size, e.fconst(0, t), [&](Value step, Value acc) {
+        Value j = reverse
+                      ? arith::SubIOp::create(e.b, e.loc, e.c(s.size - 1), step)
+                      : step;
+        Value at = e.add(e.mul(e.add(e.mul(o, s.size), j), s.inner), k);
+        Value next = e.fadd(acc, e.load(buf.in[0], at));
+        e.store(exclusive ? acc : next, buf.out[0], at);
+        return next;
+      });
+    });
+  });
+}
+
+/// A dense constant: a private global copied into the result.
+void constantKernel(Emitter &e, ConstantOp op, ModuleOp kernels, StringRef name,
+                    Buffers &buf) {
+  auto value = cast<DenseElementsAttr>(op.getValue());
+  auto type = MemRefType::get({value.getNumElements()},
+                              value.getType().getElementType());
+  auto flat = value.reshape(
+      RankedTensorType::get(type.getShape(), type.getElementType()));
+  {
+    OpBuilder::InsertionGuard guard(e.b);
+    e.b.setInsertionPointToStart(kernels.getBody());
+    memref::GlobalOp::create(e.b, e.loc, (name + "_value").str(),
+                             e.b.getStringAttr("private"), type, flat,
+                             /*constant=*/true, /*alignment=*/nullptr);
+  }
+  Value global =
+      memref::GetGlobalOp::create(e.b, e.loc, type, (name + "_value").str());
+  e.copy(global, e.c(0), buf.out[0], e.c(0), value.getNumElements());
+}
+
+LogicalResult emitBody(Emitter &e, Operation *op, ModuleOp kernels,
+                       StringRef name, Buffers &buf) {
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](TransposeOp op) {
+        return transposeKernel(e, op, buf), success();
+      })
+      .Case([&](SliceOp op) {
+        windowRead(e, buf.in[0], shapeOf(op.getInput()), buf.out[0],
+                   shapeOf(op.getResult()), op.getStarts(), op.getStrides());
+        return success();
+      })
+      .Case([&](SplitOp op) {
+        int64_t start = 0, dim = op.getDim();
+        for (auto [result, buffer] : llvm::zip(op.getResults(), buf.out)) {
+          Shape shape = shapeOf(result);
+          Shape base(shape.size(), 0), step(shape.size(), 1);
+          base[dim] = start;
+          start += shape[dim];
+          windowRead(e, buf.in[0], shapeOf(op.getInput()), buffer, shape, base,
+                     step);
+        }
+        return success();
+      })
+      .Case([&](ConcatOp op) { return concatKernel(e, op, buf), success(); })
+      .Case([&](UpdateSliceOp op) {
+        Shape shape = shapeOf(op.getInput()), update = shapeOf(op.getUpdate());
+        e.copy(buf.in[1], e.c(0), buf.out[0], e.c(0), product(shape));
+        Shape strides = stridesOf(shape), updateStrides = stridesOf(update);
+        int64_t origin = 0;
+        Shape delta;
+        for (size_t d = 0; d < update.size(); ++d) {
+          origin += op.getStarts()[d] * strides[d];
+          delta.push_back(op.getStrides()[d] * strides[d]);
+        }
+        e.forEach(update, [&](ValueRange idx) {
+          e.store(e.load(buf.in[0], e.offset(idx, updateStrides)), buf.out[0],
+                  e.offset(idx, delta, origin));
+        });
+        return success();
+      })
+      .Case([&](GatherOp op) {
+        forEachGathered(e, shapeOf(op.getInput()), buf.in[1],
+                        product(shapeOf(op.getIndices())), op.getDim(),
+                        [&](Value big, Value small) {
+                          e.store(e.load(buf.in[0], big), buf.out[0], small);
+                        });
+        return success();
+      })
+      .Case<ScatterAddOp, ScatterReduceOp>([&](auto op) {
+        Shape shape = shapeOf(op.getInput());
+        e.copy(buf.in[0], e.c(0), buf.out[0], e.c(0), product(shape));
+        forEachGathered(e, shape, buf.in[1], product(shapeOf(op.getIndices())),
+                        op.getDim(), [&](Value big, Value small) {
+                          e.store(combine(e, op, e.load(buf.out[0], big),
+                                          e.load(buf.in[2], small)),
+                                  buf.out[0], big);
+                        });
+        return success();
+      })
+      .Case([&](GatherElementsOp op) {
+        forEachElementIndex(e, shapeOf(op.getInput()), buf.in[1],
+                            shapeOf(op.getIndices()), op.getDim(),
+                            [&](Value from, Value own) {
+                              e.store(e.load(buf.in[0], from), buf.out[0], own);
+                            });
+        return success();
+      })
+      .Case([&](ScatterElementsAddOp op) {
+        Shape shape = shapeOf(op.getInput());
+        e.copy(buf.in[0], e.c(0), buf.out[0], e.c(0), product(shape));
+        forEachElementIndex(
+            e, shape, buf.in[1], shapeOf(op.getIndices()), op.getDim(),
+            [&](Value to, Value own) {
+              e.store(e.fadd(e.load(buf.out[0], to), e.load(buf.in[2], own)),
+                      buf.out[0], to);
+            });
+        return success();
+      })
+      .Case([&](ReduceSumOp op) {
+        return reduceKernel(e, op, op.getDims(), ReduceKind::Sum, buf),
+               success();
+      })
+      .Case([&](ReduceMeanOp op) {
+        return reduceKernel(e, op, op.getDims(), ReduceKind::Mean, buf),
+               success();
+      })
+      .Case([&](ReduceMaxOp op) {
+        return reduceKernel(e, op, op.getDims(), ReduceKind::Max, buf),
+               success();
+      })
+      .Case([&](ReduceMinOp op) {
+        return reduceKernel(e, op, op.getDims(), ReduceKind::Min, buf),
+               success();
+      })
+      .Case([&](SoftmaxOp op) {
+        return softmaxKernel(e, op, op.getDim(), false, buf), success();
+      })
+      .Case([&](LogSoftmaxOp op) {
+        return softmaxKernel(e, op, op.getDim(), true, buf), success();
+      })
+      .Case([&](LayerNormOp op) {
+        normKernel(e, op, op.getDim(), op.getEpsilon().convertToDouble(),
+                   /*withMean=*/true, buf);
+        return success();
+      })
+      .Case([&](RMSNormOp op) {
+        normKernel(e, op, op.getDim(), op.getEpsilon().convertToDouble(),
+                   /*withMean=*/false, buf);
+        return success();
+      })
+      .Case([&](RotaryOp op) { return rotaryKernel(e, op, buf), success(); })
+      .Case([&](AttentionOp op) { return attentionKernel(e, op, buf); })
+      .Case([&](ArgMaxOp op) { return argMaxKernel(e, op, buf), success(); })
+      .Case([&](CumSumOp op) { return cumSumKernel(e, op, buf), success(); })
+      .Case([&](ConstantOp op) {
+        return constantKernel(e, op, kernels, name, buf), success();
+      })
+      .Default([&](Operation *op) {
+        return op->emitError("the CPU backend has no kernel for '")
+               << op->getName() << "' yet; use --target reference";
+      });
+}
+
+} // namespace
+
+bool mlir::dtc::hasOpKernel(Operation *op) {
+  if (auto constant = dyn_cast<ConstantOp>(op))
+    return isa<DenseElementsAttr>(constant.getValue());
+  return isa<TransposeOp, SliceOp, SplitOp, ConcatOp, UpdateSliceOp, GatherOp,
+             ScatterAddOp, ScatterReduceOp, GatherElementsOp,
+             ScatterElementsAddOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
+             ReduceMinOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp,
+             RotaryOp, AttentionOp, ArgMaxOp, CumSumOp>(op);
+}
+
+FailureOr<func::FuncOp>
+mlir::dtc::buildOpKernel(Operation *op, ModuleOp kernels, StringRef name) {
+  auto flatOf = [](Type type) {
+    auto tensor = cast<RankedTensorType>(type);
+    return MemRefType::get({tensor.getNumElements()}, tensor.getElementType());
+  };
+  SmallVector<Type> argTypes;
+  for (Type type : op->getOperandTypes())
+    argTypes.push_back(flatOf(type));
+  for (Type type : op->getResultTypes())
+    argTypes.push_back(flatOf(type));
+  OpBuilder b = OpBuilder::atBlockEnd(kernels.getBody());
+  Location loc = op->getLoc();
+  auto func =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Buffers buf;
+  unsigned numOperands = op->getNumOperands();
+  llvm::append_range(buf.in, entry->getArguments().take_front(numOperands));
+  llvm::append_range(buf.out, entry->getArguments().drop_front(numOperands));
+  Emitter e{b, loc};
+  if (failed(emitBody(e, op, kernels, name, buf))) {
+    func.erase();
+    return failure();
+  }
+  func::ReturnOp::create(b, loc);
+  return func;
+}

@@ -1,0 +1,294 @@
+//===- CPUEngine.cpp - running a compiled CPU program's step --------------===//
+//
+// Buffers hold elements in their own type (f32 as 4 bytes, bool as one);
+// the step's Tensors (f64 storage) are converted only when the loop hands
+// in the first arguments or asks for a value to print or dump. Collectives
+// still go through the Communicator's Tensor interface, converting around
+// each call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Runtime/CPU/CPUProgram.h"
+
+#include "dtc/Runtime/Communicator.h"
+
+#include <cblas.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir::dtc;
+
+namespace {
+
+int64_t numElements(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// A 64-byte aligned, zeroed allocation.
+struct Buffer {
+  char *data = nullptr;
+  int64_t bytes = 0;
+
+  explicit Buffer(int64_t size = 0) : bytes(size) {
+    int64_t rounded = (std::max<int64_t>(size, 1) + 63) / 64 * 64;
+    data = static_cast<char *>(std::aligned_alloc(64, rounded));
+    std::memset(data, 0, rounded);
+  }
+  Buffer(Buffer &&other) noexcept : data(other.data), bytes(other.bytes) {
+    other.data = nullptr;
+  }
+  Buffer &operator=(Buffer &&other) noexcept {
+    std::swap(data, other.data);
+    std::swap(bytes, other.bytes);
+    return *this;
+  }
+  Buffer(const Buffer &) = delete;
+  ~Buffer() { std::free(data); }
+};
+
+std::vector<std::string> splitAxes(const std::string &text) {
+  std::vector<std::string> axes;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos)
+      end = text.size();
+    if (end > start)
+      axes.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return axes;
+}
+
+class CPUEngine : public StepEngine {
+public:
+  CPUEngine(const CPUProgram &program, Communicator *comm, bool checkArena)
+      : program(program), signature(program.signature), comm(comm),
+        checkArena(checkArena), arena(program.arenaBytes) {
+    for (const StepArgument &arg : signature.arguments)
+      args.emplace_back(numElements(arg.shape) * dtypeSize(arg.dtype));
+    for (const StepResult &result : signature.results)
+      results.emplace_back(numElements(result.shape) * dtypeSize(result.dtype));
+  }
+
+  std::string start(std::vector<Tensor> arguments) override {
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      std::vector<char> bytes = arguments[i].toBytes();
+      if (static_cast<int64_t>(bytes.size()) != args[i].bytes)
+        return "argument '" + signature.arguments[i].name + "' has " +
+               std::to_string(bytes.size()) + " bytes, the program expects " +
+               std::to_string(args[i].bytes);
+      std::memcpy(args[i].data, bytes.data(), bytes.size());
+    }
+    return "";
+  }
+
+  bool step() override {
+    for (const Thunk &thunk : program.thunks)
+      if (!run(thunk))
+        return false;
+    // Each donated argument takes its update; the update's buffer (the old
+    // value) is written over by the next step.
+    for (size_t i = 0; i < signature.arguments.size(); ++i)
+      if (std::optional<size_t> r = signature.arguments[i].aliasedResult)
+        std::swap(args[i], results[*r]);
+    return true;
+  }
+
+  Tensor argument(size_t index) const override {
+    const StepArgument &arg = signature.arguments[index];
+    return Tensor::fromBytes(arg.dtype, arg.shape, args[index].data);
+  }
+  Tensor result(size_t index) const override {
+    const StepResult &result = signature.results[index];
+    if (result.updatedArgument)
+      return argument(*result.updatedArgument);
+    return Tensor::fromBytes(result.dtype, result.shape, results[index].data);
+  }
+  int64_t peakIntermediateBytes() const override { return program.arenaBytes; }
+
+private:
+  char *address(const BufferRef &ref) {
+    switch (ref.space) {
+    case BufferRef::Space::Argument:
+      return args[ref.index].data;
+    case BufferRef::Space::Result:
+      return results[ref.index].data;
+    case BufferRef::Space::Arena:
+      return arena.data + ref.index;
+    }
+    return nullptr;
+  }
+
+  bool fail(const Thunk &thunk, const std::string &why) {
+    std::fprintf(stderr, "error: %s thunk: %s\n", thunk.kind.c_str(),
+                 why.c_str());
+    return false;
+  }
+
+  bool run(const Thunk &thunk) {
+    switch (thunk.tag) {
+    case Thunk::Kind::Kernel: {
+      void *pointers[256];
+      std::vector<void *> many;
+      void **packed = pointers;
+      if (thunk.buffers.size() > 256) {
+        many.resize(thunk.buffers.size());
+        packed = many.data();
+      }
+      for (size_t i = 0; i < thunk.buffers.size(); ++i)
+        packed[i] = address(thunk.buffers[i]);
+      thunk.entry(packed);
+      return true;
+    }
+    case Thunk::Kind::Gemm:
+      return gemm(thunk);
+    case Thunk::Kind::Copy: {
+      const BufferRef &in = thunk.buffers[0];
+      std::memmove(address(thunk.buffers[1]), address(in),
+                   numElements(in.shape) * dtypeSize(in.dtype));
+      return true;
+    }
+    case Thunk::Kind::Dead:
+      if (checkArena)
+        std::memset(address(thunk.buffers[0]), 0xFF,
+                    std::strtoll(thunk.field("bytes")->c_str(), nullptr, 10));
+      return true;
+    case Thunk::Kind::Collective:
+      return collective(thunk);
+    }
+    return false;
+  }
+
+  /// out[b] = op(lhs[b']) x op(rhs[b'']) over the output's batch, the
+  /// operands' batch dimensions broadcast as numpy does.
+  bool gemm(const Thunk &thunk) {
+    const BufferRef &lhs = thunk.buffers[0], &rhs = thunk.buffers[1],
+                    &out = thunk.buffers[2];
+    bool ta = *thunk.field("ta") == "1", tb = *thunk.field("tb") == "1";
+    size_t rank = out.shape.size();
+    if (rank < 2 || lhs.shape.size() < 2 || rhs.shape.size() < 2)
+      return fail(thunk, "matrix operands must have rank 2 or more");
+    int64_t m = out.shape[rank - 2], n = out.shape[rank - 1];
+    int64_t k = ta ? lhs.shape[lhs.shape.size() - 2] : lhs.shape.back();
+    Shape batch(out.shape.begin(), out.shape.end() - 2);
+    auto batchOffsets = [&](const Shape &shape) {
+      Shape own(shape.begin(), shape.end() - 2);
+      std::vector<int64_t> offsets;
+      int64_t total = numElements(batch);
+      for (int64_t b = 0; b < total; ++b) {
+        // b's index in the output batch, read through broadcasting.
+        int64_t rest = b, offset = 0, stride = 1;
+        for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+          int64_t index = rest % batch[d];
+          rest /= batch[d];
+          int64_t od = d - static_cast<int64_t>(batch.size() - own.size());
+          if (od >= 0) {
+            if (own[od] != 1)
+              offset += index * stride;
+            stride *= own[od];
+          }
+        }
+        offsets.push_back(offset);
+      }
+      return offsets;
+    };
+    std::vector<int64_t> lhsAt = batchOffsets(lhs.shape),
+                         rhsAt = batchOffsets(rhs.shape);
+    char *a = address(lhs), *b = address(rhs), *c = address(out);
+    CBLAS_TRANSPOSE opA = ta ? CblasTrans : CblasNoTrans,
+                    opB = tb ? CblasTrans : CblasNoTrans;
+    int lda = ta ? m : k, ldb = tb ? k : n;
+    for (size_t i = 0; i < lhsAt.size(); ++i) {
+      if (out.dtype == DType::F32) {
+        cblas_sgemm(CblasRowMajor, opA, opB, m, n, k, 1.0f,
+                    reinterpret_cast<float *>(a) + lhsAt[i] * m * k, lda,
+                    reinterpret_cast<float *>(b) + rhsAt[i] * k * n, ldb, 0.0f,
+                    reinterpret_cast<float *>(c) + i * m * n, n);
+      } else if (out.dtype == DType::F64) {
+        cblas_dgemm(CblasRowMajor, opA, opB, m, n, k, 1.0,
+                    reinterpret_cast<double *>(a) + lhsAt[i] * m * k, lda,
+                    reinterpret_cast<double *>(b) + rhsAt[i] * k * n, ldb, 0.0,
+                    reinterpret_cast<double *>(c) + i * m * n, n);
+      } else {
+        return fail(thunk, std::string("no GEMM for ") + dtypeName(out.dtype) +
+                               " yet");
+      }
+    }
+    return true;
+  }
+
+  bool collective(const Thunk &thunk) {
+    if (!comm)
+      return fail(thunk, "a collective needs ranks: run under mpirun");
+    const BufferRef &in = thunk.buffers[0], &out = thunk.buffers[1];
+    Tensor value = Tensor::fromBytes(in.dtype, in.shape, address(in));
+    auto field = [&](const char *key) -> std::string {
+      const std::string *v = thunk.field(key);
+      return v ? *v : "";
+    };
+    auto number = [&](const char *key) {
+      return std::strtoll(field(key).c_str(), nullptr, 10);
+    };
+    std::vector<std::string> axes = splitAxes(field("axes"));
+    Tensor result;
+    const std::string &kind = thunk.kind;
+    if (kind == "all_reduce") {
+      ReduceKind reduce = field("kind") == "max"   ? ReduceKind::Max
+                          : field("kind") == "min" ? ReduceKind::Min
+                                                   : ReduceKind::Sum;
+      comm->allReduce(value, axes, reduce);
+      result = std::move(value);
+    } else if (kind == "all_gather") {
+      result = comm->allGather(value, axes, number("dim"));
+    } else if (kind == "reduce_scatter") {
+      result = comm->reduceScatter(value, axes, number("dim"));
+    } else if (kind == "broadcast") {
+      comm->broadcast(value, axes, number("root"));
+      result = std::move(value);
+    } else if (kind == "all_to_all") {
+      result = comm->allToAll(value, axes, number("split"), number("concat"));
+    } else if (kind == "shard") {
+      result = chunkOf(value, number("dim"), comm->groupSize(axes),
+                       comm->groupRank(axes), number("blocks"));
+    } else if (kind == "send_recv") {
+      const MeshShape &mesh = comm->mesh();
+      int64_t axis = mesh.axisIndex(field("axis"));
+      if (axis < 0)
+        return fail(thunk, "no mesh axis '" + field("axis") + "'");
+      int64_t size = mesh.sizes[axis];
+      std::vector<int64_t> to = mesh.coordinates(comm->rank()), from = to;
+      int64_t shift = ((number("shift") % size) + size) % size;
+      to[axis] = (to[axis] + shift) % size;
+      from[axis] = (from[axis] + size - shift) % size;
+      result = comm->sendRecv(value, mesh.rankAt(to), mesh.rankAt(from));
+    } else {
+      return fail(thunk, "unknown thunk kind");
+    }
+    std::vector<char> bytes = result.toBytes();
+    if (static_cast<int64_t>(bytes.size()) !=
+        numElements(out.shape) * static_cast<int64_t>(dtypeSize(out.dtype)))
+      return fail(thunk, "the result's size is not the planned one");
+    std::memcpy(address(out), bytes.data(), bytes.size());
+    return true;
+  }
+
+  const CPUProgram &program;
+  const StepSignature &signature;
+  Communicator *comm;
+  bool checkArena;
+  Buffer arena;
+  std::vector<Buffer> args, results;
+};
+
+} // namespace
+
+std::unique_ptr<StepEngine>
+mlir::dtc::createCPUEngine(const CPUProgram &program, Communicator *comm,
+                           bool checkArena) {
+  return std::make_unique<CPUEngine>(program, comm, checkArena);
+}

@@ -1,0 +1,180 @@
+//===- CPUProgram.cpp - reading a compiled CPU program --------------------===//
+
+#include "dtc/Runtime/CPU/CPUProgram.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using namespace mlir::dtc;
+
+namespace {
+
+std::vector<std::string> splitOn(const std::string &text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  std::string part;
+  while (std::getline(stream, part, separator))
+    parts.push_back(part);
+  return parts;
+}
+
+std::optional<DType> dtypeNamed(const std::string &name) {
+  for (DType dtype :
+       {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I64, DType::I32,
+        DType::I16, DType::I8, DType::U8, DType::Bool})
+    if (name == dtypeName(dtype))
+      return dtype;
+  return std::nullopt;
+}
+
+/// "a3", "r0", "m128", each optionally ":f32:4x8" ("-" for a scalar).
+bool parseBuffer(const std::string &text, BufferRef &out) {
+  std::vector<std::string> parts = splitOn(text, ':');
+  if (parts.empty() || parts[0].size() < 2)
+    return false;
+  switch (parts[0][0]) {
+  case 'a':
+    out.space = BufferRef::Space::Argument;
+    break;
+  case 'r':
+    out.space = BufferRef::Space::Result;
+    break;
+  case 'm':
+    out.space = BufferRef::Space::Arena;
+    break;
+  default:
+    return false;
+  }
+  char *end = nullptr;
+  out.index = std::strtoll(parts[0].c_str() + 1, &end, 10);
+  if (*end || out.index < 0)
+    return false;
+  if (parts.size() == 1)
+    return true;
+  std::optional<DType> dtype =
+      parts.size() == 3 ? dtypeNamed(parts[1]) : std::nullopt;
+  if (!dtype)
+    return false;
+  out.dtype = *dtype;
+  if (parts[2] != "-")
+    for (const std::string &size : splitOn(parts[2], 'x'))
+      out.shape.push_back(std::strtoll(size.c_str(), nullptr, 10));
+  return true;
+}
+
+const std::set<std::string> kSignatureRecords = {
+    "abi", "function",        "loss",  "microbatches", "mesh",
+    "rng", "growth_interval", "stage", "argument",     "result"};
+
+} // namespace
+
+const std::string *Thunk::field(const std::string &key) const {
+  for (const auto &[k, v] : fields)
+    if (k == key)
+      return &v;
+  return nullptr;
+}
+
+std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
+  std::string path = dir + "/program.txt";
+  std::ifstream file(path);
+  if (!file)
+    return "cannot read '" + path +
+           "': is it a directory dtc-compile --target cpu wrote?";
+  std::string line, signatureText;
+  std::getline(file, line);
+  std::vector<std::string> header = splitOn(line, ' ');
+  if (header.size() != 2 || header[0] != "dtc-cpu-program")
+    return "'" + path + "' is no compiled dtc program";
+  if (std::strtoll(header[1].c_str(), nullptr, 10) != kCPUProgramFormat)
+    return "'" + path + "' is a compiled program of format " + header[1] +
+           ", this dtc-launch runs format " +
+           std::to_string(kCPUProgramFormat) +
+           ": recompile the model with this dtc-compile";
+  int lineNumber = 1;
+  while (std::getline(file, line)) {
+    ++lineNumber;
+    std::vector<std::string> tokens = splitOn(line, ' ');
+    if (tokens.empty())
+      continue;
+    if (kSignatureRecords.count(tokens[0])) {
+      signatureText += line + "\n";
+      continue;
+    }
+    auto bad = [&](const std::string &why) {
+      return path + ":" + std::to_string(lineNumber) + ": " + why;
+    };
+    if (tokens[0] == "arena") {
+      out.arenaBytes =
+          tokens.size() > 1 ? std::strtoll(tokens[1].c_str(), nullptr, 10) : -1;
+      if (out.arenaBytes < 0)
+        return bad("a bad arena size");
+      continue;
+    }
+    Thunk thunk;
+    thunk.kind = tokens[0];
+    thunk.tag = thunk.kind == "kernel" ? Thunk::Kind::Kernel
+                : thunk.kind == "gemm" ? Thunk::Kind::Gemm
+                : thunk.kind == "copy" ? Thunk::Kind::Copy
+                : thunk.kind == "dead" ? Thunk::Kind::Dead
+                                       : Thunk::Kind::Collective;
+    for (size_t i = 1; i < tokens.size(); ++i) {
+      size_t eq = tokens[i].find('=');
+      if (eq == std::string::npos)
+        return bad("'" + tokens[i] + "' is no key=value field");
+      std::string key = tokens[i].substr(0, eq),
+                  value = tokens[i].substr(eq + 1);
+      thunk.fields.emplace_back(key, value);
+      // Buffers: a kernel's `args` list, the others' in/lhs/rhs/out.
+      std::vector<std::string> refs;
+      if (key == "args")
+        refs = splitOn(value, ',');
+      else if (key == "in" || key == "lhs" || key == "rhs" || key == "out" ||
+               key == "at")
+        refs = {value};
+      for (const std::string &ref : refs) {
+        BufferRef buffer;
+        if (!parseBuffer(ref, buffer))
+          return bad("'" + ref + "' names no buffer");
+        thunk.buffers.push_back(buffer);
+      }
+    }
+    // Each kind's buffers, so that running it needs no checks.
+    size_t expected = thunk.tag == Thunk::Kind::Gemm     ? 3
+                      : thunk.tag == Thunk::Kind::Dead   ? 1
+                      : thunk.tag == Thunk::Kind::Kernel ? thunk.buffers.size()
+                                                         : 2;
+    bool fieldsMissing = (thunk.tag == Thunk::Kind::Gemm &&
+                          (!thunk.field("ta") || !thunk.field("tb"))) ||
+                         (thunk.tag == Thunk::Kind::Dead &&
+                          (!thunk.field("bytes") ||
+                           thunk.buffers[0].space != BufferRef::Space::Arena));
+    if (thunk.buffers.size() != expected || fieldsMissing)
+      return bad("a '" + thunk.kind + "' thunk with the wrong fields");
+    out.thunks.push_back(std::move(thunk));
+  }
+  if (std::string error = StepSignature::fromText(signatureText, out.signature);
+      !error.empty())
+    return path + ": " + error;
+
+  std::string library = dir + "/kernels.so";
+  out.library = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!out.library)
+    return "cannot load '" + library + "': " + dlerror();
+  for (Thunk &thunk : out.thunks) {
+    if (thunk.kind != "kernel")
+      continue;
+    const std::string *symbol = thunk.field("sym");
+    if (!symbol)
+      return path + ": a kernel without a symbol";
+    thunk.entry = reinterpret_cast<void (*)(void **)>(
+        dlsym(out.library, (*symbol + "_packed").c_str()));
+    if (!thunk.entry)
+      return "'" + library + "' has no kernel '" + *symbol +
+             "': it does not belong to this program.txt; recompile";
+  }
+  return "";
+}

@@ -1,0 +1,310 @@
+//===- CompileProgram.cpp - a training step as a compiled CPU program -----===//
+//
+// The step is cloned, fused (dtc-fuse without row-reduction groups, which
+// have no kernels yet), and every elementwise op left alone wrapped in a
+// loop group of its own. Then, in the order the arena was planned for
+// (programOrder), each op becomes a thunk: a compiled kernel, an OpenBLAS
+// call or an MPI collective, each operand and result named by where it
+// lives (an argument's buffer, a result's buffer, an arena offset).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Target/CPU/CompileProgram.h"
+
+#include "EmitObject.h"
+
+#include "dtc/Analysis/ArenaPlan.h"
+#include "dtc/Conversion/DTCToSCF.h"
+#include "dtc/Conversion/FusionToLinalg.h"
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
+#include "dtc/Interpreter/TensorAttr.h"
+#include "dtc/Runtime/StepSignature.h"
+#include "dtc/Runtime/TensorIO.h"
+#include "dtc/Transforms/Codegen/Passes.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+/// Whether `op` is computed by a loop kernel once wrapped in a group of its
+/// own.
+bool isLoopOp(Operation *op) {
+  if (isa<DropoutOp>(op))
+    return false;
+  if (isElementwise(op) || isa<BroadcastOp, ReshapeOp, IotaOp>(op))
+    return true;
+  auto constant = dyn_cast<ConstantOp>(op);
+  auto value =
+      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  return value && value.isSplat();
+}
+
+/// Gives every constant a dense value (a resource blob's too), which the
+/// kernels embed as a global.
+LogicalResult densifyConstants(func::FuncOp step) {
+  WalkResult walk = step.walk([](ConstantOp constant) {
+    if (isa<DenseElementsAttr>(constant.getValue()))
+      return WalkResult::advance();
+    FailureOr<Tensor> value = tensorFromAttr(constant.getValue());
+    if (failed(value)) {
+      constant.emitError("cannot read this constant's value");
+      return WalkResult::interrupt();
+    }
+    constant.setValueAttr(denseAttrFromTensor(constant.getContext(), *value));
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+/// Wraps each loop op outside a group in a `loop` group of its own.
+void wrapLoneLoopOps(func::FuncOp step) {
+  SmallVector<Operation *> lone;
+  for (Operation &op : step.getBody().front().without_terminator())
+    if (isLoopOp(&op))
+      lone.push_back(&op);
+  for (Operation *op : lone) {
+    OpBuilder b(op);
+    auto fusion = FusionOp::create(b, op->getLoc(), op->getResultTypes(),
+                                   op->getOperands(), FusionKind::Loop);
+    Block *body = b.createBlock(&fusion.getBody());
+    IRMapping mapping;
+    for (Value operand : op->getOperands())
+      mapping.map(operand, body->addArgument(operand.getType(), op->getLoc()));
+    Operation *clone = b.clone(*op, mapping);
+    YieldOp::create(b, op->getLoc(), clone->getResults());
+    op->replaceAllUsesWith(fusion.getResults());
+    op->erase();
+  }
+}
+
+/// Where each value of the step lives.
+class Placement {
+public:
+  Placement(func::FuncOp step, const ArenaPlan &plan) {
+    for (BlockArgument arg : step.getArguments())
+      where[arg] = "a" + std::to_string(arg.getArgNumber());
+    Operation *terminator = step.getBody().front().getTerminator();
+    for (auto [i, value] : llvm::enumerate(terminator->getOperands()))
+      if (!where.count(value))
+        where[value] = "r" + std::to_string(i);
+    for (const ArenaPlan::Slot &slot : plan.slots)
+      where[slot.buffer.value] = "m" + std::to_string(slot.offset);
+  }
+  /// `loc`, or `loc:dtype:shape` with `typed`.
+  std::string operator()(Value value, bool typed = false) const {
+    std::string text = where.lookup(value);
+    if (!typed)
+      return text;
+    auto type = cast<RankedTensorType>(value.getType());
+    std::optional<DType> dtype = dtypeOf(type.getElementType());
+    text += std::string(":") + (dtype ? dtypeName(*dtype) : "?") + ":";
+    for (auto [i, size] : llvm::enumerate(type.getShape()))
+      text += (i ? "x" : "") + std::to_string(size);
+    if (type.getRank() == 0)
+      text += "-";
+    return text;
+  }
+
+private:
+  llvm::DenseMap<Value, std::string> where;
+};
+
+std::string joined(ArrayAttr axes) {
+  std::string out;
+  for (Attribute axis : axes)
+    out += (out.empty() ? "" : ",") + cast<StringAttr>(axis).str();
+  return out;
+}
+
+const char *reductionName(CollectiveReduction kind) {
+  switch (kind) {
+  case CollectiveReduction::Sum:
+    return "sum";
+  case CollectiveReduction::Max:
+    return "max";
+  case CollectiveReduction::Min:
+    return "min";
+  }
+  return "sum";
+}
+
+/// The thunk of a collective, or "" for another op.
+std::string collectiveThunk(Operation *op, const Placement &at) {
+  if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, CollectiveBroadcastOp,
+           SendRecvOp, ShardOp, AllToAllOp>(op))
+    return "";
+  std::string io = " in=" + at(op->getOperand(0), true) +
+                   " out=" + at(op->getResult(0), true);
+  return TypeSwitch<Operation *, std::string>(op)
+      .Case([&](AllReduceOp op) {
+        return std::string("all_reduce kind=") + reductionName(op.getKind()) +
+               " axes=" + joined(op.getAxes()) + io;
+      })
+      .Case([&](AllGatherOp op) {
+        return "all_gather axes=" + joined(op.getAxes()) +
+               " dim=" + std::to_string(op.getDim()) + io;
+      })
+      .Case([&](ReduceScatterOp op) {
+        return "reduce_scatter axes=" + joined(op.getAxes()) +
+               " dim=" + std::to_string(op.getDim()) + io;
+      })
+      .Case([&](CollectiveBroadcastOp op) {
+        return "broadcast axes=" + joined(op.getAxes()) +
+               " root=" + std::to_string(op.getRoot()) + io;
+      })
+      .Case([&](SendRecvOp op) {
+        return "send_recv axis=" + op.getAxis().str() +
+               " shift=" + std::to_string(op.getShift()) + io;
+      })
+      .Case([&](ShardOp op) {
+        return "shard axes=" + joined(op.getAxes()) +
+               " dim=" + std::to_string(op.getDim()) +
+               " blocks=" + std::to_string(op.getBlocks()) + io;
+      })
+      .Case([&](AllToAllOp op) {
+        return "all_to_all axes=" + joined(op.getAxes()) +
+               " split=" + std::to_string(op.getSplitDim()) +
+               " concat=" + std::to_string(op.getConcatDim()) + io;
+      })
+      .Default([](Operation *) { return std::string(); });
+}
+
+/// The thunk line computing `op` ("" for an op without results), adding
+/// its kernel, if any, to `kernels`.
+FailureOr<std::string> thunkOf(Operation *op, const Placement &at,
+                               ModuleOp kernels, int &kernelCount) {
+  if (!isa<FusionOp>(op) && op->getNumResults() == 0)
+    return std::string();
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    if (!isa<FloatType>(matmul.getType().getElementType()))
+      return op->emitError("the CPU backend multiplies float matrices only");
+    return std::string("gemm ta=") + (matmul.getTransposeLhs() ? "1" : "0") +
+           " tb=" + (matmul.getTransposeRhs() ? "1" : "0") +
+           " lhs=" + at(matmul.getLhs(), true) +
+           " rhs=" + at(matmul.getRhs(), true) +
+           " out=" + at(matmul.getResult(), true) + "\n";
+  }
+  if (std::string collective = collectiveThunk(op, at); !collective.empty())
+    return collective + "\n";
+  std::string name = "dtc_kernel_" + std::to_string(kernelCount++);
+  FailureOr<func::FuncOp> kernel = failure();
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    kernel = buildLoopKernel(fusion, kernels, name);
+  else if (hasOpKernel(op))
+    kernel = buildOpKernel(op, kernels, name);
+  else
+    return op->emitError("the CPU backend has no kernel for '")
+           << op->getName() << "' yet; compile with --target reference";
+  if (failed(kernel))
+    return failure();
+  (*kernel)->removeAttr("llvm.emit_c_interface");
+  std::string line = "kernel sym=" + name + " args=";
+  bool first = true;
+  for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults())) {
+    line += (first ? "" : ",") + at(value);
+    first = false;
+  }
+  return line + "\n";
+}
+
+bool writeText(const std::string &path, const std::string &text,
+               Operation *where) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (!ec) {
+    os << text;
+    os.close();
+    ec = os.error();
+  }
+  if (ec)
+    where->emitError("cannot write '") << path << "': " << ec.message();
+  return !ec;
+}
+
+} // namespace
+
+LogicalResult mlir::dtc::compileCPUProgram(func::FuncOp original,
+                                           const StepSignature &signature,
+                                           const std::string &dir) {
+  MLIRContext *context = original.getContext();
+  {
+    DialectRegistry registry;
+    registerKernelDialects(registry);
+    context->appendDialectRegistry(registry);
+    context->loadAllAvailableDialects();
+  }
+  // The step as the kernels compute it, on a copy of its module (which
+  // holds its mesh).
+  auto module = original->getParentOfType<ModuleOp>();
+  OwningOpRef<ModuleOp> owned(module.clone());
+  auto step = owned->lookupSymbol<func::FuncOp>(original.getSymName());
+  {
+    PassManager pm(context, func::FuncOp::getOperationName());
+    FuseOptions fuseOptions;
+    fuseOptions.rowReductions = false;
+    pm.addPass(createFuse(fuseOptions));
+    if (failed(pm.run(step)))
+      return failure();
+  }
+  if (failed(densifyConstants(step)))
+    return failure();
+  wrapLoneLoopOps(step);
+  Schedule schedule = programOrder(step.getBody().front());
+  ArenaPlan plan = planArena(schedule, intermediatesOf(step));
+  Placement at(step, plan);
+
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(original.getLoc());
+  // Each slot's death: after the last thunk reading it.
+  std::vector<SmallVector<const ArenaPlan::Slot *>> deaths(schedule.size());
+  for (const ArenaPlan::Slot &slot : plan.slots)
+    deaths[slot.buffer.last].push_back(&slot);
+  std::string thunks;
+  int kernelCount = 0;
+  for (auto [index, entry] : llvm::enumerate(schedule)) {
+    FailureOr<std::string> thunk = thunkOf(entry.op, at, *kernels, kernelCount);
+    if (failed(thunk))
+      return failure();
+    thunks += *thunk;
+    for (const ArenaPlan::Slot *slot : deaths[index])
+      thunks += "dead at=" + at(slot->buffer.value) +
+                " bytes=" + std::to_string(slot->buffer.bytes) + "\n";
+  }
+  // Results that are arguments, or repeat an earlier result, are copies.
+  Operation *terminator = step.getBody().front().getTerminator();
+  for (auto [i, value] : llvm::enumerate(terminator->getOperands()))
+    if (at(value) != "r" + std::to_string(i))
+      thunks += "copy in=" + at(value, true) + " out=r" + std::to_string(i) +
+                at(value, true).substr(at(value).size()) + "\n";
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir + "/init"))
+    return original.emitError("cannot create '")
+           << dir << "/init': " << ec.message();
+  if (failed(emitKernelLibrary(*kernels, dir)))
+    return failure();
+  // The starting values the step carries (parameters, a loss scale).
+  for (unsigned i = 0; i < original.getNumArguments(); ++i) {
+    auto value = original.getArgAttrOfType<ElementsAttr>(i, kValueAttrName);
+    if (!value)
+      continue;
+    FailureOr<Tensor> tensor = tensorFromAttr(value);
+    std::string error, path = dir + "/init/arg" + std::to_string(i) + ".npy";
+    if (failed(tensor) || !writeNpy(path, *tensor, error))
+      return original.emitError("cannot write the starting value of "
+                                "argument ")
+             << i << " to '" << path << "': " << error;
+  }
+  std::string program =
+      "dtc-cpu-program " + std::to_string(kCPUProgramVersion) + "\n" +
+      signature.toText() + "arena " + std::to_string(plan.size) + "\n" + thunks;
+  if (!writeText(dir + "/program.txt", program, original))
+    return failure();
+  return success();
+}

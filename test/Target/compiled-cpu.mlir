@@ -1,0 +1,67 @@
+// dtc-compile --target cpu: GPT-2's step as a compiled per-rank program,
+// run by dtc-launch (which dtc-run starts), checked against the reference
+// executor, run to run, with the arena poisoned, and on bad input.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/gpt2 --lr 0.01 --target cpu 2>&1 | FileCheck %s --check-prefix=COMPILE
+// COMPILE: dtc-compile: compiling the step for CPU ranks
+// COMPILE: dtc-compile: wrote {{.*}}/program.txt and {{.*}}/kernels.so
+// RUN: FileCheck %s --check-prefix=PROGRAM < %t/gpt2/program.txt
+// PROGRAM: dtc-cpu-program 1
+// PROGRAM-NEXT: abi 1
+// PROGRAM: argument role=input name=ids dtype=i64 shape=4x8
+// PROGRAM: argument role=parameter name=m.transformer.wpe.weight trainable=1 dtype=f32 shape=32x32 alias=
+// PROGRAM: arena {{[0-9]+}}
+// PROGRAM: kernel sym=dtc_kernel_{{[0-9]+}} args=
+// PROGRAM: gemm ta=0 tb=0 lhs=m{{[0-9]+}}:f32:32x32 rhs=a4:f32:32x96 out=m{{[0-9]+}}:f32:32x96
+// PROGRAM: dead at=m{{[0-9]+}} bytes=
+// The kernels' library needs libm and libc only; the launcher no LLVM or MLIR.
+// RUN: ldd %t/gpt2/kernels.so | FileCheck %s --check-prefix=LDD
+// LDD-NOT: {{[Ll][Ll][Vv][Mm]|MLIR}}
+// LDD: libc.so
+// LDD-NOT: {{[Ll][Ll][Vv][Mm]|MLIR}}
+// RUN: ls %t/gpt2/init | FileCheck %s --check-prefix=INIT
+// INIT: arg1.npy
+
+// Compiled (dtc-run starts dtc-launch), against the reference executor on
+// the same OUT: loss 1e-5, gradients 1e-4, updates 1e-3 relative.
+// RUN: dtc-run %t/gpt2 --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/cpu | FileCheck %s --check-prefix=TRAIN
+// TRAIN-COUNT-3: step {{ *[0-9]}}/3 loss
+// TRAIN: throughput: {{[0-9]+}} tokens/s
+// RUN: dtc-run %t/gpt2 --engine reference --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/ref > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/cpu %t/ref %S/../Integration/Inputs/hf5/gpt2-names/initial --mask-from %S/../Integration/Inputs/hf5/gpt2-names/adamw | FileCheck %s --check-prefix=SAME
+// SAME: 0 failed
+// Bit-identical from run to run, and with every arena slot filled with NaN
+// once its last reader has run (the plan lets no two live values share bytes).
+// RUN: dtc-launch %t/gpt2 --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/again > /dev/null
+// RUN: dtc-run %t/gpt2 --check-arena --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/poisoned > /dev/null
+// RUN: cmp %t/cpu/loss.npy %t/again/loss.npy
+// RUN: cmp %t/cpu/loss.npy %t/poisoned/loss.npy
+// RUN: cmp %t/cpu/param/m.lm_head.weight.npy %t/again/param/m.lm_head.weight.npy
+// RUN: cmp %t/cpu/param/m.lm_head.weight.npy %t/poisoned/param/m.lm_head.weight.npy
+// The check can fail: a plan that frees the first matmul's output before
+// its readers run gives a NaN loss under --check-arena (and the right one
+// without).
+// RUN: cp -r %t/gpt2 %t/broken && sed -i -E '0,/^(gemm .* out=(m[0-9]+):f32:32x96)$/s//\1\ndead at=\2 bytes=12288/' %t/broken/program.txt
+// RUN: dtc-launch %t/broken --check-arena --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 1 | FileCheck %s --check-prefix=BROKEN
+// BROKEN: step 1/1 loss {{-?nan}}
+// RUN: dtc-launch %t/broken --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 1 | FileCheck %s --check-prefix=UNCHECKED
+// UNCHECKED: step 1/1 loss 4.16
+
+// Bad input: another program format, a missing library, a reference-only
+// OUT asked to run compiled, --check-arena without a compiled program, an
+// op the backend has no kernel for.
+// RUN: cp -r %t/gpt2 %t/stale && sed -i '1s/.*/dtc-cpu-program 99/' %t/stale/program.txt
+// RUN: not dtc-run %t/stale --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=STALE
+// STALE: error: '{{.*}}/program.txt' is a compiled program of format 99, this dtc-launch runs format 1: recompile the model with this dtc-compile
+// RUN: cp -r %t/gpt2 %t/nolib && rm %t/nolib/kernels.so
+// RUN: not dtc-launch %t/nolib --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=NOLIB
+// NOLIB: error: cannot load '{{.*}}/kernels.so'
+// RUN: dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/ref-only --lr 0.01 2> /dev/null
+// RUN: not dtc-run %t/ref-only --engine cpu --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=NOCPU
+// NOCPU: error: {{.*}}ref-only holds no compiled program: compile with dtc-compile --target cpu, or run --engine reference
+// RUN: not dtc-run %t/ref-only --check-arena --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=NOARENA
+// NOARENA: error: --check-arena checks a compiled program's arena; the reference executor has none
+// RUN: not dtc-compile %S/../Import/ONNX/Inputs/dropout_classifier.onnx -o %t/dropout --dropout --target cpu 2>&1 | FileCheck %s --check-prefix=DROPOUT
+// DROPOUT: error: the CPU backend has no kernel for 'dtc.dropout' yet; compile with --target reference
+// RUN: not dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/x --target gpu 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: error: unknown --target 'gpu' (reference, cpu)

@@ -1,0 +1,182 @@
+//===- dtc-launch.cpp - run a compiled CPU program
+//-------------------------===//
+//
+//   [mpirun -np N] dtc-launch OUT --batch DIR [--steps K] [--init DIR]
+//                             [--dump DIR] [--log-every N]
+//
+// Trains with the per-rank program dtc-compile --target cpu wrote to OUT
+// (program.txt, kernels.so, init/): the same loop, options, progress
+// lines, per-rank report and dumps as `dtc-run OUT` on the reference
+// executor, which starts this binary for such an OUT. Links neither LLVM
+// nor MLIR: only the dtc runtime, OpenBLAS, MPI and protobuf (for .pb
+// tensors).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Runtime/CPU/CPUProgram.h"
+#include "dtc/Runtime/MPI/MPICommunicator.h"
+#include "dtc/Runtime/ONNX/TensorProto.h"
+#include "dtc/Runtime/TensorIO.h"
+#include "dtc/Runtime/TrainingLoop.h"
+
+#include <cblas.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mpi.h>
+
+using namespace mlir::dtc;
+
+static const char *kUsage =
+    "dtc-launch: runs a training step compiled with dtc-compile --target cpu\n"
+    "\n"
+    "  dtc-launch OUT --batch DIR [--steps K] [--init DIR] [--dump DIR]\n"
+    "             [--log-every N]\n"
+    "  mpirun -np N dtc-launch OUT ...   (a step compiled for N ranks)\n"
+    "\n"
+    "  --batch DIR      inputs and labels as .npy (or .pb) named after the\n"
+    "                   inputs, used by every step\n"
+    "  --steps K        training steps (default 1)\n"
+    "  --init DIR       initial parameters as <param>.npy (default: the\n"
+    "                   model's initializers, OUT/init/)\n"
+    "  --dump DIR       write loss.npy, grad/<param>.npy (last step) and\n"
+    "                   param/<param>.npy (after the last step)\n"
+    "  --log-every N    a progress line every N steps (default: about ten)\n"
+    "  --check-arena    fill each arena slot with NaN once its last reader\n"
+    "                   has run (the trajectory must not change)\n"
+    "  --threads N      threads per rank for OpenBLAS's matmuls (default 1;\n"
+    "                   kernels run on one thread for now)\n"
+    "\n"
+    "`dtc-run OUT ...` starts this program for such an OUT; `dtc-run OUT\n"
+    "--engine reference ...` runs the same step on the reference executor.\n";
+
+int main(int argc, char **argv) {
+  std::string out;
+  TrainingOptions options;
+  int64_t threads = 1;
+  bool checkArena = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    // --flag=value or --flag value (but for the switches).
+    if (size_t eq = arg.find('=');
+        arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (arg.rfind("--", 0) == 0 && arg != "--help" &&
+               arg != "--check-arena" && i + 1 < argc) {
+      value = argv[++i];
+    }
+    auto number = [&](int64_t &to) {
+      char *end = nullptr;
+      to = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end) {
+        std::fprintf(stderr, "error: %s needs a number, not '%s'\n",
+                     arg.c_str(), value.c_str());
+        std::exit(1);
+      }
+    };
+    if (arg == "--check-arena") {
+      checkArena = true;
+      continue;
+    }
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (arg == "--batch") {
+      options.batchDir = value;
+    } else if (arg == "--init") {
+      options.initDir = value;
+    } else if (arg == "--dump") {
+      options.dumpDir = value;
+    } else if (arg == "--steps") {
+      number(options.steps);
+    } else if (arg == "--log-every") {
+      number(options.logEvery);
+    } else if (arg == "--threads") {
+      number(threads);
+      if (threads < 1) {
+        std::fprintf(stderr, "error: --threads must be at least 1\n");
+        return 1;
+      }
+    } else if (arg == "--engine") {
+      if (value != "cpu" && value != "auto") {
+        std::fprintf(stderr, "error: dtc-launch runs compiled programs only "
+                             "(--engine cpu); use dtc-run for the reference "
+                             "executor\n");
+        return 1;
+      }
+    } else if (arg.rfind("-", 0) == 0) {
+      std::fprintf(stderr, "error: unknown option '%s'\n%s", arg.c_str(),
+                   kUsage);
+      return 1;
+    } else if (out.empty()) {
+      out = arg;
+    } else {
+      std::fprintf(stderr, "error: a second directory '%s'\n", arg.c_str());
+      return 1;
+    }
+  }
+  if (out.empty()) {
+    std::fprintf(stderr, "error: no compiled directory given\n%s", kUsage);
+    return 1;
+  }
+  if (options.steps < 1) {
+    std::fprintf(stderr, "error: --steps must be at least 1\n");
+    return 1;
+  }
+  // One thread per rank unless asked: OpenBLAS would otherwise start one
+  // per core in every rank of an oversubscribed mpirun.
+  openblas_set_num_threads(static_cast<int>(threads));
+  CPUProgram program;
+  if (std::string error = CPUProgram::load(out, program); !error.empty()) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 1;
+  }
+  const StepSignature &signature = program.signature;
+  if (signature.stage) {
+    std::fprintf(stderr,
+                 "error: %s is pipeline stage %lld of a step; "
+                 "dtc-launch runs whole steps only\n",
+                 out.c_str(), static_cast<long long>(*signature.stage));
+    return 1;
+  }
+  BuiltinValue builtin = [&](size_t index) -> std::optional<Tensor> {
+    std::string path = out + "/init/arg" + std::to_string(index) + ".npy";
+    if (!std::filesystem::exists(path))
+      return std::nullopt;
+    std::string error;
+    std::optional<Tensor> value = readNpy(path, error);
+    if (!value)
+      std::fprintf(stderr, "warning: %s\n", error.c_str());
+    return value;
+  };
+
+  auto train = [&](Communicator *comm) {
+    std::unique_ptr<StepEngine> engine =
+        createCPUEngine(program, comm, checkArena);
+    return runTraining(signature, options, *engine, builtin, readTensorDir,
+                       comm);
+  };
+  if (signature.mesh.axes.empty())
+    return train(nullptr);
+  MPI_Init(&argc, &argv);
+  std::string error;
+  std::unique_ptr<Communicator> comm =
+      createMPICommunicator(signature.mesh, error);
+  if (!comm) {
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+      std::fprintf(stderr, "error: %s\n", error.c_str());
+    MPI_Finalize();
+    return 1;
+  }
+  int status = train(comm.get());
+  if (status != 0 && comm->worldSize() > 1)
+    MPI_Abort(MPI_COMM_WORLD, status);
+  comm.reset();
+  MPI_Finalize();
+  return status;
+}
