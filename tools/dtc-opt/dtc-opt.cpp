@@ -17,14 +17,14 @@
 
 namespace mlir::dtc::test {
 void registerTestShardingRulesPass();
-void registerTestCheckLoopKernelsPass();
+void registerTestCheckKernelsPass();
 } // namespace mlir::dtc::test
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::dtc::registerDTCPasses();
   mlir::dtc::test::registerTestShardingRulesPass();
-  mlir::dtc::test::registerTestCheckLoopKernelsPass();
+  mlir::dtc::test::registerTestCheckKernelsPass();
   mlir::dtc::test::registerTestKernels();
   mlir::DialectRegistry registry;
   registry.insert<mlir::dtc::DTCDialect, mlir::func::FuncDialect>();

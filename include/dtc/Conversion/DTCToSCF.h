@@ -14,6 +14,7 @@
 #define DTC_CONVERSION_DTCTOSCF_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::dtc {
@@ -26,6 +27,20 @@ bool hasOpKernel(Operation *op);
 /// diagnostic on `op` when it has no kernel.
 FailureOr<func::FuncOp> buildOpKernel(Operation *op, ModuleOp kernels,
                                       StringRef name);
+
+/// The row-major index (i64) in a tensor of shape `whole` of the element at
+/// `indexes` (index values) of a part of it placed at `offsets` (a rank-1
+/// i64 memref, one per dimension; null: at the origin).
+Value emitWholeIndex(OpBuilder &b, Location loc, ValueRange indexes,
+                     ArrayRef<int64_t> whole, Value offsets);
+
+/// dtc.dropout's value for element `x` whose row-major index in the whole
+/// (unsplit) tensor is `global` (i64), at step `step` (i64): x / (1 -
+/// ratio), divided in f64 and rounded to x's type, where Philox4x32-10
+/// keyed on (seed, stream) draws a uniform >= ratio, else 0 -- the draw of
+/// the reference executor (dtc/Runtime/Philox.h), bit for bit.
+Value emitDropout(OpBuilder &b, Location loc, Value x, Value global, Value step,
+                  uint64_t seed, uint64_t stream, double ratio);
 
 } // namespace mlir::dtc
 

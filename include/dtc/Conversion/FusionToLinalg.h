@@ -22,9 +22,9 @@ namespace mlir::dtc {
 /// Adds to `kernels` `func.func @name(%input0: memref<...>, ...,
 /// %result0: memref<...>, ...)` computing `fusion`, a `loop` or
 /// `multi_tensor` group (one loop nest per result) whose ops are
-/// elementwise, broadcasts, row-major reshapes, index grids or scalar
-/// constants. Fails with a diagnostic on the op it cannot lower (dropout,
-/// for now).
+/// elementwise (dropout included), broadcasts, row-major reshapes, index
+/// grids or scalar constants. Fails with a diagnostic on the op it cannot
+/// lower.
 FailureOr<func::FuncOp> buildLoopKernel(FusionOp fusion, ModuleOp kernels,
                                         StringRef name);
 

@@ -35,6 +35,12 @@ Shape shapeOf(Value v) {
 Type elementOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType();
 }
+/// The type a kernel computes `v`'s elements in (Emitter::loadC).
+Type computeTypeOf(Value v) {
+  Type t = elementOf(v);
+  return isa<BFloat16Type, Float16Type>(t) ? Float32Type::get(v.getContext())
+                                           : t;
+}
 int64_t product(ArrayRef<int64_t> dims) {
   int64_t n = 1;
   for (int64_t d : dims)
@@ -72,6 +78,22 @@ struct Emitter {
   void store(Value value, Value buffer, Value at) {
     memref::StoreOp::create(b, loc, value, buffer, ValueRange{at});
   }
+  /// A load for arithmetic: bf16 and f16 widened to f32, in which the
+  /// kernels compute and accumulate (the reference accumulates in f64).
+  Value loadC(Value buffer, Value at) {
+    Value v = load(buffer, at);
+    if (isa<BFloat16Type, Float16Type>(v.getType()))
+      return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    return v;
+  }
+  /// A store of a value computed by loadC's rule, rounded to the buffer's
+  /// element type.
+  void storeC(Value value, Value buffer, Value at) {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    if (value.getType() != element)
+      value = arith::TruncFOp::create(b, loc, element, value);
+    store(value, buffer, at);
+  }
   Value fconst(double v, Type t) {
     if (isa<FloatType>(t))
       return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
@@ -107,6 +129,19 @@ struct Emitter {
     Value next = body(forOp.getInductionVar(), forOp.getRegionIterArg(0));
     scf::YieldOp::create(b, loc, next);
     return forOp.getResult(0);
+  }
+  /// acc = init; for each index of `shape`, row-major: acc = body(indexes,
+  /// acc); returns acc.
+  Value foldEach(ArrayRef<int64_t> shape, Value init,
+                 function_ref<Value(ValueRange, Value)> body,
+                 SmallVector<Value> outer = {}) {
+    if (outer.size() == shape.size())
+      return body(outer, init);
+    return fold(shape[outer.size()], init, [&](Value i, Value acc) {
+      SmallVector<Value> indexes(outer);
+      indexes.push_back(i);
+      return foldEach(shape, acc, body, indexes);
+    });
   }
   /// Loops over every index of `shape`, row-major; body(indexes).
   void forEach(ArrayRef<int64_t> shape, function_ref<void(ValueRange)> body,
@@ -271,7 +306,7 @@ void reduceKernel(Emitter &e, Operation *op, ArrayRef<int64_t> dims,
     count *= kept[d];
     kept[d] = 1;
   }
-  Type t = elementOf(input);
+  Type t = computeTypeOf(input);
   bool isFloat = isa<FloatType>(t);
   double inf = std::numeric_limits<double>::infinity();
   Value init;
@@ -286,35 +321,36 @@ void reduceKernel(Emitter &e, Operation *op, ArrayRef<int64_t> dims,
     init =
         arith::ConstantOp::create(e.b, e.loc, t, e.b.getIntegerAttr(t, bound));
   }
-  int64_t outElements = product(kept);
-  e.loop(outElements, [&](Value i) { e.store(init, buf.out[0], i); });
-  Shape keptStrides = stridesOf(kept);
-  for (int64_t d : dims)
-    keptStrides[d] = 0;
-  e.forEach(shape, [&](ValueRange idx) {
-    Value to = e.offset(idx, keptStrides);
-    Value x = e.load(buf.in[0], e.offset(idx, stridesOf(shape)));
-    Value acc = e.load(buf.out[0], to);
-    Value next;
-    if (kind == ReduceKind::Sum || kind == ReduceKind::Mean)
-      next = e.fadd(acc, x);
-    else if (isFloat)
-      next = kind == ReduceKind::Max
-                 ? Value(arith::MaximumFOp::create(e.b, e.loc, acc, x))
-                 : Value(arith::MinimumFOp::create(e.b, e.loc, acc, x));
-    else
-      next = kind == ReduceKind::Max
+  // Each result element folds its reduced elements in registers, in the
+  // compute type (a bf16 sum is not rounded at each step).
+  SmallVector<int64_t> sortedDims(dims);
+  llvm::sort(sortedDims);
+  Shape reduced;
+  for (int64_t d : sortedDims)
+    reduced.push_back(shape[d]);
+  Shape inStrides = stridesOf(shape), outStrides = stridesOf(kept);
+  e.forEach(kept, [&](ValueRange outIdx) {
+    Value acc = e.foldEach(reduced, init, [&](ValueRange r, Value acc) {
+      SmallVector<Value> idx(outIdx);
+      for (auto [d, index] : llvm::zip(sortedDims, r))
+        idx[d] = index;
+      Value x = e.loadC(buf.in[0], e.offset(idx, inStrides));
+      if (kind == ReduceKind::Sum || kind == ReduceKind::Mean)
+        return e.fadd(acc, x);
+      if (isFloat)
+        return kind == ReduceKind::Max
+                   ? Value(arith::MaximumFOp::create(e.b, e.loc, acc, x))
+                   : Value(arith::MinimumFOp::create(e.b, e.loc, acc, x));
+      return kind == ReduceKind::Max
                  ? Value(arith::MaxSIOp::create(e.b, e.loc, acc, x))
                  : Value(arith::MinSIOp::create(e.b, e.loc, acc, x));
-    e.store(next, buf.out[0], to);
-  });
-  if (kind != ReduceKind::Mean)
-    return;
-  e.loop(outElements, [&](Value i) {
-    Value sum = e.load(buf.out[0], i), n = e.fconst(count, t);
-    e.store(isFloat ? e.fdiv(sum, n)
-                    : Value(arith::DivSIOp::create(e.b, e.loc, sum, n)),
-            buf.out[0], i);
+    });
+    if (kind == ReduceKind::Mean) {
+      Value n = e.fconst(count, t);
+      acc = isFloat ? e.fdiv(acc, n)
+                    : Value(arith::DivSIOp::create(e.b, e.loc, acc, n));
+    }
+    e.storeC(acc, buf.out[0], e.offset(outIdx, outStrides));
   });
 }
 
@@ -322,7 +358,7 @@ void reduceKernel(Emitter &e, Operation *op, ArrayRef<int64_t> dims,
 void softmaxKernel(Emitter &e, Operation *op, int64_t dim, bool logarithm,
                    Buffers &buf) {
   DimSplit s = splitAt(shapeOf(op->getOperand(0)), dim);
-  Type t = elementOf(op->getOperand(0));
+  Type t = computeTypeOf(op->getOperand(0));
   double inf = std::numeric_limits<double>::infinity();
   e.loop(s.outer, [&](Value o) {
     e.loop(s.inner, [&](Value k) {
@@ -330,18 +366,18 @@ void softmaxKernel(Emitter &e, Operation *op, int64_t dim, bool logarithm,
       auto at = [&](Value j) { return e.add(base, e.mul(j, s.inner)); };
       Value max = e.fold(s.size, e.fconst(-inf, t), [&](Value j, Value acc) {
         return arith::MaximumFOp::create(e.b, e.loc, acc,
-                                         e.load(buf.in[0], at(j)));
+                                         e.loadC(buf.in[0], at(j)));
       });
       Value sum = e.fold(s.size, e.fconst(0, t), [&](Value j, Value acc) {
-        return e.fadd(acc, e.exp(e.fsub(e.load(buf.in[0], at(j)), max)));
+        return e.fadd(acc, e.exp(e.fsub(e.loadC(buf.in[0], at(j)), max)));
       });
       Value logSum =
           logarithm ? Value(math::LogOp::create(e.b, e.loc, sum)) : Value();
       e.loop(s.size, [&](Value j) {
-        Value shifted = e.fsub(e.load(buf.in[0], at(j)), max);
-        e.store(logarithm ? e.fsub(shifted, logSum)
-                          : e.fdiv(e.exp(shifted), sum),
-                buf.out[0], at(j));
+        Value shifted = e.fsub(e.loadC(buf.in[0], at(j)), max);
+        e.storeC(logarithm ? e.fsub(shifted, logSum)
+                           : e.fdiv(e.exp(shifted), sum),
+                 buf.out[0], at(j));
       });
     });
   });
@@ -354,11 +390,11 @@ void normKernel(Emitter &e, Operation *op, int64_t dim, double epsilon,
   Shape shape = shapeOf(op->getOperand(0));
   int64_t rows = product(ArrayRef<int64_t>(shape).take_front(dim));
   int64_t width = product(ArrayRef<int64_t>(shape).drop_front(dim));
-  Type t = elementOf(op->getOperand(0));
+  Type t = computeTypeOf(op->getOperand(0));
   bool hasBias = op->getNumOperands() > 2;
   e.loop(rows, [&](Value r) {
     Value base = e.mul(r, width);
-    auto x = [&](Value j) { return e.load(buf.in[0], e.add(base, j)); };
+    auto x = [&](Value j) { return e.loadC(buf.in[0], e.add(base, j)); };
     Value mu = e.fconst(0, t);
     if (withMean)
       mu = e.fdiv(e.fold(width, mu,
@@ -373,14 +409,14 @@ void normKernel(Emitter &e, Operation *op, int64_t dim, double epsilon,
     Value inv =
         math::RsqrtOp::create(e.b, e.loc, e.fadd(var, e.fconst(epsilon, t)));
     e.loop(width, [&](Value j) {
-      Value y = e.fmul(e.fmul(e.fsub(x(j), mu), inv), e.load(buf.in[1], j));
+      Value y = e.fmul(e.fmul(e.fsub(x(j), mu), inv), e.loadC(buf.in[1], j));
       if (hasBias)
-        y = e.fadd(y, e.load(buf.in[2], j));
-      e.store(y, buf.out[0], e.add(base, j));
+        y = e.fadd(y, e.loadC(buf.in[2], j));
+      e.storeC(y, buf.out[0], e.add(base, j));
     });
     if (withMean) {
-      e.store(mu, buf.out[1], r);
-      e.store(inv, buf.out[2], r);
+      e.storeC(mu, buf.out[1], r);
+      e.storeC(inv, buf.out[2], r);
     }
   });
 }
@@ -402,26 +438,31 @@ void rotaryKernel(Emitter &e, RotaryOp op, Buffers &buf) {
     Value i = idx.back();
     Value first = e.add(base, interleaved ? e.mul(i, 2) : i);
     Value second = interleaved ? e.add(first, e.c(1)) : e.add(first, e.c(half));
-    Value c = e.load(buf.in[1], broadcastOffset(e, idx, cosShape, pairs));
-    Value s = e.load(buf.in[2], broadcastOffset(e, idx, sinShape, pairs));
-    Value x1 = e.load(buf.in[0], first), x2 = e.load(buf.in[0], second);
-    e.store(e.fsub(e.fmul(x1, c), e.fmul(x2, s)), buf.out[0], first);
-    e.store(e.fadd(e.fmul(x2, c), e.fmul(x1, s)), buf.out[0], second);
+    Value c = e.loadC(buf.in[1], broadcastOffset(e, idx, cosShape, pairs));
+    Value s = e.loadC(buf.in[2], broadcastOffset(e, idx, sinShape, pairs));
+    Value x1 = e.loadC(buf.in[0], first), x2 = e.loadC(buf.in[0], second);
+    e.storeC(e.fsub(e.fmul(x1, c), e.fmul(x2, s)), buf.out[0], first);
+    e.storeC(e.fadd(e.fmul(x2, c), e.fmul(x1, s)), buf.out[0], second);
   });
 }
 
 /// One query row at a time: scores into the probabilities' row, a stable
 /// softmax there, then the weighted values.
 LogicalResult attentionKernel(Emitter &e, AttentionOp op, Buffers &buf) {
-  if (op.getDropoutRatio())
-    return op.emitError("compiled attention with dropout is not supported "
-                        "yet; use --target reference");
   Shape q = shapeOf(op.getQ()), k = shapeOf(op.getK()), v = shapeOf(op.getV());
   int64_t batch = q[0], heads = q[1], queries = q[2], d = q[3], kvHeads = k[1],
           keys = k[2], dv = v[3], group = heads / kvHeads;
   Shape scores{batch, heads, queries, keys};
-  Type t = elementOf(op.getQ());
+  Type t = computeTypeOf(op.getQ());
   Value mask = op.getMask() ? buf.in[3] : Value();
+  // Dropout on the probabilities: its step and, for a part of a larger
+  // tensor, the part's offset follow the mask among the operands.
+  unsigned next = op.getMask() ? 4 : 3;
+  Value dropStep = op.getDropoutRatio() ? buf.in[next++] : Value();
+  Value dropOffset = op.getOffset() ? buf.in[next] : Value();
+  Shape whole = scores;
+  if (auto global = op.getGlobalShape())
+    whole.assign(global->begin(), global->end());
   Shape maskShape = mask ? shapeOf(op.getMask()) : Shape();
   bool floatMask = mask && isa<FloatType>(elementOf(op.getMask()));
   double inf = std::numeric_limits<double>::infinity();
@@ -432,6 +473,10 @@ LogicalResult attentionKernel(Emitter &e, AttentionOp op, Buffers &buf) {
   if (op.getSoftcap())
     softcap = op.getSoftcap()->convertToDouble();
   Value out = buf.out[0], probs = buf.out[1];
+  // One row of scores, then weights, in the compute type (f32 for bf16):
+  // the stored probabilities are rounded, the weights that multiply V not.
+  Value scratch =
+      memref::AllocaOp::create(e.b, e.loc, MemRefType::get({keys}, t));
   e.forEach({batch, heads, queries}, [&](ValueRange bhi) {
     Value b = bhi[0], h = bhi[1], i = bhi[2];
     Value qRow = e.mul(e.add(e.mul(e.add(e.mul(b, heads), h), queries), i), d);
@@ -442,8 +487,8 @@ LogicalResult attentionKernel(Emitter &e, AttentionOp op, Buffers &buf) {
     Value max = e.fold(keys, e.fconst(-inf, t), [&](Value j, Value acc) {
       Value kRow = e.mul(e.add(e.mul(kv, keys), j), d);
       Value s = e.fold(d, e.fconst(0, t), [&](Value c, Value dot) {
-        return e.fadd(dot, e.fmul(e.load(buf.in[0], e.add(qRow, c)),
-                                  e.load(buf.in[1], e.add(kRow, c))));
+        return e.fadd(dot, e.fmul(e.loadC(buf.in[0], e.add(qRow, c)),
+                                  e.loadC(buf.in[1], e.add(kRow, c))));
       });
       s = e.fmul(s, scale);
       if (softcap) {
@@ -452,54 +497,79 @@ LogicalResult attentionKernel(Emitter &e, AttentionOp op, Buffers &buf) {
       }
       if (mask) {
         Value at = broadcastOffset(e, {b, h, i, j}, maskShape, scores);
-        Value m = e.load(mask, at);
+        Value m = e.loadC(mask, at);
         s = floatMask
                 ? e.fadd(s, m)
                 : Value(arith::SelectOp::create(e.b, e.loc, m, s, masked));
       }
-      e.store(s, probs, e.add(row, j));
+      e.store(s, scratch, j);
       return arith::MaximumFOp::create(e.b, e.loc, acc, s);
     });
     Value sum = e.fold(keys, e.fconst(0, t), [&](Value j, Value acc) {
-      Value p = e.exp(e.fsub(e.load(probs, e.add(row, j)), max));
-      e.store(p, probs, e.add(row, j));
+      Value p = e.exp(e.fsub(e.load(scratch, j), max));
+      e.store(p, scratch, j);
       return e.fadd(acc, p);
     });
-    Value oRow = e.mul(e.add(e.mul(e.add(e.mul(b, heads), h), queries), i), dv);
-    e.loop(dv, [&](Value c) { e.store(e.fconst(0, t), out, e.add(oRow, c)); });
     e.loop(keys, [&](Value j) {
-      Value weight = e.fdiv(e.load(probs, e.add(row, j)), sum);
-      e.store(weight, probs, e.add(row, j));
-      Value vRow = e.mul(e.add(e.mul(kv, keys), j), dv);
-      e.loop(dv, [&](Value c) {
-        Value o = e.add(oRow, c);
-        e.store(e.fadd(e.load(out, o),
-                       e.fmul(weight, e.load(buf.in[2], e.add(vRow, c)))),
-                out, o);
+      Value weight = e.fdiv(e.load(scratch, j), sum);
+      e.storeC(weight, probs, e.add(row, j));
+      if (dropStep)
+        weight = emitDropout(
+            e.b, e.loc, weight,
+            emitWholeIndex(e.b, e.loc, {b, h, i, j}, whole, dropOffset),
+            e.load(dropStep, e.c(0)), *op.getSeed(), *op.getStream(),
+            op.getDropoutRatio()->convertToDouble());
+      e.store(weight, scratch, j);
+    });
+    Value oRow = e.mul(e.add(e.mul(e.add(e.mul(b, heads), h), queries), i), dv);
+    e.loop(dv, [&](Value c) {
+      Value o = e.fold(keys, e.fconst(0, t), [&](Value j, Value acc) {
+        Value vAt = e.add(e.mul(e.add(e.mul(kv, keys), j), dv), c);
+        return e.fadd(acc, e.fmul(e.load(scratch, j), e.loadC(buf.in[2], vAt)));
       });
+      e.storeC(o, out, e.add(oRow, c));
     });
   });
   return success();
 }
 
+/// Each element's draw by its index in the whole tensor: the local index
+/// plus this part's offset (an operand), row-major over the global shape.
+void dropoutKernel(Emitter &e, DropoutOp op, Buffers &buf) {
+  Shape local = shapeOf(op.getResult()), whole = local;
+  if (auto global = op.getGlobalShape())
+    whole.assign(global->begin(), global->end());
+  Value step = e.load(buf.in[1], e.c(0));
+  Value offsets = op.getOffset() ? buf.in[2] : Value();
+  Shape strides = stridesOf(local);
+  e.forEach(local, [&](ValueRange idx) {
+    Value flat = e.offset(idx, strides);
+    e.store(emitDropout(e.b, e.loc, e.load(buf.in[0], flat),
+                        emitWholeIndex(e.b, e.loc, idx, whole, offsets), step,
+                        op.getSeed(), op.getStream(),
+                        op.getRatio().convertToDouble()),
+            buf.out[0], flat);
+  });
+}
+
 void argMaxKernel(Emitter &e, ArgMaxOp op, Buffers &buf) {
   DimSplit s = splitAt(shapeOf(op.getInput()), op.getDim());
   bool last = op.getSelectLastIndex();
-  Type t = elementOf(op.getInput());
+  Type t = computeTypeOf(op.getInput());
   bool isFloat = isa<FloatType>(t);
   e.loop(s.outer, [&](Value o) {
     e.loop(s.inner, [&](Value k) {
       Value base = e.add(e.mul(o, s.size * s.inner), k);
       auto forOp =
           scf::ForOp::create(e.b, e.loc, e.c(1), e.c(s.size), e.c(1),
-                             ValueRange{e.c(0), e.load(buf.in[0], base)});
+                             ValueRange{e.c(0), e.loadC(buf.in[0], base)});
       {
         OpBuilder::InsertionGuard guard(e.b);
         e.b.setInsertionPointToStart(forOp.getBody());
         Value j = forOp.getInductionVar();
         Value best = forOp.getRegionIterArg(0),
               bestValue = forOp.getRegionIterArg(1);
-        Value x = e.load(buf.in[0], e.add(base, e.mul(j, s.inner)));
+        Value x = e.loadC(buf.in[0], e.add(base, e.mul(j, s.inner)));
         Value better;
         if (isFloat) {
           // NaN wins (the first, or the last with select_last_index).
@@ -538,7 +608,7 @@ void argMaxKernel(Emitter &e, ArgMaxOp op, Buffers &buf) {
       }
       Value index = arith::IndexCastOp::create(e.b, e.loc, e.b.getI64Type(),
                                                forOp.getResult(0));
-      e.store(index, buf.out[0], e.add(e.mul(o, s.inner), k));
+      e.storeC(index, buf.out[0], e.add(e.mul(o, s.inner), k));
     });
   });
 }
@@ -546,7 +616,7 @@ void argMaxKernel(Emitter &e, ArgMaxOp op, Buffers &buf) {
 void cumSumKernel(Emitter &e, CumSumOp op, Buffers &buf) {
   DimSplit s = splitAt(shapeOf(op.getInput()), op.getDim());
   bool exclusive = op.getExclusive(), reverse = op.getReverse();
-  Type t = elementOf(op.getInput());
+  Type t = computeTypeOf(op.getInput());
   e.loop(s.outer, [&](Value o) {
     e.loop(s.inner, [&](Value k) {
       e.fold(s.size, e.fconst(0, t), [&](Value step, Value acc) {
@@ -554,8 +624,8 @@ void cumSumKernel(Emitter &e, CumSumOp op, Buffers &buf) {
                       ? arith::SubIOp::create(e.b, e.loc, e.c(s.size - 1), step)
                       : step;
         Value at = e.add(e.mul(e.add(e.mul(o, s.size), j), s.inner), k);
-        Value next = e.fadd(acc, e.load(buf.in[0], at));
-        e.store(exclusive ? acc : next, buf.out[0], at);
+        Value next = e.fadd(acc, e.loadC(buf.in[0], at));
+        e.storeC(exclusive ? acc : next, buf.out[0], at);
         return next;
       });
     });
@@ -635,9 +705,9 @@ LogicalResult emitBody(Emitter &e, Operation *op, ModuleOp kernels,
         e.copy(buf.in[0], e.c(0), buf.out[0], e.c(0), product(shape));
         forEachGathered(e, shape, buf.in[1], product(shapeOf(op.getIndices())),
                         op.getDim(), [&](Value big, Value small) {
-                          e.store(combine(e, op, e.load(buf.out[0], big),
-                                          e.load(buf.in[2], small)),
-                                  buf.out[0], big);
+                          e.storeC(combine(e, op, e.loadC(buf.out[0], big),
+                                           e.loadC(buf.in[2], small)),
+                                   buf.out[0], big);
                         });
         return success();
       })
@@ -655,8 +725,8 @@ LogicalResult emitBody(Emitter &e, Operation *op, ModuleOp kernels,
         forEachElementIndex(
             e, shape, buf.in[1], shapeOf(op.getIndices()), op.getDim(),
             [&](Value to, Value own) {
-              e.store(e.fadd(e.load(buf.out[0], to), e.load(buf.in[2], own)),
-                      buf.out[0], to);
+              e.storeC(e.fadd(e.loadC(buf.out[0], to), e.loadC(buf.in[2], own)),
+                       buf.out[0], to);
             });
         return success();
       })
@@ -695,13 +765,14 @@ LogicalResult emitBody(Emitter &e, Operation *op, ModuleOp kernels,
       .Case([&](RotaryOp op) { return rotaryKernel(e, op, buf), success(); })
       .Case([&](AttentionOp op) { return attentionKernel(e, op, buf); })
       .Case([&](ArgMaxOp op) { return argMaxKernel(e, op, buf), success(); })
+      .Case([&](DropoutOp op) { return dropoutKernel(e, op, buf), success(); })
       .Case([&](CumSumOp op) { return cumSumKernel(e, op, buf), success(); })
       .Case([&](ConstantOp op) {
         return constantKernel(e, op, kernels, name, buf), success();
       })
       .Default([&](Operation *op) {
         return op->emitError("the CPU backend has no kernel for '")
-               << op->getName() << "' yet; use --target reference";
+               << op->getName() << "' yet; compile with --target reference";
       });
 }
 
@@ -714,7 +785,7 @@ bool mlir::dtc::hasOpKernel(Operation *op) {
              ScatterAddOp, ScatterReduceOp, GatherElementsOp,
              ScatterElementsAddOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
              ReduceMinOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp,
-             RotaryOp, AttentionOp, ArgMaxOp, CumSumOp>(op);
+             RotaryOp, AttentionOp, ArgMaxOp, CumSumOp, DropoutOp>(op);
 }
 
 FailureOr<func::FuncOp>
@@ -745,4 +816,77 @@ mlir::dtc::buildOpKernel(Operation *op, ModuleOp kernels, StringRef name) {
   }
   func::ReturnOp::create(b, loc);
   return func;
+}
+
+Value mlir::dtc::emitDropout(OpBuilder &b, Location loc, Value x, Value global,
+                             Value step, uint64_t seed, uint64_t stream,
+                             double ratio) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type(), f64 = b.getF64Type();
+  auto word = [&](uint32_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, i32, b.getIntegerAttr(i32, v));
+  };
+  auto low = [&](Value v) -> Value {
+    return arith::TruncIOp::create(b, loc, i32, v);
+  };
+  auto high = [&](Value v) -> Value {
+    Value shift =
+        arith::ConstantOp::create(b, loc, i64, b.getIntegerAttr(i64, 32));
+    return low(arith::ShRUIOp::create(b, loc, v, shift));
+  };
+  auto xor3 = [&](Value a, Value c, Value d) -> Value {
+    return arith::XOrIOp::create(b, loc, arith::XOrIOp::create(b, loc, a, c),
+                                 d);
+  };
+  // Philox4x32-10: the counter is (element, step), the key (seed, stream);
+  // the key schedule is known here.
+  Value ctr[4] = {low(global), high(global), low(step), high(step)};
+  uint32_t key0 = static_cast<uint32_t>(seed),
+           key1 = static_cast<uint32_t>(stream);
+  for (int round = 0; round < 10; ++round) {
+    auto p0 = arith::MulUIExtendedOp::create(b, loc, word(0xD2511F53), ctr[0]);
+    auto p1 = arith::MulUIExtendedOp::create(b, loc, word(0xCD9E8D57), ctr[2]);
+    Value next[4] = {xor3(p1.getHigh(), ctr[1], word(key0)), p1.getLow(),
+                     xor3(p0.getHigh(), ctr[3], word(key1)), p0.getLow()};
+    std::copy(std::begin(next), std::end(next), std::begin(ctr));
+    key0 += 0x9E3779B9;
+    key1 += 0xBB67AE85;
+  }
+  auto f64Const = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, f64, b.getF64FloatAttr(v));
+  };
+  Value uniform = arith::MulFOp::create(
+      b, loc, arith::UIToFPOp::create(b, loc, f64, ctr[0]), f64Const(0x1p-32));
+  Value keep = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, uniform,
+                                     f64Const(ratio));
+  Type type = x.getType();
+  Value wide = x;
+  if (type != f64) {
+    if (type != b.getF32Type())
+      wide = arith::ExtFOp::create(b, loc, b.getF32Type(), wide);
+    wide = arith::ExtFOp::create(b, loc, f64, wide);
+  }
+  Value scaled = arith::DivFOp::create(b, loc, wide, f64Const(1.0 - ratio));
+  Value y = arith::SelectOp::create(b, loc, keep, scaled, f64Const(0));
+  return type == f64 ? y : Value(arith::TruncFOp::create(b, loc, type, y));
+}
+
+Value mlir::dtc::emitWholeIndex(OpBuilder &b, Location loc, ValueRange indexes,
+                                ArrayRef<int64_t> whole, Value offsets) {
+  Type i64 = b.getI64Type();
+  Value global =
+      arith::ConstantOp::create(b, loc, i64, b.getIntegerAttr(i64, 0));
+  for (auto [d, index] : llvm::enumerate(indexes)) {
+    Value at = arith::IndexCastOp::create(b, loc, i64, index);
+    if (offsets) {
+      Value position = arith::ConstantIndexOp::create(b, loc, d);
+      at = arith::AddIOp::create(
+          b, loc, at,
+          memref::LoadOp::create(b, loc, offsets, ValueRange{position}));
+    }
+    Value size =
+        arith::ConstantOp::create(b, loc, i64, b.getIntegerAttr(i64, whole[d]));
+    global = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, global, size), at);
+  }
+  return global;
 }

@@ -12,6 +12,8 @@
 
 #include "dtc/Conversion/FusionToLinalg.h"
 
+#include "dtc/Conversion/DTCToSCF.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -119,13 +121,13 @@ struct ScalarEmitter {
   }
 };
 
-/// The scalar form of `op` on `args`, or failure for an op a loop kernel
-/// does not compute.
+/// The scalar form of `op` on `args`, computed in `type` (the result's
+/// element type, or f32 for bf16 and f16 results), or failure for an op a
+/// loop kernel does not compute.
 FailureOr<Value> scalarForm(ScalarEmitter &e, Operation *op,
-                            ArrayRef<Value> args) {
+                            ArrayRef<Value> args, Type type) {
   OpBuilder &b = e.b;
   Location loc = e.loc;
-  Type type = getElementTypeOrSelf(op->getResult(0).getType());
   bool isFloat = isa<FloatType>(type);
   auto binary = [&](auto floatOp, auto intOp) -> Value {
     using F = decltype(floatOp);
@@ -303,6 +305,62 @@ void collectAccesses(Access access, llvm::SetVector<Access> &ops,
 
 namespace {
 
+/// The scalar form of `op`; one whose values are bf16 or f16 is computed
+/// in f32 and rounded once, as the reference executor rounds each op's
+/// result (a GELU's inner products are not rounded to bf16).
+FailureOr<Value> narrowScalarForm(ScalarEmitter &e, Operation *op,
+                                  ArrayRef<Value> args) {
+  auto isNarrow = [](Type t) { return isa<BFloat16Type, Float16Type>(t); };
+  Type f32 = e.b.getF32Type();
+  Type type = getElementTypeOrSelf(op->getResult(0).getType());
+  SmallVector<Value> wide;
+  for (Value arg : args)
+    wide.push_back(isNarrow(arg.getType())
+                       ? Value(arith::ExtFOp::create(e.b, e.loc, f32, arg))
+                       : arg);
+  FailureOr<Value> scalar =
+      scalarForm(e, op, wide, isNarrow(type) ? f32 : type);
+  if (failed(scalar) || scalar->getType() == type)
+    return scalar;
+  return Value(arith::TruncFOp::create(e.b, e.loc, type, *scalar));
+}
+
+/// The loop indexes of the enclosing generic, mapped by `map`: the index of
+/// the value computed at `map`.
+SmallVector<Value> indexesAt(OpBuilder &b, Location loc, AffineMap map) {
+  SmallVector<Value> loopIndexes;
+  for (unsigned d = 0; d < map.getNumDims(); ++d)
+    loopIndexes.push_back(linalg::IndexOp::create(b, loc, d));
+  SmallVector<Value> indexes;
+  for (AffineExpr expr : map.getResults())
+    indexes.push_back(affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(map.getNumDims(), 0, expr, b.getContext()),
+        loopIndexes));
+  return indexes;
+}
+
+/// dtc.dropout at the element `map` selects: drawn by its index in the
+/// whole tensor (plus the part's offset, read from the kernel's input
+/// buffer: it must be a group input).
+FailureOr<Value> dropoutAt(OpBuilder &b, Location loc, DropoutOp dropout,
+                           AffineMap map, ArrayRef<Value> args,
+                           ValueRange inputs) {
+  ArrayRef<int64_t> local = dropout.getType().getShape();
+  SmallVector<int64_t> whole(local);
+  if (auto global = dropout.getGlobalShape())
+    whole.assign(global->begin(), global->end());
+  Value offsets;
+  if (Value offset = dropout.getOffset()) {
+    auto arg = dyn_cast<BlockArgument>(offset);
+    if (!arg)
+      return failure();
+    offsets = inputs[arg.getArgNumber()];
+  }
+  Value global = emitWholeIndex(b, loc, indexesAt(b, loc, map), whole, offsets);
+  return emitDropout(b, loc, args[0], global, args[1], dropout.getSeed(),
+                     dropout.getStream(), dropout.getRatio().convertToDouble());
+}
+
 /// Writes group value `root` into `out` by one linalg.generic over `out`'s
 /// elements, reading the kernel's `inputs` (the group's block arguments'
 /// buffers); sets `failedOp` to an op it has no scalar form for.
@@ -340,22 +398,16 @@ void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
           FailureOr<Value> scalar;
           if (isa<ReshapeOp>(op)) {
             scalar = args.front();
+          } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
+            scalar = dropoutAt(nested, bodyLoc, dropout, map, args, inputs);
           } else if (auto iota = dyn_cast<IotaOp>(op)) {
-            // Its own index along `dim`, from the loop's indexes.
-            SmallVector<Value> loopIndexes;
-            for (unsigned d = 0; d < map.getNumDims(); ++d)
-              loopIndexes.push_back(
-                  linalg::IndexOp::create(nested, bodyLoc, d));
-            Value index = affine::AffineApplyOp::create(
-                nested, bodyLoc,
-                AffineMap::get(map.getNumDims(), 0,
-                               map.getResult(iota.getDim()), context),
-                loopIndexes);
+            // Its own index along `dim`.
+            Value index = indexesAt(nested, bodyLoc, map)[iota.getDim()];
             Value i64 = arith::IndexCastOp::create(nested, bodyLoc,
                                                    nested.getI64Type(), index);
             scalar = e.cast(i64, iota.getType().getElementType());
           } else {
-            scalar = scalarForm(e, op, args);
+            scalar = narrowScalarForm(e, op, args);
           }
           if (failed(scalar)) {
             failedOp = op;

@@ -20,6 +20,7 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -46,6 +47,14 @@ LogicalResult mlir::dtc::lowerKernelsToLLVM(ModuleOp module,
                                             bool barePointers) {
   PassManager pm(module.getContext());
   pm.addPass(createConvertLinalgToLoopsPass());
+  // The kernels compute bf16 and f16 values in f32 and round each op's
+  // result (not arith-emulate-unsupported-floats, which would keep values
+  // in f32 from op to op); the bf16 conversions become integer bit
+  // manipulation (round to nearest even), which needs neither AVX512-BF16
+  // nor a libgcc helper.
+  arith::ArithExpandOpsPassOptions expandOptions;
+  expandOptions.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expandOptions));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());

@@ -73,6 +73,15 @@ public:
       args.emplace_back(numElements(arg.shape) * dtypeSize(arg.dtype));
     for (const StepResult &result : signature.results)
       results.emplace_back(numElements(result.shape) * dtypeSize(result.dtype));
+    // bf16 and f16 matmuls run in f32 (OpenBLAS has no f16 GEMM, and
+    // Debian's builds no bf16 one): scratch for the widest, made once.
+    for (const Thunk &thunk : program.thunks)
+      if (thunk.tag == Thunk::Kind::Gemm &&
+          (thunk.buffers[2].dtype == DType::BF16 ||
+           thunk.buffers[2].dtype == DType::F16))
+        for (int i = 0; i < 3; ++i)
+          scratch[i].resize(std::max<size_t>(
+              scratch[i].size(), numElements(thunk.buffers[i].shape)));
   }
 
   std::string start(std::vector<Tensor> arguments) override {
@@ -203,23 +212,44 @@ private:
     CBLAS_TRANSPOSE opA = ta ? CblasTrans : CblasNoTrans,
                     opB = tb ? CblasTrans : CblasNoTrans;
     int lda = ta ? m : k, ldb = tb ? k : n;
-    for (size_t i = 0; i < lhsAt.size(); ++i) {
-      if (out.dtype == DType::F32) {
+    auto sgemm = [&](const float *fa, const float *fb, float *fc) {
+      for (size_t i = 0; i < lhsAt.size(); ++i)
         cblas_sgemm(CblasRowMajor, opA, opB, m, n, k, 1.0f,
-                    reinterpret_cast<float *>(a) + lhsAt[i] * m * k, lda,
-                    reinterpret_cast<float *>(b) + rhsAt[i] * k * n, ldb, 0.0f,
-                    reinterpret_cast<float *>(c) + i * m * n, n);
-      } else if (out.dtype == DType::F64) {
+                    fa + lhsAt[i] * m * k, lda, fb + rhsAt[i] * k * n, ldb,
+                    0.0f, fc + i * m * n, n);
+    };
+    switch (out.dtype) {
+    case DType::F32:
+      sgemm(reinterpret_cast<float *>(a), reinterpret_cast<float *>(b),
+            reinterpret_cast<float *>(c));
+      return true;
+    case DType::F64:
+      for (size_t i = 0; i < lhsAt.size(); ++i)
         cblas_dgemm(CblasRowMajor, opA, opB, m, n, k, 1.0,
                     reinterpret_cast<double *>(a) + lhsAt[i] * m * k, lda,
                     reinterpret_cast<double *>(b) + rhsAt[i] * k * n, ldb, 0.0,
                     reinterpret_cast<double *>(c) + i * m * n, n);
-      } else {
-        return fail(thunk, std::string("no GEMM for ") + dtypeName(out.dtype) +
-                               " yet");
-      }
+      return true;
+    case DType::BF16:
+    case DType::F16: {
+      // Widened to f32, multiplied with f32 accumulation, rounded once.
+      auto widen = [&](const char *from, const BufferRef &ref,
+                       std::vector<float> &to) {
+        const uint16_t *bits = reinterpret_cast<const uint16_t *>(from);
+        for (int64_t i = 0, e = numElements(ref.shape); i < e; ++i)
+          to[i] = floatFromHalfBits(bits[i], ref.dtype);
+      };
+      widen(a, lhs, scratch[0]);
+      widen(b, rhs, scratch[1]);
+      sgemm(scratch[0].data(), scratch[1].data(), scratch[2].data());
+      uint16_t *bits = reinterpret_cast<uint16_t *>(c);
+      for (int64_t i = 0, e = numElements(out.shape); i < e; ++i)
+        bits[i] = halfBitsFromFloat(scratch[2][i], out.dtype);
+      return true;
     }
-    return true;
+    default:
+      return fail(thunk, std::string("no GEMM for ") + dtypeName(out.dtype));
+    }
   }
 
   bool collective(const Thunk &thunk) {
@@ -282,6 +312,7 @@ private:
   Communicator *comm;
   bool checkArena;
   Buffer arena;
+  std::vector<float> scratch[3];
   std::vector<Buffer> args, results;
 };
 

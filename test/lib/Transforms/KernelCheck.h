@@ -1,0 +1,37 @@
+//===- KernelCheck.h - a compiled CPU kernel against the oracle -*- C++ -*-===//
+//
+// The differential check of the CPU route, shared by the GoogleTest harness
+// and dtc-opt --dtc-test-check-kernels: a loop or multi-tensor fusion
+// group (FusionToLinalg.h), or any other op the backend has a kernel for
+// (DTCToSCF.h), is lowered to its kernel, compiled in process (MLIR's
+// ExecutionEngine: test code only) and run on random inputs against the
+// reference executor.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_TEST_LIB_TRANSFORMS_KERNELCHECK_H
+#define DTC_TEST_LIB_TRANSFORMS_KERNELCHECK_H
+
+#include "mlir/IR/Operation.h"
+
+#include <string>
+
+namespace mlir::dtc::test {
+
+/// Whether checkKernel can check `op`: a loop or multi-tensor group, or an
+/// op with a kernel of its own.
+bool hasCheckableKernel(Operation *op);
+
+/// Runs `op`'s compiled kernel and the reference executor on the same
+/// random inputs drawn from `seed` (floats with infinities and NaNs mixed
+/// in, bf16/f16 rounded; indices in range, negative ones included; small
+/// non-negative integers; bools): the first element where they disagree
+/// (beyond 1e-5 relative in f32, 1e-12 in f64, 1e-2 in bf16/f16 -- one
+/// rounding of the result apart --, NaN where the reference has NaN) or the
+/// step that failed, or "" when they agree. The context must hold the
+/// kernel dialects (registerKernelDialects).
+std::string checkKernel(Operation *op, unsigned seed);
+
+} // namespace mlir::dtc::test
+
+#endif // DTC_TEST_LIB_TRANSFORMS_KERNELCHECK_H
