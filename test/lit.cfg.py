@@ -41,6 +41,8 @@ config.dtc_tools_dir = lit_config.params.get("dtc_tools_dir", config.dtc_tools_d
 dtc_target = lit_config.params.get("dtc_target", "reference")
 if dtc_target == "cpu":
     config.available_features.add("dtc-target-cpu")
+    # Outputs of its own: ctest runs it beside the main run.
+    config.test_exec_root = os.path.join(config.dtc_obj_root, "test", "target-cpu")
 tools = [
     ToolSubst("dtc-opt", unresolved="fatal"),
     ToolSubst("dtc-run", unresolved="fatal"),

@@ -11,7 +11,7 @@
 // PROGRAM: argument role=input name=ids dtype=i64 shape=4x8
 // PROGRAM: argument role=parameter name=m.transformer.wpe.weight trainable=1 dtype=f32 shape=32x32 alias=
 // PROGRAM: arena {{[0-9]+}}
-// PROGRAM: kernel sym=dtc_kernel_{{[0-9]+}} args=
+// PROGRAM: kernel sym=dtc_kernel_{{[0-9]+}} op={{[a-z_]+}}:{{[a-z_+.]+}} args=
 // PROGRAM: gemm ta=0 tb=0 lhs=m{{[0-9]+}}:f32:32x32 rhs=a4:f32:32x96 out=m{{[0-9]+}}:f32:32x96
 // PROGRAM: dead at=m{{[0-9]+}} bytes=
 // The kernels' library needs libm and libc only; the launcher no LLVM or MLIR.
@@ -64,3 +64,17 @@
 // NOARENA: error: --check-arena checks a compiled program's arena; the reference executor has none
 // RUN: not dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/x --target gpu 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: error: unknown --target 'gpu' (reference, cpu)
+// RUN: not dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/x --shapes-only --target cpu 2>&1 | FileCheck %s --check-prefix=SHAPES
+// SHAPES: error: --shapes-only builds a step without values, for its report: there is nothing to run, so no --target cpu
+// A Chrome trace of every thunk, a track per rank (dp=2 here: each rank
+// multiplies its 2 x 8 tokens by the 32 x 96 QKV weight, a 16x96x32 GEMM):
+// RUN: dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/dp2 --lr 0.01 --mesh dp=2 --target cpu 2> /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/dp2 --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 2 --trace %t/trace.json > /dev/null
+// RUN: %python -c "import json, sys; t = json.load(open(sys.argv[1]))['traceEvents']; x = [e for e in t if e['ph'] == 'X']; print(sorted({e['pid'] for e in x}), sorted({e['cat'] for e in x}), all(e['dur'] >= 0 for e in x))" %t/trace.json | FileCheck %s --check-prefix=TRACE
+// TRACE: [0, 1] ['blas', 'collective', 'kernel'] True
+// RUN: FileCheck %s --check-prefix=NAMES < %t/trace.json
+// NAMES-DAG: "name": "rank 1"
+// NAMES-DAG: "name": "attention", "cat": "kernel"
+// NAMES-DAG: "name": "multi_tensor:
+// NAMES-DAG: "name": "gemm 16x96x32", "cat": "blas"
+// NAMES-DAG: "name": "all_reduce", "cat": "collective"

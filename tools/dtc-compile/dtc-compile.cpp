@@ -239,6 +239,11 @@ int main(int argc, char **argv) {
                  << "' (reference, cpu)\n";
     return 1;
   }
+  if (target == "cpu" && shapesOnly) {
+    llvm::errs() << "error: --shapes-only builds a step without values, for "
+                    "its report: there is nothing to run, so no --target cpu\n";
+    return 1;
+  }
   if (outDir.empty() && !listParams) {
     llvm::errs() << "error: no output directory (-o DIR)\n";
     return 1;

@@ -45,6 +45,8 @@ static const char *kUsage =
     "  --log-every N    a progress line every N steps (default: about ten)\n"
     "  --check-arena    fill each arena slot with NaN once its last reader\n"
     "                   has run (the trajectory must not change)\n"
+    "  --trace FILE     write a Chrome trace (Perfetto, about:tracing) of\n"
+    "                   every kernel, GEMM and collective, a track per rank\n"
     "  --threads N      threads per rank for OpenBLAS's matmuls (default 1;\n"
     "                   kernels run on one thread for now)\n"
     "\n"
@@ -56,6 +58,7 @@ int main(int argc, char **argv) {
   TrainingOptions options;
   int64_t threads = 1;
   bool checkArena = false;
+  std::string tracePath;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -94,6 +97,8 @@ int main(int argc, char **argv) {
       number(options.steps);
     } else if (arg == "--log-every") {
       number(options.logEvery);
+    } else if (arg == "--trace") {
+      tracePath = value;
     } else if (arg == "--threads") {
       number(threads);
       if (threads < 1) {
@@ -154,10 +159,19 @@ int main(int argc, char **argv) {
   };
 
   auto train = [&](Communicator *comm) {
-    std::unique_ptr<StepEngine> engine =
-        createCPUEngine(program, comm, checkArena);
-    return runTraining(signature, options, *engine, builtin, readTensorDir,
-                       comm);
+    CPUTrace trace;
+    std::unique_ptr<StepEngine> engine = createCPUEngine(
+        program, comm, checkArena, tracePath.empty() ? nullptr : &trace);
+    int status =
+        runTraining(signature, options, *engine, builtin, readTensorDir, comm);
+    if (status != 0 || tracePath.empty())
+      return status;
+    if (std::string error = writeChromeTrace(tracePath, program, trace, comm);
+        !error.empty()) {
+      std::fprintf(stderr, "error: %s\n", error.c_str());
+      return 1;
+    }
+    return 0;
   };
   if (signature.mesh.axes.empty())
     return train(nullptr);

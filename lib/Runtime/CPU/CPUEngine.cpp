@@ -13,6 +13,7 @@
 #include "dtc/Runtime/Communicator.h"
 
 #include <cblas.h>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -66,9 +67,10 @@ std::vector<std::string> splitAxes(const std::string &text) {
 
 class CPUEngine : public StepEngine {
 public:
-  CPUEngine(const CPUProgram &program, Communicator *comm, bool checkArena)
+  CPUEngine(const CPUProgram &program, Communicator *comm, bool checkArena,
+            CPUTrace *trace)
       : program(program), signature(program.signature), comm(comm),
-        checkArena(checkArena), arena(program.arenaBytes) {
+        checkArena(checkArena), trace(trace), arena(program.arenaBytes) {
     for (const StepArgument &arg : signature.arguments)
       args.emplace_back(numElements(arg.shape) * dtypeSize(arg.dtype));
     for (const StepResult &result : signature.results)
@@ -97,9 +99,18 @@ public:
   }
 
   bool step() override {
-    for (const Thunk &thunk : program.thunks)
-      if (!run(thunk))
-        return false;
+    if (trace) {
+      for (size_t i = 0; i < program.thunks.size(); ++i) {
+        double start = microseconds();
+        if (!run(program.thunks[i]))
+          return false;
+        trace->events.push_back({i, start, microseconds() - start});
+      }
+    } else {
+      for (const Thunk &thunk : program.thunks)
+        if (!run(thunk))
+          return false;
+    }
     // Each donated argument takes its update; the update's buffer (the old
     // value) is written over by the next step.
     for (size_t i = 0; i < signature.arguments.size(); ++i)
@@ -121,6 +132,12 @@ public:
   int64_t peakIntermediateBytes() const override { return program.arenaBytes; }
 
 private:
+  double microseconds() const {
+    return std::chrono::duration<double, std::micro>(
+               std::chrono::steady_clock::now() - started)
+        .count();
+  }
+
   char *address(const BufferRef &ref) {
     switch (ref.space) {
     case BufferRef::Space::Argument:
@@ -311,6 +328,9 @@ private:
   const StepSignature &signature;
   Communicator *comm;
   bool checkArena;
+  CPUTrace *trace;
+  std::chrono::steady_clock::time_point started =
+      std::chrono::steady_clock::now();
   Buffer arena;
   std::vector<float> scratch[3];
   std::vector<Buffer> args, results;
@@ -320,6 +340,6 @@ private:
 
 std::unique_ptr<StepEngine>
 mlir::dtc::createCPUEngine(const CPUProgram &program, Communicator *comm,
-                           bool checkArena) {
-  return std::make_unique<CPUEngine>(program, comm, checkArena);
+                           bool checkArena, CPUTrace *trace) {
+  return std::make_unique<CPUEngine>(program, comm, checkArena, trace);
 }

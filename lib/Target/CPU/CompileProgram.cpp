@@ -177,6 +177,29 @@ std::string collectiveThunk(Operation *op, const Placement &at) {
       .Default([](Operation *) { return std::string(); });
 }
 
+/// What a kernel computes, for traces: the op's name, or a group's kind
+/// and its first ops ("loop:add+gelu+mul").
+std::string describe(Operation *op) {
+  auto shortName = [](Operation *op) {
+    return op->getName().getStringRef().drop_front(strlen("dtc.")).str();
+  };
+  auto fusion = dyn_cast<FusionOp>(op);
+  if (!fusion)
+    return shortName(op);
+  std::string text = stringifyFusionKind(fusion.getKind()).str() + ":";
+  int shown = 0;
+  for (Operation &inner : fusion.getBody().front().without_terminator()) {
+    if (isa<ConstantOp>(inner))
+      continue;
+    if (shown++ == 4) {
+      text += "+...";
+      break;
+    }
+    text += (shown > 1 ? "+" : "") + shortName(&inner);
+  }
+  return shown ? text : text + "constant";
+}
+
 /// The thunk line computing `op` ("" for an op without results), adding
 /// its kernel, if any, to `kernels`.
 FailureOr<std::string> thunkOf(Operation *op, const Placement &at,
@@ -203,7 +226,7 @@ FailureOr<std::string> thunkOf(Operation *op, const Placement &at,
   if (failed(kernel))
     return failure();
   (*kernel)->removeAttr("llvm.emit_c_interface");
-  std::string line = "kernel sym=" + name + " args=";
+  std::string line = "kernel sym=" + name + " op=" + describe(op) + " args=";
   bool first = true;
   for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults())) {
     line += (first ? "" : ",") + at(value);

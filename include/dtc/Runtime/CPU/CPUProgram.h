@@ -60,13 +60,32 @@ struct CPUProgram {
   static std::string load(const std::string &dir, CPUProgram &out);
 };
 
+/// When each thunk ran, step after step, on this rank.
+struct CPUTrace {
+  struct Event {
+    size_t thunk;
+    /// Microseconds since the engine started, and the thunk's duration.
+    double start, duration;
+  };
+  std::vector<Event> events;
+};
+
 /// Runs `program` on this rank of `comm` (null: one device). With
 /// `checkArena`, each arena slot is filled with NaN (all bits set) as soon
 /// as its last reader has run, so a plan that let two live values share
-/// bytes changes the trajectory.
+/// bytes changes the trajectory. With a `trace`, every thunk run is
+/// recorded in it.
 std::unique_ptr<StepEngine> createCPUEngine(const CPUProgram &program,
                                             Communicator *comm,
-                                            bool checkArena = false);
+                                            bool checkArena = false,
+                                            CPUTrace *trace = nullptr);
+
+/// Writes the ranks' traces as one Chrome trace (Perfetto, about:tracing)
+/// to `path`: a track per rank, an event per thunk run, named by what it
+/// computes (its op or fusion group, the GEMM's shape, the collective).
+/// Collective: every rank calls it; the first writes. "" or what failed.
+std::string writeChromeTrace(const std::string &path, const CPUProgram &program,
+                             const CPUTrace &trace, Communicator *comm);
 
 } // namespace mlir::dtc
 
