@@ -503,15 +503,6 @@ std::string tensorText(DType dtype, const Shape &shape,
   return out;
 }
 
-std::optional<DType> dtypeNamed(const std::string &name) {
-  for (DType dtype :
-       {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I64, DType::I32,
-        DType::I16, DType::I8, DType::U8, DType::Bool})
-    if (name == dtypeName(dtype))
-      return dtype;
-  return std::nullopt;
-}
-
 /// Reads the tensor fields of a `key=value` map.
 std::string readTensor(std::map<std::string, std::string> &fields, DType &dtype,
                        Shape &shape, TensorLayout &layout,

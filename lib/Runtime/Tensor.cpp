@@ -34,6 +34,15 @@ const char *dtypeName(DType dtype) {
   return "?";
 }
 
+std::optional<DType> dtypeNamed(const std::string &name) {
+  for (DType dtype :
+       {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I64, DType::I32,
+        DType::I16, DType::I8, DType::U8, DType::Bool})
+    if (name == dtypeName(dtype))
+      return dtype;
+  return std::nullopt;
+}
+
 size_t dtypeSize(DType dtype) {
   switch (dtype) {
   case DType::F64:

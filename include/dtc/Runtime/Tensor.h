@@ -16,6 +16,7 @@
 #define DTC_RUNTIME_TENSOR_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ enum class DType : uint8_t { F32, F64, BF16, F16, I64, I32, I16, I8, U8, Bool };
 
 /// The element type's name as dtc IR spells it ("f32", "i1", "ui8", ...).
 const char *dtypeName(DType dtype);
+/// The element type `dtypeName` spells `name`, if any.
+std::optional<DType> dtypeNamed(const std::string &name);
 /// Bytes per element in memory and in files.
 size_t dtypeSize(DType dtype);
 bool isFloatDType(DType dtype);

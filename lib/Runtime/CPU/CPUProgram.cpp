@@ -21,15 +21,6 @@ std::vector<std::string> splitOn(const std::string &text, char separator) {
   return parts;
 }
 
-std::optional<DType> dtypeNamed(const std::string &name) {
-  for (DType dtype :
-       {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I64, DType::I32,
-        DType::I16, DType::I8, DType::U8, DType::Bool})
-    if (name == dtypeName(dtype))
-      return dtype;
-  return std::nullopt;
-}
-
 /// "a3", "r0", "m128", each optionally ":f32:4x8" ("-" for a scalar).
 bool parseBuffer(const std::string &text, BufferRef &out) {
   std::vector<std::string> parts = splitOn(text, ':');

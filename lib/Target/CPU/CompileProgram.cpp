@@ -35,7 +35,7 @@ using namespace mlir::dtc;
 namespace {
 
 /// Whether `op` is computed by a loop kernel once wrapped in a group of its
-/// own.
+/// own. (A lone dropout keeps its op kernel.)
 bool isLoopOp(Operation *op) {
   if (isa<DropoutOp>(op))
     return false;

@@ -280,12 +280,7 @@ static std::optional<DType> runtimeDType(Type type) {
   std::string name;
   llvm::raw_string_ostream os(name);
   os << type;
-  for (DType dtype :
-       {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I64, DType::I32,
-        DType::I16, DType::I8, DType::U8, DType::Bool})
-    if (name == dtypeName(dtype))
-      return dtype;
-  return std::nullopt;
+  return dtypeNamed(name);
 }
 
 FailureOr<StepSignature> TrainingStep::getSignature() const {
