@@ -159,10 +159,10 @@ int mlir::dtc::runTraining(const StepSignature &signature,
     losses.floats()[k] = loss;
     if (lead && ((k + 1) % logEvery == 0 || k + 1 == options.steps)) {
       double seconds = secondsSinceStart();
-      std::printf("step %5lld/%lld  loss %.6f  %.3f s/step\n",
+      std::printf("step %5lld/%lld  loss %.6f  %.3f ms/step\n",
                   static_cast<long long>(k + 1),
                   static_cast<long long>(options.steps), loss,
-                  seconds / (k + 1));
+                  1e3 * seconds / (k + 1));
       std::fflush(stdout);
     }
   }
