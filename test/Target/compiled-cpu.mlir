@@ -47,13 +47,17 @@
 // RUN: dtc-launch %t/broken --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 1 | FileCheck %s --check-prefix=UNCHECKED
 // UNCHECKED: step 1/1 loss 4.16
 
-// Bad input: another program format, a missing library, a reference-only
+// Bad input: another program format, a buffer outside the program's, a
+// missing library, a reference-only
 // OUT asked to run compiled, --check-arena without a compiled program, an
 // unknown target. (An op with no kernel is refused by name:
 // unittests/Conversion/KernelTest.cpp.)
 // RUN: cp -r %t/gpt2 %t/stale && sed -i '1s/.*/dtc-cpu-program 99/' %t/stale/program.txt
 // RUN: not dtc-run %t/stale --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=STALE
 // STALE: error: '{{.*}}/program.txt' is a compiled program of format 99, this dtc-launch runs format 1: recompile the model with this dtc-compile
+// RUN: cp -r %t/gpt2 %t/corrupt && sed -i '0,/rhs=a4:/s//rhs=a999:/' %t/corrupt/program.txt
+// RUN: not dtc-launch %t/corrupt --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=CORRUPT
+// CORRUPT: error: {{.*}}/program.txt: a 'gemm' thunk names a buffer outside the program's: recompile
 // RUN: cp -r %t/gpt2 %t/nolib && rm %t/nolib/kernels.so
 // RUN: not dtc-launch %t/nolib --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=NOLIB
 // NOLIB: error: cannot load '{{.*}}/kernels.so'

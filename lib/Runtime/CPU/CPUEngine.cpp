@@ -37,6 +37,14 @@ struct Buffer {
   explicit Buffer(int64_t size = 0) : bytes(size) {
     int64_t rounded = (std::max<int64_t>(size, 1) + 63) / 64 * 64;
     data = static_cast<char *>(std::aligned_alloc(64, rounded));
+    if (!data) {
+      // (Allocated once, when the engine starts: no step runs short.)
+      std::fprintf(stderr,
+                   "error: cannot allocate %lld bytes for the step's "
+                   "buffers on this rank\n",
+                   static_cast<long long>(rounded));
+      std::exit(1);
+    }
     std::memset(data, 0, rounded);
   }
   Buffer(Buffer &&other) noexcept : data(other.data), bytes(other.bytes) {
@@ -75,6 +83,8 @@ public:
       args.emplace_back(numElements(arg.shape) * dtypeSize(arg.dtype));
     for (const StepResult &result : signature.results)
       results.emplace_back(numElements(result.shape) * dtypeSize(result.dtype));
+    for (const Thunk &thunk : program.thunks)
+      packed.resize(std::max(packed.size(), thunk.buffers.size()));
     // bf16 and f16 matmuls run in f32 (OpenBLAS has no f16 GEMM, and
     // Debian's builds no bf16 one): scratch for the widest, made once.
     for (const Thunk &thunk : program.thunks)
@@ -158,19 +168,12 @@ private:
 
   bool run(const Thunk &thunk) {
     switch (thunk.tag) {
-    case Thunk::Kind::Kernel: {
-      void *pointers[256];
-      std::vector<void *> many;
-      void **packed = pointers;
-      if (thunk.buffers.size() > 256) {
-        many.resize(thunk.buffers.size());
-        packed = many.data();
-      }
+    case Thunk::Kind::Kernel:
+      // (Addresses change between steps: donated buffers swap.)
       for (size_t i = 0; i < thunk.buffers.size(); ++i)
         packed[i] = address(thunk.buffers[i]);
-      thunk.entry(packed);
+      thunk.entry(packed.data());
       return true;
-    }
     case Thunk::Kind::Gemm:
       return gemm(thunk);
     case Thunk::Kind::Copy: {
@@ -333,6 +336,8 @@ private:
       std::chrono::steady_clock::now();
   Buffer arena;
   std::vector<float> scratch[3];
+  /// A kernel's buffer addresses.
+  std::vector<void *> packed;
   std::vector<Buffer> args, results;
 };
 

@@ -150,6 +150,23 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
   if (std::string error = StepSignature::fromText(signatureText, out.signature);
       !error.empty())
     return path + ": " + error;
+  // Every buffer a thunk names lies within what the engine allocates.
+  for (const Thunk &thunk : out.thunks)
+    for (const BufferRef &ref : thunk.buffers) {
+      // (A kernel's buffers carry no type: their start must lie inside.)
+      int64_t bytes = ref.shape.empty() ? 1 : dtypeSize(ref.dtype);
+      for (int64_t size : ref.shape)
+        bytes *= size;
+      bool inside =
+          ref.space == BufferRef::Space::Argument
+              ? ref.index < static_cast<int64_t>(out.signature.arguments.size())
+          : ref.space == BufferRef::Space::Result
+              ? ref.index < static_cast<int64_t>(out.signature.results.size())
+              : ref.index + bytes <= std::max<int64_t>(out.arenaBytes, 1);
+      if (!inside)
+        return path + ": a '" + thunk.kind +
+               "' thunk names a buffer outside the program's: recompile";
+    }
 
   std::string library = dir + "/kernels.so";
   out.library = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
