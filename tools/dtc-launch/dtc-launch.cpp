@@ -24,7 +24,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <mpi.h>
 
 using namespace mlir::dtc;
 
@@ -175,22 +174,5 @@ int main(int argc, char **argv) {
   };
   if (signature.mesh.axes.empty())
     return train(nullptr);
-  MPI_Init(&argc, &argv);
-  std::string error;
-  std::unique_ptr<Communicator> comm =
-      createMPICommunicator(signature.mesh, error);
-  if (!comm) {
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0)
-      std::fprintf(stderr, "error: %s\n", error.c_str());
-    MPI_Finalize();
-    return 1;
-  }
-  int status = train(comm.get());
-  if (status != 0 && comm->worldSize() > 1)
-    MPI_Abort(MPI_COMM_WORLD, status);
-  comm.reset();
-  MPI_Finalize();
-  return status;
+  return runOnMPIRanks(argc, argv, signature.mesh, train);
 }

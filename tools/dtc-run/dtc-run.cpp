@@ -44,7 +44,6 @@
 #include "llvm/Support/raw_ostream.h"
 #include <cerrno>
 #include <cstring>
-#include <mpi.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -394,20 +393,5 @@ int main(int argc, char **argv) {
   }
   if (mesh.axes.empty())
     return run(nullptr);
-  MPI_Init(&argc, &argv);
-  std::unique_ptr<Communicator> comm = createMPICommunicator(mesh, error);
-  if (!comm) {
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0)
-      llvm::errs() << "error: " << error << "\n";
-    MPI_Finalize();
-    return 1;
-  }
-  int status = run(comm.get());
-  if (status != 0 && comm->worldSize() > 1)
-    MPI_Abort(MPI_COMM_WORLD, status);
-  comm.reset();
-  MPI_Finalize();
-  return status;
+  return runOnMPIRanks(argc, argv, mesh, run);
 }

@@ -297,6 +297,11 @@ void forEachElementIndex(Emitter &e, ArrayRef<int64_t> shape, Value indices,
 
 enum class ReduceKind { Sum, Mean, Max, Min };
 
+ReduceKind reduceKindOf(ReduceSumOp) { return ReduceKind::Sum; }
+ReduceKind reduceKindOf(ReduceMeanOp) { return ReduceKind::Mean; }
+ReduceKind reduceKindOf(ReduceMaxOp) { return ReduceKind::Max; }
+ReduceKind reduceKindOf(ReduceMinOp) { return ReduceKind::Min; }
+
 void reduceKernel(Emitter &e, Operation *op, ArrayRef<int64_t> dims,
                   ReduceKind kind, Buffers &buf) {
   Value input = op->getOperand(0);
@@ -730,20 +735,8 @@ LogicalResult emitBody(Emitter &e, Operation *op, ModuleOp kernels,
             });
         return success();
       })
-      .Case([&](ReduceSumOp op) {
-        return reduceKernel(e, op, op.getDims(), ReduceKind::Sum, buf),
-               success();
-      })
-      .Case([&](ReduceMeanOp op) {
-        return reduceKernel(e, op, op.getDims(), ReduceKind::Mean, buf),
-               success();
-      })
-      .Case([&](ReduceMaxOp op) {
-        return reduceKernel(e, op, op.getDims(), ReduceKind::Max, buf),
-               success();
-      })
-      .Case([&](ReduceMinOp op) {
-        return reduceKernel(e, op, op.getDims(), ReduceKind::Min, buf),
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>([&](auto op) {
+        return reduceKernel(e, op, op.getDims(), reduceKindOf(op), buf),
                success();
       })
       .Case([&](SoftmaxOp op) {

@@ -59,20 +59,6 @@ struct Buffer {
   ~Buffer() { std::free(data); }
 };
 
-std::vector<std::string> splitAxes(const std::string &text) {
-  std::vector<std::string> axes;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos)
-      end = text.size();
-    if (end > start)
-      axes.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return axes;
-}
-
 class CPUEngine : public StepEngine {
 public:
   CPUEngine(const CPUProgram &program, Communicator *comm, bool checkArena,
@@ -184,8 +170,7 @@ private:
     }
     case Thunk::Kind::Dead:
       if (checkArena)
-        std::memset(address(thunk.buffers[0]), 0xFF,
-                    std::strtoll(thunk.field("bytes")->c_str(), nullptr, 10));
+        std::memset(address(thunk.buffers[0]), 0xFF, thunk.bytes);
       return true;
     case Thunk::Kind::Collective:
       return collective(thunk);
@@ -193,41 +178,14 @@ private:
     return false;
   }
 
-  /// out[b] = op(lhs[b']) x op(rhs[b'']) over the output's batch, the
-  /// operands' batch dimensions broadcast as numpy does.
+  /// The load-time plan (Thunk::Gemm) on this step's buffers.
   bool gemm(const Thunk &thunk) {
     const BufferRef &lhs = thunk.buffers[0], &rhs = thunk.buffers[1],
                     &out = thunk.buffers[2];
-    bool ta = *thunk.field("ta") == "1", tb = *thunk.field("tb") == "1";
-    size_t rank = out.shape.size();
-    if (rank < 2 || lhs.shape.size() < 2 || rhs.shape.size() < 2)
-      return fail(thunk, "matrix operands must have rank 2 or more");
-    int64_t m = out.shape[rank - 2], n = out.shape[rank - 1];
-    int64_t k = ta ? lhs.shape[lhs.shape.size() - 2] : lhs.shape.back();
-    Shape batch(out.shape.begin(), out.shape.end() - 2);
-    auto batchOffsets = [&](const Shape &shape) {
-      Shape own(shape.begin(), shape.end() - 2);
-      std::vector<int64_t> offsets;
-      int64_t total = numElements(batch);
-      for (int64_t b = 0; b < total; ++b) {
-        // b's index in the output batch, read through broadcasting.
-        int64_t rest = b, offset = 0, stride = 1;
-        for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
-          int64_t index = rest % batch[d];
-          rest /= batch[d];
-          int64_t od = d - static_cast<int64_t>(batch.size() - own.size());
-          if (od >= 0) {
-            if (own[od] != 1)
-              offset += index * stride;
-            stride *= own[od];
-          }
-        }
-        offsets.push_back(offset);
-      }
-      return offsets;
-    };
-    std::vector<int64_t> lhsAt = batchOffsets(lhs.shape),
-                         rhsAt = batchOffsets(rhs.shape);
+    const Thunk::Gemm &g = thunk.gemm;
+    int64_t m = g.m, n = g.n, k = g.k;
+    bool ta = g.ta, tb = g.tb;
+    const std::vector<int64_t> &lhsAt = g.lhsAt, &rhsAt = g.rhsAt;
     char *a = address(lhs), *b = address(rhs), *c = address(out);
     CBLAS_TRANSPOSE opA = ta ? CblasTrans : CblasNoTrans,
                     opB = tb ? CblasTrans : CblasNoTrans;
@@ -284,7 +242,7 @@ private:
     auto number = [&](const char *key) {
       return std::strtoll(field(key).c_str(), nullptr, 10);
     };
-    std::vector<std::string> axes = splitAxes(field("axes"));
+    const std::vector<std::string> &axes = thunk.axes;
     Tensor result;
     const std::string &kind = thunk.kind;
     if (kind == "all_reduce") {

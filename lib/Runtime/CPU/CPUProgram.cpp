@@ -56,6 +56,48 @@ bool parseBuffer(const std::string &text, BufferRef &out) {
   return true;
 }
 
+/// For each matrix of an output batch of shape `batch`, the index of the
+/// matrix of an operand of batch shape `own` it reads (numpy broadcasting).
+std::vector<int64_t> batchIndexes(const Shape &batch, const Shape &own) {
+  int64_t total = 1;
+  for (int64_t size : batch)
+    total *= size;
+  std::vector<int64_t> indexes;
+  for (int64_t b = 0; b < total; ++b) {
+    int64_t rest = b, index = 0, stride = 1;
+    for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+      int64_t at = rest % batch[d];
+      rest /= batch[d];
+      int64_t od = d - static_cast<int64_t>(batch.size() - own.size());
+      if (od >= 0) {
+        if (own[od] != 1)
+          index += at * stride;
+        stride *= own[od];
+      }
+    }
+    indexes.push_back(index);
+  }
+  return indexes;
+}
+
+/// Fills `thunk.gemm` from its operands; false when they are no matrices.
+bool planGemm(Thunk &thunk) {
+  const Shape &lhs = thunk.buffers[0].shape, &rhs = thunk.buffers[1].shape,
+              &out = thunk.buffers[2].shape;
+  if (out.size() < 2 || lhs.size() < 2 || rhs.size() < 2)
+    return false;
+  Thunk::Gemm &g = thunk.gemm;
+  g.ta = *thunk.field("ta") == "1";
+  g.tb = *thunk.field("tb") == "1";
+  g.m = out[out.size() - 2];
+  g.n = out.back();
+  g.k = g.ta ? lhs[lhs.size() - 2] : lhs.back();
+  Shape batch(out.begin(), out.end() - 2);
+  g.lhsAt = batchIndexes(batch, Shape(lhs.begin(), lhs.end() - 2));
+  g.rhsAt = batchIndexes(batch, Shape(rhs.begin(), rhs.end() - 2));
+  return true;
+}
+
 const std::set<std::string> kSignatureRecords = {
     "abi", "function",        "loss",  "microbatches", "mesh",
     "rng", "growth_interval", "stage", "argument",     "result"};
@@ -145,6 +187,12 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
                            thunk.buffers[0].space != BufferRef::Space::Arena));
     if (thunk.buffers.size() != expected || fieldsMissing)
       return bad("a '" + thunk.kind + "' thunk with the wrong fields");
+    if (thunk.tag == Thunk::Kind::Gemm && !planGemm(thunk))
+      return bad("a gemm of operands that are no matrices");
+    if (thunk.tag == Thunk::Kind::Dead)
+      thunk.bytes = std::strtoll(thunk.field("bytes")->c_str(), nullptr, 10);
+    if (const std::string *axes = thunk.field("axes"))
+      thunk.axes = splitOn(*axes, ',');
     out.thunks.push_back(std::move(thunk));
   }
   if (std::string error = StepSignature::fromText(signatureText, out.signature);

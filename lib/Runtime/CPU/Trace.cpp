@@ -15,13 +15,9 @@ namespace {
 std::string nameOf(const Thunk &thunk) {
   if (const std::string *op = thunk.field("op"))
     return *op;
-  if (thunk.tag == Thunk::Kind::Gemm) {
-    const Shape &out = thunk.buffers[2].shape, &lhs = thunk.buffers[0].shape;
-    bool ta = *thunk.field("ta") == "1";
-    int64_t k = ta ? lhs[lhs.size() - 2] : lhs.back();
-    return "gemm " + std::to_string(out[out.size() - 2]) + "x" +
-           std::to_string(out.back()) + "x" + std::to_string(k);
-  }
+  if (thunk.tag == Thunk::Kind::Gemm)
+    return "gemm " + std::to_string(thunk.gemm.m) + "x" +
+           std::to_string(thunk.gemm.n) + "x" + std::to_string(thunk.gemm.k);
   return thunk.kind;
 }
 

@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace mlir::dtc {
 namespace {
@@ -193,6 +194,27 @@ std::unique_ptr<Communicator> createMPICommunicator(const MeshShape &mesh,
   if (!error.empty())
     return nullptr;
   return std::make_unique<MPICommunicator>(mesh);
+}
+
+int runOnMPIRanks(int &argc, char **&argv, const MeshShape &mesh,
+                  const std::function<int(Communicator *)> &body) {
+  MPI_Init(&argc, &argv);
+  std::string error;
+  std::unique_ptr<Communicator> comm = createMPICommunicator(mesh, error);
+  if (!comm) {
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+      std::fprintf(stderr, "error: %s\n", error.c_str());
+    MPI_Finalize();
+    return 1;
+  }
+  int status = body(comm.get());
+  if (status != 0 && comm->worldSize() > 1)
+    MPI_Abort(MPI_COMM_WORLD, status);
+  comm.reset();
+  MPI_Finalize();
+  return status;
 }
 
 } // namespace mlir::dtc

@@ -44,6 +44,18 @@ struct Thunk {
   std::vector<BufferRef> buffers;
   /// A kernel's packed entry, once loaded.
   void (*entry)(void **) = nullptr;
+  /// A GEMM's plan, made once at load: out[b] = op(lhs[lhsAt[b]]) x
+  /// op(rhs[rhsAt[b]]), each an m x k by k x n product (the operands'
+  /// batch dimensions broadcast as numpy does).
+  struct Gemm {
+    bool ta = false, tb = false;
+    int64_t m = 0, n = 0, k = 0;
+    std::vector<int64_t> lhsAt, rhsAt;
+  } gemm;
+  /// A `dead` thunk's bytes.
+  int64_t bytes = 0;
+  /// A collective's mesh axes.
+  std::vector<std::string> axes;
 
   const std::string *field(const std::string &key) const;
 };
