@@ -162,74 +162,61 @@ void Communicator::count(CollectiveKind kind, double busBytes) {
 
 namespace {
 
-/// A tensor viewed as [outer, size, inner] around dimension `dim`.
+/// A tensor viewed as [outer, size, inner] around dimension `dim`, with
+/// elements of `width` bytes.
 struct Split3 {
   int64_t outer = 1, size, inner = 1;
-  Split3(const Shape &shape, int64_t dim) : size(shape[dim]) {
+  size_t width;
+  Split3(const Shape &shape, int64_t dim, DType dtype)
+      : size(shape[dim]), width(dtypeSize(dtype)) {
     for (int64_t i = 0; i < dim; ++i)
       outer *= shape[i];
     for (size_t i = dim + 1; i < shape.size(); ++i)
       inner *= shape[i];
   }
+  size_t bytes() const { return outer * size * inner * width; }
 };
 
-/// Chunk `r` of `n` equal chunks of `tensor` along `dim`, as bytes.
-std::vector<char> chunkBytes(const Tensor &tensor, int64_t dim, int64_t n,
-                             int64_t r) {
-  Split3 s(tensor.shape(), dim);
-  int64_t part = s.size / n;
-  size_t width = dtypeSize(tensor.dtype());
-  std::vector<char> all = tensor.toBytes(), out;
-  out.reserve(s.outer * part * s.inner * width);
-  for (int64_t o = 0; o < s.outer; ++o) {
-    const char *from = all.data() + ((o * s.size + r * part) * s.inner) * width;
-    out.insert(out.end(), from, from + part * s.inner * width);
-  }
-  return out;
+/// Copies chunk `r` of `n` along the split dimension of `in` to `out`.
+void copyChunk(const char *in, char *out, const Split3 &s, int64_t n,
+               int64_t r) {
+  size_t piece = s.size / n * s.inner * s.width;
+  for (int64_t o = 0; o < s.outer; ++o)
+    std::memcpy(out + o * piece,
+                in + ((o * s.size + r * (s.size / n)) * s.inner) * s.width,
+                piece);
 }
 
-/// Concatenates `n` blocks (each a tensor of `shape`) along `dim`.
-Tensor concatBlocks(const std::vector<char> &blocks, DType dtype,
-                    const Shape &shape, int64_t dim, int64_t n) {
-  Split3 s(shape, dim);
-  size_t width = dtypeSize(dtype);
-  size_t blockBytes = s.outer * s.size * s.inner * width;
-  Shape outShape = shape;
-  outShape[dim] *= n;
-  std::vector<char> out(blockBytes * n);
+/// Rearranges `in` into its `n` chunks along the split dimension, one after
+/// the other (the blocks a reduce-scatter or all-to-all moves).
+void chunksInOrder(const char *in, char *out, const Split3 &s, int64_t n) {
+  for (int64_t r = 0; r < n; ++r)
+    copyChunk(in, out + r * (s.bytes() / n), s, n, r);
+}
+
+/// The inverse of chunksInOrder: `n` blocks, each a tensor split as `s`,
+/// concatenated along the split dimension.
+void concatBlocks(const char *blocks, char *out, const Split3 &s, int64_t n) {
+  size_t row = s.size * s.inner * s.width;
   for (int64_t r = 0; r < n; ++r)
     for (int64_t o = 0; o < s.outer; ++o)
-      std::memcpy(out.data() + ((o * n + r) * s.size * s.inner) * width,
-                  blocks.data() + r * blockBytes +
-                      (o * s.size * s.inner) * width,
-                  s.size * s.inner * width);
-  return Tensor::fromBytes(dtype, outShape, out.data());
+      std::memcpy(out + (o * n + r) * row, blocks + r * s.bytes() + o * row,
+                  row);
 }
 
-int64_t checkedChunks(const Tensor &tensor, int64_t dim, int64_t n,
-                      const char *what) {
-  if (dim < 0 || dim >= tensor.rank() || tensor.shape()[dim] % n != 0)
+void checkDim(const Shape &shape, int64_t dim, const char *what) {
+  if (dim < 0 || dim >= static_cast<int64_t>(shape.size()))
+    fatal(std::string(what) + ": no dimension " + std::to_string(dim));
+}
+
+void checkChunks(const Shape &shape, DType dtype, int64_t dim, int64_t n,
+                 const char *what) {
+  checkDim(shape, dim, what);
+  if (shape[dim] % n != 0)
     fatal(std::string(what) + ": dimension " + std::to_string(dim) + " of " +
-          describe(tensor.shape(), tensor.dtype()) + " does not split into " +
-          std::to_string(n) + " chunks");
-  return tensor.shape()[dim] / n;
+          describe(shape, dtype) + " does not split into " + std::to_string(n) +
+          " chunks");
 }
-
-class PendingAllReduce : public PendingCollective {
-public:
-  PendingAllReduce(std::unique_ptr<PendingCollective> engine,
-                   std::unique_ptr<std::vector<char>> bytes, Tensor &tensor)
-      : engine(std::move(engine)), bytes(std::move(bytes)), tensor(tensor) {}
-  void wait() override {
-    engine->wait();
-    tensor = Tensor::fromBytes(tensor.dtype(), tensor.shape(), bytes->data());
-  }
-
-private:
-  std::unique_ptr<PendingCollective> engine;
-  std::unique_ptr<std::vector<char>> bytes;
-  Tensor &tensor;
-};
 
 } // namespace
 
@@ -240,21 +227,20 @@ Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r,
   Shape blocked = tensor.shape();
   blocked[dim] /= blocks;
   blocked.insert(blocked.begin() + dim, blocks);
-  Tensor view =
-      Tensor::fromBytes(tensor.dtype(), blocked, tensor.toBytes().data());
+  std::vector<char> in = tensor.toBytes(), out(in.size() / n);
+  copyChunk(in.data(), out.data(), Split3(blocked, dim + 1, tensor.dtype()), n,
+            r);
   Shape shape = tensor.shape();
   shape[dim] /= n;
-  return Tensor::fromBytes(tensor.dtype(), shape,
-                           chunkBytes(view, dim + 1, n, r).data());
+  return Tensor::fromBytes(tensor.dtype(), shape, out.data());
 }
 
 Tensor wholeFromChunks(const Tensor &gathered, int64_t dim, int64_t n,
                        int64_t blocks) {
   // `gathered` is [outer, n, blocks, chunk * inner]; the whole tensor is
   // [outer, blocks, n, chunk * inner].
-  Split3 s(gathered.shape(), dim);
-  size_t width = dtypeSize(gathered.dtype());
-  size_t piece = s.size / (n * blocks) * s.inner * width;
+  Split3 s(gathered.shape(), dim, gathered.dtype());
+  size_t piece = s.size / (n * blocks) * s.inner * s.width;
   std::vector<char> in = gathered.toBytes(), out(in.size());
   for (int64_t o = 0; o < s.outer; ++o)
     for (int64_t r = 0; r < n; ++r)
@@ -264,93 +250,169 @@ Tensor wholeFromChunks(const Tensor &gathered, int64_t dim, int64_t n,
   return Tensor::fromBytes(gathered.dtype(), gathered.shape(), out.data());
 }
 
-void Communicator::allReduce(Tensor &tensor,
+// Raw buffers: what the engines move, rearranged where the split dimension
+// is not the outermost.
+
+void Communicator::allReduce(void *data, DType dtype, int64_t elements,
                              const std::vector<std::string> &axes,
                              ReduceKind kind) {
   int64_t n = groupSize(axes);
-  std::vector<char> bytes = tensor.toBytes();
-  allReduceBytes(bytes, tensor.dtype(), axes, kind);
-  tensor = Tensor::fromBytes(tensor.dtype(), tensor.shape(), bytes.data());
-  count(CollectiveKind::AllReduce, 2.0 * (n - 1) / n * bytes.size());
+  allReduceBytes(data, elements, dtype, axes, kind);
+  count(CollectiveKind::AllReduce,
+        2.0 * (n - 1) / n * elements * dtypeSize(dtype));
 }
 
-std::unique_ptr<PendingCollective> Communicator::allReduceStart(
-    Tensor &tensor, const std::vector<std::string> &axes, ReduceKind kind) {
+std::unique_ptr<PendingCollective>
+Communicator::allReduceStart(void *data, DType dtype, int64_t elements,
+                             const std::vector<std::string> &axes,
+                             ReduceKind kind) {
   int64_t n = groupSize(axes);
-  auto bytes = std::make_unique<std::vector<char>>(tensor.toBytes());
-  count(CollectiveKind::AllReduce, 2.0 * (n - 1) / n * bytes->size());
-  std::unique_ptr<PendingCollective> engine =
-      allReduceBytesStart(*bytes, tensor.dtype(), axes, kind);
-  return std::make_unique<PendingAllReduce>(std::move(engine), std::move(bytes),
-                                            tensor);
+  count(CollectiveKind::AllReduce,
+        2.0 * (n - 1) / n * elements * dtypeSize(dtype));
+  return allReduceBytesStart(data, elements, dtype, axes, kind);
+}
+
+void Communicator::allGather(const void *in, void *out, DType dtype,
+                             const Shape &shape,
+                             const std::vector<std::string> &axes,
+                             int64_t dim) {
+  checkDim(shape, dim, "all_gather");
+  int64_t n = groupSize(axes);
+  Split3 s(shape, dim, dtype);
+  if (s.outer == 1) {
+    allGatherBytes(in, out, s.bytes(), axes);
+  } else {
+    staging[0].resize(s.bytes() * n);
+    allGatherBytes(in, staging[0].data(), s.bytes(), axes);
+    concatBlocks(staging[0].data(), static_cast<char *>(out), s, n);
+  }
+  count(CollectiveKind::AllGather, double(n - 1) / n * s.bytes() * n);
+}
+
+void Communicator::reduceScatter(const void *in, void *out, DType dtype,
+                                 const Shape &shape,
+                                 const std::vector<std::string> &axes,
+                                 int64_t dim) {
+  int64_t n = groupSize(axes);
+  checkChunks(shape, dtype, dim, n, "reduce_scatter");
+  // Chunk r of every rank is summed into rank r.
+  Split3 s(shape, dim, dtype);
+  const void *blocks = in;
+  if (s.outer != 1) {
+    staging[0].resize(s.bytes());
+    chunksInOrder(static_cast<const char *>(in), staging[0].data(), s, n);
+    blocks = staging[0].data();
+  }
+  reduceScatterBytes(blocks, out, s.bytes() / n / s.width, dtype, axes);
+  count(CollectiveKind::ReduceScatter, double(n - 1) / n * s.bytes());
+}
+
+void Communicator::allToAll(const void *in, void *out, DType dtype,
+                            const Shape &shape,
+                            const std::vector<std::string> &axes,
+                            int64_t splitDim, int64_t concatDim) {
+  int64_t n = groupSize(axes);
+  checkChunks(shape, dtype, splitDim, n, "all_to_all");
+  checkDim(shape, concatDim, "all_to_all");
+  Split3 split(shape, splitDim, dtype);
+  const void *blocks = in;
+  if (split.outer != 1) {
+    staging[0].resize(split.bytes());
+    chunksInOrder(static_cast<const char *>(in), staging[0].data(), split, n);
+    blocks = staging[0].data();
+  }
+  Shape chunk = shape;
+  chunk[splitDim] /= n;
+  Split3 concat(chunk, concatDim, dtype);
+  if (concat.outer == 1) {
+    allToAllBytes(blocks, out, split.bytes() / n, axes);
+  } else {
+    staging[1].resize(split.bytes());
+    allToAllBytes(blocks, staging[1].data(), split.bytes() / n, axes);
+    concatBlocks(staging[1].data(), static_cast<char *>(out), concat, n);
+  }
+  count(CollectiveKind::AllToAll, double(n - 1) / n * split.bytes());
+}
+
+void Communicator::broadcast(void *data, int64_t bytes,
+                             const std::vector<std::string> &axes,
+                             int64_t root) {
+  if (root < 0 || root >= groupSize(axes))
+    fatal("broadcast: no group rank " + std::to_string(root));
+  broadcastBytes(data, bytes, axes, root);
+  count(CollectiveKind::Broadcast, bytes);
+}
+
+void Communicator::sendRecv(const void *in, void *out, int64_t bytes,
+                            int64_t to, int64_t from) {
+  for (int64_t peer : {to, from})
+    if (peer < 0 || peer >= worldSize())
+      fatal("send_recv: no rank " + std::to_string(peer));
+  sendRecvBytes(in, out, bytes, to, from);
+  count(CollectiveKind::SendRecv, bytes);
+}
+
+// Host tensors: their bytes through the raw forms.
+
+void Communicator::allReduce(Tensor &tensor,
+                             const std::vector<std::string> &axes,
+                             ReduceKind kind) {
+  std::vector<char> bytes = tensor.toBytes();
+  allReduce(bytes.data(), tensor.dtype(), tensor.numElements(), axes, kind);
+  tensor = Tensor::fromBytes(tensor.dtype(), tensor.shape(), bytes.data());
 }
 
 Tensor Communicator::allGather(const Tensor &tensor,
                                const std::vector<std::string> &axes,
                                int64_t dim) {
-  int64_t n = groupSize(axes);
-  if (dim < 0 || dim >= tensor.rank())
-    fatal("all_gather: no dimension " + std::to_string(dim));
-  std::vector<char> blocks = allGatherBytes(tensor.toBytes(), axes);
-  count(CollectiveKind::AllGather, double(n - 1) / n * blocks.size());
-  return concatBlocks(blocks, tensor.dtype(), tensor.shape(), dim, n);
+  checkDim(tensor.shape(), dim, "all_gather");
+  Shape shape = tensor.shape();
+  shape[dim] *= groupSize(axes);
+  std::vector<char> in = tensor.toBytes(), out(in.size() * groupSize(axes));
+  allGather(in.data(), out.data(), tensor.dtype(), tensor.shape(), axes, dim);
+  return Tensor::fromBytes(tensor.dtype(), shape, out.data());
 }
 
 Tensor Communicator::reduceScatter(const Tensor &tensor,
                                    const std::vector<std::string> &axes,
                                    int64_t dim) {
   int64_t n = groupSize(axes);
-  int64_t part = checkedChunks(tensor, dim, n, "reduce_scatter");
-  // Chunk r of every rank is summed into rank r.
-  std::vector<char> blocks;
-  for (int64_t r = 0; r < n; ++r) {
-    std::vector<char> chunk = chunkBytes(tensor, dim, n, r);
-    blocks.insert(blocks.end(), chunk.begin(), chunk.end());
-  }
-  std::vector<char> mine = reduceScatterBytes(blocks, tensor.dtype(), axes);
-  count(CollectiveKind::ReduceScatter, double(n - 1) / n * blocks.size());
+  checkChunks(tensor.shape(), tensor.dtype(), dim, n, "reduce_scatter");
   Shape shape = tensor.shape();
-  shape[dim] = part;
-  return Tensor::fromBytes(tensor.dtype(), shape, mine.data());
+  shape[dim] /= n;
+  std::vector<char> in = tensor.toBytes(), out(in.size() / n);
+  reduceScatter(in.data(), out.data(), tensor.dtype(), tensor.shape(), axes,
+                dim);
+  return Tensor::fromBytes(tensor.dtype(), shape, out.data());
 }
 
 Tensor Communicator::allToAll(const Tensor &tensor,
                               const std::vector<std::string> &axes,
                               int64_t splitDim, int64_t concatDim) {
   int64_t n = groupSize(axes);
-  int64_t part = checkedChunks(tensor, splitDim, n, "all_to_all");
-  if (concatDim < 0 || concatDim >= tensor.rank())
-    fatal("all_to_all: no dimension " + std::to_string(concatDim));
-  std::vector<char> blocks;
-  for (int64_t r = 0; r < n; ++r) {
-    std::vector<char> chunk = chunkBytes(tensor, splitDim, n, r);
-    blocks.insert(blocks.end(), chunk.begin(), chunk.end());
-  }
-  std::vector<char> received = allToAllBytes(blocks, axes);
-  count(CollectiveKind::AllToAll, double(n - 1) / n * blocks.size());
-  Shape chunkShape = tensor.shape();
-  chunkShape[splitDim] = part;
-  return concatBlocks(received, tensor.dtype(), chunkShape, concatDim, n);
+  checkChunks(tensor.shape(), tensor.dtype(), splitDim, n, "all_to_all");
+  checkDim(tensor.shape(), concatDim, "all_to_all");
+  Shape shape = tensor.shape();
+  shape[splitDim] /= n;
+  shape[concatDim] *= n;
+  std::vector<char> in = tensor.toBytes(), out(in.size());
+  allToAll(in.data(), out.data(), tensor.dtype(), tensor.shape(), axes,
+           splitDim, concatDim);
+  return Tensor::fromBytes(tensor.dtype(), shape, out.data());
 }
 
 void Communicator::broadcast(Tensor &tensor,
                              const std::vector<std::string> &axes,
                              int64_t root) {
-  if (root < 0 || root >= groupSize(axes))
-    fatal("broadcast: no group rank " + std::to_string(root));
   std::vector<char> bytes = tensor.toBytes();
-  broadcastBytes(bytes, axes, root);
+  broadcast(bytes.data(), bytes.size(), axes, root);
   tensor = Tensor::fromBytes(tensor.dtype(), tensor.shape(), bytes.data());
-  count(CollectiveKind::Broadcast, bytes.size());
 }
 
 Tensor Communicator::sendRecv(const Tensor &tensor, int64_t to, int64_t from) {
-  for (int64_t peer : {to, from})
-    if (peer < 0 || peer >= worldSize())
-      fatal("send_recv: no rank " + std::to_string(peer));
-  std::vector<char> received = sendRecvBytes(tensor.toBytes(), to, from);
-  count(CollectiveKind::SendRecv, received.size());
-  return Tensor::fromBytes(tensor.dtype(), tensor.shape(), received.data());
+  std::vector<char> in = tensor.toBytes(), out(in.size());
+  sendRecv(in.data(), out.data(), in.size(), to, from);
+  return Tensor::fromBytes(tensor.dtype(), tensor.shape(), out.data());
 }
 
 } // namespace mlir::dtc

@@ -6,7 +6,7 @@
 // COMPILE: dtc-compile: compiling the step for CPU ranks
 // COMPILE: dtc-compile: wrote {{.*}}/program.txt and {{.*}}/kernels.so
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/gpt2/program.txt
-// PROGRAM: dtc-cpu-program 1
+// PROGRAM: dtc-cpu-program 2
 // PROGRAM-NEXT: abi 1
 // PROGRAM: argument role=input name=ids dtype=i64 shape=4x8
 // PROGRAM: argument role=parameter name=m.transformer.wpe.weight trainable=1 dtype=f32 shape=32x32 alias=
@@ -54,7 +54,7 @@
 // unittests/Conversion/KernelTest.cpp.)
 // RUN: cp -r %t/gpt2 %t/stale && sed -i '1s/.*/dtc-cpu-program 99/' %t/stale/program.txt
 // RUN: not dtc-run %t/stale --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=STALE
-// STALE: error: '{{.*}}/program.txt' is a compiled program of format 99, this dtc-launch runs format 1: recompile the model with this dtc-compile
+// STALE: error: '{{.*}}/program.txt' is a compiled program of format 99, this dtc-launch runs format 2: recompile the model with this dtc-compile
 // RUN: cp -r %t/gpt2 %t/corrupt && sed -i '0,/rhs=a4:/s//rhs=a999:/' %t/corrupt/program.txt
 // RUN: not dtc-launch %t/corrupt --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=CORRUPT
 // CORRUPT: error: {{.*}}/program.txt: a 'gemm' thunk names a buffer outside the program's: recompile
@@ -81,4 +81,33 @@
 // NAMES-DAG: "name": "attention", "cat": "kernel"
 // NAMES-DAG: "name": "multi_tensor:
 // NAMES-DAG: "name": "gemm 16x96x32", "cat": "blas"
-// NAMES-DAG: "name": "all_reduce", "cat": "collective"
+// NAMES-DAG: "name": "all_reduce #{{[0-9]+}}", "cat": "collective"
+
+// Collectives run on the buffers themselves. A gradient bucket's all-reduce
+// starts where its last gradient is computed and is waited for just before
+// its first reader (the bucket's unpacking is moved down to the optimizer),
+// so the rest of the backward pass overlaps it; the wait order follows the
+// readers.
+// RUN: dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/buckets --lr 0.01 --mesh dp=2 --bucket-mb 0.02 --target cpu 2> /dev/null
+// RUN: FileCheck %s --check-prefix=ASYNC < %t/buckets/program.txt
+// ASYNC: all_reduce kind=sum axes=dp in=m{{[0-9]+}}:f32:4320 out=m{{[0-9]+}}:f32:4320 async=[[FIRST:[0-9]+]]
+// ASYNC: all_reduce kind=sum axes=dp in=m{{[0-9]+}}:f32:5216 out=m{{[0-9]+}}:f32:5216 async=
+// ASYNC: gemm
+// ASYNC: wait req=
+// ASYNC: wait req=[[FIRST]]
+// ASYNC: kernel sym={{.*}} op=multi_tensor:
+// Against the reference executor on the same OUT, and with the arena
+// poisoned (an operand freed while its all-reduce is in flight would show).
+// RUN: %mpirun -np 2 dtc-run %t/buckets --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/bcpu > /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/buckets --check-arena --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/bpoisoned > /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/buckets --engine reference --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/bref > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/bcpu %t/bref %S/../Integration/Inputs/hf5/gpt2-names/initial --mask-from %S/../Integration/Inputs/hf5/gpt2-names/adamw | FileCheck %s --check-prefix=SAME
+// RUN: cmp %t/bcpu/loss.npy %t/bpoisoned/loss.npy
+// RUN: cmp %t/bcpu/param/m.lm_head.weight.npy %t/bpoisoned/param/m.lm_head.weight.npy
+// A wait for nothing started, a started collective never waited for:
+// RUN: cp -r %t/buckets %t/nowait && sed -i '0,/^wait req=.*$/s///' %t/nowait/program.txt
+// RUN: not dtc-launch %t/nowait --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=NOWAIT
+// NOWAIT: error: {{.*}}/program.txt: collective request {{[0-9]+}} is never waited for
+// RUN: cp -r %t/buckets %t/badwait && sed -i '0,/^wait req=.*$/s//wait req=77/' %t/badwait/program.txt
+// RUN: not dtc-launch %t/badwait --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=BADWAIT
+// BADWAIT: error: {{.*}}/program.txt:{{[0-9]+}}: a wait for no started collective

@@ -151,10 +151,55 @@ TEST_F(CommunicatorTest, BroadcastSendRecvAndAsync) {
   Tensor mine = make(DType::I32, {1}, [&](int64_t) { return rank; });
   Tensor theirs = comm->sendRecv(mine, rank ^ 1);
   EXPECT_EQ(theirs.at(0), rank ^ 1);
-  Tensor async = make(DType::F32, {4}, [&](int64_t) { return 1.0; });
-  auto pending = comm->allReduceStart(async, {"dp", "tp"}, ReduceKind::Sum);
-  pending->wait();
-  EXPECT_EQ(async.at(3), 4.0);
+}
+
+// The raw-buffer forms compiled steps use: elements in their own type, the
+// split dimension inside the tensor (so blocks are rearranged), and an
+// all-reduce progressed by polling, as dtc-launch does between kernels.
+TEST_F(CommunicatorTest, RawBuffersInTheirOwnType) {
+  // all_gather over tp along dim 1 of a [2, 3] f32: rank's row r holds
+  // 100r + 10tp + j.
+  std::vector<float> piece(6), gathered(12);
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t j = 0; j < 3; ++j)
+      piece[r * 3 + j] = 100 * r + 10 * tp + j;
+  comm->allGather(piece.data(), gathered.data(), DType::F32, {2, 3}, {"tp"}, 1);
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t t = 0; t < 2; ++t)
+      for (int64_t j = 0; j < 3; ++j)
+        EXPECT_EQ(gathered[r * 6 + t * 3 + j], 100 * r + 10 * t + j);
+
+  // reduce_scatter over dp along dim 1 of a [2, 4] bf16 (as 16-bit words):
+  // element (r, c) of rank x is r + c + dp; dp rank d keeps columns 2d, 2d+1
+  // of the sum over d = 0, 1: 2(r + c) + 1.
+  std::vector<uint16_t> full(8), mine(4);
+  for (int64_t i = 0; i < 8; ++i)
+    full[i] = halfBitsFromFloat(i / 4 + i % 4 + dp, DType::BF16);
+  comm->reduceScatter(full.data(), mine.data(), DType::BF16, {2, 4}, {"dp"}, 1);
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t c = 0; c < 2; ++c)
+      EXPECT_EQ(floatFromHalfBits(mine[r * 2 + c], DType::BF16),
+                2 * (r + 2 * dp + c) + 1);
+
+  // all_to_all over tp, split dim 1 and concatenate dim 0 of a [2, 2] i32.
+  std::vector<int32_t> rows = {int32_t(10 * rank), int32_t(10 * rank + 1),
+                               int32_t(10 * rank + 2), int32_t(10 * rank + 3)},
+                       swapped(4);
+  comm->allToAll(rows.data(), swapped.data(), DType::I32, {2, 2}, {"tp"}, 1, 0);
+  // Result [4, 1]: rows from tp rank 0, then tp rank 1, column `tp` of each.
+  for (int64_t from = 0; from < 2; ++from)
+    for (int64_t r = 0; r < 2; ++r)
+      EXPECT_EQ(swapped[from * 2 + r], 10 * (2 * dp + from) + 2 * r + tp);
+
+  // An async all-reduce, polled to completion.
+  std::vector<float> async(1000, 1.0f);
+  auto pending = comm->allReduceStart(async.data(), DType::F32, async.size(),
+                                      {"dp", "tp"}, ReduceKind::Sum);
+  while (!pending->test()) {
+  }
+  pending->wait(); // returns at once
+  EXPECT_EQ(async.front(), 4.0f);
+  EXPECT_EQ(async.back(), 4.0f);
 }
 
 TEST_F(CommunicatorTest, TrafficIsCountedAsBusBytes) {

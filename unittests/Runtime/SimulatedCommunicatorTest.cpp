@@ -73,9 +73,11 @@ TEST(SimulatedCommunicator, ReductionsOverEachAxis) {
     Tensor ints = filled(DType::I64, {1}, r);
     comm.allReduce(ints, {"dp", "tp"}, ReduceKind::Min);
     expectValues(failures, "world min", ints, {0});
-    Tensor async = filled(DType::F64, {1}, 1);
-    comm.allReduceStart(async, {"dp", "tp"}, ReduceKind::Sum)->wait();
-    expectValues(failures, "async sum", async, {4});
+    double async = 1;
+    comm.allReduceStart(&async, DType::F64, 1, {"dp", "tp"}, ReduceKind::Sum)
+        ->wait();
+    if (async != 4)
+      failures.push_back("async sum: " + std::to_string(async));
   });
 }
 

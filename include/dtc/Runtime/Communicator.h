@@ -80,7 +80,11 @@ struct CollectiveCount {
 class PendingCollective {
 public:
   virtual ~PendingCollective();
-  /// Blocks until the collective is done and writes its result.
+  /// Progresses the collective; whether it is done (then `wait` returns at
+  /// once). Engines without asynchronous progress (Open MPI's default)
+  /// move data only inside such calls.
+  virtual bool test() = 0;
+  /// Blocks until the collective is done and its result written.
   virtual void wait() = 0;
 };
 
@@ -123,11 +127,29 @@ public:
     return sendRecv(tensor, peer, peer);
   }
 
-  /// Starts an all-reduce and returns at once; the reduction lands in
-  /// `tensor` when the handle's `wait` returns.
+  // The same collectives on raw buffers of the tensor's own element type
+  // (what compiled steps run on): `shape` is this rank's operand's, `in`
+  // holds it and `out` receives the result, the two not overlapping.
+
+  /// Reduces `elements` elements at `data` over the group, in place.
+  void allReduce(void *data, DType dtype, int64_t elements,
+                 const std::vector<std::string> &axes, ReduceKind kind);
+  /// Starts that all-reduce and returns at once: `data` must stay untouched
+  /// until the handle is done.
   std::unique_ptr<PendingCollective>
-  allReduceStart(Tensor &tensor, const std::vector<std::string> &axes,
-                 ReduceKind kind);
+  allReduceStart(void *data, DType dtype, int64_t elements,
+                 const std::vector<std::string> &axes, ReduceKind kind);
+  void allGather(const void *in, void *out, DType dtype, const Shape &shape,
+                 const std::vector<std::string> &axes, int64_t dim);
+  void reduceScatter(const void *in, void *out, DType dtype, const Shape &shape,
+                     const std::vector<std::string> &axes, int64_t dim);
+  void allToAll(const void *in, void *out, DType dtype, const Shape &shape,
+                const std::vector<std::string> &axes, int64_t splitDim,
+                int64_t concatDim);
+  void broadcast(void *data, int64_t bytes,
+                 const std::vector<std::string> &axes, int64_t root);
+  void sendRecv(const void *in, void *out, int64_t bytes, int64_t to,
+                int64_t from);
 
   const std::map<CollectiveKind, CollectiveCount> &counts() const {
     return traffic;
@@ -143,39 +165,42 @@ protected:
   /// A name for the set `axes` whatever their order, to cache groups by.
   std::string groupKey(const std::vector<std::string> &axes) const;
 
-  /// The engine's primitives, on packed element bytes over a group.
-  virtual void allReduceBytes(std::vector<char> &bytes, DType dtype,
+  /// The engine's primitives, on contiguous buffers over a group.
+
+  /// Reduces `elements` elements at `data` in place.
+  virtual void allReduceBytes(void *data, int64_t elements, DType dtype,
                               const std::vector<std::string> &axes,
                               ReduceKind kind) = 0;
   virtual std::unique_ptr<PendingCollective>
-  allReduceBytesStart(std::vector<char> &bytes, DType dtype,
+  allReduceBytesStart(void *data, int64_t elements, DType dtype,
                       const std::vector<std::string> &axes,
                       ReduceKind kind) = 0;
-  /// Rank-major concatenation of every group member's `bytes`.
-  virtual std::vector<char>
-  allGatherBytes(const std::vector<char> &bytes,
-                 const std::vector<std::string> &axes) = 0;
-  /// Sums block r of every member's `bytes` (of `groupSize` equal blocks)
-  /// into group rank r; returns this rank's sum.
-  virtual std::vector<char>
-  reduceScatterBytes(const std::vector<char> &bytes, DType dtype,
-                     const std::vector<std::string> &axes) = 0;
-  /// Block r of `bytes` (of `groupSize` equal blocks) to group rank r; the
-  /// received blocks in rank order.
-  virtual std::vector<char>
-  allToAllBytes(const std::vector<char> &bytes,
-                const std::vector<std::string> &axes) = 0;
-  virtual void broadcastBytes(std::vector<char> &bytes,
+  /// Writes the rank-major concatenation of every member's `bytes` bytes.
+  virtual void allGatherBytes(const void *in, void *out, int64_t bytes,
+                              const std::vector<std::string> &axes) = 0;
+  /// Sums block r of every member's `in` (`groupSize` blocks of
+  /// `elements` elements) into group rank r's `out`.
+  virtual void reduceScatterBytes(const void *in, void *out, int64_t elements,
+                                  DType dtype,
+                                  const std::vector<std::string> &axes) = 0;
+  /// Block r of `in` (`groupSize` blocks of `block` bytes) to group rank r;
+  /// the received blocks in rank order.
+  virtual void allToAllBytes(const void *in, void *out, int64_t block,
+                             const std::vector<std::string> &axes) = 0;
+  virtual void broadcastBytes(void *data, int64_t bytes,
                               const std::vector<std::string> &axes,
                               int64_t root) = 0;
-  virtual std::vector<char> sendRecvBytes(const std::vector<char> &bytes,
-                                          int64_t to, int64_t from) = 0;
+  virtual void sendRecvBytes(const void *in, void *out, int64_t bytes,
+                             int64_t to, int64_t from) = 0;
 
   void count(CollectiveKind kind, double busBytes);
 
 private:
   MeshShape meshShape;
   std::map<CollectiveKind, CollectiveCount> traffic;
+  /// Where operands are rearranged into the blocks collectives move (grown
+  /// once, then reused: no allocation in a compiled step).
+  std::vector<char> staging[2];
 };
 
 } // namespace mlir::dtc

@@ -3,8 +3,9 @@
 // Buffers hold elements in their own type (f32 as 4 bytes, bool as one);
 // the step's Tensors (f64 storage) are converted only when the loop hands
 // in the first arguments or asks for a value to print or dump. Collectives
-// still go through the Communicator's Tensor interface, converting around
-// each call.
+// run on the buffers themselves; an `async` all-reduce is started where the
+// program has it and progressed by MPI_Test between the thunks that follow
+// (Open MPI moves data only inside MPI calls) until its `wait`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,11 +23,24 @@ using namespace mlir::dtc;
 
 namespace {
 
-int64_t numElements(const Shape &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+int64_t numElements(const Shape &shape) { return numElementsOf(shape); }
+
+int64_t bytesOf(const BufferRef &ref) {
+  return numElements(ref.shape) * dtypeSize(ref.dtype);
+}
+
+/// Chunk `r` of `n` of `in` along `dim` (of `blocks` blocks each cut into
+/// `n`), as chunkOf cuts it, to `out`.
+void copyShard(const char *in, char *out, const BufferRef &ref, int64_t dim,
+               int64_t n, int64_t r, int64_t blocks) {
+  int64_t outer = blocks, inner = dtypeSize(ref.dtype);
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= ref.shape[d];
+  for (size_t d = dim + 1; d < ref.shape.size(); ++d)
+    inner *= ref.shape[d];
+  int64_t size = ref.shape[dim] / blocks, piece = size / n * inner;
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(out + o * piece, in + o * size * inner + r * piece, piece);
 }
 
 /// A 64-byte aligned, zeroed allocation.
@@ -69,8 +83,12 @@ public:
       args.emplace_back(numElements(arg.shape) * dtypeSize(arg.dtype));
     for (const StepResult &result : signature.results)
       results.emplace_back(numElements(result.shape) * dtypeSize(result.dtype));
-    for (const Thunk &thunk : program.thunks)
+    for (const Thunk &thunk : program.thunks) {
       packed.resize(std::max(packed.size(), thunk.buffers.size()));
+      if (thunk.collective.request >= 0)
+        pending.resize(
+            std::max<size_t>(pending.size(), thunk.collective.request + 1));
+    }
     // bf16 and f16 matmuls run in f32 (OpenBLAS has no f16 GEMM, and
     // Debian's builds no bf16 one): scratch for the widest, made once.
     for (const Thunk &thunk : program.thunks)
@@ -159,9 +177,13 @@ private:
       for (size_t i = 0; i < thunk.buffers.size(); ++i)
         packed[i] = address(thunk.buffers[i]);
       thunk.entry(packed.data());
+      progress();
       return true;
     case Thunk::Kind::Gemm:
-      return gemm(thunk);
+      if (!gemm(thunk))
+        return false;
+      progress();
+      return true;
     case Thunk::Kind::Copy: {
       const BufferRef &in = thunk.buffers[0];
       std::memmove(address(thunk.buffers[1]), address(in),
@@ -174,6 +196,9 @@ private:
       return true;
     case Thunk::Kind::Collective:
       return collective(thunk);
+    case Thunk::Kind::Wait:
+      wait(thunk.collective.request);
+      return true;
     }
     return false;
   }
@@ -234,55 +259,65 @@ private:
     if (!comm)
       return fail(thunk, "a collective needs ranks: run under mpirun");
     const BufferRef &in = thunk.buffers[0], &out = thunk.buffers[1];
-    Tensor value = Tensor::fromBytes(in.dtype, in.shape, address(in));
-    auto field = [&](const char *key) -> std::string {
-      const std::string *v = thunk.field(key);
-      return v ? *v : "";
-    };
-    auto number = [&](const char *key) {
-      return std::strtoll(field(key).c_str(), nullptr, 10);
-    };
+    char *from = address(in), *to = address(out);
+    const Thunk::Collective &c = thunk.collective;
     const std::vector<std::string> &axes = thunk.axes;
-    Tensor result;
-    const std::string &kind = thunk.kind;
-    if (kind == "all_reduce") {
-      ReduceKind reduce = field("kind") == "max"   ? ReduceKind::Max
-                          : field("kind") == "min" ? ReduceKind::Min
-                                                   : ReduceKind::Sum;
-      comm->allReduce(value, axes, reduce);
-      result = std::move(value);
-    } else if (kind == "all_gather") {
-      result = comm->allGather(value, axes, number("dim"));
-    } else if (kind == "reduce_scatter") {
-      result = comm->reduceScatter(value, axes, number("dim"));
-    } else if (kind == "broadcast") {
-      comm->broadcast(value, axes, number("root"));
-      result = std::move(value);
-    } else if (kind == "all_to_all") {
-      result = comm->allToAll(value, axes, number("split"), number("concat"));
-    } else if (kind == "shard") {
-      result = chunkOf(value, number("dim"), comm->groupSize(axes),
-                       comm->groupRank(axes), number("blocks"));
-    } else if (kind == "send_recv") {
+    switch (c.kind) {
+    case Thunk::Collective::AllReduce:
+      // In place on the result's buffer: the operand may die at once.
+      if (to != from)
+        std::memcpy(to, from, bytesOf(out));
+      if (c.request >= 0)
+        pending[c.request] = comm->allReduceStart(
+            to, out.dtype, numElements(out.shape), axes, c.reduce);
+      else
+        comm->allReduce(to, out.dtype, numElements(out.shape), axes, c.reduce);
+      return true;
+    case Thunk::Collective::AllGather:
+      comm->allGather(from, to, in.dtype, in.shape, axes, c.dim);
+      return true;
+    case Thunk::Collective::ReduceScatter:
+      comm->reduceScatter(from, to, in.dtype, in.shape, axes, c.dim);
+      return true;
+    case Thunk::Collective::Broadcast:
+      if (to != from)
+        std::memcpy(to, from, bytesOf(out));
+      comm->broadcast(to, bytesOf(out), axes, c.root);
+      return true;
+    case Thunk::Collective::AllToAll:
+      comm->allToAll(from, to, in.dtype, in.shape, axes, c.dim, c.concatDim);
+      return true;
+    case Thunk::Collective::Shard:
+      // (A local slice: this rank's chunk, as chunkOf cuts it.)
+      copyShard(from, to, in, c.dim, comm->groupSize(axes),
+                comm->groupRank(axes), c.blocks);
+      return true;
+    case Thunk::Collective::SendRecv: {
       const MeshShape &mesh = comm->mesh();
-      int64_t axis = mesh.axisIndex(field("axis"));
-      if (axis < 0)
-        return fail(thunk, "no mesh axis '" + field("axis") + "'");
-      int64_t size = mesh.sizes[axis];
-      std::vector<int64_t> to = mesh.coordinates(comm->rank()), from = to;
-      int64_t shift = ((number("shift") % size) + size) % size;
-      to[axis] = (to[axis] + shift) % size;
-      from[axis] = (from[axis] + size - shift) % size;
-      result = comm->sendRecv(value, mesh.rankAt(to), mesh.rankAt(from));
-    } else {
-      return fail(thunk, "unknown thunk kind");
+      int64_t size = mesh.sizes[c.axis];
+      std::vector<int64_t> next = mesh.coordinates(comm->rank()), prev = next;
+      next[c.axis] = (next[c.axis] + c.shift) % size;
+      prev[c.axis] = (prev[c.axis] + size - c.shift) % size;
+      comm->sendRecv(from, to, bytesOf(out), mesh.rankAt(next),
+                     mesh.rankAt(prev));
+      return true;
     }
-    std::vector<char> bytes = result.toBytes();
-    if (static_cast<int64_t>(bytes.size()) !=
-        numElements(out.shape) * static_cast<int64_t>(dtypeSize(out.dtype)))
-      return fail(thunk, "the result's size is not the planned one");
-    std::memcpy(address(out), bytes.data(), bytes.size());
-    return true;
+    }
+    return fail(thunk, "unknown collective");
+  }
+
+  /// Progresses the started collectives (between thunks).
+  void progress() {
+    for (std::unique_ptr<PendingCollective> &request : pending)
+      if (request && request->test())
+        request.reset();
+  }
+
+  void wait(int64_t request) {
+    if (pending[request]) {
+      pending[request]->wait();
+      pending[request].reset();
+    }
   }
 
   const CPUProgram &program;
@@ -296,6 +331,8 @@ private:
   std::vector<float> scratch[3];
   /// A kernel's buffer addresses.
   std::vector<void *> packed;
+  /// The started collectives, by request number (null once done).
+  std::vector<std::unique_ptr<PendingCollective>> pending;
   std::vector<Buffer> args, results;
 };
 

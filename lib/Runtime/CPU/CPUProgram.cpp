@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -98,6 +99,81 @@ bool planGemm(Thunk &thunk) {
   return true;
 }
 
+/// Reads a collective's fields into `thunk.collective` (its send_recv axis
+/// on `mesh`); "" or what is wrong.
+std::string parseCollective(Thunk &thunk, const MeshShape &mesh) {
+  static const std::map<std::string, Thunk::Collective::Kind> kinds = {
+      {"all_reduce", Thunk::Collective::AllReduce},
+      {"all_gather", Thunk::Collective::AllGather},
+      {"reduce_scatter", Thunk::Collective::ReduceScatter},
+      {"broadcast", Thunk::Collective::Broadcast},
+      {"all_to_all", Thunk::Collective::AllToAll},
+      {"shard", Thunk::Collective::Shard},
+      {"send_recv", Thunk::Collective::SendRecv}};
+  auto kind = kinds.find(thunk.kind);
+  if (kind == kinds.end())
+    return "an unknown thunk '" + thunk.kind + "'";
+  Thunk::Collective &c = thunk.collective;
+  c.kind = kind->second;
+  bool ok = true;
+  auto number = [&](const char *key, int64_t &out) {
+    const std::string *text = thunk.field(key);
+    char *end = nullptr;
+    if (text)
+      out = std::strtoll(text->c_str(), &end, 10);
+    ok &= text && !text->empty() && !*end;
+  };
+  switch (c.kind) {
+  case Thunk::Collective::AllReduce: {
+    const std::string *reduce = thunk.field("kind");
+    ok = reduce && (*reduce == "sum" || *reduce == "max" || *reduce == "min");
+    if (ok)
+      c.reduce = *reduce == "max"   ? ReduceKind::Max
+                 : *reduce == "min" ? ReduceKind::Min
+                                    : ReduceKind::Sum;
+    if (thunk.field("async"))
+      number("async", c.request);
+    break;
+  }
+  case Thunk::Collective::AllGather:
+  case Thunk::Collective::ReduceScatter:
+    number("dim", c.dim);
+    break;
+  case Thunk::Collective::Broadcast:
+    number("root", c.root);
+    break;
+  case Thunk::Collective::AllToAll:
+    number("split", c.dim);
+    number("concat", c.concatDim);
+    break;
+  case Thunk::Collective::Shard:
+    number("dim", c.dim);
+    number("blocks", c.blocks);
+    break;
+  case Thunk::Collective::SendRecv: {
+    const std::string *axis = thunk.field("axis");
+    c.axis = axis ? mesh.axisIndex(*axis) : -1;
+    if (c.axis < 0)
+      return "a send_recv along no axis of the program's mesh";
+    number("shift", c.shift);
+    int64_t size = mesh.sizes[c.axis];
+    c.shift = ((c.shift % size) + size) % size;
+    break;
+  }
+  }
+  if (!ok || c.blocks < 1 || c.request < -1)
+    return "a '" + thunk.kind + "' thunk with the wrong fields";
+  // Dimensions within the operand's rank; a shard's blocks dividing it.
+  int64_t rank = static_cast<int64_t>(thunk.buffers[0].shape.size());
+  if (c.dim < 0 || c.concatDim < 0 ||
+      (c.dim >= rank && c.kind != Thunk::Collective::AllReduce &&
+       c.kind != Thunk::Collective::Broadcast &&
+       c.kind != Thunk::Collective::SendRecv) ||
+      (c.concatDim > 0 && c.concatDim >= rank))
+    return "a '" + thunk.kind + "' thunk along a dimension its operand lacks";
+  return "";
+}
+
 const std::set<std::string> kSignatureRecords = {
     "abi", "function",        "loss",  "microbatches", "mesh",
     "rng", "growth_interval", "stage", "argument",     "result"};
@@ -128,6 +204,7 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
            std::to_string(kCPUProgramFormat) +
            ": recompile the model with this dtc-compile";
   int lineNumber = 1;
+  std::vector<int> lines; // each thunk's line
   while (std::getline(file, line)) {
     ++lineNumber;
     std::vector<std::string> tokens = splitOn(line, ' ');
@@ -153,6 +230,7 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
                 : thunk.kind == "gemm" ? Thunk::Kind::Gemm
                 : thunk.kind == "copy" ? Thunk::Kind::Copy
                 : thunk.kind == "dead" ? Thunk::Kind::Dead
+                : thunk.kind == "wait" ? Thunk::Kind::Wait
                                        : Thunk::Kind::Collective;
     for (size_t i = 1; i < tokens.size(); ++i) {
       size_t eq = tokens[i].find('=');
@@ -178,6 +256,7 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
     // Each kind's buffers, so that running it needs no checks.
     size_t expected = thunk.tag == Thunk::Kind::Gemm     ? 3
                       : thunk.tag == Thunk::Kind::Dead   ? 1
+                      : thunk.tag == Thunk::Kind::Wait   ? 0
                       : thunk.tag == Thunk::Kind::Kernel ? thunk.buffers.size()
                                                          : 2;
     bool fieldsMissing = (thunk.tag == Thunk::Kind::Gemm &&
@@ -191,13 +270,44 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
       return bad("a gemm of operands that are no matrices");
     if (thunk.tag == Thunk::Kind::Dead)
       thunk.bytes = std::strtoll(thunk.field("bytes")->c_str(), nullptr, 10);
+    if (thunk.tag == Thunk::Kind::Wait) {
+      const std::string *request = thunk.field("req");
+      thunk.collective.request =
+          request ? std::strtoll(request->c_str(), nullptr, 10) : -1;
+    }
     if (const std::string *axes = thunk.field("axes"))
       thunk.axes = splitOn(*axes, ',');
+    lines.push_back(lineNumber);
     out.thunks.push_back(std::move(thunk));
   }
   if (std::string error = StepSignature::fromText(signatureText, out.signature);
       !error.empty())
     return path + ": " + error;
+  // Collectives (which need the mesh), and each started one waited for
+  // once, later in the step.
+  std::map<int64_t, int> started;
+  for (size_t i = 0; i < out.thunks.size(); ++i) {
+    Thunk &thunk = out.thunks[i];
+    auto bad = [&](const std::string &why) {
+      return path + ":" + std::to_string(lines[i]) + ": " + why;
+    };
+    if (thunk.tag == Thunk::Kind::Collective) {
+      if (std::string error = parseCollective(thunk, out.signature.mesh);
+          !error.empty())
+        return bad(error);
+      if (thunk.collective.request >= 0 &&
+          !started.emplace(thunk.collective.request, 0).second)
+        return bad("a request number started twice");
+    }
+    if (thunk.tag == Thunk::Kind::Wait &&
+        (!started.count(thunk.collective.request) ||
+         started[thunk.collective.request]++))
+      return bad("a wait for no started collective");
+  }
+  for (const auto &[request, waits] : started)
+    if (!waits)
+      return path + ": collective request " + std::to_string(request) +
+             " is never waited for";
   // Every buffer a thunk names lies within what the engine allocates.
   for (const Thunk &thunk : out.thunks)
     for (const BufferRef &ref : thunk.buffers) {

@@ -18,6 +18,8 @@ std::string nameOf(const Thunk &thunk) {
   if (thunk.tag == Thunk::Kind::Gemm)
     return "gemm " + std::to_string(thunk.gemm.m) + "x" +
            std::to_string(thunk.gemm.n) + "x" + std::to_string(thunk.gemm.k);
+  if (thunk.collective.request >= 0)
+    return thunk.kind + " #" + std::to_string(thunk.collective.request);
   return thunk.kind;
 }
 
@@ -28,6 +30,7 @@ const char *categoryOf(const Thunk &thunk) {
   case Thunk::Kind::Gemm:
     return "blas";
   case Thunk::Kind::Collective:
+  case Thunk::Kind::Wait:
     return "collective";
   default:
     return "copy";

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 namespace mlir::dtc {
 namespace {
@@ -57,6 +58,11 @@ MPI_Datatype mpiType(DType dtype) {
 class MPIPending : public PendingCollective {
 public:
   explicit MPIPending(MPI_Request request) : request(request) {}
+  bool test() override {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    return done;
+  }
   void wait() override { MPI_Wait(&request, MPI_STATUS_IGNORE); }
 
 private:
@@ -90,71 +96,66 @@ public:
   int64_t worldSize() const override { return worldCount; }
 
 protected:
-  void allReduceBytes(std::vector<char> &bytes, DType dtype,
+  void allReduceBytes(void *data, int64_t elements, DType dtype,
                       const std::vector<std::string> &axes,
                       ReduceKind kind) override {
-    MPI_Allreduce(MPI_IN_PLACE, bytes.data(), elements(bytes, dtype),
-                  mpiType(dtype), op(dtype, kind), group(axes));
+    MPI_Allreduce(MPI_IN_PLACE, data, checkedCount(elements), mpiType(dtype),
+                  op(dtype, kind), group(axes));
   }
 
   std::unique_ptr<PendingCollective>
-  allReduceBytesStart(std::vector<char> &bytes, DType dtype,
+  allReduceBytesStart(void *data, int64_t elements, DType dtype,
                       const std::vector<std::string> &axes,
                       ReduceKind kind) override {
     MPI_Request request;
-    MPI_Iallreduce(MPI_IN_PLACE, bytes.data(), elements(bytes, dtype),
-                   mpiType(dtype), op(dtype, kind), group(axes), &request);
+    MPI_Iallreduce(MPI_IN_PLACE, data, checkedCount(elements), mpiType(dtype),
+                   op(dtype, kind), group(axes), &request);
     return std::make_unique<MPIPending>(request);
   }
 
-  std::vector<char>
-  allGatherBytes(const std::vector<char> &bytes,
-                 const std::vector<std::string> &axes) override {
-    std::vector<char> out(bytes.size() * groupSize(axes));
-    MPI_Allgather(bytes.data(), bytes.size(), MPI_BYTE, out.data(),
-                  bytes.size(), MPI_BYTE, group(axes));
-    return out;
+  void allGatherBytes(const void *in, void *out, int64_t bytes,
+                      const std::vector<std::string> &axes) override {
+    int count = checkedCount(bytes);
+    MPI_Allgather(in, count, MPI_BYTE, out, count, MPI_BYTE, group(axes));
   }
 
-  std::vector<char>
-  reduceScatterBytes(const std::vector<char> &bytes, DType dtype,
+  void reduceScatterBytes(const void *in, void *out, int64_t elements,
+                          DType dtype,
+                          const std::vector<std::string> &axes) override {
+    MPI_Reduce_scatter_block(in, out, checkedCount(elements), mpiType(dtype),
+                             op(dtype, ReduceKind::Sum), group(axes));
+  }
+
+  void allToAllBytes(const void *in, void *out, int64_t block,
                      const std::vector<std::string> &axes) override {
-    int64_t n = groupSize(axes);
-    std::vector<char> out(bytes.size() / n);
-    MPI_Reduce_scatter_block(bytes.data(), out.data(), elements(out, dtype),
-                             mpiType(dtype), op(dtype, ReduceKind::Sum),
-                             group(axes));
-    return out;
+    int count = checkedCount(block);
+    MPI_Alltoall(in, count, MPI_BYTE, out, count, MPI_BYTE, group(axes));
   }
 
-  std::vector<char>
-  allToAllBytes(const std::vector<char> &bytes,
-                const std::vector<std::string> &axes) override {
-    int64_t block = bytes.size() / groupSize(axes);
-    std::vector<char> out(bytes.size());
-    MPI_Alltoall(bytes.data(), block, MPI_BYTE, out.data(), block, MPI_BYTE,
-                 group(axes));
-    return out;
-  }
-
-  void broadcastBytes(std::vector<char> &bytes,
+  void broadcastBytes(void *data, int64_t bytes,
                       const std::vector<std::string> &axes,
                       int64_t root) override {
-    MPI_Bcast(bytes.data(), bytes.size(), MPI_BYTE, root, group(axes));
+    MPI_Bcast(data, checkedCount(bytes), MPI_BYTE, root, group(axes));
   }
 
-  std::vector<char> sendRecvBytes(const std::vector<char> &bytes, int64_t to,
-                                  int64_t from) override {
-    std::vector<char> out(bytes.size());
-    MPI_Sendrecv(bytes.data(), bytes.size(), MPI_BYTE, to, 0, out.data(),
-                 out.size(), MPI_BYTE, from, 0, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-    return out;
+  void sendRecvBytes(const void *in, void *out, int64_t bytes, int64_t to,
+                     int64_t from) override {
+    int count = checkedCount(bytes);
+    MPI_Sendrecv(in, count, MPI_BYTE, to, 0, out, count, MPI_BYTE, from, 0,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
 
 private:
-  static int elements(const std::vector<char> &bytes, DType dtype) {
-    return static_cast<int>(bytes.size() / dtypeSize(dtype));
+  /// MPI counts are ints: a larger message is refused, not truncated.
+  static int checkedCount(int64_t count) {
+    if (count > std::numeric_limits<int>::max()) {
+      std::fprintf(stderr,
+                   "error: a collective of %lld elements is more than MPI's "
+                   "int count allows\n",
+                   static_cast<long long>(count));
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return static_cast<int>(count);
   }
 
   MPI_Op op(DType dtype, ReduceKind kind) {

@@ -78,15 +78,12 @@ public:
     check(cudaMalloc(&data, std::max<size_t>(bytes, 1)), "cudaMalloc");
   }
   ~DeviceBuffer() { cudaFree(data); }
-  void upload(const std::vector<char> &host, cudaStream_t stream) {
-    check(cudaMemcpyAsync(data, host.data(), size, cudaMemcpyHostToDevice,
-                          stream),
+  void upload(const void *host, cudaStream_t stream) {
+    check(cudaMemcpyAsync(data, host, size, cudaMemcpyHostToDevice, stream),
           "cudaMemcpyAsync");
   }
-  void download(std::vector<char> &host, cudaStream_t stream) {
-    host.resize(size);
-    check(cudaMemcpyAsync(host.data(), data, size, cudaMemcpyDeviceToHost,
-                          stream),
+  void download(void *host, cudaStream_t stream) {
+    check(cudaMemcpyAsync(host, data, size, cudaMemcpyDeviceToHost, stream),
           "cudaMemcpyAsync");
   }
   void *data = nullptr;
@@ -95,17 +92,19 @@ public:
 
 class NCCLPending : public PendingCollective {
 public:
-  NCCLPending(std::unique_ptr<DeviceBuffer> buffer, std::vector<char> &host,
+  NCCLPending(std::unique_ptr<DeviceBuffer> buffer, void *host,
               cudaStream_t stream)
-      : buffer(std::move(buffer)), host(host), stream(stream) {}
+      : buffer(std::move(buffer)), host(host), stream(stream) {
+    this->buffer->download(host, stream);
+  }
+  bool test() override { return cudaStreamQuery(stream) == cudaSuccess; }
   void wait() override {
-    buffer->download(host, stream);
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   }
 
 private:
   std::unique_ptr<DeviceBuffer> buffer;
-  std::vector<char> &host;
+  void *host;
   cudaStream_t stream;
 };
 
@@ -129,100 +128,94 @@ public:
   int64_t worldSize() const override { return worldCount; }
 
 protected:
-  void allReduceBytes(std::vector<char> &bytes, DType dtype,
+  void allReduceBytes(void *data, int64_t elements, DType dtype,
                       const std::vector<std::string> &axes,
                       ReduceKind kind) override {
-    allReduceBytesStart(bytes, dtype, axes, kind)->wait();
+    allReduceBytesStart(data, elements, dtype, axes, kind)->wait();
   }
 
   std::unique_ptr<PendingCollective>
-  allReduceBytesStart(std::vector<char> &bytes, DType dtype,
+  allReduceBytesStart(void *data, int64_t elements, DType dtype,
                       const std::vector<std::string> &axes,
                       ReduceKind kind) override {
-    auto buffer = std::make_unique<DeviceBuffer>(bytes.size());
-    buffer->upload(bytes, stream);
-    check(ncclAllReduce(buffer->data, buffer->data,
-                        bytes.size() / dtypeSize(dtype), ncclType(dtype),
+    auto buffer = std::make_unique<DeviceBuffer>(elements * dtypeSize(dtype));
+    buffer->upload(data, stream);
+    check(ncclAllReduce(buffer->data, buffer->data, elements, ncclType(dtype),
                         ncclOp(kind), group(axes), stream),
           "ncclAllReduce");
-    return std::make_unique<NCCLPending>(std::move(buffer), bytes, stream);
+    return std::make_unique<NCCLPending>(std::move(buffer), data, stream);
   }
 
-  std::vector<char>
-  allGatherBytes(const std::vector<char> &bytes,
-                 const std::vector<std::string> &axes) override {
-    DeviceBuffer in(bytes.size()), out(bytes.size() * groupSize(axes));
-    in.upload(bytes, stream);
-    check(ncclAllGather(in.data, out.data, bytes.size(), ncclUint8, group(axes),
+  void allGatherBytes(const void *in, void *out, int64_t bytes,
+                      const std::vector<std::string> &axes) override {
+    DeviceBuffer from(bytes), to(bytes * groupSize(axes));
+    from.upload(in, stream);
+    check(ncclAllGather(from.data, to.data, bytes, ncclUint8, group(axes),
                         stream),
           "ncclAllGather");
-    return finish(out);
+    finish(to, out);
   }
 
-  std::vector<char>
-  reduceScatterBytes(const std::vector<char> &bytes, DType dtype,
-                     const std::vector<std::string> &axes) override {
-    DeviceBuffer in(bytes.size()), out(bytes.size() / groupSize(axes));
-    in.upload(bytes, stream);
-    check(ncclReduceScatter(in.data, out.data, out.size / dtypeSize(dtype),
-                            ncclType(dtype), ncclSum, group(axes), stream),
+  void reduceScatterBytes(const void *in, void *out, int64_t elements,
+                          DType dtype,
+                          const std::vector<std::string> &axes) override {
+    size_t block = elements * dtypeSize(dtype);
+    DeviceBuffer from(block * groupSize(axes)), to(block);
+    from.upload(in, stream);
+    check(ncclReduceScatter(from.data, to.data, elements, ncclType(dtype),
+                            ncclSum, group(axes), stream),
           "ncclReduceScatter");
-    return finish(out);
+    finish(to, out);
   }
 
-  std::vector<char>
-  allToAllBytes(const std::vector<char> &bytes,
-                const std::vector<std::string> &axes) override {
+  void allToAllBytes(const void *in, void *out, int64_t block,
+                     const std::vector<std::string> &axes) override {
     int64_t n = groupSize(axes);
-    size_t block = bytes.size() / n;
-    DeviceBuffer in(bytes.size()), out(bytes.size());
-    in.upload(bytes, stream);
+    DeviceBuffer from(block * n), to(block * n);
+    from.upload(in, stream);
     ncclComm_t comm = group(axes);
     check(ncclGroupStart(), "ncclGroupStart");
     for (int64_t r = 0; r < n; ++r) {
-      check(ncclSend(static_cast<char *>(in.data) + r * block, block, ncclUint8,
-                     r, comm, stream),
-            "ncclSend");
-      check(ncclRecv(static_cast<char *>(out.data) + r * block, block,
+      check(ncclSend(static_cast<char *>(from.data) + r * block, block,
                      ncclUint8, r, comm, stream),
+            "ncclSend");
+      check(ncclRecv(static_cast<char *>(to.data) + r * block, block, ncclUint8,
+                     r, comm, stream),
             "ncclRecv");
     }
     check(ncclGroupEnd(), "ncclGroupEnd");
-    return finish(out);
+    finish(to, out);
   }
 
-  void broadcastBytes(std::vector<char> &bytes,
+  void broadcastBytes(void *data, int64_t bytes,
                       const std::vector<std::string> &axes,
                       int64_t root) override {
-    DeviceBuffer buffer(bytes.size());
-    buffer.upload(bytes, stream);
-    check(ncclBroadcast(buffer.data, buffer.data, bytes.size(), ncclUint8, root,
+    DeviceBuffer buffer(bytes);
+    buffer.upload(data, stream);
+    check(ncclBroadcast(buffer.data, buffer.data, bytes, ncclUint8, root,
                         group(axes), stream),
           "ncclBroadcast");
-    bytes = finish(buffer);
+    finish(buffer, data);
   }
 
-  std::vector<char> sendRecvBytes(const std::vector<char> &bytes, int64_t to,
-                                  int64_t from) override {
-    DeviceBuffer in(bytes.size()), out(bytes.size());
-    in.upload(bytes, stream);
+  void sendRecvBytes(const void *in, void *out, int64_t bytes, int64_t to,
+                     int64_t from) override {
+    DeviceBuffer sent(bytes), received(bytes);
+    sent.upload(in, stream);
     std::vector<std::string> all(mesh().axes);
     ncclComm_t world = group(all);
     check(ncclGroupStart(), "ncclGroupStart");
-    check(ncclSend(in.data, bytes.size(), ncclUint8, to, world, stream),
-          "ncclSend");
-    check(ncclRecv(out.data, bytes.size(), ncclUint8, from, world, stream),
+    check(ncclSend(sent.data, bytes, ncclUint8, to, world, stream), "ncclSend");
+    check(ncclRecv(received.data, bytes, ncclUint8, from, world, stream),
           "ncclRecv");
     check(ncclGroupEnd(), "ncclGroupEnd");
-    return finish(out);
+    finish(received, out);
   }
 
 private:
-  std::vector<char> finish(DeviceBuffer &buffer) {
-    std::vector<char> host;
+  void finish(DeviceBuffer &buffer, void *host) {
     buffer.download(host, stream);
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    return host;
   }
 
   /// The NCCL communicator of the ranks that differ from this one only

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -74,6 +75,7 @@ namespace {
 
 class Done : public PendingCollective {
 public:
+  bool test() override { return true; }
   void wait() override {}
 };
 
@@ -114,103 +116,112 @@ public:
   void abort() { world->abort(); }
 
 protected:
-  void allReduceBytes(std::vector<char> &bytes, DType dtype,
+  void allReduceBytes(void *data, int64_t elements, DType dtype,
                       const std::vector<std::string> &axes,
                       ReduceKind kind) override {
-    bytes = run(bytes, axes, [&](const Parts &group) {
+    size_t bytes = elements * dtypeSize(dtype);
+    std::vector<char> out = run(data, bytes, axes, [&](const Parts &group) {
       return reduce(group, dtype, kind);
     });
+    std::memcpy(data, out.data(), bytes);
   }
 
   std::unique_ptr<PendingCollective>
-  allReduceBytesStart(std::vector<char> &bytes, DType dtype,
+  allReduceBytesStart(void *data, int64_t elements, DType dtype,
                       const std::vector<std::string> &axes,
                       ReduceKind kind) override {
-    allReduceBytes(bytes, dtype, axes, kind);
+    allReduceBytes(data, elements, dtype, axes, kind);
     return std::make_unique<Done>();
   }
 
-  std::vector<char>
-  allGatherBytes(const std::vector<char> &bytes,
-                 const std::vector<std::string> &axes) override {
-    return run(bytes, axes, [&](const Parts &group) {
+  void allGatherBytes(const void *in, void *out, int64_t bytes,
+                      const std::vector<std::string> &axes) override {
+    std::vector<char> all = run(in, bytes, axes, [&](const Parts &group) {
       std::vector<char> out;
       for (const std::vector<char> *part : group)
         out.insert(out.end(), part->begin(), part->end());
       return out;
     });
+    std::memcpy(out, all.data(), bytes * groupSize(axes));
   }
 
-  std::vector<char>
-  reduceScatterBytes(const std::vector<char> &bytes, DType dtype,
+  void reduceScatterBytes(const void *in, void *out, int64_t elements,
+                          DType dtype,
+                          const std::vector<std::string> &axes) override {
+    int64_t me = groupRank(axes);
+    size_t block = elements * dtypeSize(dtype);
+    std::vector<char> sum =
+        run(in, block * groupSize(axes), axes, [&](const Parts &group) {
+          std::vector<std::vector<char>> mine;
+          for (const std::vector<char> *part : group)
+            mine.emplace_back(part->begin() + me * block,
+                              part->begin() + (me + 1) * block);
+          Parts blocks;
+          for (const std::vector<char> &b : mine)
+            blocks.push_back(&b);
+          return reduce(blocks, dtype, ReduceKind::Sum);
+        });
+    std::memcpy(out, sum.data(), block);
+  }
+
+  void allToAllBytes(const void *in, void *out, int64_t block,
                      const std::vector<std::string> &axes) override {
-    int64_t me = groupRank(axes);
-    return run(bytes, axes, [&](const Parts &group) {
-      size_t block = bytes.size() / group.size();
-      std::vector<std::vector<char>> mine;
-      for (const std::vector<char> *part : group)
-        mine.emplace_back(part->begin() + me * block,
-                          part->begin() + (me + 1) * block);
-      Parts blocks;
-      for (const std::vector<char> &b : mine)
-        blocks.push_back(&b);
-      return reduce(blocks, dtype, ReduceKind::Sum);
-    });
+    int64_t me = groupRank(axes), n = groupSize(axes);
+    std::vector<char> received =
+        run(in, block * n, axes, [&](const Parts &group) {
+          std::vector<char> out;
+          for (const std::vector<char> *part : group)
+            out.insert(out.end(), part->begin() + me * block,
+                       part->begin() + (me + 1) * block);
+          return out;
+        });
+    std::memcpy(out, received.data(), block * n);
   }
 
-  std::vector<char>
-  allToAllBytes(const std::vector<char> &bytes,
-                const std::vector<std::string> &axes) override {
-    int64_t me = groupRank(axes);
-    return run(bytes, axes, [&](const Parts &group) {
-      size_t block = bytes.size() / group.size();
-      std::vector<char> out;
-      for (const std::vector<char> *part : group)
-        out.insert(out.end(), part->begin() + me * block,
-                   part->begin() + (me + 1) * block);
-      return out;
-    });
-  }
-
-  void broadcastBytes(std::vector<char> &bytes,
+  void broadcastBytes(void *data, int64_t bytes,
                       const std::vector<std::string> &axes,
                       int64_t root) override {
-    bytes = run(bytes, axes,
-                [&](const Parts &group) { return *group[root]; });
+    std::vector<char> out = run(
+        data, bytes, axes, [&](const Parts &group) { return *group[root]; });
+    std::memcpy(data, out.data(), bytes);
   }
 
-  std::vector<char> sendRecvBytes(const std::vector<char> &bytes, int64_t to,
-                                  int64_t from) override {
-    std::vector<char> out(bytes.size(), 0);
-    world->exchange(myRank, bytes, to,
+  void sendRecvBytes(const void *in, void *out, int64_t bytes, int64_t to,
+                     int64_t from) override {
+    const char *first = static_cast<const char *>(in);
+    std::vector<char> received(bytes, 0);
+    world->exchange(myRank, std::vector<char>(first, first + bytes), to,
                     [&](const std::vector<std::vector<char>> &slots,
                         const std::vector<int64_t> &targets) {
                       if (targets[from] == myRank)
-                        out = slots[from];
+                        received = slots[from];
                     });
-    return out;
+    std::memcpy(out, received.data(), bytes);
   }
 
 private:
   using Parts = std::vector<const std::vector<char> *>;
 
-  /// One collective over the group along `axes`: its members' bytes in
-  /// group order, through `compute`; zeros of `bytes`' size after an abort.
+  /// One collective over the group along `axes`: its members' `bytes`
+  /// bytes at `data` in group order, through `compute`; zeros after an
+  /// abort.
   std::vector<char>
-  run(const std::vector<char> &bytes, const std::vector<std::string> &axes,
+  run(const void *data, size_t bytes, const std::vector<std::string> &axes,
       const std::function<std::vector<char>(const Parts &)> &compute) {
     int64_t id = groupId(axes);
-    std::vector<char> out(bytes.size(), 0);
-    world->exchange(
-        myRank, bytes, -1,
-        [&](const std::vector<std::vector<char>> &slots,
-            const std::vector<int64_t> &) {
-          Parts group(groupSize(axes));
-          for (SimulatedCommunicator *member : *everyone)
-            if (member->groupId(axes) == id)
-              group[member->groupRank(axes)] = &slots[member->myRank];
-          out = compute(group);
-        });
+    const char *first = static_cast<const char *>(data);
+    // (An abort leaves zeros: room for the largest result, a gather's.)
+    std::vector<char> out(bytes * groupSize(axes), 0);
+    world->exchange(myRank, std::vector<char>(first, first + bytes), -1,
+                    [&](const std::vector<std::vector<char>> &slots,
+                        const std::vector<int64_t> &) {
+                      Parts group(groupSize(axes));
+                      for (SimulatedCommunicator *member : *everyone)
+                        if (member->groupId(axes) == id)
+                          group[member->groupRank(axes)] =
+                              &slots[member->myRank];
+                      out = compute(group);
+                    });
     return out;
   }
 

@@ -5,7 +5,9 @@
 // loop group of its own. Then, in the order the arena was planned for
 // (programOrder), each op becomes a thunk: a compiled kernel, an OpenBLAS
 // call or an MPI collective, each operand and result named by where it
-// lives (an argument's buffer, a result's buffer, an arena offset).
+// lives (an argument's buffer, a result's buffer, an arena offset). An
+// all-reduce with thunks between it and its first reader is started
+// asynchronously and waited for before that reader.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +26,7 @@
 #include "dtc/Transforms/Codegen/Passes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FileSystem.h"
@@ -62,6 +65,37 @@ LogicalResult densifyConstants(func::FuncOp step) {
     return WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
+}
+
+/// Moves the pure ops that read an all-reduce's result (bucket unpacking:
+/// slices, reshapes), and those reading theirs, down to just before their
+/// first reader, so that the all-reduce has work to overlap: typically the
+/// rest of the backward pass, up to the optimizer.
+void sinkAllReduceReaders(func::FuncOp step) {
+  Block &body = step.getBody().front();
+  llvm::SmallPtrSet<Operation *, 16> sinkable;
+  SmallVector<Operation *> order;
+  for (Operation &op : body.without_terminator()) {
+    if (isa<AllReduceOp>(op) || !isMemoryEffectFree(&op))
+      continue;
+    bool readsReduction = llvm::any_of(op.getOperands(), [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && (isa<AllReduceOp>(def) || sinkable.count(def));
+    });
+    if (readsReduction) {
+      sinkable.insert(&op);
+      order.push_back(&op);
+    }
+  }
+  // Last first, so that a chain moves down together.
+  for (Operation *op : llvm::reverse(order)) {
+    Operation *first = body.getTerminator();
+    for (Operation *user : op->getUsers())
+      if (Operation *top = body.findAncestorOpInBlock(*user);
+          top && top->isBeforeInBlock(first))
+        first = top;
+    op->moveBefore(first);
+  }
 }
 
 /// Wraps each loop op outside a group in a `loop` group of its own.
@@ -277,6 +311,7 @@ LogicalResult mlir::dtc::compileCPUProgram(func::FuncOp original,
   if (failed(densifyConstants(step)))
     return failure();
   wrapLoneLoopOps(step);
+  sinkAllReduceReaders(step);
   Schedule schedule = programOrder(step.getBody().front());
   ArenaPlan plan = planArena(schedule, intermediatesOf(step));
   Placement at(step, plan);
@@ -286,17 +321,43 @@ LogicalResult mlir::dtc::compileCPUProgram(func::FuncOp original,
   std::vector<SmallVector<const ArenaPlan::Slot *>> deaths(schedule.size());
   for (const ArenaPlan::Slot &slot : plan.slots)
     deaths[slot.buffer.last].push_back(&slot);
+  // An all-reduce whose result is first read later than by the next thunk
+  // is started asynchronously and waited for just before that reader (or
+  // at the step's end): the thunks between overlap it.
+  DenseMap<Operation *, size_t> indexOf;
+  for (auto [index, entry] : llvm::enumerate(schedule))
+    indexOf[entry.op] = index;
+  std::vector<std::string> waitsBefore(schedule.size() + 1);
+  int requests = 0;
+  auto asyncField = [&](size_t index, Operation *op) -> std::string {
+    if (!isa<AllReduceOp>(op))
+      return "";
+    size_t firstReader = schedule.size();
+    for (Operation *user : op->getResult(0).getUsers())
+      if (Operation *top = step.getBody().front().findAncestorOpInBlock(*user);
+          top && indexOf.count(top))
+        firstReader = std::min(firstReader, indexOf[top]);
+    if (firstReader <= index + 1)
+      return "";
+    int request = requests++;
+    waitsBefore[firstReader] += "wait req=" + std::to_string(request) + "\n";
+    return " async=" + std::to_string(request);
+  };
   std::string thunks;
   int kernelCount = 0;
   for (auto [index, entry] : llvm::enumerate(schedule)) {
     FailureOr<std::string> thunk = thunkOf(entry.op, at, *kernels, kernelCount);
     if (failed(thunk))
       return failure();
+    thunks += waitsBefore[index];
+    if (std::string async = asyncField(index, entry.op); !async.empty())
+      thunk->insert(thunk->size() - 1, async);
     thunks += *thunk;
     for (const ArenaPlan::Slot *slot : deaths[index])
       thunks += "dead at=" + at(slot->buffer.value) +
                 " bytes=" + std::to_string(slot->buffer.bytes) + "\n";
   }
+  thunks += waitsBefore[schedule.size()];
   // Results that are arguments, or repeat an earlier result, are copies.
   Operation *terminator = step.getBody().front().getTerminator();
   for (auto [i, value] : llvm::enumerate(terminator->getOperands()))

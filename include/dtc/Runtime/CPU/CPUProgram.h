@@ -14,6 +14,7 @@
 #ifndef DTC_RUNTIME_CPU_CPUPROGRAM_H
 #define DTC_RUNTIME_CPU_CPUPROGRAM_H
 
+#include "dtc/Runtime/Communicator.h"
 #include "dtc/Runtime/StepSignature.h"
 #include "dtc/Runtime/TrainingLoop.h"
 
@@ -24,7 +25,7 @@
 namespace mlir::dtc {
 
 /// The version of program.txt this build reads.
-inline constexpr int64_t kCPUProgramFormat = 1;
+inline constexpr int64_t kCPUProgramFormat = 2;
 
 /// Where a thunk's operand lives, and (for GEMMs and collectives) its type.
 struct BufferRef {
@@ -35,10 +36,10 @@ struct BufferRef {
 };
 
 struct Thunk {
-  /// "kernel", "gemm", "copy", "dead" (an arena slot's last reader has run)
-  /// or a collective ("all_reduce", ...).
+  /// "kernel", "gemm", "copy", "dead" (an arena slot's last reader has run),
+  /// a collective ("all_reduce", ...) or "wait" (for a started one).
   std::string kind;
-  enum class Kind : uint8_t { Kernel, Gemm, Copy, Dead, Collective } tag;
+  enum class Kind : uint8_t { Kernel, Gemm, Copy, Dead, Collective, Wait } tag;
   /// Its `key=value` fields as written.
   std::vector<std::pair<std::string, std::string>> fields;
   std::vector<BufferRef> buffers;
@@ -56,6 +57,27 @@ struct Thunk {
   int64_t bytes = 0;
   /// A collective's mesh axes.
   std::vector<std::string> axes;
+  /// A collective's parameters, read once at load.
+  struct Collective {
+    enum Kind : uint8_t {
+      AllReduce,
+      AllGather,
+      ReduceScatter,
+      Broadcast,
+      AllToAll,
+      Shard,
+      SendRecv
+    } kind = AllReduce;
+    ReduceKind reduce = ReduceKind::Sum;
+    /// The dimension (a gather's, a scatter's, a shard's, an all-to-all's
+    /// split) and an all-to-all's concatenated one.
+    int64_t dim = 0, concatDim = 0;
+    int64_t root = 0, blocks = 1;
+    /// A send_recv's mesh axis (its index) and shift along it, in [0, size).
+    int64_t axis = 0, shift = 0;
+    /// A started all-reduce's (and its `wait`'s) request number, or -1.
+    int64_t request = -1;
+  } collective;
 
   const std::string *field(const std::string &key) const;
 };

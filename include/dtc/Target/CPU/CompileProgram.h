@@ -24,7 +24,7 @@ namespace mlir::dtc {
 struct StepSignature;
 
 /// The version of program.txt this build writes and its launcher reads.
-inline constexpr int64_t kCPUProgramVersion = 1;
+inline constexpr int64_t kCPUProgramVersion = 2;
 
 /// Compiles `step` (a per-rank training step, `signature` its
 /// description; neither is changed) into `dir`: program.txt, kernels.so
