@@ -229,6 +229,70 @@ func.func @f(%x: tensor<4x8xf32>, %s: tensor<i64>, %o: tensor<2xi64>) -> tensor<
   %p = dtc.dropout %x, %s at %o in [8, 16] ratio = 0.5 seed = 1 stream = 3 : (tensor<4x8xf32>, tensor<i64>, tensor<2xi64>) -> tensor<4x8xf32>
   return %d : tensor<4x8xf32>
 })mlir"},
+    // Scalars computed once before the loops: AdamW's bias correction
+    // from the step counter (f64), a constant exponent (x^3 as products);
+    // a [1] value reshaped to a scalar stays in the loop.
+    {"scalars_hoisted", R"mlir(
+func.func @f(%x: tensor<4x3xf32>, %t: tensor<i64>, %one: tensor<1xf32>) -> tensor<4x3xf32> {
+  %y = dtc.fusion loop(%x, %t, %one) : (tensor<4x3xf32>, tensor<i64>, tensor<1xf32>) -> tensor<4x3xf32> {
+  ^bb0(%a: tensor<4x3xf32>, %s: tensor<i64>, %o: tensor<1xf32>):
+    %tf = dtc.cast %s : tensor<i64> to tensor<f64>
+    %beta = dtc.constant dense<0.9> : tensor<f64>
+    %p = dtc.pow %beta, %tf : (tensor<f64>, tensor<f64>) -> tensor<f64>
+    %c = dtc.cast %p : tensor<f64> to tensor<f32>
+    %three = dtc.constant dense<3.0> : tensor<f32>
+    %cube = dtc.pow %a, %three : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+    %m = dtc.mul %cube, %c : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+    %r = dtc.reshape %o : tensor<1xf32> to tensor<f32>
+    %n = dtc.add %m, %r : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+    dtc.yield %n : tensor<4x3xf32>
+  }
+  return %y : tensor<4x3xf32>
+})mlir"},
+    // Row-reduction groups of a reduction fed by elementwise ops: the
+    // cross-entropy's pick of the label's log-probability (a one-hot mask
+    // from an index grid, never stored), a max of exponentials kept as
+    // [rows, 1], a whole-tensor min, an f64 sum.
+    {"reduction_of_a_prologue", R"mlir(
+func.func @f(%x: tensor<2x3x8xf32>, %lse: tensor<2x3x1xf32>, %labels: tensor<2x3x1xi64>) -> tensor<2x3xf32> {
+  %y = dtc.fusion row_reduction(%x, %lse, %labels) : (tensor<2x3x8xf32>, tensor<2x3x1xf32>, tensor<2x3x1xi64>) -> tensor<2x3xf32> {
+  ^bb0(%a: tensor<2x3x8xf32>, %l: tensor<2x3x1xf32>, %t: tensor<2x3x1xi64>):
+    %i = dtc.iota dim = 2 : tensor<1x1x8xi64>
+    %ib = dtc.broadcast %i : tensor<1x1x8xi64> to tensor<2x3x8xi64>
+    %hot = dtc.compare eq, %ib, %t : (tensor<2x3x8xi64>, tensor<2x3x1xi64>) -> tensor<2x3x8xi1>
+    %lp = dtc.sub %a, %l : (tensor<2x3x8xf32>, tensor<2x3x1xf32>) -> tensor<2x3x8xf32>
+    %zero = dtc.constant dense<0.0> : tensor<f32>
+    %pick = dtc.select %hot, %lp, %zero : (tensor<2x3x8xi1>, tensor<2x3x8xf32>, tensor<f32>) -> tensor<2x3x8xf32>
+    %s = dtc.reduce_sum %pick dims = [2] : tensor<2x3x8xf32> -> tensor<2x3xf32>
+    dtc.yield %s : tensor<2x3xf32>
+  }
+  return %y : tensor<2x3xf32>
+}
+func.func @g(%x: tensor<4x6xf32>, %b: tensor<6xf32>) -> tensor<4x1xf32> {
+  %y = dtc.fusion row_reduction(%x, %b) : (tensor<4x6xf32>, tensor<6xf32>) -> tensor<4x1xf32> {
+  ^bb0(%a: tensor<4x6xf32>, %c: tensor<6xf32>):
+    %s = dtc.add %a, %c : (tensor<4x6xf32>, tensor<6xf32>) -> tensor<4x6xf32>
+    %e = dtc.exp %s : tensor<4x6xf32>
+    %m = dtc.reduce_max %e dims = [1] keep_dims : tensor<4x6xf32> -> tensor<4x1xf32>
+    dtc.yield %m : tensor<4x1xf32>
+  }
+  return %y : tensor<4x1xf32>
+}
+func.func @h(%x: tensor<3x5xf32>, %w: tensor<3x5xf64>) -> (tensor<f32>, tensor<3xf64>) {
+  %y = dtc.fusion row_reduction(%x) : (tensor<3x5xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<3x5xf32>):
+    %n = dtc.neg %a : tensor<3x5xf32>
+    %m = dtc.reduce_min %n dims = [0, 1] : tensor<3x5xf32> -> tensor<f32>
+    dtc.yield %m : tensor<f32>
+  }
+  %z = dtc.fusion row_reduction(%w) : (tensor<3x5xf64>) -> tensor<3xf64> {
+  ^bb0(%a: tensor<3x5xf64>):
+    %q = dtc.mul %a, %a : (tensor<3x5xf64>, tensor<3x5xf64>) -> tensor<3x5xf64>
+    %s = dtc.reduce_sum %q dims = [1] : tensor<3x5xf64> -> tensor<3xf64>
+    dtc.yield %s : tensor<3xf64>
+  }
+  return %y, %z : tensor<f32>, tensor<3xf64>
+})mlir"},
 };
 
 class KernelTest : public testing::TestWithParam<KernelCase> {};

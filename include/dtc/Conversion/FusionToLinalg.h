@@ -20,11 +20,13 @@
 namespace mlir::dtc {
 
 /// Adds to `kernels` `func.func @name(%input0: memref<...>, ...,
-/// %result0: memref<...>, ...)` computing `fusion`, a `loop` or
+/// %result0: memref<...>, ...)` computing `fusion`: a `loop` or
 /// `multi_tensor` group (one loop nest per result) whose ops are
 /// elementwise (dropout included), broadcasts, row-major reshapes, index
-/// grids or scalar constants. Fails with a diagnostic on the op it cannot
-/// lower.
+/// grids or scalar constants, or a `row_reduction` group that ends in a
+/// float reduce_sum, reduce_max or reduce_min along trailing dimensions of
+/// such ops (one loop nest folding them). Fails with a diagnostic on the op
+/// it cannot lower.
 FailureOr<func::FuncOp> buildLoopKernel(FusionOp fusion, ModuleOp kernels,
                                         StringRef name);
 
@@ -34,8 +36,9 @@ void registerKernelDialects(DialectRegistry &registry);
 /// Lowers the kernels of `module` (linalg and scf on memrefs) to the LLVM
 /// dialect, each with a C interface (`_mlir_ciface_NAME`) where it asks for
 /// one; with `barePointers`, each memref argument becomes a plain pointer
-/// to its first element (static shapes). Strict IEEE math: no fast-math
-/// flags; math ops without an LLVM intrinsic (erf, tanh) call libm.
+/// to its first element (static shapes). No fast-math flags; f32 exp, tanh
+/// and erf become polynomials (docs/Codegen.md states their error), other
+/// math ops LLVM intrinsics or libm calls.
 LogicalResult lowerKernelsToLLVM(ModuleOp module, bool barePointers = false);
 
 } // namespace mlir::dtc

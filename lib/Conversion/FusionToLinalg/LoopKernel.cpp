@@ -6,7 +6,9 @@
 // the result's (a broadcast reads index 0 along a stretched dimension; a
 // reshape reads the same linear position, by floordiv and mod), each input
 // is read through that map, and each op becomes its scalar arith/math form
-// in the generic's body. No intermediate is stored.
+// in the generic's body. No intermediate is stored. Scalars computed from
+// scalars alone (an optimizer's bias corrections, a constant exponent) are
+// computed once, before the loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -361,17 +364,56 @@ FailureOr<Value> dropoutAt(OpBuilder &b, Location loc, DropoutOp dropout,
                      dropout.getStream(), dropout.getRatio().convertToDouble());
 }
 
-/// Writes group value `root` into `out` by one linalg.generic over `out`'s
-/// elements, reading the kernel's `inputs` (the group's block arguments'
-/// buffers); sets `failedOp` to an op it has no scalar form for.
-void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
-                  ValueRange inputs, Operation *&failedOp) {
+/// Computes, before the loop nests, the group's values that are scalars
+/// (rank 0) computed from scalars: the same for every element, such as an
+/// optimizer's bias corrections. Kept in `scalars` (shared by a group's loop
+/// nests).
+void hoistScalars(OpBuilder &b, Location loc,
+                  const llvm::SetVector<Access> &accesses, ValueRange inputs,
+                  llvm::DenseMap<Value, Value> &scalars) {
+  auto isScalar = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getRank() == 0;
+  };
+  ScalarEmitter e{b, loc};
+  for (auto [value, map] : accesses) {
+    Operation *op = value.getDefiningOp();
+    if (scalars.count(value) || !isScalar(value) || isa<DropoutOp, IotaOp>(op))
+      continue;
+    SmallVector<Value> args;
+    for (Value operand : op->getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (arg && isScalar(arg))
+        scalars.try_emplace(
+            operand,
+            memref::LoadOp::create(b, loc, inputs[arg.getArgNumber()], {}));
+      args.push_back(scalars.lookup(operand)); // (none: not hoisted)
+    }
+    if (llvm::is_contained(args, Value()))
+      continue;
+    FailureOr<Value> scalar = isa<ReshapeOp>(op)
+                                  ? FailureOr<Value>(args.front())
+                                  : narrowScalarForm(e, op, args);
+    if (succeeded(scalar))
+      scalars[value] = *scalar;
+  }
+}
+
+/// One linalg.generic over the elements of group value `root` (its shape is
+/// the iteration space, with `iterators`), reading the kernel's `inputs`
+/// (the group's block arguments' buffers) and writing
+/// `finish(value of root, output element)` to `out` through `outMap`; sets
+/// `failedOp` to an op it has no scalar form for.
+void emitNest(OpBuilder &b, Location loc, Value root, Value out,
+              AffineMap outMap, ArrayRef<utils::IteratorType> iterators,
+              ValueRange inputs, llvm::DenseMap<Value, Value> &hoisted,
+              Operation *&failedOp,
+              function_ref<Value(OpBuilder &, Location, Value, Value)> finish) {
   MLIRContext *context = b.getContext();
-  ArrayRef<int64_t> shape = cast<MemRefType>(out.getType()).getShape();
+  int64_t rank = cast<RankedTensorType>(root.getType()).getRank();
   llvm::SetVector<Access> accesses, reads;
-  Access rootAccess{root,
-                    AffineMap::getMultiDimIdentityMap(shape.size(), context)};
+  Access rootAccess{root, AffineMap::getMultiDimIdentityMap(rank, context)};
   collectAccesses(rootAccess, accesses, reads);
+  hoistScalars(b, loc, accesses, inputs, hoisted);
   // One generic input per (input, index) read; the result written in order.
   SmallVector<Value> operands;
   SmallVector<AffineMap> maps;
@@ -379,9 +421,7 @@ void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
     operands.push_back(inputs[cast<BlockArgument>(arg).getArgNumber()]);
     maps.push_back(map);
   }
-  maps.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), context));
-  SmallVector<utils::IteratorType> iterators(shape.size(),
-                                             utils::IteratorType::parallel);
+  maps.push_back(outMap);
   linalg::GenericOp::create(
       b, loc, TypeRange(), operands, out, maps, iterators,
       [&](OpBuilder &nested, Location bodyLoc, ValueRange scalars) {
@@ -390,6 +430,10 @@ void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
         for (auto [read, scalar] : llvm::zip(reads, scalars.drop_back()))
           values[read] = scalar;
         for (auto [value, map] : accesses) {
+          if (Value scalar = hoisted.lookup(value)) {
+            values[{value, map}] = scalar;
+            continue;
+          }
           Operation *op = value.getDefiningOp();
           SmallVector<Value> args;
           for (Value operand : op->getOperands())
@@ -415,18 +459,103 @@ void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
           }
           values[{value, map}] = *scalar;
         }
-        linalg::YieldOp::create(nested, bodyLoc, values.lookup(rootAccess));
+        linalg::YieldOp::create(
+            nested, bodyLoc,
+            finish(nested, bodyLoc, values.lookup(rootAccess), scalars.back()));
       });
+}
+
+/// Writes group value `root` into `out`, element by element.
+void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
+                  ValueRange inputs, llvm::DenseMap<Value, Value> &hoisted,
+                  Operation *&failedOp) {
+  int64_t rank = cast<MemRefType>(out.getType()).getRank();
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  emitNest(b, loc, root, out,
+           AffineMap::getMultiDimIdentityMap(rank, b.getContext()), iterators,
+           inputs, hoisted, failedOp,
+           [](OpBuilder &, Location, Value value, Value) { return value; });
+}
+
+/// Writes the float reduction `reduce` (along its operand's trailing
+/// dimensions) of group values into `out`: one generic over the operand's
+/// elements, the reduced dimensions innermost, folding each into its row's
+/// output element (which starts at the reduction's identity), so the
+/// elementwise ops feeding it are never stored.
+LogicalResult emitReductionNest(OpBuilder &b, Location loc, Operation *reduce,
+                                Value out, ValueRange inputs,
+                                llvm::DenseMap<Value, Value> &hoisted,
+                                Operation *&failedOp) {
+  Value input = reduce->getOperand(0);
+  auto type = cast<RankedTensorType>(input.getType());
+  auto element = dyn_cast<FloatType>(type.getElementType());
+  auto dims = reduce->getAttrOfType<DenseI64ArrayAttr>("dims");
+  if (!element || !dims)
+    return reduce->emitError("a reduction kernel folds floats along "
+                             "dimensions");
+  int64_t rank = type.getRank(),
+          outer = rank - static_cast<int64_t>(dims.size());
+  for (int64_t d : dims.asArrayRef())
+    if (d < outer)
+      return reduce->emitError("a reduction kernel folds trailing "
+                               "dimensions only");
+  // (A keep_dims result's trailing 1s are dropped from the view written.)
+  auto outType = cast<MemRefType>(out.getType());
+  if (outType.getRank() != outer) {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < outer; ++d)
+      groups.push_back({d});
+    for (int64_t d = outer; d < outType.getRank(); ++d)
+      if (groups.empty())
+        continue; // (all of them reduced: a scalar)
+      else
+        groups.back().push_back(d);
+    out = memref::CollapseShapeOp::create(b, loc, out, groups);
+  }
+  double inf = std::numeric_limits<double>::infinity();
+  double identity = isa<ReduceSumOp>(reduce)   ? 0.0
+                    : isa<ReduceMaxOp>(reduce) ? -inf
+                                               : inf;
+  Value init = arith::ConstantOp::create(b, loc, element,
+                                         b.getFloatAttr(element, identity));
+  linalg::FillOp::create(b, loc, init, out);
+  SmallVector<AffineExpr> kept;
+  for (int64_t d = 0; d < outer; ++d)
+    kept.push_back(b.getAffineDimExpr(d));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  for (int64_t d = outer; d < rank; ++d)
+    iterators[d] = utils::IteratorType::reduction;
+  emitNest(b, loc, input, out, AffineMap::get(rank, 0, kept, b.getContext()),
+           iterators, inputs, hoisted, failedOp,
+           [&](OpBuilder &nested, Location at, Value value, Value acc) {
+             if (isa<ReduceSumOp>(reduce))
+               return Value(arith::AddFOp::create(nested, at, acc, value));
+             if (isa<ReduceMaxOp>(reduce))
+               return Value(arith::MaximumFOp::create(nested, at, acc, value));
+             return Value(arith::MinimumFOp::create(nested, at, acc, value));
+           });
+  return success();
 }
 
 } // namespace
 
 FailureOr<func::FuncOp>
 mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
-  if (fusion.getKind() == FusionKind::RowReduction)
-    return fusion.emitError("a loop kernel computes a loop or multi-tensor "
-                            "group, not a row reduction");
   Block &groupBody = fusion.getBody().front();
+  // A row-reduction group it computes: a reduction fed by elementwise ops,
+  // nothing after it (dtc-fuse's row-reductions=prologues).
+  Operation *reduce = nullptr;
+  if (fusion.getKind() == FusionKind::RowReduction) {
+    Operation *terminator = groupBody.getTerminator();
+    Value root =
+        terminator->getNumOperands() == 1 ? terminator->getOperand(0) : Value();
+    reduce = root ? root.getDefiningOp() : nullptr;
+    if (!isa_and_nonnull<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(reduce))
+      return fusion.emitError("a loop kernel computes a row-reduction group "
+                              "only when it ends in its reduction");
+  }
   auto memrefOf = [](Type type) {
     auto tensor = cast<RankedTensorType>(type);
     return MemRefType::get(tensor.getShape(), tensor.getElementType());
@@ -446,10 +575,20 @@ mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
   // One loop nest per result (a multi-tensor group's are independent).
   unsigned numInputs = fusion.getInputs().size();
   Operation *failedOp = nullptr;
-  for (auto [i, root] :
-       llvm::enumerate(groupBody.getTerminator()->getOperands()))
-    emitLoopNest(b, loc, root, entry->getArgument(numInputs + i),
-                 entry->getArguments().take_front(numInputs), failedOp);
+  llvm::DenseMap<Value, Value> hoisted;
+  ValueRange inputs = entry->getArguments().take_front(numInputs);
+  if (reduce) {
+    if (failed(emitReductionNest(b, loc, reduce, entry->getArgument(numInputs),
+                                 inputs, hoisted, failedOp))) {
+      func.erase();
+      return failure();
+    }
+  } else {
+    for (auto [i, root] :
+         llvm::enumerate(groupBody.getTerminator()->getOperands()))
+      emitLoopNest(b, loc, root, entry->getArgument(numInputs + i), inputs,
+                   hoisted, failedOp);
+  }
   func::ReturnOp::create(b, loc);
   if (failedOp) {
     func.erase();

@@ -1,9 +1,9 @@
 //===- LowerToLLVM.cpp - kernels to the LLVM dialect ----------------------===//
 //
-// linalg on memrefs -> loops -> control flow -> LLVM, with the math ops
-// LLVM has intrinsics for as intrinsics and the rest (erf, tanh) as libm
-// calls. No fast-math flags: inf and NaN behave as IEEE says, which fp16
-// loss scaling's overflow checks rely on.
+// linalg on memrefs -> loops -> control flow -> LLVM; f32 exp, tanh and
+// erf as polynomials, powers by small constants as products, other math
+// ops as LLVM intrinsics or libm calls. No fast-math flags: inf and NaN
+// behave as IEEE says, which fp16 loss scaling's overflow checks rely on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,13 +26,45 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
+
+namespace {
+
+/// Powers by small constant exponents (GELU's x^3, a squared gradient) as
+/// multiplications and square roots, and f32 exp, tanh and erf as
+/// polynomials in arith ops (MLIR's approximations), which LLVM's loop
+/// vectorizer can widen, where a libm call would keep the loop scalar.
+/// Their error against libm is measured by
+/// unittests/Conversion/MathApproximationTest.cpp; inf and NaN pass
+/// through as IEEE says.
+struct KernelMath : public PassWrapper<KernelMath, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KernelMath)
+  StringRef getArgument() const final { return "dtc-kernel-math"; }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateMathAlgebraicSimplificationPatterns(patterns);
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return name == "math.exp" || name == "math.tanh" || name == "math.erf";
+    });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+std::unique_ptr<Pass> createKernelMath() {
+  return std::make_unique<KernelMath>();
+}
+
+} // namespace
 
 void mlir::dtc::registerKernelDialects(DialectRegistry &registry) {
   registry.insert<
@@ -55,7 +87,10 @@ LogicalResult mlir::dtc::lowerKernelsToLLVM(ModuleOp module,
   arith::ArithExpandOpsPassOptions expandOptions;
   expandOptions.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expandOptions));
+  // (A reduction's keep_dims view is a collapse_shape: to plain strides.)
+  pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createKernelMath());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

@@ -1,13 +1,15 @@
 //===- CompileProgram.cpp - a training step as a compiled CPU program -----===//
 //
-// The step is cloned, fused (dtc-fuse without row-reduction groups, which
-// have no kernels yet), and every elementwise op left alone wrapped in a
-// loop group of its own. Then, in the order the arena was planned for
-// (programOrder), each op becomes a thunk: a compiled kernel, an OpenBLAS
-// call or an MPI collective, each operand and result named by where it
-// lives (an argument's buffer, a result's buffer, an arena offset). An
-// all-reduce with thunks between it and its first reader is started
-// asynchronously and waited for before that reader.
+// The step is cloned, its f32 log-softmaxes expanded (so the cross-entropy
+// stores no [tokens, vocab] value beyond the logits), fused (dtc-fuse with
+// row-reductions=prologues: a reduction absorbs the elementwise ops
+// feeding it; softmax and norms have kernels of their own), and every
+// elementwise op left alone wrapped in a loop group of its own. Then, in the
+// order the arena was planned for (programOrder), each op becomes a thunk: a
+// compiled kernel, an OpenBLAS call or an MPI collective, each operand and
+// result named by where it lives (an argument's buffer, a result's buffer, an
+// arena offset). An all-reduce with thunks between it and its first reader is
+// started asynchronously and waited for before that reader.
 //
 //===----------------------------------------------------------------------===//
 
@@ -302,8 +304,9 @@ LogicalResult mlir::dtc::compileCPUProgram(func::FuncOp original,
   auto step = owned->lookupSymbol<func::FuncOp>(original.getSymName());
   {
     PassManager pm(context, func::FuncOp::getOperationName());
+    pm.addPass(createExpandLogSoftmax());
     FuseOptions fuseOptions;
-    fuseOptions.rowReductions = false;
+    fuseOptions.rowReductions = "prologues";
     pm.addPass(createFuse(fuseOptions));
     if (failed(pm.run(step)))
       return failure();

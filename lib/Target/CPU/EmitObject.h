@@ -11,7 +11,7 @@ namespace mlir::dtc {
 
 /// Lowers `kernels` (functions of memrefs) to LLVM, adds to each kernel K a
 /// `K_packed(void **args)` entry the runtime calls with its buffers,
-/// optimises the module for this host (-O3, no fast-math), emits one object
+/// optimises the module for this host (-O2, no fast-math), emits one object
 /// in process and links it into DIR/kernels.so with the system's `cc`.
 LogicalResult emitKernelLibrary(ModuleOp kernels, const std::string &dir);
 

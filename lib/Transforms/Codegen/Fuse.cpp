@@ -9,8 +9,9 @@
 // first, so that a producer is judged after every group member that could
 // read it. One reduction per group at most: it is the group's hero.
 // Producers cheaper to recompute than to store (index grids, broadcasts of
-// smaller values, elementwise ops of those and scalars) are copied into
-// each group that reads them. On a training step the optimizer's
+// smaller values, elementwise ops of those and scalars, cheap elementwise
+// ops reading one stored value of their size) are copied into each group
+// that reads them. On a training step the optimizer's
 // elementwise groups then merge into one multi-tensor group (horizontal
 // fusion), where no outside reader of their results comes before the last
 // of them.
@@ -26,6 +27,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <queue>
@@ -42,6 +44,9 @@ namespace {
 
 enum class Role { None, Loop, Reduction };
 
+/// Which row-reduction groups form (the pass's `row-reductions`).
+enum class RowReductions { All, Prologues, None };
+
 /// Whether `dims` are the trailing dimensions of a rank-`rank` value.
 bool trailing(ArrayRef<int64_t> dims, int64_t rank) {
   SmallVector<int64_t> sorted(dims);
@@ -54,21 +59,27 @@ bool trailing(ArrayRef<int64_t> dims, int64_t rank) {
 }
 
 /// How `op` can take part in a group: as an elementwise loop op, as a
-/// reduction along the trailing dimensions (unless `rowReductions` is off),
-/// or not at all.
-Role roleOf(Operation *op, bool rowReductions = true) {
+/// reduction along the trailing dimensions (as `mode` allows), or not at
+/// all.
+Role roleOf(Operation *op, RowReductions mode = RowReductions::All) {
   if (isElementwise(op) || isa<BroadcastOp, ReshapeOp>(op))
     return Role::Loop;
   auto rankOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getRank();
   };
   auto rowReduction = [&](bool alongRows) {
-    return alongRows && rowReductions ? Role::Reduction : Role::None;
+    return alongRows && mode == RowReductions::All ? Role::Reduction
+                                                   : Role::None;
   };
   return TypeSwitch<Operation *, Role>(op)
       .Case<ReduceSumOp, ReduceMaxOp, ReduceMinOp>([&](auto reduce) {
-        return rowReduction(
-            trailing(reduce.getDims(), rankOf(reduce.getInput())));
+        bool alongRows = trailing(reduce.getDims(), rankOf(reduce.getInput()));
+        Type element = reduce.getType().getElementType();
+        if (mode == RowReductions::Prologues)
+          return alongRows && (element.isF32() || element.isF64())
+                     ? Role::Reduction
+                     : Role::None;
+        return rowReduction(alongRows);
       })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
         return rowReduction(static_cast<int64_t>(softmax.getDim()) + 1 ==
@@ -90,26 +101,84 @@ bool isCopiedIntoGroups(Operation *op) {
   return value && (value.isSplat() || value.getNumElements() == 1);
 }
 
-/// Whether the value `op` computes is cheaper to recompute in each group
-/// that reads it than to store and load: an index grid (iota), a broadcast
-/// of a smaller value, or elementwise ops of such values and scalars (a
-/// one-hot mask from the labels, which would otherwise be a [tokens, vocab]
-/// temporary).
-bool isRecomputable(Operation *op) {
-  if (!op)
-    return false;
-  if (isCopiedIntoGroups(op))
-    return true;
-  if (auto broadcast = dyn_cast<BroadcastOp>(op))
-    return broadcast.getInput().getType().getNumElements() <
-           broadcast.getType().getNumElements();
-  if (!isElementwise(op) || isa<DropoutOp>(op))
-    return false;
-  return llvm::all_of(op->getOperands(), [](Value operand) {
-    return cast<RankedTensorType>(operand.getType()).getNumElements() == 1 ||
-           isRecomputable(operand.getDefiningOp());
-  });
+/// A cheap elementwise op: an add, a comparison or the like, nothing
+/// transcendental.
+bool isCheap(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, NegOp, MaxOp, MinOp, AbsOp, SelectOp,
+             CompareOp, CastOp, NotOp, AndOp, OrOp>(op);
 }
+
+int64_t numElementsOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getNumElements();
+}
+
+/// Whether the value an op computes is cheaper to recompute in each group
+/// that reads it than to store and load: an index grid (iota), a broadcast
+/// of a smaller value, elementwise ops of such values and scalars (a
+/// one-hot mask from the labels, which would otherwise be a [tokens, vocab]
+/// temporary), or cheap elementwise ops that read, besides those and
+/// smaller values, at most one stored value of their size (each reader then
+/// reads that value instead, and nothing is written: the cross-entropy's
+/// log-probabilities `x - max - log(sum)` from the logits). Memoized: the
+/// program does not change while groups grow.
+class Recomputation {
+public:
+  bool isRecomputable(Operation *op) { return op && lookup(op).recomputable; }
+
+private:
+  struct Answer {
+    bool recomputable = false;
+    /// The stored values of the op's size its recomputation reads.
+    SmallVector<Value, 1> stored;
+  };
+
+  const Answer &lookup(Operation *op) {
+    if (auto it = answers.find(op); it != answers.end())
+      return it->second;
+    Answer answer = compute(op);
+    return answers[op] = std::move(answer);
+  }
+
+  Answer compute(Operation *op) {
+    Answer answer;
+    if (isCopiedIntoGroups(op)) {
+      answer.recomputable = true;
+      return answer;
+    }
+    if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+      answer.recomputable = broadcast.getInput().getType().getNumElements() <
+                            broadcast.getType().getNumElements();
+      return answer;
+    }
+    if (!isElementwise(op) || isa<DropoutOp>(op))
+      return answer;
+    int64_t size = numElementsOf(op->getResult(0));
+    llvm::SmallSetVector<Value, 2> stored;
+    for (Value operand : op->getOperands()) {
+      int64_t elements = numElementsOf(operand);
+      if (elements == 1)
+        continue;
+      if (Operation *def = operand.getDefiningOp()) {
+        const Answer &inner = lookup(def);
+        if (inner.recomputable) {
+          stored.insert(inner.stored.begin(), inner.stored.end());
+          continue;
+        }
+      }
+      if (!isCheap(op))
+        return answer;
+      if (elements == size)
+        stored.insert(operand);
+    }
+    // (Only cheap ops are recomputed from a stored value: an exp of a
+    // recomputed x - max stays one stored value.)
+    answer.recomputable = stored.empty() || (isCheap(op) && stored.size() == 1);
+    answer.stored.assign(stored.begin(), stored.end());
+    return answer;
+  }
+
+  llvm::DenseMap<Operation *, Answer> answers;
+};
 
 struct Group {
   SmallVector<Operation *> ops; // leader first
@@ -121,11 +190,11 @@ struct Group {
 /// Grows a group from `leader` over the producers it may absorb.
 Group growGroup(Operation *leader,
                 const llvm::DenseMap<Operation *, unsigned> &position,
-                const llvm::DenseSet<Operation *> &grouped,
-                bool rowReductions) {
+                const llvm::DenseSet<Operation *> &grouped, RowReductions mode,
+                Recomputation &recomputation) {
   Group group;
   group.ops.push_back(leader);
-  group.hasReduction = roleOf(leader, rowReductions) == Role::Reduction;
+  group.hasReduction = roleOf(leader, mode) == Role::Reduction;
   llvm::SmallPtrSet<Operation *, 16> members{leader};
   std::priority_queue<std::pair<unsigned, Operation *>> candidates;
   llvm::SmallPtrSet<Operation *, 16> seen;
@@ -142,8 +211,11 @@ Group growGroup(Operation *leader,
     candidates.pop();
     if (grouped.contains(producer) || isCopiedIntoGroups(producer))
       continue;
-    Role role = roleOf(producer, rowReductions);
-    if (role == Role::None || (role == Role::Reduction && group.hasReduction))
+    Role role = roleOf(producer, mode);
+    // (Under `prologues` a reduction only leads.)
+    if (role == Role::None ||
+        (role == Role::Reduction &&
+         (group.hasReduction || mode == RowReductions::Prologues)))
       continue;
     bool onlyInside = llvm::all_of(producer->getUsers(), [&](Operation *user) {
       return members.contains(user);
@@ -151,7 +223,7 @@ Group growGroup(Operation *leader,
     if (!onlyInside) {
       // (Not a member: the original stays for its other readers, and so
       // must what it reads.)
-      if (role == Role::Loop && isRecomputable(producer)) {
+      if (role == Role::Loop && recomputation.isRecomputable(producer)) {
         group.copies.push_back(producer);
         pushProducers(producer);
       }
@@ -299,6 +371,17 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     Block &block = func.getBody().front();
+    std::optional<RowReductions> mode =
+        llvm::StringSwitch<std::optional<RowReductions>>(rowReductions)
+            .Case("all", RowReductions::All)
+            .Case("prologues", RowReductions::Prologues)
+            .Case("none", RowReductions::None)
+            .Default(std::nullopt);
+    if (!mode) {
+      func.emitError("dtc-fuse: unknown row-reductions '")
+          << rowReductions << "' (all, prologues, none)";
+      return signalPassFailure();
+    }
     llvm::DenseMap<Operation *, unsigned> position;
     for (Operation &op : block.without_terminator())
       position[&op] = position.size();
@@ -306,11 +389,12 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
     // stay only for readers outside groups, if any).
     llvm::DenseSet<Operation *> grouped, recomputed;
     SmallVector<Group> groups;
+    Recomputation recomputation;
     for (Operation &op : llvm::reverse(block.without_terminator())) {
       if (grouped.contains(&op) || recomputed.contains(&op) ||
-          roleOf(&op, rowReductions) == Role::None || isCopiedIntoGroups(&op))
+          roleOf(&op, *mode) == Role::None || isCopiedIntoGroups(&op))
         continue;
-      Group group = growGroup(&op, position, grouped, rowReductions);
+      Group group = growGroup(&op, position, grouped, *mode, recomputation);
       if (group.ops.size() < 2)
         continue;
       grouped.insert(group.ops.begin(), group.ops.end());

@@ -26,10 +26,7 @@ Tensor tensorOf(Value value) {
   return Tensor(*dtypeOf(type.getElementType()), Shape(type.getShape()));
 }
 
-bool isLoopGroup(Operation *op) {
-  auto fusion = dyn_cast<FusionOp>(op);
-  return fusion && fusion.getKind() != FusionKind::RowReduction;
-}
+bool isGroup(Operation *op) { return isa<FusionOp>(op); }
 
 /// The size of the dimension operand `index` of `op` indexes, if it is an
 /// index operand (gathers, scatters).
@@ -73,10 +70,12 @@ std::vector<Tensor> randomInputs(Operation *op, std::mt19937 &rng) {
 } // namespace
 
 bool mlir::dtc::test::hasCheckableKernel(Operation *op) {
-  return isLoopGroup(op) || hasOpKernel(op);
+  return isGroup(op) || hasOpKernel(op);
 }
 
-std::string mlir::dtc::test::checkKernel(Operation *op, unsigned seed) {
+std::string mlir::dtc::test::runKernel(Operation *op,
+                                       const std::vector<Tensor> &inputs,
+                                       std::vector<Tensor> &outputs) {
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
@@ -87,8 +86,8 @@ std::string mlir::dtc::test::checkKernel(Operation *op, unsigned seed) {
   OwningOpRef<ModuleOp> kernels =
       ModuleOp::create(UnknownLoc::get(op->getContext()));
   FailureOr<func::FuncOp> kernel =
-      isLoopGroup(op) ? buildLoopKernel(cast<FusionOp>(op), *kernels, "kernel")
-                      : buildOpKernel(op, *kernels, "kernel");
+      isGroup(op) ? buildLoopKernel(cast<FusionOp>(op), *kernels, "kernel")
+                  : buildOpKernel(op, *kernels, "kernel");
   if (failed(kernel))
     return "the kernel could not be built";
   (*kernel)->removeAttr("llvm.emit_c_interface");
@@ -100,15 +99,6 @@ std::string mlir::dtc::test::checkKernel(Operation *op, unsigned seed) {
   auto engine = ExecutionEngine::create(*kernels, engineOptions);
   if (!engine)
     return "the kernel did not compile: " + llvm::toString(engine.takeError());
-
-  std::mt19937 rng(seed);
-  std::vector<Tensor> inputs = randomInputs(op, rng);
-  SmallVector<const Tensor *> operands;
-  for (const Tensor &t : inputs)
-    operands.push_back(&t);
-  SmallVector<Tensor> expected;
-  if (failed(evaluateOp(op, operands, expected)))
-    return "the reference executor failed";
 
   // The kernel on buffers of each value's element type.
   std::vector<std::vector<char>> buffers;
@@ -123,10 +113,30 @@ std::string mlir::dtc::test::checkKernel(Operation *op, unsigned seed) {
     args.push_back(&p);
   if (llvm::Error error = (*engine)->invokePacked("kernel", args))
     return "the kernel did not run: " + llvm::toString(std::move(error));
+  outputs.clear();
+  for (auto [r, result] : llvm::enumerate(op->getResults())) {
+    Tensor like = tensorOf(result);
+    outputs.push_back(Tensor::fromBytes(like.dtype(), like.shape(),
+                                        buffers[inputs.size() + r].data()));
+  }
+  return "";
+}
+
+std::string mlir::dtc::test::checkKernel(Operation *op, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<Tensor> inputs = randomInputs(op, rng);
+  SmallVector<const Tensor *> operands;
+  for (const Tensor &t : inputs)
+    operands.push_back(&t);
+  SmallVector<Tensor> expected;
+  if (failed(evaluateOp(op, operands, expected)))
+    return "the reference executor failed";
+  std::vector<Tensor> results;
+  if (std::string error = runKernel(op, inputs, results); !error.empty())
+    return error;
 
   for (auto [r, want] : llvm::enumerate(expected)) {
-    Tensor got = Tensor::fromBytes(want.dtype(), want.shape(),
-                                   buffers[inputs.size() + r].data());
+    const Tensor &got = results[r];
     double tolerance = want.dtype() == DType::F64   ? 1e-12
                        : want.dtype() == DType::F32 ? 1e-5
                                                     : 1e-2;

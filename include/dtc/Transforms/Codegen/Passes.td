@@ -29,14 +29,35 @@ def Fuse : Pass<"dtc-fuse", "mlir::func::FuncOp"> {
     outside groups, as do lone ops. Values and their rounding are
     unchanged: the reference executor runs a group's ops one by one.
 
-    With `row-reductions=false` reductions, softmax and norms lead no group
-    and join none (each is a kernel of its own, with loop groups around
-    it): for a target that has no row-reduction kernels yet.
+    `row-reductions` says which row_reduction groups form: `all` (the
+    default), `prologues` (only a float reduce_sum, reduce_max or reduce_min
+    along the trailing dimensions leads one, with the elementwise ops that
+    feed it; softmax and norms stay alone and no reduction joins a group
+    as a producer: what the CPU target's kernels compute), or `none`
+    (reductions, softmax and norms lead no group and join none).
   }];
   let options = [
-    Option<"rowReductions", "row-reductions", "bool", /*default=*/"true",
-           "Form row_reduction groups (off: reductions stay outside groups)">
+    Option<"rowReductions", "row-reductions", "std::string",
+           /*default=*/"\"all\"",
+           "Which row_reduction groups to form: all, prologues (a reduction "
+           "fed by elementwise ops, nothing after it) or none">
   ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
+def ExpandLogSoftmax : Pass<"dtc-expand-log-softmax", "mlir::func::FuncOp"> {
+  let summary = "Write f32/f64 log-softmax as x - max - log(sum(exp(x - max)))";
+  let description = [{
+    Replaces each f32 or f64 `dtc.log_softmax` by its arithmetic: the row
+    maximum and the sum of exponentials as reductions kept as size-1
+    dimensions, and `(x - max) - log(sum)`, elementwise. Run before
+    `dtc-fuse`, it lets the cross-entropy's readers of the log-softmax
+    (the forward's pick of each label, the backward's exponential)
+    recompute it from the logits, so that no [tokens, vocab] value beyond
+    the logits and their gradient is stored. bf16 and f16 log-softmaxes
+    stay (the expansion would round three results where the op rounds
+    one).
+  }];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
