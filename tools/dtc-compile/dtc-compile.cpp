@@ -388,18 +388,37 @@ int main(int argc, char **argv) {
       {"state", describeArguments(*step, kStateAttrName)},
       {"step", std::move(*description)},
   };
-  if (!writeJson(outDir + "/manifest.json", std::move(manifest)) ||
-      !writeJson(outDir + "/report.json", std::move(report)))
-    return 1;
   writeTiming.stop();
   if (target == "cpu") {
     llvm::errs() << "dtc-compile: compiling the step for CPU ranks\n";
     TimingScope codegenTiming = rootTiming.nest("CPU code generation");
-    if (failed(compileCPUProgram(func, *signature, outDir)))
+    FailureOr<CPUProgramSummary> program =
+        compileCPUProgram(func, *signature, outDir);
+    if (failed(program))
       return 1;
+    const CPUProgramSummary &p = *program;
+    llvm::errs() << llvm::formatv(
+        "dtc-compile: compiled program: {0} kernels, {1} GEMMs, {2} "
+        "collectives ({3} started asynchronously); one arena of {4} B (the "
+        "most live at once: {5} B, +{6:f1}%)\n",
+        p.kernels, p.gemms, p.collectives, p.asyncCollectives, p.arenaBytes,
+        p.arenaLowerBound,
+        p.arenaLowerBound
+            ? 100.0 * (p.arenaBytes - p.arenaLowerBound) / p.arenaLowerBound
+            : 0.0);
+    report["compiled_program"] =
+        llvm::json::Object{{"kernels", p.kernels},
+                           {"gemms", p.gemms},
+                           {"collectives", p.collectives},
+                           {"async_collectives", p.asyncCollectives},
+                           {"arena", p.arenaBytes},
+                           {"arena_lower_bound", p.arenaLowerBound}};
     llvm::errs() << "dtc-compile: wrote " << outDir << "/program.txt and "
                  << outDir << "/kernels.so\n";
   }
+  if (!writeJson(outDir + "/manifest.json", std::move(manifest)) ||
+      !writeJson(outDir + "/report.json", std::move(report)))
+    return 1;
   llvm::errs() << "dtc-compile: wrote " << outDir << "/train_step.mlir, "
                << outDir << "/manifest.json and " << outDir << "/report.json\n";
   return 0;

@@ -287,9 +287,10 @@ bool writeText(const std::string &path, const std::string &text,
 
 } // namespace
 
-LogicalResult mlir::dtc::compileCPUProgram(func::FuncOp original,
-                                           const StepSignature &signature,
-                                           const std::string &dir) {
+FailureOr<CPUProgramSummary>
+mlir::dtc::compileCPUProgram(func::FuncOp original,
+                             const StepSignature &signature,
+                             const std::string &dir) {
   MLIRContext *context = original.getContext();
   {
     DialectRegistry registry;
@@ -348,10 +349,13 @@ LogicalResult mlir::dtc::compileCPUProgram(func::FuncOp original,
   };
   std::string thunks;
   int kernelCount = 0;
+  CPUProgramSummary summary;
   for (auto [index, entry] : llvm::enumerate(schedule)) {
     FailureOr<std::string> thunk = thunkOf(entry.op, at, *kernels, kernelCount);
     if (failed(thunk))
       return failure();
+    summary.gemms += StringRef(*thunk).starts_with("gemm ");
+    summary.collectives += !collectiveThunk(entry.op, at).empty();
     thunks += waitsBefore[index];
     if (std::string async = asyncField(index, entry.op); !async.empty())
       thunk->insert(thunk->size() - 1, async);
@@ -390,5 +394,9 @@ LogicalResult mlir::dtc::compileCPUProgram(func::FuncOp original,
       signature.toText() + "arena " + std::to_string(plan.size) + "\n" + thunks;
   if (!writeText(dir + "/program.txt", program, original))
     return failure();
-  return success();
+  summary.kernels = kernelCount;
+  summary.asyncCollectives = requests;
+  summary.arenaBytes = plan.size;
+  summary.arenaLowerBound = plan.lowerBound;
+  return summary;
 }

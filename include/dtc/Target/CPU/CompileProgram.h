@@ -26,13 +26,20 @@ struct StepSignature;
 /// The version of program.txt this build writes and its launcher reads.
 inline constexpr int64_t kCPUProgramVersion = 2;
 
+/// What a compiled program holds, for the report.
+struct CPUProgramSummary {
+  int64_t kernels = 0, gemms = 0, collectives = 0, asyncCollectives = 0;
+  /// Its arena, and the most bytes (aligned) live at once in it.
+  int64_t arenaBytes = 0, arenaLowerBound = 0;
+};
+
 /// Compiles `step` (a per-rank training step, `signature` its
 /// description; neither is changed) into `dir`: program.txt, kernels.so
 /// and init/arg<N>.npy (the starting values the step carries). Emits a
 /// diagnostic naming the op or tool on failure.
-LogicalResult compileCPUProgram(func::FuncOp step,
-                                const StepSignature &signature,
-                                const std::string &dir);
+FailureOr<CPUProgramSummary> compileCPUProgram(func::FuncOp step,
+                                               const StepSignature &signature,
+                                               const std::string &dir);
 
 } // namespace mlir::dtc
 
