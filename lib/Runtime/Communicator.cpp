@@ -220,16 +220,22 @@ void checkChunks(const Shape &shape, DType dtype, int64_t dim, int64_t n,
 
 } // namespace
 
-Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r,
-               int64_t blocks) {
+void chunkOf(const void *in, void *out, DType dtype, const Shape &shape,
+             int64_t dim, int64_t n, int64_t r, int64_t blocks) {
   // Blocks are a reshape of `dim` into [blocks, size / blocks], whose inner
   // dimension is chunked.
-  Shape blocked = tensor.shape();
+  Shape blocked = shape;
   blocked[dim] /= blocks;
   blocked.insert(blocked.begin() + dim, blocks);
+  copyChunk(static_cast<const char *>(in), static_cast<char *>(out),
+            Split3(blocked, dim + 1, dtype), n, r);
+}
+
+Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r,
+               int64_t blocks) {
   std::vector<char> in = tensor.toBytes(), out(in.size() / n);
-  copyChunk(in.data(), out.data(), Split3(blocked, dim + 1, tensor.dtype()), n,
-            r);
+  chunkOf(in.data(), out.data(), tensor.dtype(), tensor.shape(), dim, n, r,
+          blocks);
   Shape shape = tensor.shape();
   shape[dim] /= n;
   return Tensor::fromBytes(tensor.dtype(), shape, out.data());

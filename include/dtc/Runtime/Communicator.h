@@ -62,6 +62,10 @@ const char *collectiveName(CollectiveKind kind);
 /// each, in block order (a #dtc.sharding with blocks).
 Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r,
                int64_t blocks = 1);
+/// The same on raw buffers: chunk `r` of `in` (a tensor of `shape` and
+/// `dtype`) written to `out`.
+void chunkOf(const void *in, void *out, DType dtype, const Shape &shape,
+             int64_t dim, int64_t n, int64_t r, int64_t blocks = 1);
 /// The inverse: the whole tensor from `gathered`, the rank-order
 /// concatenation along `dim` (an all-gather) of the `n` ranks' chunkOf.
 Tensor wholeFromChunks(const Tensor &gathered, int64_t dim, int64_t n,

@@ -29,20 +29,6 @@ int64_t bytesOf(const BufferRef &ref) {
   return numElements(ref.shape) * dtypeSize(ref.dtype);
 }
 
-/// Chunk `r` of `n` of `in` along `dim` (of `blocks` blocks each cut into
-/// `n`), as chunkOf cuts it, to `out`.
-void copyShard(const char *in, char *out, const BufferRef &ref, int64_t dim,
-               int64_t n, int64_t r, int64_t blocks) {
-  int64_t outer = blocks, inner = dtypeSize(ref.dtype);
-  for (int64_t d = 0; d < dim; ++d)
-    outer *= ref.shape[d];
-  for (size_t d = dim + 1; d < ref.shape.size(); ++d)
-    inner *= ref.shape[d];
-  int64_t size = ref.shape[dim] / blocks, piece = size / n * inner;
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(out + o * piece, in + o * size * inner + r * piece, piece);
-}
-
 /// A 64-byte aligned, zeroed allocation.
 struct Buffer {
   char *data = nullptr;
@@ -288,9 +274,9 @@ private:
       comm->allToAll(from, to, in.dtype, in.shape, axes, c.dim, c.concatDim);
       return true;
     case Thunk::Collective::Shard:
-      // (A local slice: this rank's chunk, as chunkOf cuts it.)
-      copyShard(from, to, in, c.dim, comm->groupSize(axes),
-                comm->groupRank(axes), c.blocks);
+      // (A local slice: this rank's chunk.)
+      chunkOf(from, to, in.dtype, in.shape, c.dim, comm->groupSize(axes),
+              comm->groupRank(axes), c.blocks);
       return true;
     case Thunk::Collective::SendRecv: {
       const MeshShape &mesh = comm->mesh();
