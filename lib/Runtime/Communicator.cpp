@@ -187,14 +187,21 @@ void copyChunk(const char *in, char *out, const Split3 &s, int64_t n,
                 piece);
 }
 
-/// Rearranges `in` into its `n` chunks along the split dimension, one after
-/// the other (the blocks a reduce-scatter or all-to-all moves).
-void chunksInOrder(const char *in, char *out, const Split3 &s, int64_t n) {
+/// `in`'s `n` chunks along the split dimension one after the other (the
+/// blocks a reduce-scatter or all-to-all moves): `in` itself when that
+/// dimension is the outermost, else a rearranged copy in `staging`.
+const void *inChunkOrder(const void *in, const Split3 &s, int64_t n,
+                         std::vector<char> &staging) {
+  if (s.outer == 1)
+    return in;
+  staging.resize(s.bytes());
   for (int64_t r = 0; r < n; ++r)
-    copyChunk(in, out + r * (s.bytes() / n), s, n, r);
+    copyChunk(static_cast<const char *>(in),
+              staging.data() + r * (s.bytes() / n), s, n, r);
+  return staging.data();
 }
 
-/// The inverse of chunksInOrder: `n` blocks, each a tensor split as `s`,
+/// The inverse of inChunkOrder: `n` blocks, each a tensor split as `s`,
 /// concatenated along the split dimension.
 void concatBlocks(const char *blocks, char *out, const Split3 &s, int64_t n) {
   size_t row = s.size * s.inner * s.width;
@@ -303,12 +310,7 @@ void Communicator::reduceScatter(const void *in, void *out, DType dtype,
   checkChunks(shape, dtype, dim, n, "reduce_scatter");
   // Chunk r of every rank is summed into rank r.
   Split3 s(shape, dim, dtype);
-  const void *blocks = in;
-  if (s.outer != 1) {
-    staging[0].resize(s.bytes());
-    chunksInOrder(static_cast<const char *>(in), staging[0].data(), s, n);
-    blocks = staging[0].data();
-  }
+  const void *blocks = inChunkOrder(in, s, n, staging[0]);
   reduceScatterBytes(blocks, out, s.bytes() / n / s.width, dtype, axes);
   count(CollectiveKind::ReduceScatter, double(n - 1) / n * s.bytes());
 }
@@ -321,12 +323,7 @@ void Communicator::allToAll(const void *in, void *out, DType dtype,
   checkChunks(shape, dtype, splitDim, n, "all_to_all");
   checkDim(shape, concatDim, "all_to_all");
   Split3 split(shape, splitDim, dtype);
-  const void *blocks = in;
-  if (split.outer != 1) {
-    staging[0].resize(split.bytes());
-    chunksInOrder(static_cast<const char *>(in), staging[0].data(), split, n);
-    blocks = staging[0].data();
-  }
+  const void *blocks = inChunkOrder(in, split, n, staging[0]);
   Shape chunk = shape;
   chunk[splitDim] /= n;
   Split3 concat(chunk, concatDim, dtype);

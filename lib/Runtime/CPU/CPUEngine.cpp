@@ -23,10 +23,8 @@ using namespace mlir::dtc;
 
 namespace {
 
-int64_t numElements(const Shape &shape) { return numElementsOf(shape); }
-
 int64_t bytesOf(const BufferRef &ref) {
-  return numElements(ref.shape) * dtypeSize(ref.dtype);
+  return numElementsOf(ref.shape) * dtypeSize(ref.dtype);
 }
 
 /// A 64-byte aligned, zeroed allocation.
@@ -66,9 +64,10 @@ public:
       : program(program), signature(program.signature), comm(comm),
         checkArena(checkArena), trace(trace), arena(program.arenaBytes) {
     for (const StepArgument &arg : signature.arguments)
-      args.emplace_back(numElements(arg.shape) * dtypeSize(arg.dtype));
+      args.emplace_back(numElementsOf(arg.shape) * dtypeSize(arg.dtype));
     for (const StepResult &result : signature.results)
-      results.emplace_back(numElements(result.shape) * dtypeSize(result.dtype));
+      results.emplace_back(numElementsOf(result.shape) *
+                           dtypeSize(result.dtype));
     for (const Thunk &thunk : program.thunks) {
       packed.resize(std::max(packed.size(), thunk.buffers.size()));
       if (thunk.collective.request >= 0)
@@ -83,7 +82,7 @@ public:
            thunk.buffers[2].dtype == DType::F16))
         for (int i = 0; i < 3; ++i)
           scratch[i].resize(std::max<size_t>(
-              scratch[i].size(), numElements(thunk.buffers[i].shape)));
+              scratch[i].size(), numElementsOf(thunk.buffers[i].shape)));
   }
 
   std::string start(std::vector<Tensor> arguments) override {
@@ -170,12 +169,10 @@ private:
         return false;
       progress();
       return true;
-    case Thunk::Kind::Copy: {
-      const BufferRef &in = thunk.buffers[0];
-      std::memmove(address(thunk.buffers[1]), address(in),
-                   numElements(in.shape) * dtypeSize(in.dtype));
+    case Thunk::Kind::Copy:
+      std::memmove(address(thunk.buffers[1]), address(thunk.buffers[0]),
+                   bytesOf(thunk.buffers[0]));
       return true;
-    }
     case Thunk::Kind::Dead:
       if (checkArena)
         std::memset(address(thunk.buffers[0]), 0xFF, thunk.bytes);
@@ -225,14 +222,14 @@ private:
       auto widen = [&](const char *from, const BufferRef &ref,
                        std::vector<float> &to) {
         const uint16_t *bits = reinterpret_cast<const uint16_t *>(from);
-        for (int64_t i = 0, e = numElements(ref.shape); i < e; ++i)
+        for (int64_t i = 0, e = numElementsOf(ref.shape); i < e; ++i)
           to[i] = floatFromHalfBits(bits[i], ref.dtype);
       };
       widen(a, lhs, scratch[0]);
       widen(b, rhs, scratch[1]);
       sgemm(scratch[0].data(), scratch[1].data(), scratch[2].data());
       uint16_t *bits = reinterpret_cast<uint16_t *>(c);
-      for (int64_t i = 0, e = numElements(out.shape); i < e; ++i)
+      for (int64_t i = 0, e = numElementsOf(out.shape); i < e; ++i)
         bits[i] = halfBitsFromFloat(scratch[2][i], out.dtype);
       return true;
     }
@@ -255,9 +252,10 @@ private:
         std::memcpy(to, from, bytesOf(out));
       if (c.request >= 0)
         pending[c.request] = comm->allReduceStart(
-            to, out.dtype, numElements(out.shape), axes, c.reduce);
+            to, out.dtype, numElementsOf(out.shape), axes, c.reduce);
       else
-        comm->allReduce(to, out.dtype, numElements(out.shape), axes, c.reduce);
+        comm->allReduce(to, out.dtype, numElementsOf(out.shape), axes,
+                        c.reduce);
       return true;
     case Thunk::Collective::AllGather:
       comm->allGather(from, to, in.dtype, in.shape, axes, c.dim);

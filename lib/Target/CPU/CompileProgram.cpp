@@ -354,8 +354,10 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
     FailureOr<std::string> thunk = thunkOf(entry.op, at, *kernels, kernelCount);
     if (failed(thunk))
       return failure();
-    summary.gemms += StringRef(*thunk).starts_with("gemm ");
-    summary.collectives += !collectiveThunk(entry.op, at).empty();
+    StringRef line(*thunk);
+    summary.gemms += line.starts_with("gemm ");
+    summary.collectives += !line.empty() && !line.starts_with("gemm ") &&
+                           !line.starts_with("kernel ");
     thunks += waitsBefore[index];
     if (std::string async = asyncField(index, entry.op); !async.empty())
       thunk->insert(thunk->size() - 1, async);
