@@ -33,9 +33,12 @@ config.substitutions.append(
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # scripts/snapshot-step-ir.sh runs the suite with wrapped tools.
 config.dtc_tools_dir = lit_config.params.get("dtc_tools_dir", config.dtc_tools_dir)
-# --param dtc_target=cpu: every dtc-compile of a test also compiles the step
-# for CPU ranks, so that dtc-run trains it compiled (ctest's
-# lit-target-cpu runs the training tests so). A test whose step the CPU
+# Every dtc-compile of a test says its --target: the main run's is
+# `reference` (dtc-compile's default, cpu, would add seconds of code
+# generation to each of hundreds of compiles); with --param dtc_target=cpu
+# every dtc-compile also compiles the step for CPU ranks, so that dtc-run
+# trains it compiled (ctest's lit-target-cpu runs the training tests so). A
+# test's own later --target wins. A test whose step the CPU
 # backend cannot compile yet says `XFAIL: dtc-target-cpu`: it counts as a
 # failure there, expected, until the backend can (then it must go).
 dtc_target = lit_config.params.get("dtc_target", "reference")
@@ -49,6 +52,6 @@ tools = [
     ToolSubst("dtc-launch", unresolved="fatal"),
     ToolSubst("dtc-translate", unresolved="fatal"),
     ToolSubst("dtc-compile", unresolved="fatal",
-              extra_args=["--target", dtc_target] if dtc_target != "reference" else []),
+              extra_args=["--target", dtc_target]),
 ]
 llvm_config.add_tool_substitutions(tools, [config.dtc_tools_dir, config.llvm_tools_dir])

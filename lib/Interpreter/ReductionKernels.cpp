@@ -276,9 +276,13 @@ LogicalResult topK(TopKOp op, Operands in, Results &out) {
       };
       for (int64_t j = 0; j < split.size; ++j)
         order[j] = j;
-      // Stable: equal values keep the lower index first.
+      // NaN orders above every number (as torch.topk orders it); stable:
+      // equal values keep the lower index first.
+      auto greater = [](double x, double y) {
+        return (std::isnan(x) && !std::isnan(y)) || x > y;
+      };
       std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        return smallest ? at(a) < at(b) : at(a) > at(b);
+        return smallest ? greater(at(b), at(a)) : greater(at(a), at(b));
       });
       for (int64_t j = 0; j < k; ++j) {
         int64_t to = (o * k + j) * split.inner + i;

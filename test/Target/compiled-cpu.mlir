@@ -6,12 +6,16 @@
 // COMPILE: dtc-compile: compiling the step for CPU ranks
 // COMPILE: dtc-compile: wrote {{.*}}/program.txt and {{.*}}/kernels.so
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/gpt2/program.txt
-// PROGRAM: dtc-cpu-program 2
+// PROGRAM: dtc-cpu-program 3
 // PROGRAM-NEXT: abi 1
 // PROGRAM: argument role=input name=ids dtype=i64 shape=4x8
 // PROGRAM: argument role=parameter name=m.transformer.wpe.weight trainable=1 dtype=f32 shape=32x32 alias=
 // PROGRAM: arena {{[0-9]+}}
-// PROGRAM: kernel sym=dtc_kernel_{{[0-9]+}} op={{[a-z_]+}}:{{[a-z_+.]+}} args=
+// PROGRAM: kernel sym=dtc_kernel_{{[0-9]+}} op={{[a-z_]+}}:{{[a-z_+.]+}} {{(rows=[0-9]+ work=[0-9]+ )?}}args=
+// Kernels whose rows threads may share say how many, and the elements they
+// compute: a layer norm of 4x8 tokens (32 rows) of 32 values, with their
+// 32 means and deviations.
+// PROGRAM: kernel sym=dtc_kernel_{{[0-9]+}} op=layer_norm rows=32 work=1088 args=
 // PROGRAM: gemm ta=0 tb=0 lhs=m{{[0-9]+}}:f32:32x32 rhs=a4:f32:32x96 out=m{{[0-9]+}}:f32:32x96
 // PROGRAM: dead at=m{{[0-9]+}} bytes=
 // The kernels' library needs libm and libc only; the launcher no LLVM or MLIR.
@@ -38,6 +42,16 @@
 // RUN: cmp %t/cpu/loss.npy %t/poisoned/loss.npy
 // RUN: cmp %t/cpu/param/m.lm_head.weight.npy %t/again/param/m.lm_head.weight.npy
 // RUN: cmp %t/cpu/param/m.lm_head.weight.npy %t/poisoned/param/m.lm_head.weight.npy
+// And on 2 and 3 threads, every kernel that can be shared among them (each
+// thread computes fixed rows), more threads than cores included.
+// RUN: dtc-launch %t/gpt2 --threads 2 --min-work-per-thread 1 --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/threads2 > /dev/null
+// RUN: dtc-launch %t/gpt2 --threads 3 --min-work-per-thread 1 --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/threads3 > /dev/null
+// RUN: cmp %t/cpu/loss.npy %t/threads2/loss.npy
+// RUN: cmp %t/cpu/loss.npy %t/threads3/loss.npy
+// RUN: cmp %t/cpu/grad/m.lm_head.weight.npy %t/threads2/grad/m.lm_head.weight.npy
+// RUN: cmp %t/cpu/param/m.transformer.h.0.attn.c_attn.weight.npy %t/threads3/param/m.transformer.h.0.attn.c_attn.weight.npy
+// RUN: not dtc-launch %t/gpt2 --threads 2 --min-work-per-thread 0 2>&1 | FileCheck %s --check-prefix=MINWORK
+// MINWORK: error: --min-work-per-thread must be at least 1
 // The check can fail: a plan that frees the first matmul's output before
 // its readers run gives a NaN loss under --check-arena (and the right one
 // without).
@@ -54,7 +68,7 @@
 // unittests/Conversion/KernelTest.cpp.)
 // RUN: cp -r %t/gpt2 %t/stale && sed -i '1s/.*/dtc-cpu-program 99/' %t/stale/program.txt
 // RUN: not dtc-run %t/stale --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=STALE
-// STALE: error: '{{.*}}/program.txt' is a compiled program of format 99, this dtc-launch runs format 2: recompile the model with this dtc-compile
+// STALE: error: '{{.*}}/program.txt' is a compiled program of format 99, this dtc-launch runs format 3: recompile the model with this dtc-compile
 // RUN: cp -r %t/gpt2 %t/corrupt && sed -i '0,/rhs=a4:/s//rhs=a999:/' %t/corrupt/program.txt
 // RUN: not dtc-launch %t/corrupt --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=CORRUPT
 // CORRUPT: error: {{.*}}/program.txt: a 'gemm' thunk names a buffer outside the program's: recompile

@@ -54,11 +54,12 @@ static cl::opt<std::string>
            cl::value_desc("dir"));
 static cl::opt<std::string>
     target("target", cl::cat(categoryOutput),
-           cl::desc("What runs the step: 'reference' (dtc-run interprets "
-                    "train_step.mlir, the f64 oracle) or 'cpu' (also writes a "
-                    "compiled per-rank program: OUT/program.txt and "
-                    "OUT/kernels.so, which dtc-run starts dtc-launch on)"),
-           cl::init("reference"));
+           cl::desc("What runs the step: 'cpu' (the default: also writes a "
+                    "compiled per-rank program, OUT/program.txt and "
+                    "OUT/kernels.so, which dtc-run starts dtc-launch on) or "
+                    "'reference' (dtc-run interprets train_step.mlir on the "
+                    "f64 oracle; no code generation)"),
+           cl::init("cpu"));
 static cl::opt<std::string>
     bindInputs("bind-inputs", cl::cat(categoryImport),
                cl::desc("Tensors for graph inputs that determine shapes"));
@@ -239,10 +240,15 @@ int main(int argc, char **argv) {
                  << "' (reference, cpu)\n";
     return 1;
   }
-  if (target == "cpu" && shapesOnly) {
-    llvm::errs() << "error: --shapes-only builds a step without values, for "
-                    "its report: there is nothing to run, so no --target cpu\n";
-    return 1;
+  if (shapesOnly) {
+    // A step without values, for its report: nothing to run or compile.
+    if (target.getNumOccurrences() && target == "cpu") {
+      llvm::errs() << "error: --shapes-only builds a step without values, for "
+                      "its report: there is nothing to run, so no --target "
+                      "cpu\n";
+      return 1;
+    }
+    target = "reference";
   }
   if (outDir.empty() && !listParams) {
     llvm::errs() << "error: no output directory (-o DIR)\n";

@@ -46,8 +46,14 @@ static const char *kUsage =
     "                   has run (the trajectory must not change)\n"
     "  --trace FILE     write a Chrome trace (Perfetto, about:tracing) of\n"
     "                   every kernel, GEMM and collective, a track per rank\n"
-    "  --threads N      threads per rank for OpenBLAS's matmuls (default 1;\n"
-    "                   kernels run on one thread for now)\n"
+    "  --threads N      threads per rank (default 1): the compiled kernels\n"
+    "                   share their rows among them, and OpenBLAS's matmuls\n"
+    "                   use as many; the kernels' results do not depend\n"
+    "                   on N\n"
+    "  --min-work-per-thread E\n"
+    "                   a kernel gets one more thread per E elements it\n"
+    "                   computes (default 16384: below about 10 us of work,\n"
+    "                   waking a thread costs more than it saves)\n"
     "\n"
     "`dtc-run OUT ...` starts this program for such an OUT; `dtc-run OUT\n"
     "--engine reference ...` runs the same step on the reference executor.\n";
@@ -55,7 +61,7 @@ static const char *kUsage =
 int main(int argc, char **argv) {
   std::string out;
   TrainingOptions options;
-  int64_t threads = 1;
+  int64_t threads = 1, minWorkPerThread = 16384;
   bool checkArena = false;
   std::string tracePath;
   for (int i = 1; i < argc; ++i) {
@@ -102,6 +108,13 @@ int main(int argc, char **argv) {
       number(threads);
       if (threads < 1) {
         std::fprintf(stderr, "error: --threads must be at least 1\n");
+        return 1;
+      }
+    } else if (arg == "--min-work-per-thread") {
+      number(minWorkPerThread);
+      if (minWorkPerThread < 1) {
+        std::fprintf(stderr,
+                     "error: --min-work-per-thread must be at least 1\n");
         return 1;
       }
     } else if (arg == "--engine") {
@@ -160,7 +173,8 @@ int main(int argc, char **argv) {
   auto train = [&](Communicator *comm) {
     CPUTrace trace;
     std::unique_ptr<StepEngine> engine = createCPUEngine(
-        program, comm, checkArena, tracePath.empty() ? nullptr : &trace);
+        program, comm, checkArena, tracePath.empty() ? nullptr : &trace,
+        KernelThreads{static_cast<int>(threads), minWorkPerThread});
     int status =
         runTraining(signature, options, *engine, builtin, readTensorDir, comm);
     if (status != 0 || tracePath.empty())

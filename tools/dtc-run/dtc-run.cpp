@@ -282,9 +282,10 @@ int main(int argc, char **argv) {
       "  dtc-run MODULE.mlir --inputs DIR [--outputs DIR] [--function NAME]\n"
       "  dtc-run OUT --batch DIR --steps K [--init DIR] [--dump DIR]\n"
       "      (OUT written by dtc-compile: trains for K steps; when OUT holds\n"
-      "      a compiled program, --target cpu, dtc-run starts dtc-launch on\n"
-      "      it unless --engine reference; see dtc-launch --help for its\n"
-      "      options, --threads N among them)\n"
+      "      a compiled program, as dtc-compile writes by default (--target\n"
+      "      cpu), dtc-run starts dtc-launch on it unless --engine\n"
+      "      reference; see dtc-launch --help for its options, --threads N\n"
+      "      among them)\n"
       "  mpirun -np N dtc-run ...\n"
       "      (a module with a dtc.mesh of N devices: one process per rank)\n");
 

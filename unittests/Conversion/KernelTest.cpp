@@ -115,16 +115,18 @@ func.func @f(%x: tensor<6x8xf32>, %b: tensor<2x4xf32>) -> tensor<48xf32> {
     // Two parameters' SGD updates in one multi-tensor group: a loop nest
     // per result, the learning rate shared.
     {"multi_tensor_updates", R"mlir(
-func.func @f(%w: tensor<4x3xf32>, %g: tensor<4x3xf32>, %b: tensor<5xf32>, %h: tensor<5xf32>, %lr: tensor<f32>) -> (tensor<4x3xf32>, tensor<5xf32>) {
-  %y:2 = dtc.fusion multi_tensor(%w, %g, %b, %h, %lr) : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<5xf32>, tensor<5xf32>, tensor<f32>) -> (tensor<4x3xf32>, tensor<5xf32>) {
+func.func @f(%w: tensor<4x3xf32>, %g: tensor<4x3xf32>, %b: tensor<5xf32>, %h: tensor<5xf32>, %lr: tensor<f32>) -> (tensor<4x3xf32>, tensor<5xf32>, tensor<f32>) {
+  %y:3 = dtc.fusion multi_tensor(%w, %g, %b, %h, %lr) : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<5xf32>, tensor<5xf32>, tensor<f32>) -> (tensor<4x3xf32>, tensor<5xf32>, tensor<f32>) {
   ^bb0(%w0: tensor<4x3xf32>, %g0: tensor<4x3xf32>, %b0: tensor<5xf32>, %h0: tensor<5xf32>, %l: tensor<f32>):
     %s = dtc.mul %g0, %l : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
     %n = dtc.sub %w0, %s : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
     %t = dtc.mul %h0, %l : (tensor<5xf32>, tensor<f32>) -> tensor<5xf32>
     %m = dtc.sub %b0, %t : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
-    dtc.yield %n, %m : tensor<4x3xf32>, tensor<5xf32>
+    %one = dtc.constant dense<1.0> : tensor<f32>
+    %c = dtc.add %l, %one : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    dtc.yield %n, %m, %c : tensor<4x3xf32>, tensor<5xf32>, tensor<f32>
   }
-  return %y#0, %y#1 : tensor<4x3xf32>, tensor<5xf32>
+  return %y#0, %y#1, %y#2 : tensor<4x3xf32>, tensor<5xf32>, tensor<f32>
 })mlir"},
     {"f64_erf_sin_cos", R"mlir(
 func.func @f(%x: tensor<3x4x5xf64>, %v: tensor<5xf64>) -> tensor<3x4x5xf64> {
@@ -191,6 +193,14 @@ func.func @f(%x: tensor<3x4x5xf32>, %i: tensor<3x4xi64>) -> tensor<4xf32> {
   %cs = dtc.cumsum %x dim = 1 : tensor<3x4x5xf32>
   %ce = dtc.cumsum %x dim = 2 exclusive reverse : tensor<3x4x5xf32>
   return %s : tensor<4xf32>
+})mlir"},
+    {"top_k", R"mlir(
+func.func @f(%x: tensor<3x7x5xf32>, %i: tensor<4x6xi64>, %h: tensor<2x9xbf16>) -> tensor<3x3x5xf32> {
+  %v, %p = dtc.top_k %x k = 3 dim = 1 : tensor<3x7x5xf32> -> (tensor<3x3x5xf32>, tensor<3x3x5xi64>)
+  %sv, %sp = dtc.top_k %x k = 5 dim = 2 smallest : tensor<3x7x5xf32> -> (tensor<3x7x5xf32>, tensor<3x7x5xi64>)
+  %iv, %ip = dtc.top_k %i k = 2 dim = 1 : tensor<4x6xi64> -> (tensor<4x2xi64>, tensor<4x2xi64>)
+  %hv, %hp = dtc.top_k %h k = 1 dim = 1 : tensor<2x9xbf16> -> (tensor<2x1xbf16>, tensor<2x1xi64>)
+  return %v : tensor<3x3x5xf32>
 })mlir"},
     {"softmax_and_norms", R"mlir(
 func.func @f(%x: tensor<3x4x6xf32>, %g: tensor<6xf32>, %b: tensor<6xf32>, %h: tensor<4x6xf32>) -> tensor<3x4x6xf32> {
@@ -331,25 +341,25 @@ TEST(OpKernel, RefusesWhatItDoesNotComputeByName) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   const char *text = R"mlir(
-func.func @f(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
-  %tv, %ti = dtc.top_k %x k = 2 dim = 1
-      : tensor<4x8xf32> -> (tensor<4x2xf32>, tensor<4x2xi64>)
-  return %tv : tensor<4x2xf32>
+func.func @f(%x: tensor<4x8xi32>, %y: tensor<8x2xi32>) -> tensor<4x2xi32> {
+  %z = dtc.matmul %x, %y : (tensor<4x8xi32>, tensor<8x2xi32>) -> tensor<4x2xi32>
+  return %z : tensor<4x2xi32>
 })mlir";
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(text, ParserConfig(&context));
   ASSERT_TRUE(module);
-  Operation *topK = nullptr;
-  module->walk([&](TopKOp op) { topK = op; });
+  // (Float matmuls are OpenBLAS calls, never kernels.)
+  Operation *matmul = nullptr;
+  module->walk([&](MatmulOp op) { matmul = op; });
   std::string message;
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
     message = d.str();
     return success();
   });
   OwningOpRef<ModuleOp> kernels = ModuleOp::create(UnknownLoc::get(&context));
-  EXPECT_FALSE(hasOpKernel(topK));
-  EXPECT_TRUE(failed(buildOpKernel(topK, *kernels, "kernel")));
-  EXPECT_EQ(message, "the CPU backend has no kernel for 'dtc.top_k' yet; "
+  EXPECT_FALSE(hasOpKernel(matmul));
+  EXPECT_TRUE(failed(buildOpKernel(matmul, *kernels, "kernel")));
+  EXPECT_EQ(message, "the CPU backend has no kernel for 'dtc.matmul' yet; "
                      "compile with --target reference");
 }
 

@@ -22,9 +22,24 @@ namespace mlir::dtc {
 /// Whether `buildOpKernel` computes `op`.
 bool hasOpKernel(Operation *op);
 
+/// A kernel whose rows threads may share takes two more arguments,
+/// `%part: index, %parts: index`, and computes only its part's share of the
+/// rows of each outermost loop (dtc-split-kernel-rows divides them, once
+/// every loop is scf): parts run at once, each element computed as the
+/// whole kernel computes it. Such a function carries kKernelRowsAttr (its
+/// longest outermost loop's rows) and kKernelWorkAttr (the elements it
+/// computes, which decides how many threads it is worth).
+constexpr llvm::StringLiteral kKernelRowsAttr = "dtc.kernel_rows";
+constexpr llvm::StringLiteral kKernelWorkAttr = "dtc.kernel_work";
+
+/// Appends `%part, %parts` to `kernel` and marks it so (above).
+void addKernelParts(func::FuncOp kernel, int64_t rows, int64_t work);
+
 /// Adds to `kernels` `func.func @name(%operand0: memref<N0 x T0>, ...,
 /// %result0: memref<M0 x U0>, ...)` computing `op`. Fails with a
-/// diagnostic on `op` when it has no kernel.
+/// diagnostic on `op` when it has no kernel. Kernels that write each row of
+/// their outermost loops from that row alone (data movement, gathers,
+/// reductions, softmax, norms, attention, dropout...) take parts (above).
 FailureOr<func::FuncOp> buildOpKernel(Operation *op, ModuleOp kernels,
                                       StringRef name);
 

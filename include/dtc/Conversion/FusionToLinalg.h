@@ -13,9 +13,16 @@
 #ifndef DTC_CONVERSION_FUSIONTOLINALG_H
 #define DTC_CONVERSION_FUSIONTOLINALG_H
 
+#include "dtc/Conversion/DTCToSCF.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+
+#include <memory>
+
+namespace mlir {
+class Pass;
+} // namespace mlir
 
 namespace mlir::dtc {
 
@@ -27,6 +34,8 @@ namespace mlir::dtc {
 /// float reduce_sum, reduce_max or reduce_min along trailing dimensions of
 /// such ops (one loop nest folding them). Fails with a diagnostic on the op
 /// it cannot lower.
+/// When every nest's outermost dimension is parallel, the kernel takes
+/// parts (addKernelParts, DTCToSCF.h).
 FailureOr<func::FuncOp> buildLoopKernel(FusionOp fusion, ModuleOp kernels,
                                         StringRef name);
 
@@ -40,6 +49,12 @@ void registerKernelDialects(DialectRegistry &registry);
 /// and erf become polynomials (docs/Codegen.md states their error), other
 /// math ops LLVM intrinsics or libm calls.
 LogicalResult lowerKernelsToLLVM(ModuleOp module, bool barePointers = false);
+
+/// dtc-split-kernel-rows: in each kernel with kKernelRowsAttr, once its
+/// linalg ops are loops, every outermost loop runs only rows
+/// [n * part / parts, n * (part + 1) / parts) of its n.
+/// (lowerKernelsToLLVM runs it.)
+std::unique_ptr<Pass> createSplitKernelRowsPass();
 
 } // namespace mlir::dtc
 

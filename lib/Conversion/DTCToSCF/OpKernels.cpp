@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -618,6 +619,95 @@ void argMaxKernel(Emitter &e, ArgMaxOp op, Buffers &buf) {
   });
 }
 
+/// top_k by k selection passes over each row, without scratch: pass j
+/// takes the first element, in the order (value, then lower index), that
+/// comes after pass j-1's. NaN orders above every number, as torch.topk
+/// orders it (the reference's sort leaves NaN unordered).
+void topKKernel(Emitter &e, TopKOp op, Buffers &buf) {
+  DimSplit s = splitAt(shapeOf(op.getInput()), op.getDim());
+  int64_t k = op.getK();
+  bool smallest = op.getSmallest();
+  Type t = computeTypeOf(op.getInput());
+  bool isFloat = isa<FloatType>(t);
+  auto orOf = [&](Value a, Value b) {
+    return arith::OrIOp::create(e.b, e.loc, a, b);
+  };
+  auto andOf = [&](Value a, Value b) {
+    return arith::AndIOp::create(e.b, e.loc, a, b);
+  };
+  // a > b, NaN above every number.
+  auto greater = [&](Value a, Value b) -> Value {
+    if (!isFloat)
+      return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::sgt, a, b);
+    auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) {
+      return arith::CmpFOp::create(e.b, e.loc, p, x, y);
+    };
+    return orOf(andOf(cmp(arith::CmpFPredicate::UNO, a, a),
+                      cmp(arith::CmpFPredicate::ORD, b, b)),
+                cmp(arith::CmpFPredicate::OGT, a, b));
+  };
+  auto equal = [&](Value a, Value b) -> Value {
+    if (!isFloat)
+      return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, a, b);
+    return orOf(
+        arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::OEQ, a, b),
+        andOf(
+            arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::UNO, a, a),
+            arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::UNO, b,
+                                  b)));
+  };
+  // Whether value a is taken before value b.
+  auto before = [&](Value a, Value b) {
+    return smallest ? greater(b, a) : greater(a, b);
+  };
+  auto cmpIndex = [&](arith::CmpIPredicate p, Value a, Value b) {
+    return arith::CmpIOp::create(e.b, e.loc, p, a, b);
+  };
+  Value none = e.c(-1);
+  e.loop(s.outer, [&](Value o) {
+    e.loop(s.inner, [&](Value i) {
+      Value row = e.add(e.mul(o, s.size * s.inner), i);
+      auto at = [&](Value j) { return e.add(row, e.mul(j, s.inner)); };
+      auto passes = scf::ForOp::create(e.b, e.loc, e.c(0), e.c(k), e.c(1),
+                                       ValueRange{none, e.fconst(0, t)});
+      OpBuilder::InsertionGuard guard(e.b);
+      e.b.setInsertionPointToStart(passes.getBody());
+      Value pass = passes.getInductionVar();
+      Value prev = passes.getRegionIterArg(0),
+            prevValue = passes.getRegionIterArg(1);
+      Value first = cmpIndex(arith::CmpIPredicate::eq, prev, none);
+      auto scan = scf::ForOp::create(e.b, e.loc, e.c(0), e.c(s.size), e.c(1),
+                                     ValueRange{none, e.fconst(0, t)});
+      {
+        OpBuilder::InsertionGuard scanGuard(e.b);
+        e.b.setInsertionPointToStart(scan.getBody());
+        Value j = scan.getInductionVar();
+        Value best = scan.getRegionIterArg(0),
+              bestValue = scan.getRegionIterArg(1);
+        Value x = e.loadC(buf.in[0], at(j));
+        Value after = orOf(
+            first, orOf(before(prevValue, x),
+                        andOf(equal(x, prevValue),
+                              cmpIndex(arith::CmpIPredicate::sgt, j, prev))));
+        Value better =
+            andOf(after, orOf(cmpIndex(arith::CmpIPredicate::eq, best, none),
+                              before(x, bestValue)));
+        scf::YieldOp::create(
+            e.b, e.loc,
+            ValueRange{
+                arith::SelectOp::create(e.b, e.loc, better, j, best),
+                arith::SelectOp::create(e.b, e.loc, better, x, bestValue)});
+      }
+      Value best = scan.getResult(0);
+      Value to = e.add(e.mul(e.add(e.mul(o, k), pass), s.inner), i);
+      e.store(e.load(buf.in[0], at(best)), buf.out[0], to);
+      e.store(arith::IndexCastOp::create(e.b, e.loc, e.b.getI64Type(), best),
+              buf.out[1], to);
+      scf::YieldOp::create(e.b, e.loc, ValueRange{best, scan.getResult(1)});
+    });
+  });
+}
+
 void cumSumKernel(Emitter &e, CumSumOp op, Buffers &buf) {
   DimSplit s = splitAt(shapeOf(op.getInput()), op.getDim());
   bool exclusive = op.getExclusive(), reverse = op.getReverse();
@@ -760,6 +850,7 @@ LogicalResult emitBody(Emitter &e, Operation *op, ModuleOp kernels,
       .Case([&](ArgMaxOp op) { return argMaxKernel(e, op, buf), success(); })
       .Case([&](DropoutOp op) { return dropoutKernel(e, op, buf), success(); })
       .Case([&](CumSumOp op) { return cumSumKernel(e, op, buf), success(); })
+      .Case([&](TopKOp op) { return topKKernel(e, op, buf), success(); })
       .Case([&](ConstantOp op) {
         return constantKernel(e, op, kernels, name, buf), success();
       })
@@ -778,8 +869,50 @@ bool mlir::dtc::hasOpKernel(Operation *op) {
              ScatterAddOp, ScatterReduceOp, GatherElementsOp,
              ScatterElementsAddOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
              ReduceMinOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp,
-             RotaryOp, AttentionOp, ArgMaxOp, CumSumOp, DropoutOp>(op);
+             RotaryOp, AttentionOp, ArgMaxOp, CumSumOp, DropoutOp, TopKOp>(op);
 }
+
+void mlir::dtc::addKernelParts(func::FuncOp kernel, int64_t rows,
+                               int64_t work) {
+  OpBuilder b(kernel);
+  unsigned n = kernel.getNumArguments();
+  Location loc = kernel.getLoc();
+  (void)kernel.insertArguments({n, n}, {b.getIndexType(), b.getIndexType()},
+                               {DictionaryAttr(), DictionaryAttr()},
+                               {loc, loc});
+  kernel->setAttr(kKernelRowsAttr, b.getI64IntegerAttr(rows));
+  kernel->setAttr(kKernelWorkAttr, b.getI64IntegerAttr(work));
+}
+
+namespace {
+
+/// The rows threads may share in op kernel `kernel`: those of its longest
+/// outermost loop, when each row of every outermost loop is written from
+/// that row alone (not for a kernel that copies, then writes over the
+/// copy: scatters, update_slice, rotary) and nothing is stored outside
+/// them; 0 otherwise.
+int64_t rowsOf(Operation *op, func::FuncOp kernel) {
+  if (!isa<TransposeOp, SliceOp, SplitOp, ConcatOp, GatherOp, GatherElementsOp,
+           ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, SoftmaxOp,
+           LogSoftmaxOp, LayerNormOp, RMSNormOp, AttentionOp, ArgMaxOp,
+           CumSumOp, DropoutOp, TopKOp>(op))
+    return 0;
+  int64_t rows = 0;
+  for (Operation &top : kernel.getBody().front()) {
+    if (isa<memref::StoreOp>(top))
+      return 0;
+    auto loop = dyn_cast<scf::ForOp>(top);
+    if (!loop)
+      continue;
+    std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+    if (!upper || !isConstantIntValue(loop.getLowerBound(), 0))
+      return 0;
+    rows = std::max(rows, *upper);
+  }
+  return rows;
+}
+
+} // namespace
 
 FailureOr<func::FuncOp>
 mlir::dtc::buildOpKernel(Operation *op, ModuleOp kernels, StringRef name) {
@@ -808,6 +941,12 @@ mlir::dtc::buildOpKernel(Operation *op, ModuleOp kernels, StringRef name) {
     return failure();
   }
   func::ReturnOp::create(b, loc);
+  int64_t work = 0;
+  for (Type type : op->getResultTypes())
+    work += cast<RankedTensorType>(type).getNumElements();
+  // (An empty result, a slice of nothing, has no work to share.)
+  if (int64_t rows = rowsOf(op, func); rows > 1 && work > 0)
+    addKernelParts(func, rows, work);
   return func;
 }
 

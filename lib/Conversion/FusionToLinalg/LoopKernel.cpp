@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -565,13 +566,41 @@ mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
     argTypes.push_back(memrefOf(type));
   for (Type type : fusion.getResultTypes())
     argTypes.push_back(memrefOf(type));
+  // Each nest's outermost dimension is parallel (a reduction's first kept
+  // one): threads can share its rows, a scalar result (an optimizer's step
+  // count) left to part 0. A reduction to a scalar runs whole.
+  SmallVector<Value> roots(groupBody.getTerminator()->getOperands());
+  if (reduce)
+    roots = {reduce->getOperand(0)};
+  int64_t rows = 0, work = 0;
+  for (Value root : roots) {
+    auto type = cast<RankedTensorType>(root.getType());
+    work += type.getNumElements();
+    if (type.getRank() > 0)
+      rows = std::max(rows, type.getDimSize(0));
+  }
+  if (reduce) {
+    auto dims = reduce->getAttrOfType<DenseI64ArrayAttr>("dims");
+    if (!dims || cast<RankedTensorType>(roots[0].getType()).getRank() <=
+                     static_cast<int64_t>(dims.size()))
+      rows = 0;
+  }
   OpBuilder b = OpBuilder::atBlockEnd(kernels.getBody());
   Location loc = fusion.getLoc();
   auto func =
       func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  Value firstPart; // (i1: this is part 0)
+  if (rows > 1) {
+    addKernelParts(func, rows, work);
+    b.setInsertionPointToStart(entry);
+    Value part = entry->getArgument(entry->getNumArguments() - 2);
+    firstPart =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, part,
+                              arith::ConstantIndexOp::create(b, loc, 0));
+  }
+  b.setInsertionPointToEnd(entry);
   // One loop nest per result (a multi-tensor group's are independent).
   unsigned numInputs = fusion.getInputs().size();
   Operation *failedOp = nullptr;
@@ -584,10 +613,19 @@ mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
       return failure();
     }
   } else {
-    for (auto [i, root] :
-         llvm::enumerate(groupBody.getTerminator()->getOperands()))
-      emitLoopNest(b, loc, root, entry->getArgument(numInputs + i), inputs,
-                   hoisted, failedOp);
+    for (auto [i, root] : llvm::enumerate(roots)) {
+      Value out = entry->getArgument(numInputs + i);
+      if (!firstPart || cast<RankedTensorType>(root.getType()).getRank()) {
+        emitLoopNest(b, loc, root, out, inputs, hoisted, failedOp);
+        continue;
+      }
+      auto ifFirst = scf::IfOp::create(b, loc, firstPart);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifFirst.thenBlock());
+      // (Scalars hoisted inside it are for it alone.)
+      llvm::DenseMap<Value, Value> own;
+      emitLoopNest(b, loc, root, out, inputs, own, failedOp);
+    }
   }
   func::ReturnOp::create(b, loc);
   if (failedOp) {

@@ -79,6 +79,7 @@ LogicalResult mlir::dtc::lowerKernelsToLLVM(ModuleOp module,
                                             bool barePointers) {
   PassManager pm(module.getContext());
   pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createSplitKernelRowsPass());
   // The kernels compute bf16 and f16 values in f32 and round each op's
   // result (not arith-emulate-unsupported-floats, which would keep values
   // in f32 from op to op); the bf16 conversions become integer bit

@@ -11,6 +11,8 @@
 
 #include "dtc/Runtime/CPU/CPUProgram.h"
 
+#include "dtc/Runtime/CPU/KernelWorkers.h"
+
 #include "dtc/Runtime/Communicator.h"
 
 #include <cblas.h>
@@ -60,9 +62,10 @@ struct Buffer {
 class CPUEngine : public StepEngine {
 public:
   CPUEngine(const CPUProgram &program, Communicator *comm, bool checkArena,
-            CPUTrace *trace)
+            CPUTrace *trace, KernelThreads threads)
       : program(program), signature(program.signature), comm(comm),
-        checkArena(checkArena), trace(trace), arena(program.arenaBytes) {
+        checkArena(checkArena), trace(trace), workers(threads.threads),
+        minWork(threads.minWork), arena(program.arenaBytes) {
     for (const StepArgument &arg : signature.arguments)
       args.emplace_back(numElementsOf(arg.shape) * dtypeSize(arg.dtype));
     for (const StepResult &result : signature.results)
@@ -70,6 +73,7 @@ public:
                            dtypeSize(result.dtype));
     for (const Thunk &thunk : program.thunks) {
       packed.resize(std::max(packed.size(), thunk.buffers.size()));
+      partsOf.push_back(partsFor(thunk));
       if (thunk.collective.request >= 0)
         pending.resize(
             std::max<size_t>(pending.size(), thunk.collective.request + 1));
@@ -157,13 +161,19 @@ private:
 
   bool run(const Thunk &thunk) {
     switch (thunk.tag) {
-    case Thunk::Kind::Kernel:
+    case Thunk::Kind::Kernel: {
       // (Addresses change between steps: donated buffers swap.)
       for (size_t i = 0; i < thunk.buffers.size(); ++i)
         packed[i] = address(thunk.buffers[i]);
-      thunk.entry(packed.data());
+      int parts = partsOf[&thunk - program.thunks.data()];
+      if (parts == 1)
+        thunk.entry(packed.data(), 0, 1);
+      else
+        workers.run(parts,
+                    [&](int part) { thunk.entry(packed.data(), part, parts); });
       progress();
       return true;
+    }
     case Thunk::Kind::Gemm:
       if (!gemm(thunk))
         return false;
@@ -184,6 +194,15 @@ private:
       return true;
     }
     return false;
+  }
+
+  /// How many threads share a kernel (KernelThreads).
+  int partsFor(const Thunk &thunk) const {
+    if (thunk.tag != Thunk::Kind::Kernel || thunk.rows < 2)
+      return 1;
+    int64_t parts = std::min<int64_t>(
+        {workers.threads(), thunk.rows, thunk.work / minWork});
+    return static_cast<int>(std::max<int64_t>(parts, 1));
   }
 
   /// The load-time plan (Thunk::Gemm) on this step's buffers.
@@ -309,6 +328,10 @@ private:
   Communicator *comm;
   bool checkArena;
   CPUTrace *trace;
+  KernelWorkers workers;
+  int64_t minWork;
+  /// Each thunk's number of parts (1 but for split kernels).
+  std::vector<int> partsOf;
   std::chrono::steady_clock::time_point started =
       std::chrono::steady_clock::now();
   Buffer arena;
@@ -324,6 +347,7 @@ private:
 
 std::unique_ptr<StepEngine>
 mlir::dtc::createCPUEngine(const CPUProgram &program, Communicator *comm,
-                           bool checkArena, CPUTrace *trace) {
-  return std::make_unique<CPUEngine>(program, comm, checkArena, trace);
+                           bool checkArena, CPUTrace *trace,
+                           KernelThreads threads) {
+  return std::make_unique<CPUEngine>(program, comm, checkArena, trace, threads);
 }

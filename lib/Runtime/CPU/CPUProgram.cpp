@@ -270,6 +270,13 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
       return bad("a gemm of operands that are no matrices");
     if (thunk.tag == Thunk::Kind::Dead)
       thunk.bytes = std::strtoll(thunk.field("bytes")->c_str(), nullptr, 10);
+    if (thunk.tag == Thunk::Kind::Kernel && thunk.field("rows")) {
+      const std::string *work = thunk.field("work");
+      thunk.rows = std::strtoll(thunk.field("rows")->c_str(), nullptr, 10);
+      thunk.work = work ? std::strtoll(work->c_str(), nullptr, 10) : 0;
+      if (thunk.rows < 2 || thunk.work < 1)
+        return bad("a kernel with bad rows= or work=");
+    }
     if (thunk.tag == Thunk::Kind::Wait) {
       const std::string *request = thunk.field("req");
       thunk.collective.request =
@@ -336,7 +343,7 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
     const std::string *symbol = thunk.field("sym");
     if (!symbol)
       return path + ": a kernel without a symbol";
-    thunk.entry = reinterpret_cast<void (*)(void **)>(
+    thunk.entry = reinterpret_cast<void (*)(void **, int64_t, int64_t)>(
         dlsym(out.library, (*symbol + "_packed").c_str()));
     if (!thunk.entry)
       return "'" + library + "' has no kernel '" + *symbol +

@@ -262,7 +262,14 @@ FailureOr<std::string> thunkOf(Operation *op, const Placement &at,
   if (failed(kernel))
     return failure();
   (*kernel)->removeAttr("llvm.emit_c_interface");
-  std::string line = "kernel sym=" + name + " op=" + describe(op) + " args=";
+  std::string line = "kernel sym=" + name + " op=" + describe(op);
+  // (Rows the launcher may split among threads, and the work they hold.)
+  if (auto rows = (*kernel)->getAttrOfType<IntegerAttr>(kKernelRowsAttr))
+    line +=
+        " rows=" + std::to_string(rows.getInt()) + " work=" +
+        std::to_string(
+            (*kernel)->getAttrOfType<IntegerAttr>(kKernelWorkAttr).getInt());
+  line += " args=";
   bool first = true;
   for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults())) {
     line += (first ? "" : ",") + at(value);

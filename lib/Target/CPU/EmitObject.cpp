@@ -27,24 +27,35 @@ using namespace mlir;
 
 namespace {
 
-/// void K_packed(void **args) { K(args[0], args[1], ...); }
+/// void K_packed(void **args, i64 part, i64 parts) {
+///   K(args[0], args[1], ..., [part, parts]);
+/// }
+/// (the part and the number of parts for a kernel whose rows are split
+/// among threads: its integer arguments).
 void addPackedEntries(llvm::Module &module) {
   llvm::LLVMContext &ctx = module.getContext();
   llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
+  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
   std::vector<llvm::Function *> kernels;
   for (llvm::Function &f : module)
     if (!f.isDeclaration() && f.getName().starts_with("dtc_kernel_"))
       kernels.push_back(&f);
   for (llvm::Function *kernel : kernels) {
-    auto *type =
-        llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+    auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                         {ptr, i64, i64}, false);
     auto *packed =
         llvm::Function::Create(type, llvm::Function::ExternalLinkage,
                                kernel->getName() + "_packed", module);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", packed));
     std::vector<llvm::Value *> args;
-    for (unsigned i = 0; i < kernel->arg_size(); ++i) {
-      llvm::Value *slot = b.CreateConstGEP1_64(ptr, packed->getArg(0), i);
+    unsigned buffers = 0, integers = 0;
+    for (llvm::Argument &arg : kernel->args()) {
+      if (arg.getType()->isIntegerTy()) {
+        args.push_back(packed->getArg(1 + integers++));
+        continue;
+      }
+      llvm::Value *slot =
+          b.CreateConstGEP1_64(ptr, packed->getArg(0), buffers++);
       args.push_back(b.CreateLoad(ptr, slot));
     }
     b.CreateCall(kernel, args);

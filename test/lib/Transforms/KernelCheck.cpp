@@ -91,6 +91,10 @@ std::string mlir::dtc::test::runKernel(Operation *op,
   if (failed(kernel))
     return "the kernel could not be built";
   (*kernel)->removeAttr("llvm.emit_c_interface");
+  // A kernel whose rows threads share runs as three parts, one after the
+  // other (more parts than rows included): together they must compute it
+  // all.
+  bool split = (*kernel)->hasAttr(kKernelRowsAttr);
   // Bare pointers, as the CPU target calls its kernels.
   if (failed(lowerKernelsToLLVM(*kernels, /*barePointers=*/true)))
     return "the kernel could not be lowered to LLVM";
@@ -111,8 +115,14 @@ std::string mlir::dtc::test::runKernel(Operation *op,
     pointers.push_back(b.data());
   for (void *&p : pointers)
     args.push_back(&p);
-  if (llvm::Error error = (*engine)->invokePacked("kernel", args))
-    return "the kernel did not run: " + llvm::toString(std::move(error));
+  int64_t part = 0, parts = split ? 3 : 1;
+  if (split) {
+    args.push_back(&part);
+    args.push_back(&parts);
+  }
+  for (; part < parts; ++part)
+    if (llvm::Error error = (*engine)->invokePacked("kernel", args))
+      return "the kernel did not run: " + llvm::toString(std::move(error));
   outputs.clear();
   for (auto [r, result] : llvm::enumerate(op->getResults())) {
     Tensor like = tensorOf(result);

@@ -25,7 +25,7 @@
 namespace mlir::dtc {
 
 /// The version of program.txt this build reads.
-inline constexpr int64_t kCPUProgramFormat = 2;
+inline constexpr int64_t kCPUProgramFormat = 3;
 
 /// Where a thunk's operand lives, and (for GEMMs and collectives) its type.
 struct BufferRef {
@@ -43,8 +43,12 @@ struct Thunk {
   /// Its `key=value` fields as written.
   std::vector<std::pair<std::string, std::string>> fields;
   std::vector<BufferRef> buffers;
-  /// A kernel's packed entry, once loaded.
-  void (*entry)(void **) = nullptr;
+  /// A kernel's packed entry, once loaded: its buffers' addresses, then
+  /// which part of how many to compute (0 of 1: all of it).
+  void (*entry)(void **, int64_t, int64_t) = nullptr;
+  /// A kernel's rows that parts may share (0: it runs whole) and its work
+  /// (elements computed), which decide how many threads it gets.
+  int64_t rows = 0, work = 0;
   /// A GEMM's plan, made once at load: out[b] = op(lhs[lhsAt[b]]) x
   /// op(rhs[rhsAt[b]]), each an m x k by k x n product (the operands'
   /// batch dimensions broadcast as numpy does).
@@ -109,10 +113,18 @@ struct CPUTrace {
 /// as its last reader has run, so a plan that let two live values share
 /// bytes changes the trajectory. With a `trace`, every thunk run is
 /// recorded in it.
+/// How many threads share a kernel's rows: one per `minWork` elements it
+/// computes, at most `threads` and one per row.
+struct KernelThreads {
+  int threads = 1;
+  int64_t minWork = 16384;
+};
+
 std::unique_ptr<StepEngine> createCPUEngine(const CPUProgram &program,
                                             Communicator *comm,
                                             bool checkArena = false,
-                                            CPUTrace *trace = nullptr);
+                                            CPUTrace *trace = nullptr,
+                                            KernelThreads threads = {});
 
 /// Writes the ranks' traces as one Chrome trace (Perfetto, about:tracing)
 /// to `path`: a track per rank, an event per thunk run, named by what it

@@ -24,7 +24,7 @@ namespace mlir::dtc {
 struct StepSignature;
 
 /// The version of program.txt this build writes and its launcher reads.
-inline constexpr int64_t kCPUProgramVersion = 2;
+inline constexpr int64_t kCPUProgramVersion = 3;
 
 /// What a compiled program holds, for the report.
 struct CPUProgramSummary {

@@ -661,7 +661,8 @@ def DTC_TopKOp : DTC_Op<"top_k", [Pure, InferTypeOpAdaptor,
   let description = [{
     `values` holds the `k` largest elements along `dim` (smallest with
     `smallest`) in descending (ascending) order, ties broken by the lower
-    index; `indices` holds their i64 positions.
+    index; NaN orders above every number (as in torch.topk); `indices`
+    holds their i64 positions.
 
     ```mlir
     %v, %i = dtc.top_k %scores k = 2 dim = 1
