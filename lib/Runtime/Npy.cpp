@@ -39,6 +39,54 @@ static size_t findValue(const std::string &header, const char *key) {
   return header.find_first_not_of(' ', pos + 1);
 }
 
+std::string parseNpyHeader(const char *bytes, size_t size, NpyHeader &out) {
+  if (size < 10 || std::memcmp(bytes, "\x93NUMPY", 6) != 0)
+    return "missing the \\x93NUMPY magic";
+  int major = static_cast<unsigned char>(bytes[6]);
+  size_t lenBytes = major == 1 ? 2 : 4;
+  if (major < 1 || major > 3 || size < 8 + lenBytes)
+    return "unsupported version " + std::to_string(major);
+  size_t headerLen = 0;
+  for (size_t i = 0; i < lenBytes; ++i)
+    headerLen |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i]))
+                 << (8 * i);
+  out.dataOffset = 8 + lenBytes + headerLen;
+  if (out.dataOffset > size)
+    return "header runs past the end of the file";
+  std::string header(bytes + 8 + lenBytes, headerLen);
+
+  size_t descrPos = findValue(header, "descr");
+  size_t fortranPos = findValue(header, "fortran_order");
+  size_t shapePos = findValue(header, "shape");
+  if (descrPos == std::string::npos || fortranPos == std::string::npos ||
+      shapePos == std::string::npos || header[descrPos] != '\'' ||
+      header[shapePos] != '(')
+    return "header lacks descr, fortran_order or shape";
+  out.descr = header.substr(descrPos + 1,
+                            header.find('\'', descrPos + 1) - descrPos - 1);
+  if (!out.descr.empty() && out.descr[0] == '=')
+    out.descr = "<" + out.descr.substr(1);
+  if (header.compare(fortranPos, 4, "True") == 0)
+    return "fortran_order arrays are not supported; save with "
+           "np.ascontiguousarray";
+  out.shape.clear();
+  std::string dims =
+      header.substr(shapePos + 1, header.find(')', shapePos) - shapePos - 1);
+  std::stringstream dimStream(dims);
+  std::string item;
+  while (std::getline(dimStream, item, ',')) {
+    if (item.find_first_not_of(' ') == std::string::npos)
+      continue;
+    char *end = nullptr;
+    out.shape.push_back(std::strtoll(item.c_str(), &end, 10));
+    if (end == item.c_str() || end[strspn(end, " L")] != '\0')
+      return "bad shape entry '" + item + "'";
+    if (out.shape.back() < 0)
+      return "negative dimension";
+  }
+  return "";
+}
+
 std::optional<Tensor> readNpy(const std::string &path, std::string &error) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -51,56 +99,18 @@ std::optional<Tensor> readNpy(const std::string &path, std::string &error) {
     error = path + ": not a valid .npy file: " + why;
     return std::nullopt;
   };
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
-    return fail("missing the \\x93NUMPY magic");
-  int major = static_cast<unsigned char>(bytes[6]);
-  size_t lenBytes = major == 1 ? 2 : 4;
-  if (major < 1 || major > 3 || bytes.size() < 8 + lenBytes)
-    return fail("unsupported version " + std::to_string(major));
-  size_t headerLen = 0;
-  for (size_t i = 0; i < lenBytes; ++i)
-    headerLen |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i]))
-                 << (8 * i);
-  size_t dataStart = 8 + lenBytes + headerLen;
-  if (dataStart > bytes.size())
-    return fail("header runs past the end of the file");
-  std::string header = bytes.substr(8 + lenBytes, headerLen);
-
-  size_t descrPos = findValue(header, "descr");
-  size_t fortranPos = findValue(header, "fortran_order");
-  size_t shapePos = findValue(header, "shape");
-  if (descrPos == std::string::npos || fortranPos == std::string::npos ||
-      shapePos == std::string::npos || header[descrPos] != '\'' ||
-      header[shapePos] != '(')
-    return fail("header lacks descr, fortran_order or shape");
-  std::string descr = header.substr(
-      descrPos + 1, header.find('\'', descrPos + 1) - descrPos - 1);
-  if (header.compare(fortranPos, 4, "True") == 0)
-    return fail("fortran_order arrays are not supported; save with "
-                "np.ascontiguousarray");
+  NpyHeader header;
+  if (std::string why = parseNpyHeader(bytes.data(), bytes.size(), header);
+      !why.empty())
+    return fail(why);
   const NpyDType *match = nullptr;
   for (const NpyDType &candidate : kNpyDTypes)
-    if (descr == candidate.descr ||
-        (descr[0] == '=' && descr.substr(1) == candidate.descr + 1))
+    if (header.descr == candidate.descr)
       match = &candidate;
   if (!match)
-    return fail("unsupported dtype '" + descr + "'");
-
-  Shape shape;
-  std::string dims =
-      header.substr(shapePos + 1, header.find(')', shapePos) - shapePos - 1);
-  std::stringstream dimStream(dims);
-  std::string item;
-  while (std::getline(dimStream, item, ',')) {
-    if (item.find_first_not_of(' ') == std::string::npos)
-      continue;
-    char *end = nullptr;
-    shape.push_back(std::strtoll(item.c_str(), &end, 10));
-    if (end == item.c_str() || end[strspn(end, " L")] != '\0')
-      return fail("bad shape entry '" + item + "'");
-    if (shape.back() < 0)
-      return fail("negative dimension");
-  }
+    return fail("unsupported dtype '" + header.descr + "'");
+  const Shape &shape = header.shape;
+  size_t dataStart = header.dataOffset;
   // Compare the header's element count with the data before allocating.
   size_t dataBytes = bytes.size() - dataStart,
          expected = dtypeSize(match->dtype);

@@ -152,6 +152,34 @@ std::string StepBinding::bind(const std::vector<std::optional<Tensor>> &start,
   return "";
 }
 
+std::string StepBinding::bindParts(std::vector<Tensor> parts,
+                                   std::vector<Tensor> &arguments) {
+  if (std::string error = signature.check(); !error.empty())
+    return error;
+  if (parts.size() != signature.arguments.size())
+    return "the step takes " + std::to_string(signature.arguments.size()) +
+           " arguments; " + std::to_string(parts.size()) + " parts were given";
+  fixed.assign(signature.arguments.size(), Tensor());
+  for (size_t i = 0; i < signature.arguments.size(); ++i) {
+    const StepArgument &arg = signature.arguments[i];
+    Tensor &part = parts[i];
+    // (.npy holds no bf16: f32 that rounds to it exactly.)
+    if (arg.dtype == DType::BF16 && part.dtype() == DType::F32) {
+      Tensor converted(arg.dtype, part.shape());
+      converted.floats() = part.floats();
+      converted.roundToElementType();
+      part = std::move(converted);
+    }
+    if (part.shape() != arg.shape || part.dtype() != arg.dtype)
+      return nameOf(arg) + " has type " + describe(part.shape(), part.dtype()) +
+             ", but the step expects " + describe(arg.shape, arg.dtype);
+    if (!arg.aliasedResult)
+      fixed[i] = part;
+  }
+  arguments = std::move(parts);
+  return "";
+}
+
 std::vector<Tensor> StepBinding::next(std::vector<Tensor> &results) const {
   std::vector<Tensor> arguments = fixed;
   for (size_t i = 0; i < signature.arguments.size(); ++i)

@@ -375,6 +375,10 @@ std::string StepSignature::toJSON() const {
       json.boolean(arg.trainable);
     }
     writeTensor(json, arg.dtype, arg.shape, arg.layout, arg.unpaddedRows);
+    if (arg.classes) {
+      json.key("classes");
+      json.number(*arg.classes);
+    }
     if (arg.aliasedResult) {
       json.key("aliasing_output");
       json.number(static_cast<int64_t>(*arg.aliasedResult));
@@ -551,6 +555,8 @@ std::string StepSignature::toText() const {
     if (arg.role == ArgumentRole::Parameter)
       out += std::string(" trainable=") + (arg.trainable ? "1" : "0");
     out += tensorText(arg.dtype, arg.shape, arg.layout, arg.unpaddedRows);
+    if (arg.classes)
+      out += " classes=" + std::to_string(*arg.classes);
     if (arg.aliasedResult)
       out += " alias=" + std::to_string(*arg.aliasedResult);
     out += "\n";
@@ -642,6 +648,8 @@ std::string StepSignature::fromText(const std::string &text,
         return bad(error);
       if (fields.count("alias"))
         arg.aliasedResult = toInt(fields["alias"]);
+      if (fields.count("classes"))
+        arg.classes = toInt(fields["classes"]);
       out.arguments.push_back(std::move(arg));
     } else if (key == "result") {
       StepResult result;

@@ -37,6 +37,13 @@ static const char *kUsage =
     "  --batch DIR      inputs and labels as .npy (or .pb) named after the\n"
     "                   inputs, used by every step\n"
     "  --steps K        training steps (default 1)\n"
+    "  --data FILE      a flat token file (.npy, or raw: --data-type uint16\n"
+    "                   or int32) whose windows are each step's ids and\n"
+    "                   labels, in an order drawn from --data-seed N\n"
+    "  --save DIR       write checkpoints there (after the last step, and\n"
+    "                   every --save-every N steps)\n"
+    "  --resume DIR     continue from the checkpoint in DIR (--steps counts\n"
+    "                   from the start of the run)\n"
     "  --init DIR       initial parameters as <param>.npy (default: the\n"
     "                   model's initializers, OUT/init/)\n"
     "  --dump DIR       write loss.npy, grad/<param>.npy (last step) and\n"
@@ -94,6 +101,20 @@ int main(int argc, char **argv) {
       return 0;
     } else if (arg == "--batch") {
       options.batchDir = value;
+    } else if (arg == "--data") {
+      options.dataPath = value;
+    } else if (arg == "--data-type") {
+      options.dataType = value;
+    } else if (arg == "--data-seed") {
+      int64_t seed = 0;
+      number(seed);
+      options.dataSeed = static_cast<uint64_t>(seed);
+    } else if (arg == "--save") {
+      options.saveDir = value;
+    } else if (arg == "--save-every") {
+      number(options.saveEvery);
+    } else if (arg == "--resume") {
+      options.resumeDir = value;
     } else if (arg == "--init") {
       options.initDir = value;
     } else if (arg == "--dump") {
@@ -141,6 +162,12 @@ int main(int argc, char **argv) {
   }
   if (options.steps < 1) {
     std::fprintf(stderr, "error: --steps must be at least 1\n");
+    return 1;
+  }
+  if (options.saveEvery < 0 ||
+      (options.saveEvery > 0 && options.saveDir.empty())) {
+    std::fprintf(stderr, "error: --save-every needs --save DIR and a number "
+                         "of steps of at least 1\n");
     return 1;
   }
   // One thread per rank unless asked: OpenBLAS would otherwise start one

@@ -30,6 +30,16 @@ std::string ReferenceEngine::start(std::vector<Tensor> arguments) {
   return "";
 }
 
+std::string ReferenceEngine::setInput(size_t index, const Tensor &part) {
+  const StepArgument &arg = signature.arguments[index];
+  if (part.shape() != arg.shape || part.dtype() != arg.dtype)
+    return "input '" + arg.name + "' is " +
+           describe(part.shape(), part.dtype()) + ", the step expects " +
+           describe(arg.shape, arg.dtype);
+  args[index] = part;
+  return "";
+}
+
 bool ReferenceEngine::step() {
   // The step's arguments are donated to it: parameters and state are freed
   // once used, and their updates become the next step's arguments.

@@ -73,6 +73,37 @@ static llvm::cl::opt<std::string>
     batchDir("batch", llvm::cl::cat(trainCat),
              llvm::cl::desc("Inputs and labels as .npy named after the "
                             "inputs, used by every step"));
+static llvm::cl::opt<std::string> dataPath(
+    "data", llvm::cl::cat(trainCat),
+    llvm::cl::desc("A flat token file (.npy, or raw as --data-type says) "
+                   "whose windows of the compiled sequence length, and the "
+                   "next token, are each step's ids and labels, in an order "
+                   "drawn from --data-seed"),
+    llvm::cl::value_desc("FILE"));
+static llvm::cl::opt<std::string>
+    dataType("data-type", llvm::cl::cat(trainCat),
+             llvm::cl::desc("How a raw --data file stores tokens: uint16 "
+                            "(nanoGPT's train.bin) or int32"),
+             llvm::cl::init("uint16"));
+static llvm::cl::opt<uint64_t>
+    dataSeed("data-seed", llvm::cl::cat(trainCat),
+             llvm::cl::desc("Seed of the --data windows' order"),
+             llvm::cl::init(0));
+static llvm::cl::opt<std::string> saveDir(
+    "save", llvm::cl::cat(trainCat),
+    llvm::cl::desc("Write checkpoints into DIR (docs/Checkpoint.md): after "
+                   "the last step, and every --save-every steps"),
+    llvm::cl::value_desc("DIR"));
+static llvm::cl::opt<int64_t>
+    saveEvery("save-every", llvm::cl::cat(trainCat),
+              llvm::cl::desc("A checkpoint every N steps (with --save)"),
+              llvm::cl::init(0));
+static llvm::cl::opt<std::string> resumeDir(
+    "resume", llvm::cl::cat(trainCat),
+    llvm::cl::desc("Continue from the checkpoint in DIR (its latest, or a "
+                   "step directory), on this mesh and layout or another; "
+                   "--steps counts from the start of the run"),
+    llvm::cl::value_desc("DIR"));
 static llvm::cl::opt<std::string>
     initDir("init", llvm::cl::cat(trainCat),
             llvm::cl::desc("Initial parameters as <param>.npy (default: the "
@@ -365,15 +396,32 @@ int main(int argc, char **argv) {
       llvm::errs() << "error: --steps must be at least 1\n";
       return 1;
     }
+    if (saveEvery < 0 || (saveEvery > 0 && saveDir.empty())) {
+      llvm::errs() << "error: --save-every needs --save DIR and a number of "
+                      "steps of at least 1\n";
+      return 1;
+    }
   }
   int64_t plannedPeak = training ? readPlannedPeak(modulePath) : -1;
   auto run = [&](Communicator *comm) {
     if (!training)
       return runOnce(func, comm);
     ReferenceEngine engine(*step, signature, comm);
-    return runTraining(
-        signature, {batchDir, initDir, dumpDir, steps, logEvery, plannedPeak},
-        engine, builtinValuesOf(*step), readTensorDir, comm);
+    TrainingOptions options;
+    options.batchDir = batchDir;
+    options.dataPath = dataPath;
+    options.dataType = dataType;
+    options.dataSeed = dataSeed;
+    options.saveDir = saveDir;
+    options.saveEvery = saveEvery;
+    options.resumeDir = resumeDir;
+    options.initDir = initDir;
+    options.dumpDir = dumpDir;
+    options.steps = steps;
+    options.logEvery = logEvery;
+    options.plannedPeak = plannedPeak;
+    return runTraining(signature, options, engine, builtinValuesOf(*step),
+                       readTensorDir, comm);
   };
 
   // A step on a mesh (or a module with a dtc.mesh) runs on the ranks

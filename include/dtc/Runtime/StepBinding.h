@@ -35,6 +35,12 @@ public:
   std::string bind(const std::vector<std::optional<Tensor>> &start,
                    std::vector<Tensor> &arguments);
 
+  /// The same from this rank's parts themselves (`parts`, one per argument,
+  /// as a checkpoint on this layout holds them): each checked against the
+  /// argument's type. Returns "" or what is wrong.
+  std::string bindParts(std::vector<Tensor> parts,
+                        std::vector<Tensor> &arguments);
+
   /// The next step's arguments from this step's `results`: each donated
   /// argument takes the result that is its next value (moved out of
   /// `results`), the others their first value. Call after `bind`.

@@ -80,6 +80,9 @@ struct StepArgument {
   std::optional<int64_t> unpaddedRows;
   /// Donated: the result that is its next value.
   std::optional<size_t> aliasedResult;
+  /// A labels input: the classes its values index (the logits' last
+  /// dimension), so a runner can refuse a label outside them.
+  std::optional<int64_t> classes;
 };
 
 struct StepResult {

@@ -17,6 +17,17 @@
 namespace mlir::dtc {
 
 std::optional<Tensor> readNpy(const std::string &path, std::string &error);
+
+/// A .npy file's header: its dtype as numpy spells it ("<f4", "<u2"; a
+/// native-order '=' written '<'), its shape, and where its data starts.
+struct NpyHeader {
+  std::string descr;
+  Shape shape;
+  size_t dataOffset = 0;
+};
+/// Parses the header at the start of `bytes` (`size` of them, at least the
+/// header's); "" or what is wrong.
+std::string parseNpyHeader(const char *bytes, size_t size, NpyHeader &out);
 /// Writes `tensor` as a version-1 .npy file. bf16 has no numpy dtype and is
 /// written as float32 (exactly).
 bool writeNpy(const std::string &path, const Tensor &tensor,

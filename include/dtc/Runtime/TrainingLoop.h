@@ -32,6 +32,9 @@ public:
   virtual std::string start(std::vector<Tensor> arguments) = 0;
   /// Runs one step; false after printing what failed.
   virtual bool step() = 0;
+  /// Replaces this rank's input argument `index` (the next batch) by
+  /// `part`, of its type. Returns "" or what is wrong.
+  virtual std::string setInput(size_t index, const Tensor &part) = 0;
   /// This rank's current argument / last result `index`.
   virtual Tensor argument(size_t index) const = 0;
   virtual Tensor result(size_t index) const = 0;
@@ -42,10 +45,22 @@ public:
 struct TrainingOptions {
   /// Model inputs and labels, as .npy named after the inputs (every step).
   std::string batchDir;
+  /// A flat token file each step's ids and labels are windows of
+  /// (TokenData.h), how its raw elements are stored, and the seed of the
+  /// windows' order.
+  std::string dataPath;
+  std::string dataType = "uint16";
+  uint64_t dataSeed = 0;
+  /// Checkpoints (Checkpoint.h): where to write them, every how many steps
+  /// (0: at the end only), and the one to resume from.
+  std::string saveDir;
+  int64_t saveEvery = 0;
+  std::string resumeDir;
   /// Optional initial parameter values, as <encoded param name>.npy.
   std::string initDir;
   /// Where to write loss.npy, grad/<param>.npy and param/<param>.npy.
   std::string dumpDir;
+  /// The step to train up to (resumed runs count from their checkpoint's).
   int64_t steps = 1;
   /// A progress line every this many steps (0: about ten lines in all).
   int64_t logEvery = 0;

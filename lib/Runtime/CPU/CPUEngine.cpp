@@ -101,6 +101,18 @@ public:
     return "";
   }
 
+  std::string setInput(size_t index, const Tensor &part) override {
+    std::vector<char> bytes = part.toBytes();
+    if (part.dtype() != signature.arguments[index].dtype ||
+        static_cast<int64_t>(bytes.size()) != args[index].bytes)
+      return "input '" + signature.arguments[index].name + "' is " +
+             describe(part.shape(), part.dtype()) + ", the program expects " +
+             describe(signature.arguments[index].shape,
+                      signature.arguments[index].dtype);
+    std::memcpy(args[index].data, bytes.data(), bytes.size());
+    return "";
+  }
+
   bool step() override {
     if (trace) {
       for (size_t i = 0; i < program.thunks.size(); ++i) {

@@ -142,7 +142,9 @@ struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
           RankedTensorType::get(type.getShape().drop_back(), b.getI64Type());
       Value labelsArg = appendArgument(
           func, labelsType,
-          {b.getNamedAttr(kInputAttrName, b.getStringAttr(labels))});
+          {b.getNamedAttr(kInputAttrName, b.getStringAttr(labels)),
+           b.getNamedAttr(kClassesAttrName,
+                          b.getI64IntegerAttr(type.getShape().back()))});
       lossValue = buildCrossEntropy(b, ret.getLoc(), logitsValue, labelsArg,
                                     ignoreIndex);
       if (spec == "distillation") {

@@ -3,7 +3,7 @@
 // Cross-entropy over the last dimension of the logits, averaged over the
 // tokens whose label is not the ignore index.
 // CHECK-LABEL: func.func @lm(
-// CHECK-SAME: %[[IDS:.*]]: tensor<2x3x5xf32> {dtc.input = "x"}, %[[LABELS:.*]]: tensor<2x3xi64> {dtc.input = "labels"})
+// CHECK-SAME: %[[IDS:.*]]: tensor<2x3x5xf32> {dtc.input = "x"}, %[[LABELS:.*]]: tensor<2x3xi64> {dtc.classes = 5 : i64, dtc.input = "labels"})
 // CHECK-SAME: -> tensor<f32> attributes {dtc.step = #dtc.step<abi = 1, loss = 0>}
 // CHECK: %[[LOGP:.*]] = dtc.log_softmax %[[IDS]] dim = 2
 // CHECK: %[[CLASSES:.*]] = dtc.iota dim = 2 : tensor<2x3x5xi64>

@@ -344,6 +344,9 @@ FailureOr<StepSignature> TrainingStep::getSignature() const {
                    func.getArgAttrOfType<StringAttr>(i, kInputAttrName)) {
       arg.role = ArgumentRole::Input;
       arg.name = input.str();
+      if (auto classes =
+              func.getArgAttrOfType<IntegerAttr>(i, kClassesAttrName))
+        arg.classes = classes.getInt();
     } else if (auto param =
                    func.getArgAttrOfType<StringAttr>(i, kParamAttrName)) {
       arg.role = ArgumentRole::Parameter;
@@ -358,6 +361,20 @@ FailureOr<StepSignature> TrainingStep::getSignature() const {
     arg.unpaddedRows = getArgumentUnpaddedRows(i);
     arg.aliasedResult = getUpdate(i);
     sig.arguments.push_back(std::move(arg));
+  }
+  // Per-parameter state that the partitioner split along with its
+  // parameter but gave no layout of its own (under tensor parallelism,
+  // AdamW's moments, a master copy) is laid out as that parameter.
+  for (StepArgument &arg : sig.arguments) {
+    if (arg.role != ArgumentRole::State || arg.parameter.empty() ||
+        arg.layout.isSplit())
+      continue;
+    for (const StepArgument &param : sig.arguments)
+      if (param.role == ArgumentRole::Parameter &&
+          param.name == arg.parameter && param.shape == arg.shape) {
+        arg.layout = param.layout;
+        arg.unpaddedRows = param.unpaddedRows;
+      }
   }
   for (unsigned r = 0, e = func.getNumResults(); r < e; ++r) {
     StepResult result;
@@ -380,6 +397,14 @@ FailureOr<StepSignature> TrainingStep::getSignature() const {
     }
     result.layout = layoutOf(getResultSharding(r));
     result.unpaddedRows = getResultUnpaddedRows(r);
+    // (An update of such state: as its argument.)
+    if (result.updatedArgument && !result.layout.isSplit()) {
+      const StepArgument &updated = sig.arguments[*result.updatedArgument];
+      if (updated.shape == result.shape) {
+        result.layout = updated.layout;
+        result.unpaddedRows = updated.unpaddedRows;
+      }
+    }
     sig.results.push_back(std::move(result));
   }
   return sig;

@@ -35,6 +35,8 @@ inline constexpr llvm::StringLiteral kParamAttrName = "dtc.param";
 inline constexpr llvm::StringLiteral kValueAttrName = "dtc.value";
 /// Argument attribute: the argument is a model input; the value is its name.
 inline constexpr llvm::StringLiteral kInputAttrName = "dtc.input";
+/// On a labels input: the number of classes its values index.
+inline constexpr llvm::StringLiteral kClassesAttrName = "dtc.classes";
 /// Result attribute: the ONNX name of a model output.
 inline constexpr llvm::StringLiteral kOutputAttrName = "dtc.output";
 /// Argument attribute: `false` excludes a parameter from training.

@@ -1,0 +1,98 @@
+// Training from a token file (--data) with checkpoints (--save, --resume):
+// docs/Checkpoint.md. The example transformer (vocabulary 64, batch 2 x 8
+// tokens) on a counting sequence; 10 uninterrupted steps against 5, a
+// checkpoint and 5 more. (AdamW's eps is 1e-3: the key bias's gradient is
+// zero but for rounding, which a tiny eps would turn into full steps that
+// differ between meshes.)
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %python -c "import numpy as n; n.save('%t/tokens.npy', (n.arange(3001) * 5 % 64).astype(n.uint16)); (n.arange(3001) * 5 % 64).astype(n.uint16).tofile('%t/tokens.bin'); n.save('%t/short.npy', n.arange(8, dtype=n.int32)); n.save('%t/big.npy', n.full(300, 64, dtype=n.int32))"
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/one --lr 0.01 --eps 1e-3
+// The signature names the labels input's classes (what --data checks ids
+// against):
+// RUN: FileCheck %s --check-prefix=CLASSES < %t/one/manifest.json
+// CLASSES: "name": "labels",
+// CLASSES: "classes": 64
+// RUN: dtc-run %t/one --data %t/tokens.npy --steps 10 --dump %t/full | FileCheck %s --check-prefix=FULL
+// FULL: step    10/10  loss
+// The same run from the raw uint16 file (nanoGPT's train.bin): the same
+// windows, the same losses.
+// RUN: dtc-run %t/one --data %t/tokens.bin --data-type uint16 --steps 10 --dump %t/raw > /dev/null
+// RUN: cmp %t/full/loss.npy %t/raw/loss.npy
+// Another seed draws other windows: other losses.
+// RUN: dtc-run %t/one --data %t/tokens.npy --data-seed 7 --steps 10 --dump %t/seed7 > /dev/null
+// RUN: not cmp -s %t/full/loss.npy %t/seed7/loss.npy
+
+// Save at step 5, resume to step 10: bit for bit the uninterrupted run.
+// RUN: dtc-run %t/one --data %t/tokens.npy --steps 5 --save %t/ckpt | FileCheck %s --check-prefix=SAVE
+// SAVE: checkpoint: step 5 saved in {{.*}}ckpt
+// RUN: cat %t/ckpt/latest | FileCheck %s --check-prefix=LATEST
+// LATEST: step-00000005
+// RUN: FileCheck %s --check-prefix=STATE < %t/ckpt/step-00000005/state.txt
+// STATE: dtc-checkpoint 1
+// STATE-NEXT: step 5
+// STATE-NEXT: data_seed 0
+// RUN: dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/ckpt --dump %t/resumed | FileCheck %s --check-prefix=RESUMED
+// RESUMED: step     6/10
+// RESUMED: step    10/10
+// RUN: %python %S/../Utils/compare_resumed.py %t/full %t/resumed --from 5 --exact | FileCheck %s
+// CHECK-NOT: FAIL
+// CHECK: 0 failed
+// --save-every: checkpoints at 4 and 8 and at the end; resuming from the
+// one at 8 (its step directory named) is exact too.
+// RUN: dtc-run %t/one --data %t/tokens.npy --steps 10 --save %t/every --save-every 4 > %t/every.log
+// RUN: ls %t/every | FileCheck %s --check-prefix=EVERY
+// EVERY: latest
+// EVERY-NEXT: step-00000004
+// EVERY-NEXT: step-00000008
+// EVERY-NEXT: step-00000010
+// RUN: dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/every/step-00000008 --dump %t/from8 > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/full %t/from8 --from 8 --exact | FileCheck %s
+
+// Data parallelism over 2 ranks reads the same windows (each rank its row
+// of the global batch): the losses of the one-device run. Its checkpoint
+// at step 5 resumes on one device (the whole values assembled from the two
+// ranks' parts), and the one-device checkpoint on dp=2 with ZeRO-2 and on
+// tp=2: each continues with the uninterrupted run's losses and parameters.
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/dp2 --lr 0.01 --eps 1e-3 --mesh dp=2 --bucket-mb 0
+// RUN: %mpirun -np 2 dtc-run %t/dp2 --data %t/tokens.npy --steps 10 --dump %t/dp2-full > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/full %t/dp2-full --from 0 --rtol 1e-4 | FileCheck %s
+// RUN: %mpirun -np 2 dtc-run %t/dp2 --data %t/tokens.npy --steps 5 --save %t/dp2-ckpt > /dev/null
+// RUN: ls %t/dp2-ckpt/step-00000005 | FileCheck %s --check-prefix=RANKS
+// RANKS: metadata.json
+// RANKS-NEXT: rank-0
+// RANKS-NEXT: rank-1
+// RANKS-NEXT: signature.txt
+// RANKS-NEXT: state.txt
+// RUN: %mpirun -np 2 dtc-run %t/dp2 --data %t/tokens.npy --steps 10 --resume %t/dp2-ckpt --dump %t/dp2-resumed > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/dp2-full %t/dp2-resumed --from 5 --exact | FileCheck %s
+// RUN: dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/dp2-ckpt --dump %t/dp2-to-one > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/full %t/dp2-to-one --from 5 --rtol 1e-4 | FileCheck %s
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/z2 --lr 0.01 --eps 1e-3 --mesh dp=2 --zero 2 --bucket-mb 0
+// RUN: %mpirun -np 2 dtc-run %t/z2 --data %t/tokens.npy --steps 10 --resume %t/ckpt --dump %t/one-to-z2 > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/full %t/one-to-z2 --from 5 --rtol 1e-4 | FileCheck %s
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/tp2 --lr 0.01 --eps 1e-3 --mesh tp=2
+// RUN: %mpirun -np 2 dtc-run %t/tp2 --data %t/tokens.npy --steps 10 --resume %t/ckpt --dump %t/one-to-tp2 > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/full %t/one-to-tp2 --from 5 --rtol 1e-4 | FileCheck %s
+
+// Bad input, one line each: a truncated part, a checkpoint never completed,
+// no checkpoint, nothing left to train, a file shorter than one window, a
+// token outside the vocabulary (its offsets named), no data at all.
+// RUN: cp -r %t/ckpt %t/truncated && truncate -s 100 %t/truncated/step-00000005/rank-0/arg1.npy
+// RUN: not dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/truncated 2>&1 | FileCheck %s --check-prefix=TRUNCATED
+// TRUNCATED: error: the checkpoint is damaged: {{.*}}truncated/step-00000005/rank-0/arg1.npy: not a valid .npy file: {{.*}}
+// TRUNCATED-NOT: func.func
+// RUN: mv %t/truncated/step-00000005 %t/truncated/step-00000005.partial
+// RUN: not dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/truncated/step-00000005.partial 2>&1 | FileCheck %s --check-prefix=PARTIAL
+// PARTIAL: error: '{{.*}}step-00000005.partial' is a checkpoint that was never completed
+// RUN: not dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t 2>&1 | FileCheck %s --check-prefix=NONE
+// NONE: error: '{{.*}}' holds no checkpoint (neither a 'latest' file nor state.txt)
+// RUN: not dtc-run %t/one --data %t/tokens.npy --steps 5 --resume %t/ckpt 2>&1 | FileCheck %s --check-prefix=DONE
+// DONE: error: the checkpoint '{{.*}}step-00000005' is at step 5: --steps 5 leaves nothing to train (--steps counts from the start of the run)
+// RUN: not dtc-run %t/one --data %t/short.npy --steps 1 2>&1 | FileCheck %s --check-prefix=SHORT
+// SHORT: error: the data file '{{.*}}short.npy' holds 8 tokens, fewer than one window of 9 (the compiled sequence length plus the next token)
+// RUN: not dtc-run %t/one --data %t/big.npy --steps 1 2>&1 | FileCheck %s --check-prefix=VOCAB
+// VOCAB: error: the data file '{{.*}}big.npy' holds token 64 at token offset {{[0-9]+}} (byte {{[0-9]+}}), outside the vocabulary [0, 64)
+// RUN: not dtc-run %t/one --steps 1 2>&1 | FileCheck %s --check-prefix=NODATA
+// NODATA: error: training needs --data FILE (a token file) or --batch DIR (the inputs and labels of every step)
+// RUN: not dtc-run %t/one --data %t/tokens.npy --save-every 2 2>&1 | FileCheck %s --check-prefix=EVERYNEEDS
+// EVERYNEEDS: error: --save-every needs --save DIR and a number of steps of at least 1
