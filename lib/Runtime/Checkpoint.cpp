@@ -52,12 +52,7 @@ std::optional<std::string> readFile(const fs::path &path) {
 
 /// Whether every rank succeeded (an error on any rank fails all).
 bool allSucceeded(bool ok, Communicator *comm) {
-  if (!comm)
-    return ok;
-  Tensor flag(DType::F64, {1});
-  flag.floats()[0] = ok ? 0 : 1;
-  comm->allReduce(flag, comm->mesh().axes, ReduceKind::Max);
-  return flag.at(0) == 0;
+  return comm ? !comm->anyRank(!ok) : ok;
 }
 
 /// `parts` concatenated along `dim`, in order.

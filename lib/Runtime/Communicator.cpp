@@ -154,6 +154,12 @@ std::string Communicator::groupKey(const std::vector<std::string> &axes) const {
   return key;
 }
 
+bool Communicator::anyRank(bool flag) {
+  double value = flag ? 1 : 0;
+  allReduceBytes(&value, 1, DType::F64, meshShape.axes, ReduceKind::Max);
+  return value != 0;
+}
+
 void Communicator::count(CollectiveKind kind, double busBytes) {
   CollectiveCount &entry = traffic[kind];
   ++entry.calls;

@@ -9,6 +9,7 @@
 #include "dtc/Runtime/TokenData.h"
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 
@@ -17,6 +18,10 @@ using namespace mlir::dtc;
 StepEngine::~StepEngine() = default;
 
 namespace {
+
+/// Set by SIGTERM: finish the step, agree, checkpoint, stop.
+volatile std::sig_atomic_t stopRequested = 0;
+void requestStop(int) { stopRequested = 1; }
 
 bool fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
@@ -302,6 +307,8 @@ int mlir::dtc::runTraining(const StepSignature &signature,
     return why.empty() || fail(why);
   };
 
+  stopRequested = 0;
+  std::signal(SIGTERM, requestStop);
   int64_t steps = options.steps - first;
   int64_t logEvery = options.logEvery > 0 ? options.logEvery
                                           : std::max<int64_t>(1, steps / 10);
@@ -338,11 +345,23 @@ int mlir::dtc::runTraining(const StepSignature &signature,
                   1e3 * seconds / (k + 1 - first));
       std::fflush(stdout);
     }
+    // A SIGTERM on any rank stops every rank after this step (the ranks
+    // agree here, where none is inside a collective).
+    bool stop = comm ? comm->anyRank(stopRequested) : stopRequested;
     if (!options.saveDir.empty() &&
-        (k + 1 == options.steps ||
+        (stop || k + 1 == options.steps ||
          (options.saveEvery > 0 && (k + 1) % options.saveEvery == 0)) &&
         !save(k + 1))
       return 1;
+    if (stop) {
+      if (lead)
+        std::printf("stopped by SIGTERM after step %lld%s\n",
+                    static_cast<long long>(k + 1),
+                    options.saveDir.empty() ? " (no --save: nothing kept)"
+                                            : "");
+      std::fflush(stdout);
+      return 0;
+    }
   }
   losses.roundToElementType();
   // The measured peak beside the plan (the same rule: every rank runs the

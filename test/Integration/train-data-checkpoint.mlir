@@ -74,6 +74,28 @@
 // RUN: %mpirun -np 2 dtc-run %t/tp2 --data %t/tokens.npy --steps 10 --resume %t/ckpt --dump %t/one-to-tp2 > /dev/null
 // RUN: %python %S/../Utils/compare_resumed.py %t/full %t/one-to-tp2 --from 5 --rtol 1e-4 | FileCheck %s
 
+// SIGTERM (sent once step 3 is printed): the run finishes the step it is
+// in, writes a checkpoint and stops; resumed, it continues as the
+// uninterrupted run did.
+// RUN: dtc-run %t/one --data %t/tokens.npy --steps 150 --dump %t/full150 > /dev/null
+// RUN: %python %S/../Utils/signal_after.py "step     3/" -- dtc-run %t/one --data %t/tokens.npy --steps 150 --log-every 1 --save %t/term | FileCheck %s --check-prefix=TERM
+// TERM: step     3/{{150|600}}
+// TERM: checkpoint: step {{[0-9]+}} saved in {{.*}}term
+// TERM-NEXT: stopped by SIGTERM after step {{[0-9]+}}
+// RUN: dtc-run %t/one --data %t/tokens.npy --steps 150 --resume %t/term --dump %t/term-resumed > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/full150 %t/term-resumed --from %t/term --exact | FileCheck %s
+// The same under mpirun, which forwards SIGTERM to both ranks: they agree
+// to stop after the same step, and the checkpoint resumes. (mpirun kills
+// its ranks at once when told to stop in its first moments, and a rank
+// blocked writing output it no longer reads cannot stop in time: the
+// signal waits 2 seconds, and the run prints a line every 200 steps.)
+// RUN: %python %S/../Utils/signal_after.py "step" --seconds 2 --any-status -- %mpirun -np 2 dtc-run %t/dp2 --data %t/tokens.npy --steps 1000000 --log-every 200 --save %t/dp2-term | FileCheck %s --check-prefix=MPITERM
+// MPITERM: checkpoint: step [[K:[0-9]+]] saved in {{.*}}dp2-term
+// MPITERM-NEXT: stopped by SIGTERM after step [[K]]
+// RUN: %python %S/../Utils/resume_steps.py %t/dp2-term 3 -- %mpirun -np 2 dtc-run %t/dp2 --data %t/tokens.npy | FileCheck %s --check-prefix=MPIRESUMED
+// MPIRESUMED: step {{ *[0-9]+}}/{{[0-9]+}}  loss
+// MPIRESUMED: rank 1 throughput
+
 // Bad input, one line each: a truncated part, a checkpoint never completed,
 // no checkpoint, nothing left to train, a file shorter than one window, a
 // token outside the vocabulary (its offsets named), no data at all.

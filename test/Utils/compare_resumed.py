@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""compare_resumed.py FULL RESUMED --from K [--exact | --rtol R]
+"""compare_resumed.py FULL RESUMED --from K|CHECKPOINT [--exact | --rtol R]
 
 Checks a resumed run against an uninterrupted one: RESUMED/loss.npy (the
-steps after K) against FULL/loss.npy[K:], and every RESUMED/param/*.npy
+steps after K, or after the step the checkpoint directory CHECKPOINT's
+latest records) against FULL/loss.npy[K:], and every RESUMED/param/*.npy
 against FULL's. --exact: equal bit for bit; else within --rtol relative
 (losses elementwise, parameters by relative L2). Prints one line per
 comparison and `N failed`; exits 1 when any failed.
@@ -18,10 +19,16 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("full")
     parser.add_argument("resumed")
-    parser.add_argument("--from", dest="start", type=int, required=True)
+    parser.add_argument("--from", dest="start", required=True)
     parser.add_argument("--exact", action="store_true")
     parser.add_argument("--rtol", type=float, default=1e-5)
     args = parser.parse_args()
+    if not args.start.isdigit():
+        with open(os.path.join(args.start, "latest")) as f:
+            step_dir = os.path.join(args.start, f.read().strip())
+        with open(os.path.join(step_dir, "state.txt")) as f:
+            args.start = next(int(line.split()[1]) for line in f if line.startswith("step "))
+    args.start = int(args.start)
     failed = 0
     pairs = [("loss", np.load(os.path.join(args.full, "loss.npy"))[args.start:],
               np.load(os.path.join(args.resumed, "loss.npy")))]

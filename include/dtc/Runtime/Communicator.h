@@ -159,6 +159,11 @@ public:
     return traffic;
   }
 
+  /// Whether `flag` holds on any rank of the mesh: how the runner's ranks
+  /// agree (to stop, that a checkpoint was written). Not the step's
+  /// traffic, so not counted.
+  bool anyRank(bool flag);
+
 protected:
   explicit Communicator(MeshShape mesh) : meshShape(std::move(mesh)) {}
 
