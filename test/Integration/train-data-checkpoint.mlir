@@ -74,6 +74,19 @@
 // RUN: %mpirun -np 2 dtc-run %t/tp2 --data %t/tokens.npy --steps 10 --resume %t/ckpt --dump %t/one-to-tp2 > /dev/null
 // RUN: %python %S/../Utils/compare_resumed.py %t/full %t/one-to-tp2 --from 5 --rtol 1e-4 | FileCheck %s
 
+// The layouts the issue names, on GPT-2 (hf5, batch 4 x 8): a dp=4 ZeRO-2
+// checkpoint resumed on dp=2 x tp=2 and on one device.
+// RUN: %python -c "import numpy as n; n.save('%t/gpt2-tokens.npy', (n.arange(5001) * 3 % 64).astype(n.uint16))"
+// RUN: dtc-compile %S/Inputs/hf5/gpt2-names/model.onnx -o %t/gpt2-z2 --lr 0.01 --eps 1e-3 --mesh dp=4 --zero 2
+// RUN: dtc-compile %S/Inputs/hf5/gpt2-names/model.onnx -o %t/gpt2-dt --lr 0.01 --eps 1e-3 --mesh dp=2,tp=2
+// RUN: dtc-compile %S/Inputs/hf5/gpt2-names/model.onnx -o %t/gpt2-one --lr 0.01 --eps 1e-3
+// RUN: %mpirun -np 4 dtc-run %t/gpt2-z2 --data %t/gpt2-tokens.npy --steps 10 --dump %t/gpt2-full > /dev/null
+// RUN: %mpirun -np 4 dtc-run %t/gpt2-z2 --data %t/gpt2-tokens.npy --steps 5 --save %t/gpt2-ckpt > /dev/null
+// RUN: %mpirun -np 4 dtc-run %t/gpt2-dt --data %t/gpt2-tokens.npy --steps 10 --resume %t/gpt2-ckpt --dump %t/gpt2-to-dt > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/gpt2-full %t/gpt2-to-dt --from 5 --rtol 1e-4 | FileCheck %s
+// RUN: dtc-run %t/gpt2-one --data %t/gpt2-tokens.npy --steps 10 --resume %t/gpt2-ckpt --dump %t/gpt2-to-one > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/gpt2-full %t/gpt2-to-one --from 5 --rtol 1e-4 | FileCheck %s
+
 // SIGTERM (sent once step 3 is printed): the run finishes the step it is
 // in, writes a checkpoint and stops; resumed, it continues as the
 // uninterrupted run did.
