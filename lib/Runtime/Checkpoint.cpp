@@ -55,27 +55,6 @@ bool allSucceeded(bool ok, Communicator *comm) {
   return comm ? !comm->anyRank(!ok) : ok;
 }
 
-/// `parts` concatenated along `dim`, in order.
-Tensor concatenate(const std::vector<Tensor> &parts, int64_t dim) {
-  Shape shape = parts.front().shape();
-  int64_t outer = 1;
-  for (int64_t d = 0; d < dim; ++d)
-    outer *= shape[d];
-  shape[dim] = 0;
-  std::vector<std::vector<char>> bytes;
-  for (const Tensor &part : parts) {
-    shape[dim] += part.shape()[dim];
-    bytes.push_back(part.toBytes());
-  }
-  std::vector<char> out;
-  for (int64_t o = 0; o < outer; ++o)
-    for (const std::vector<char> &b : bytes) {
-      size_t row = b.size() / outer;
-      out.insert(out.end(), b.begin() + o * row, b.begin() + (o + 1) * row);
-    }
-  return Tensor::fromBytes(parts.front().dtype(), shape, out.data());
-}
-
 /// Every rank's whole value from every rank's part (`parts`, by rank of
 /// `mesh`), undoing `layout`'s splits as StepBinding's gather does: the
 /// last split first, each by concatenating the parts of the ranks that
@@ -96,7 +75,7 @@ Tensor assemble(std::vector<Tensor> parts, const TensorLayout &layout,
           at[axis] = c;
           group.push_back(parts[mesh.rankAt(at)]);
         }
-        next[r] = wholeFromChunks(concatenate(group, d), d, n,
+        next[r] = wholeFromChunks(concatenated(group, d), d, n,
                                   k == 0 ? layout.blocksOf(d) : 1);
       }
       parts = std::move(next);
@@ -291,14 +270,8 @@ std::string readWholeValues(const Checkpoint &checkpoint,
       parts.push_back(std::move(*part));
     }
     Tensor value = assemble(std::move(parts), was.layout, from.mesh);
-    if (was.unpaddedRows && value.rank() > 0 &&
-        value.shape()[0] != *was.unpaddedRows) {
-      Shape shape = value.shape();
-      std::vector<char> bytes = value.toBytes();
-      bytes.resize(bytes.size() / shape[0] * *was.unpaddedRows);
-      shape[0] = *was.unpaddedRows;
-      value = Tensor::fromBytes(value.dtype(), shape, bytes.data());
-    }
+    if (was.unpaddedRows && value.rank() > 0)
+      value = withRows(value, *was.unpaddedRows);
     whole[i] = std::move(value);
   }
   return "";

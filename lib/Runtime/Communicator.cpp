@@ -254,6 +254,22 @@ Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r,
   return Tensor::fromBytes(tensor.dtype(), shape, out.data());
 }
 
+Tensor concatenated(const std::vector<Tensor> &parts, int64_t dim) {
+  const Tensor &part = parts.front();
+  std::vector<char> blocks, out;
+  for (const Tensor &p : parts) {
+    std::vector<char> bytes = p.toBytes();
+    blocks.insert(blocks.end(), bytes.begin(), bytes.end());
+  }
+  out.resize(blocks.size());
+  int64_t n = static_cast<int64_t>(parts.size());
+  concatBlocks(blocks.data(), out.data(),
+               Split3(part.shape(), dim, part.dtype()), n);
+  Shape shape = part.shape();
+  shape[dim] *= n;
+  return Tensor::fromBytes(part.dtype(), shape, out.data());
+}
+
 Tensor wholeFromChunks(const Tensor &gathered, int64_t dim, int64_t n,
                        int64_t blocks) {
   // `gathered` is [outer, n, blocks, chunk * inner]; the whole tensor is

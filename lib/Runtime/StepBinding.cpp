@@ -6,16 +6,6 @@ namespace mlir::dtc {
 
 namespace {
 
-/// `tensor` with zero rows appended, or its last rows dropped, to make
-/// `rows` along dimension 0 (padding added and stripped).
-Tensor withRows(const Tensor &tensor, int64_t rows) {
-  Shape shape = tensor.shape();
-  std::vector<char> bytes = tensor.toBytes();
-  bytes.resize(bytes.size() / shape[0] * rows, 0);
-  shape[0] = rows;
-  return Tensor::fromBytes(tensor.dtype(), shape, bytes.data());
-}
-
 std::string meshText(const MeshShape &mesh) {
   if (mesh.axes.empty())
     return "one device";

@@ -279,4 +279,12 @@ Tensor Tensor::fromBytes(DType dtype, Shape shape, const char *bytes) {
   return tensor;
 }
 
+Tensor withRows(const Tensor &tensor, int64_t rows) {
+  Shape shape = tensor.shape();
+  std::vector<char> bytes = tensor.toBytes();
+  bytes.resize(bytes.size() / shape[0] * rows, 0);
+  shape[0] = rows;
+  return Tensor::fromBytes(tensor.dtype(), shape, bytes.data());
+}
+
 } // namespace mlir::dtc

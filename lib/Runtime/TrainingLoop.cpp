@@ -183,13 +183,6 @@ struct DataFeed {
     classes = *signature.arguments[*labelsAt].classes;
     return "";
   }
-
-  /// Step `step`'s whole ids and labels.
-  std::string wholeBatch(int64_t step, uint64_t seed, Tensor &idsValue,
-                         Tensor &labelsValue) {
-    return tokens.batch(step, rows, sequence, seed, classes, idsValue,
-                        labelsValue);
-  }
 };
 
 } // namespace
@@ -235,7 +228,8 @@ int mlir::dtc::runTraining(const StepSignature &signature,
   // Step k's ids and labels (whole) into `into`, by input name.
   auto dataOf = [&](int64_t k, std::map<std::string, Tensor> &into) {
     Tensor ids, labels;
-    std::string why = data->wholeBatch(k, dataSeed, ids, labels);
+    std::string why = data->tokens.batch(k, data->rows, data->sequence,
+                                         dataSeed, data->classes, ids, labels);
     into[signature.arguments[data->ids].name] = std::move(ids);
     into[signature.arguments[data->labels].name] = std::move(labels);
     return why;
@@ -294,9 +288,11 @@ int mlir::dtc::runTraining(const StepSignature &signature,
       return fail(error), 1;
   }
   auto save = [&](int64_t step) {
-    std::vector<Tensor> args;
+    // (Inputs are not saved: the data's position is the step.)
+    std::vector<Tensor> args(signature.arguments.size());
     for (size_t i = 0; i < signature.arguments.size(); ++i)
-      args.push_back(engine.argument(i));
+      if (signature.arguments[i].role != ArgumentRole::Input)
+        args[i] = engine.argument(i);
     std::string why =
         saveCheckpoint(options.saveDir, step, dataSeed, signature, args, comm);
     if (why.empty() && lead) {

@@ -66,6 +66,9 @@ Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r,
 /// `dtype`) written to `out`.
 void chunkOf(const void *in, void *out, DType dtype, const Shape &shape,
              int64_t dim, int64_t n, int64_t r, int64_t blocks = 1);
+/// The concatenation along `dim` of `parts` (of one shape), in order: what
+/// an all-gather of them returns.
+Tensor concatenated(const std::vector<Tensor> &parts, int64_t dim);
 /// The inverse: the whole tensor from `gathered`, the rank-order
 /// concatenation along `dim` (an all-gather) of the `n` ranks' chunkOf.
 Tensor wholeFromChunks(const Tensor &gathered, int64_t dim, int64_t n,

@@ -100,6 +100,10 @@ private:
   std::vector<int64_t> intData;
 };
 
+/// `tensor` with zero rows appended, or its last rows dropped, to make
+/// `rows` along dimension 0 (padding added and stripped).
+Tensor withRows(const Tensor &tensor, int64_t rows);
+
 } // namespace mlir::dtc
 
 #endif // DTC_RUNTIME_TENSOR_H

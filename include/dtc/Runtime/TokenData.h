@@ -35,10 +35,6 @@ public:
   /// that is not .npy. "" or what is wrong, naming the file.
   std::string open(const std::string &path, const std::string &rawType);
 
-  int64_t tokens() const { return count; }
-  /// The windows of `sequence` tokens the file holds (0: shorter than one).
-  int64_t windows(int64_t sequence) const;
-
   /// The ids and labels ([rows, sequence], i64) of global rows [0, rows) of
   /// step `step`, windows in the order drawn from `seed`; "" or what is
   /// wrong: a token outside [0, vocabulary) (vocabulary 0: unchecked),
@@ -47,6 +43,8 @@ public:
                     int64_t vocabulary, Tensor &ids, Tensor &labels);
 
 private:
+  /// The windows of `sequence` tokens the file holds (0: shorter than one).
+  int64_t windows(int64_t sequence) const;
   int64_t at(int64_t index) const;
   /// Window number `n` of the sequence drawn from `seed`.
   int64_t window(int64_t n, int64_t windows, uint64_t seed);

@@ -122,14 +122,30 @@ struct Emitter {
     b.setInsertionPointToStart(forOp.getBody());
     body(forOp.getInductionVar());
   }
-  /// acc = init; for (i = 0; i < n; ++i) acc = body(i, acc); returns acc.
-  Value fold(int64_t n, Value init, function_ref<Value(Value, Value)> body) {
-    auto forOp = scf::ForOp::create(b, loc, c(0), c(n), c(1), init);
+  /// accs = inits; for (i = from; i < to; ++i) accs = body(i, accs);
+  /// returns accs.
+  SmallVector<Value>
+  foldAll(int64_t from, int64_t to, ValueRange inits,
+          function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto forOp = scf::ForOp::create(b, loc, c(from), c(to), c(1), inits);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());
-    Value next = body(forOp.getInductionVar(), forOp.getRegionIterArg(0));
-    scf::YieldOp::create(b, loc, next);
-    return forOp.getResult(0);
+    scf::YieldOp::create(
+        b, loc, body(forOp.getInductionVar(), forOp.getRegionIterArgs()));
+    return SmallVector<Value>(forOp.getResults());
+  }
+  /// acc = init; for (i = 0; i < n; ++i) acc = body(i, acc); returns acc.
+  Value fold(int64_t n, Value init, function_ref<Value(Value, Value)> body) {
+    return foldAll(0, n, init, [&](Value i, ValueRange acc) {
+      return SmallVector<Value>{body(i, acc[0])};
+    })[0];
+  }
+  /// `when ? yes : no`, value by value.
+  SmallVector<Value> select(Value when, ValueRange yes, ValueRange no) {
+    SmallVector<Value> out;
+    for (auto [y, n] : llvm::zip(yes, no))
+      out.push_back(arith::SelectOp::create(b, loc, when, y, n));
+    return out;
   }
   /// acc = init; for each index of `shape`, row-major: acc = body(indexes,
   /// acc); returns acc.
@@ -566,54 +582,47 @@ void argMaxKernel(Emitter &e, ArgMaxOp op, Buffers &buf) {
   e.loop(s.outer, [&](Value o) {
     e.loop(s.inner, [&](Value k) {
       Value base = e.add(e.mul(o, s.size * s.inner), k);
-      auto forOp =
-          scf::ForOp::create(e.b, e.loc, e.c(1), e.c(s.size), e.c(1),
-                             ValueRange{e.c(0), e.loadC(buf.in[0], base)});
-      {
-        OpBuilder::InsertionGuard guard(e.b);
-        e.b.setInsertionPointToStart(forOp.getBody());
-        Value j = forOp.getInductionVar();
-        Value best = forOp.getRegionIterArg(0),
-              bestValue = forOp.getRegionIterArg(1);
-        Value x = e.loadC(buf.in[0], e.add(base, e.mul(j, s.inner)));
-        Value better;
-        if (isFloat) {
-          // NaN wins (the first, or the last with select_last_index).
-          auto cmp = [&](arith::CmpFPredicate p, Value a, Value b2) {
-            return arith::CmpFOp::create(e.b, e.loc, p, a, b2);
-          };
-          Value xNaN = cmp(arith::CmpFPredicate::UNO, x, x);
-          Value bestNaN = cmp(arith::CmpFPredicate::UNO, bestValue, bestValue);
-          Value lastC = arith::ConstantIntOp::create(e.b, e.loc, last, 1);
-          Value ifNaN = arith::OrIOp::create(
-              e.b, e.loc,
-              arith::XOrIOp::create(
+      SmallVector<Value> found = e.foldAll(
+          1, s.size, ValueRange{e.c(0), e.loadC(buf.in[0], base)},
+          [&](Value j, ValueRange acc) {
+            Value best = acc[0], bestValue = acc[1];
+            Value x = e.loadC(buf.in[0], e.add(base, e.mul(j, s.inner)));
+            Value better;
+            if (isFloat) {
+              // NaN wins (the first, or the last with select_last_index).
+              auto cmp = [&](arith::CmpFPredicate p, Value a, Value b2) {
+                return arith::CmpFOp::create(e.b, e.loc, p, a, b2);
+              };
+              Value xNaN = cmp(arith::CmpFPredicate::UNO, x, x);
+              Value bestNaN =
+                  cmp(arith::CmpFPredicate::UNO, bestValue, bestValue);
+              Value lastC = arith::ConstantIntOp::create(e.b, e.loc, last, 1);
+              Value ifNaN = arith::OrIOp::create(
+                  e.b, e.loc,
+                  arith::XOrIOp::create(
+                      e.b, e.loc, bestNaN,
+                      arith::ConstantIntOp::create(e.b, e.loc, 1, 1)),
+                  lastC);
+              Value greater = cmp(last ? arith::CmpFPredicate::OGE
+                                       : arith::CmpFPredicate::OGT,
+                                  x, bestValue);
+              Value notBestNaN = arith::XOrIOp::create(
                   e.b, e.loc, bestNaN,
-                  arith::ConstantIntOp::create(e.b, e.loc, 1, 1)),
-              lastC);
-          Value greater =
-              cmp(last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT,
-                  x, bestValue);
-          Value notBestNaN = arith::XOrIOp::create(
-              e.b, e.loc, bestNaN,
-              arith::ConstantIntOp::create(e.b, e.loc, 1, 1));
-          Value ifNumber =
-              arith::AndIOp::create(e.b, e.loc, notBestNaN, greater);
-          better = arith::SelectOp::create(e.b, e.loc, xNaN, ifNaN, ifNumber);
-        } else {
-          better = arith::CmpIOp::create(e.b, e.loc,
-                                         last ? arith::CmpIPredicate::sge
-                                              : arith::CmpIPredicate::sgt,
-                                         x, bestValue);
-        }
-        scf::YieldOp::create(
-            e.b, e.loc,
-            ValueRange{
-                arith::SelectOp::create(e.b, e.loc, better, j, best),
-                arith::SelectOp::create(e.b, e.loc, better, x, bestValue)});
-      }
-      Value index = arith::IndexCastOp::create(e.b, e.loc, e.b.getI64Type(),
-                                               forOp.getResult(0));
+                  arith::ConstantIntOp::create(e.b, e.loc, 1, 1));
+              Value ifNumber =
+                  arith::AndIOp::create(e.b, e.loc, notBestNaN, greater);
+              better =
+                  arith::SelectOp::create(e.b, e.loc, xNaN, ifNaN, ifNumber);
+            } else {
+              better = arith::CmpIOp::create(e.b, e.loc,
+                                             last ? arith::CmpIPredicate::sge
+                                                  : arith::CmpIPredicate::sgt,
+                                             x, bestValue);
+            }
+            return e.select(better, {j, x}, acc);
+          });
+      Value index =
+          arith::IndexCastOp::create(e.b, e.loc, e.b.getI64Type(), found[0]);
       e.storeC(index, buf.out[0], e.add(e.mul(o, s.inner), k));
     });
   });
@@ -635,75 +644,63 @@ void topKKernel(Emitter &e, TopKOp op, Buffers &buf) {
   auto andOf = [&](Value a, Value b) {
     return arith::AndIOp::create(e.b, e.loc, a, b);
   };
+  auto fcmp = [&](arith::CmpFPredicate p, Value x, Value y) {
+    return arith::CmpFOp::create(e.b, e.loc, p, x, y);
+  };
+  auto icmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(e.b, e.loc, p, x, y);
+  };
   // a > b, NaN above every number.
   auto greater = [&](Value a, Value b) -> Value {
     if (!isFloat)
-      return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::sgt, a, b);
-    auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) {
-      return arith::CmpFOp::create(e.b, e.loc, p, x, y);
-    };
-    return orOf(andOf(cmp(arith::CmpFPredicate::UNO, a, a),
-                      cmp(arith::CmpFPredicate::ORD, b, b)),
-                cmp(arith::CmpFPredicate::OGT, a, b));
+      return icmp(arith::CmpIPredicate::sgt, a, b);
+    return orOf(andOf(fcmp(arith::CmpFPredicate::UNO, a, a),
+                      fcmp(arith::CmpFPredicate::ORD, b, b)),
+                fcmp(arith::CmpFPredicate::OGT, a, b));
   };
   auto equal = [&](Value a, Value b) -> Value {
     if (!isFloat)
-      return arith::CmpIOp::create(e.b, e.loc, arith::CmpIPredicate::eq, a, b);
-    return orOf(
-        arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::OEQ, a, b),
-        andOf(
-            arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::UNO, a, a),
-            arith::CmpFOp::create(e.b, e.loc, arith::CmpFPredicate::UNO, b,
-                                  b)));
+      return icmp(arith::CmpIPredicate::eq, a, b);
+    return orOf(fcmp(arith::CmpFPredicate::OEQ, a, b),
+                andOf(fcmp(arith::CmpFPredicate::UNO, a, a),
+                      fcmp(arith::CmpFPredicate::UNO, b, b)));
   };
   // Whether value a is taken before value b.
   auto before = [&](Value a, Value b) {
     return smallest ? greater(b, a) : greater(a, b);
-  };
-  auto cmpIndex = [&](arith::CmpIPredicate p, Value a, Value b) {
-    return arith::CmpIOp::create(e.b, e.loc, p, a, b);
   };
   Value none = e.c(-1);
   e.loop(s.outer, [&](Value o) {
     e.loop(s.inner, [&](Value i) {
       Value row = e.add(e.mul(o, s.size * s.inner), i);
       auto at = [&](Value j) { return e.add(row, e.mul(j, s.inner)); };
-      auto passes = scf::ForOp::create(e.b, e.loc, e.c(0), e.c(k), e.c(1),
-                                       ValueRange{none, e.fconst(0, t)});
-      OpBuilder::InsertionGuard guard(e.b);
-      e.b.setInsertionPointToStart(passes.getBody());
-      Value pass = passes.getInductionVar();
-      Value prev = passes.getRegionIterArg(0),
-            prevValue = passes.getRegionIterArg(1);
-      Value first = cmpIndex(arith::CmpIPredicate::eq, prev, none);
-      auto scan = scf::ForOp::create(e.b, e.loc, e.c(0), e.c(s.size), e.c(1),
-                                     ValueRange{none, e.fconst(0, t)});
-      {
-        OpBuilder::InsertionGuard scanGuard(e.b);
-        e.b.setInsertionPointToStart(scan.getBody());
-        Value j = scan.getInductionVar();
-        Value best = scan.getRegionIterArg(0),
-              bestValue = scan.getRegionIterArg(1);
-        Value x = e.loadC(buf.in[0], at(j));
-        Value after = orOf(
-            first, orOf(before(prevValue, x),
-                        andOf(equal(x, prevValue),
-                              cmpIndex(arith::CmpIPredicate::sgt, j, prev))));
-        Value better =
-            andOf(after, orOf(cmpIndex(arith::CmpIPredicate::eq, best, none),
-                              before(x, bestValue)));
-        scf::YieldOp::create(
-            e.b, e.loc,
-            ValueRange{
-                arith::SelectOp::create(e.b, e.loc, better, j, best),
-                arith::SelectOp::create(e.b, e.loc, better, x, bestValue)});
-      }
-      Value best = scan.getResult(0);
-      Value to = e.add(e.mul(e.add(e.mul(o, k), pass), s.inner), i);
-      e.store(e.load(buf.in[0], at(best)), buf.out[0], to);
-      e.store(arith::IndexCastOp::create(e.b, e.loc, e.b.getI64Type(), best),
-              buf.out[1], to);
-      scf::YieldOp::create(e.b, e.loc, ValueRange{best, scan.getResult(1)});
+      // Each pass: (the index taken, its value), from the previous pass's.
+      e.foldAll(
+          0, k, ValueRange{none, e.fconst(0, t)},
+          [&](Value pass, ValueRange previous) {
+            Value prev = previous[0], prevValue = previous[1];
+            Value first = icmp(arith::CmpIPredicate::eq, prev, none);
+            SmallVector<Value> taken = e.foldAll(
+                0, s.size, ValueRange{none, e.fconst(0, t)},
+                [&](Value j, ValueRange best) {
+                  Value x = e.loadC(buf.in[0], at(j));
+                  Value after = orOf(
+                      first,
+                      orOf(before(prevValue, x),
+                           andOf(equal(x, prevValue),
+                                 icmp(arith::CmpIPredicate::sgt, j, prev))));
+                  Value better = andOf(
+                      after, orOf(icmp(arith::CmpIPredicate::eq, best[0], none),
+                                  before(x, best[1])));
+                  return e.select(better, {j, x}, best);
+                });
+            Value to = e.add(e.mul(e.add(e.mul(o, k), pass), s.inner), i);
+            e.store(e.load(buf.in[0], at(taken[0])), buf.out[0], to);
+            e.store(arith::IndexCastOp::create(e.b, e.loc, e.b.getI64Type(),
+                                               taken[0]),
+                    buf.out[1], to);
+            return taken;
+          });
     });
   });
 }
