@@ -27,8 +27,13 @@ std::vector<std::string> axesOf(ArrayAttr axes) {
 
 /// The current communicator, or an error on `op`.
 FailureOr<Communicator *> communicatorFor(Operation *op) {
-  if (Communicator *comm = currentCommunicator())
+  if (Communicator *comm = currentCommunicator()) {
+    StringAttr reason = op->getAttrOfType<StringAttr>("reason");
+    comm->setReason(reason ? std::string_view(reason.getValue().data(),
+                                              reason.getValue().size())
+                           : std::string_view());
     return comm;
+  }
   return op->emitError("a collective needs ranks to talk to: run the "
                        "module with dtc-run (under mpirun for several ranks)");
 }

@@ -154,10 +154,34 @@ std::string Communicator::groupKey(const std::vector<std::string> &axes) const {
   return key;
 }
 
+std::vector<int64_t>
+Communicator::groupMembers(const std::vector<std::string> &axes) const {
+  std::vector<int64_t> members;
+  int64_t id = groupId(axes);
+  for (int64_t r = 0, e = meshShape.numDevices(); r < e; ++r)
+    if (coordinateIndex(meshShape, r, axes, /*inAxes=*/false) == id)
+      members.push_back(r);
+  return members;
+}
+
 bool Communicator::anyRank(bool flag) {
   double value = flag ? 1 : 0;
   allReduceBytes(&value, 1, DType::F64, meshShape.axes, ReduceKind::Max);
   return value != 0;
+}
+
+std::vector<double> Communicator::everyRank(const std::vector<double> &values) {
+  std::vector<double> all(values.size() * worldSize());
+  allGatherBytes(values.data(), all.data(), values.size() * sizeof(double),
+                 meshShape.axes);
+  return all;
+}
+
+void Communicator::sumOver(std::vector<double> &values,
+                           const std::vector<std::string> &axes) {
+  if (!axes.empty())
+    allReduceBytes(values.data(), values.size(), DType::F64, axes,
+                   ReduceKind::Sum);
 }
 
 void Communicator::count(CollectiveKind kind, double busBytes) {

@@ -156,8 +156,8 @@ int64_t TokenData::window(int64_t n, int64_t windows, uint64_t seed) {
 }
 
 std::string TokenData::batch(int64_t step, int64_t rows, int64_t sequence,
-                             uint64_t seed, int64_t vocabulary, Tensor &ids,
-                             Tensor &labels) {
+                             std::optional<uint64_t> seed, int64_t vocabulary,
+                             Tensor &ids, Tensor &labels) {
   int64_t total = windows(sequence);
   if (total == 0)
     return "the data file '" + path + "' holds " + std::to_string(count) +
@@ -166,7 +166,8 @@ std::string TokenData::batch(int64_t step, int64_t rows, int64_t sequence,
   ids = Tensor(DType::I64, {rows, sequence});
   labels = Tensor(DType::I64, {rows, sequence});
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t start = window(step * rows + r, total, seed) * sequence;
+    int64_t n = step * rows + r;
+    int64_t start = (seed ? window(n, total, *seed) : n % total) * sequence;
     for (int64_t t = 0; t <= sequence; ++t) {
       int64_t token = at(start + t);
       if (token < 0 || (vocabulary > 0 && token >= vocabulary))

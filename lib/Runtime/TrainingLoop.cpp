@@ -8,9 +8,13 @@
 #include "dtc/Runtime/TensorIO.h"
 #include "dtc/Runtime/TokenData.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 using namespace mlir::dtc;
@@ -123,6 +127,62 @@ int64_t tokensPerStep(const StepSignature &signature) {
   return 0;
 }
 
+/// The global L2 norm of the step's gradients, as
+/// torch.nn.utils.clip_grad_norm_ computes it: each rank sums the squares
+/// of its parts, summed over the axes each gradient is split over (its
+/// replicas, on the other axes, hold the same values).
+double gradientNorm(const StepSignature &signature, const StepEngine &engine,
+                    Communicator *comm) {
+  std::map<std::vector<std::string>, double> sums;
+  for (size_t r = 0; r < signature.results.size(); ++r) {
+    const StepResult &result = signature.results[r];
+    if (result.role != ResultRole::Gradient)
+      continue;
+    std::vector<std::string> axes;
+    for (const std::vector<std::string> &dim : result.layout.dims)
+      axes.insert(axes.end(), dim.begin(), dim.end());
+    std::sort(axes.begin(), axes.end());
+    Tensor part = engine.result(r);
+    double sum = 0;
+    for (int64_t i = 0, e = part.numElements(); i < e; ++i)
+      sum += part.at(i) * part.at(i);
+    sums[axes] += sum;
+  }
+  double total = 0;
+  for (auto &[axes, sum] : sums) {
+    std::vector<double> value{sum};
+    if (comm)
+      comm->sumOver(value, axes);
+    total += value[0];
+  }
+  return std::sqrt(total);
+}
+
+/// The first of this rank's step results but the loss (in the signature's
+/// order: gradients, updates, outputs) holding a NaN or an infinity,
+/// described; "" if none does.
+std::string firstNonFinite(const StepSignature &signature,
+                           const StepEngine &engine) {
+  for (size_t r = 0; r < signature.results.size(); ++r) {
+    const StepResult &result = signature.results[r];
+    if (!isFloatDType(result.dtype) || result.role == ResultRole::Loss)
+      continue;
+    Tensor value = engine.result(r);
+    for (int64_t i = 0, e = value.numElements(); i < e; ++i) {
+      if (std::isfinite(value.at(i)))
+        continue;
+      std::string what = result.role == ResultRole::Gradient
+                             ? "the gradient of '" + result.name + "'"
+                         : result.role == ResultRole::Update
+                             ? "the update of '" + result.name + "'"
+                             : "the output '" + result.name + "'";
+      return what + " (" + (std::isnan(value.at(i)) ? "nan" : "inf") +
+             " at element " + std::to_string(i) + " of this rank's part)";
+    }
+  }
+  return "";
+}
+
 } // namespace
 
 namespace {
@@ -145,10 +205,9 @@ struct DataFeed {
 
   /// Finds the step's labels input (the one with classes) and its ids (the
   /// other integer input of the same shape).
-  std::string open(const TrainingOptions &options,
+  std::string open(const std::string &path, const std::string &rawType,
                    const StepSignature &signature, Communicator *comm) {
-    if (std::string error = tokens.open(options.dataPath, options.dataType);
-        !error.empty())
+    if (std::string error = tokens.open(path, rawType); !error.empty())
       return error;
     std::optional<size_t> labelsAt, idsAt;
     for (size_t i = 0; i < signature.arguments.size(); ++i)
@@ -183,20 +242,45 @@ struct DataFeed {
     classes = *signature.arguments[*labelsAt].classes;
     return "";
   }
+
+  /// Batch k's whole ids and labels (windows drawn from `seed`; none: in
+  /// order) into `into`, by input name.
+  std::string wholeBatch(int64_t k, std::optional<uint64_t> seed,
+                         const StepSignature &signature,
+                         std::map<std::string, Tensor> &into) {
+    Tensor idsValue, labelsValue;
+    std::string error =
+        tokens.batch(k, rows, sequence, seed, classes, idsValue, labelsValue);
+    into[signature.arguments[ids].name] = std::move(idsValue);
+    into[signature.arguments[labels].name] = std::move(labelsValue);
+    return error;
+  }
+
+  /// Gives `engine` this rank's parts of batch k.
+  std::string feed(int64_t k, std::optional<uint64_t> seed,
+                   const StepSignature &signature, const StepBinding &binding,
+                   StepEngine &engine) {
+    std::map<std::string, Tensor> next;
+    std::string error = wholeBatch(k, seed, signature, next);
+    for (size_t i : {ids, labels}) {
+      Tensor part;
+      if (error.empty())
+        error = binding.partOf(i, next[signature.arguments[i].name], part);
+      if (error.empty())
+        error = engine.setArgument(i, part);
+    }
+    return error;
+  }
 };
 
 } // namespace
 
 int mlir::dtc::runTraining(const StepSignature &signature,
-                           const TrainingOptions &options, StepEngine &engine,
+                           const RunOptions &options, StepEngine &engine,
                            const BuiltinValue &builtinValue,
                            const TensorDirReader &readDir, Communicator *comm) {
   std::map<std::string, Tensor> batch, init;
   std::string error;
-  if (options.batchDir.empty() && options.dataPath.empty())
-    return fail("training needs --data FILE (a token file) or --batch DIR "
-                "(the inputs and labels of every step)"),
-           1;
   if ((!options.batchDir.empty() && !readDir(options.batchDir, batch, error)) ||
       (!options.initDir.empty() && !readDir(options.initDir, init, error)))
     return fail(error), 1;
@@ -211,7 +295,7 @@ int mlir::dtc::runTraining(const StepSignature &signature,
       return fail(error), 1;
     first = checkpoint.step;
     dataSeed = checkpoint.dataSeed;
-    if (first >= options.steps)
+    if (first >= options.steps && options.exportDir.empty())
       return fail("the checkpoint '" + checkpoint.path + "' is at step " +
                   std::to_string(first) + ": --steps " +
                   std::to_string(options.steps) +
@@ -219,24 +303,33 @@ int mlir::dtc::runTraining(const StepSignature &signature,
                   "of the run)"),
              1;
   }
-  std::optional<DataFeed> data;
+  // A checkpoint with no steps left to train is only exported (and
+  // evaluated): its step needs no data.
+  bool nothingToTrain = first >= options.steps;
+  if (options.batchDir.empty() && options.dataPath.empty() && !nothingToTrain)
+    return fail("training needs --data FILE (a token file) or --batch DIR "
+                "(the inputs and labels of every step)"),
+           1;
+  if (nothingToTrain)
+    for (const StepArgument &arg : signature.arguments)
+      if (arg.role == ArgumentRole::Input && !batch.count(arg.name))
+        batch[arg.name] = Tensor(arg.dtype, wholeShapeOf(arg, comm));
+  std::optional<DataFeed> data, evalData;
   if (!options.dataPath.empty()) {
     data.emplace();
-    if (error = data->open(options, signature, comm); !error.empty())
+    if (error = data->open(options.dataPath, options.dataType, signature, comm);
+        !error.empty())
+      return fail(error), 1;
+    if (error = data->wholeBatch(first, dataSeed, signature, batch);
+        !error.empty())
       return fail(error), 1;
   }
-  // Step k's ids and labels (whole) into `into`, by input name.
-  auto dataOf = [&](int64_t k, std::map<std::string, Tensor> &into) {
-    Tensor ids, labels;
-    std::string why = data->tokens.batch(k, data->rows, data->sequence,
-                                         dataSeed, data->classes, ids, labels);
-    into[signature.arguments[data->ids].name] = std::move(ids);
-    into[signature.arguments[data->labels].name] = std::move(labels);
-    return why;
-  };
-  if (data) {
-    if (error = dataOf(first, batch); !error.empty())
-      return fail(error), 1;
+  if (!options.evalDataPath.empty()) {
+    evalData.emplace();
+    if (error = evalData->open(options.evalDataPath, options.dataType,
+                               signature, comm);
+        !error.empty())
+      return fail("--eval-data: " + error), 1;
   }
 
   StepBinding binding(signature, comm);
@@ -288,6 +381,9 @@ int mlir::dtc::runTraining(const StepSignature &signature,
       return fail(error), 1;
   }
   auto save = [&](int64_t step) {
+    if (comm)
+      comm->setActivity("writing the checkpoint of step " +
+                        std::to_string(step));
     // (Inputs are not saved: the data's position is the step.)
     std::vector<Tensor> args(signature.arguments.size());
     for (size_t i = 0; i < signature.arguments.size(); ++i)
@@ -302,47 +398,171 @@ int mlir::dtc::runTraining(const StepSignature &signature,
     }
     return why.empty() || fail(why);
   };
+  // The whole trained parameters as DIR[/SUBDIR]/<name>.npy (collective;
+  // the first rank writes).
+  auto writeParameters = [&](const std::string &dir,
+                             const std::string &subdir) {
+    std::vector<Tensor> args;
+    for (size_t i = 0; i < signature.arguments.size(); ++i)
+      args.push_back(engine.argument(i));
+    for (size_t i = 0; i < signature.arguments.size(); ++i) {
+      if (signature.arguments[i].role != ArgumentRole::Parameter)
+        continue;
+      Tensor param = binding.wholeParameter(i, args);
+      if (lead && !dump(dir, subdir, signature.arguments[i].name, param))
+        return false;
+    }
+    return true;
+  };
+  // The mean loss over the evaluation batches: the step runs on each with
+  // its update discarded (every argument restored after each).
+  double asideSeconds = 0; // evaluating and metrics, not training
+  auto evaluate = [&](int64_t after) {
+    auto evalStart = std::chrono::steady_clock::now();
+    if (comm)
+      comm->setActivity("evaluating after step " + std::to_string(after));
+    std::vector<Tensor> kept;
+    for (size_t i = 0; i < signature.arguments.size(); ++i)
+      kept.push_back(engine.argument(i));
+    double sum = 0;
+    for (int64_t b = 0; b < options.evalBatches; ++b) {
+      if (error = evalData->feed(b, std::nullopt, signature, binding, engine);
+          !error.empty())
+        return fail("--eval-data: " + error);
+      if (!engine.step())
+        return false;
+      sum += engine.result(signature.loss).at(0);
+      for (size_t i = 0; i < kept.size(); ++i)
+        if (error = engine.setArgument(i, kept[i]); !error.empty())
+          return fail(error);
+    }
+    double loss = sum / options.evalBatches;
+    asideSeconds += std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - evalStart)
+                        .count();
+    if (lead) {
+      std::printf("eval after step %lld: loss %.6f  perplexity %.4f  (%lld "
+                  "windows)\n",
+                  static_cast<long long>(after), loss, std::exp(loss),
+                  static_cast<long long>(options.evalBatches * evalData->rows));
+      std::fflush(stdout);
+    }
+    return true;
+  };
 
+  std::FILE *metrics = nullptr;
+  if (lead && !options.metricsPath.empty() &&
+      !(metrics = std::fopen(options.metricsPath.c_str(), "a")))
+    return fail("cannot write --metrics '" + options.metricsPath +
+                "': " + std::strerror(errno)),
+           1;
+  struct CloseMetrics {
+    std::FILE *file;
+    ~CloseMetrics() {
+      if (file)
+        std::fclose(file);
+    }
+  } closeMetrics{metrics};
+  std::optional<size_t> lossScale =
+      signature.stateArgument(StepStateKind::LossScale, "");
+  int64_t ranks = comm ? comm->worldSize() : 1;
+  int64_t globalTokens = 0;
+  for (const StepArgument &arg : signature.arguments)
+    if (!globalTokens && arg.role == ArgumentRole::Input &&
+        !isFloatDType(arg.dtype))
+      globalTokens = numElementsOf(wholeShapeOf(arg, comm));
+
+  if (comm)
+    comm->setCollectiveTimeout(options.collectiveTimeout);
   stopRequested = 0;
   std::signal(SIGTERM, requestStop);
-  int64_t steps = options.steps - first;
+  int64_t steps = std::max<int64_t>(0, options.steps - first);
   int64_t logEvery = options.logEvery > 0 ? options.logEvery
                                           : std::max<int64_t>(1, steps / 10);
   Tensor losses(DType::F32, {steps});
-  auto startTime = std::chrono::steady_clock::now();
-  auto secondsSinceStart = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         startTime)
-        .count();
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point since) {
+    return std::chrono::duration<double>(Clock::now() - since).count();
   };
+  auto startTime = Clock::now();
   for (int64_t k = first; k < options.steps; ++k) {
-    if (data && k > first) {
-      std::map<std::string, Tensor> next;
-      if (error = dataOf(k, next); !error.empty())
+    auto stepStart = Clock::now();
+    if (comm)
+      comm->setActivity("step " + std::to_string(k + 1));
+    if (data && k > first)
+      if (error = data->feed(k, dataSeed, signature, binding, engine);
+          !error.empty())
         return fail(error), 1;
-      for (size_t i : {data->ids, data->labels}) {
-        Tensor part;
-        if (error = binding.partOf(i, next[signature.arguments[i].name], part);
-            error.empty())
-          error = engine.setInput(i, part);
-        if (!error.empty())
-          return fail(error), 1;
-      }
-    }
+    double scale = lossScale ? engine.argument(*lossScale).at(0) : 0;
     if (!engine.step())
       return 1;
     double loss = engine.result(signature.loss).at(0);
     losses.floats()[k - first] = loss;
+    // Every rank holds the same loss, so all stop here together. (fp16's
+    // loss scaling skips such steps by itself.)
+    if (!std::isfinite(loss) && !signature.growthInterval) {
+      std::string mine = firstNonFinite(signature, engine);
+      std::vector<double> found =
+          comm ? comm->everyRank({mine.empty() ? 0.0 : 1.0})
+               : std::vector<double>{1.0};
+      size_t at = std::find(found.begin(), found.end(), 1.0) - found.begin();
+      bool none = at == found.size();
+      if (comm && !none)
+        mine += " on rank " + std::to_string(at);
+      if (none ? lead : !comm || comm->rank() == static_cast<int64_t>(at))
+        fail("step " + std::to_string(k + 1) + ": the loss is " +
+             (std::isnan(loss) ? "nan" : "inf") + "; " +
+             (none ? "every gradient and update is finite"
+                   : "the first non-finite result: " + mine));
+      return comm ? kEveryRankFailed : 1;
+    }
+    double stepSeconds = seconds(stepStart);
+    if (!options.metricsPath.empty()) {
+      auto metricsStart = Clock::now();
+      double norm = gradientNorm(signature, engine, comm);
+      double peak = static_cast<double>(engine.peakIntermediateBytes());
+      std::vector<double> peaks =
+          comm ? comm->everyRank({peak}) : std::vector<double>{peak};
+      if (metrics) {
+        std::fprintf(metrics, "{\"step\": %lld, \"loss\": %.9g",
+                     static_cast<long long>(k + 1), loss);
+        std::fprintf(metrics, ", \"grad_norm\": %.9g", norm);
+        if (lossScale)
+          std::fprintf(metrics, ", \"loss_scale\": %.9g", scale);
+        std::fprintf(metrics, ", \"step_seconds\": %.6g", stepSeconds);
+        if (globalTokens)
+          std::fprintf(metrics, ", \"tokens_per_second\": %.6g",
+                       globalTokens / stepSeconds);
+        if (options.flopsPerStep > 0) {
+          double flops = options.flopsPerStep * ranks / stepSeconds;
+          std::fprintf(metrics, ", \"flops_per_second\": %.6g", flops);
+          if (options.peakTflops > 0)
+            std::fprintf(metrics, ", \"mfu\": %.6g",
+                         flops / (options.peakTflops * 1e12 * ranks));
+        }
+        std::fprintf(metrics, ", \"peak_intermediate_bytes\": [");
+        for (size_t r = 0; r < peaks.size(); ++r)
+          std::fprintf(metrics, "%s%.0f", r ? ", " : "", peaks[r]);
+        std::fprintf(metrics, "]}\n");
+        std::fflush(metrics);
+      }
+      asideSeconds += seconds(metricsStart);
+    }
     if (lead && ((k + 1 - first) % logEvery == 0 || k + 1 == options.steps)) {
-      double seconds = secondsSinceStart();
       std::printf("step %5lld/%lld  loss %.6f  %.3f ms/step\n",
                   static_cast<long long>(k + 1),
                   static_cast<long long>(options.steps), loss,
-                  1e3 * seconds / (k + 1 - first));
+                  1e3 * (seconds(startTime) - asideSeconds) / (k + 1 - first));
       std::fflush(stdout);
     }
+    if (evalData && options.evalEvery > 0 && (k + 1) % options.evalEvery == 0 &&
+        k + 1 != options.steps && !evaluate(k + 1))
+      return 1;
     // A SIGTERM on any rank stops every rank after this step (the ranks
     // agree here, where none is inside a collective).
+    if (comm)
+      comm->setActivity("the ranks agreeing whether to stop after step " +
+                        std::to_string(k + 1));
     bool stop = comm ? comm->anyRank(stopRequested) : stopRequested;
     if (!options.saveDir.empty() &&
         (stop || k + 1 == options.steps ||
@@ -359,31 +579,43 @@ int mlir::dtc::runTraining(const StepSignature &signature,
       return 0;
     }
   }
-  losses.roundToElementType();
-  // The measured peak beside the plan (the same rule: every rank runs the
-  // same program, so one planned figure stands for all).
-  std::string planned =
-      options.plannedPeak >= 0
-          ? " (planned " + std::to_string(options.plannedPeak) + " B)"
-          : std::string();
-  int64_t peakBytes = engine.peakIntermediateBytes();
-  double secondsPerStep = secondsSinceStart() / steps;
-  int64_t tokens = tokensPerStep(signature);
-  if (comm) {
-    reportPerRank(*comm, steps, secondsPerStep, tokens, peakBytes, planned,
-                  lead);
-  } else {
-    std::printf("peak intermediate memory: %lld B%s\n",
-                static_cast<long long>(peakBytes), planned.c_str());
-    if (tokens > 0)
-      std::printf("throughput: %.0f tokens/s\n", tokens / secondsPerStep);
+  if (evalData && !evaluate(std::max(first, options.steps)))
+    return 1;
+  if (steps > 0) {
+    // The measured peak beside the plan (the same rule: every rank runs the
+    // same program, so one planned figure stands for all).
+    std::string planned =
+        options.plannedPeak >= 0
+            ? " (planned " + std::to_string(options.plannedPeak) + " B)"
+            : std::string();
+    int64_t peakBytes = engine.peakIntermediateBytes();
+    double secondsPerStep = (seconds(startTime) - asideSeconds) / steps;
+    int64_t tokens = tokensPerStep(signature);
+    if (comm) {
+      reportPerRank(*comm, steps, secondsPerStep, tokens, peakBytes, planned,
+                    lead);
+    } else {
+      std::printf("peak intermediate memory: %lld B%s\n",
+                  static_cast<long long>(peakBytes), planned.c_str());
+      if (tokens > 0)
+        std::printf("throughput: %.0f tokens/s\n", tokens / secondsPerStep);
+    }
+    std::fflush(stdout);
   }
-  std::fflush(stdout);
+  if (!options.exportDir.empty()) {
+    if (!writeParameters(options.exportDir, ""))
+      return 1;
+    if (lead)
+      std::printf("exported the parameters of step %lld to %s\n",
+                  static_cast<long long>(std::max(first, options.steps)),
+                  options.exportDir.c_str());
+  }
 
-  if (options.dumpDir.empty())
+  if (options.dumpDir.empty() || steps == 0)
     return 0;
   // Dumps hold whole tensors, gathered by every rank and written by the
   // first: the last step's gradients, the parameters after it.
+  losses.roundToElementType();
   if (lead && !dump(options.dumpDir, "", "loss", losses))
     return 1;
   for (size_t r = 0; r < signature.results.size(); ++r) {
@@ -394,17 +626,8 @@ int mlir::dtc::runTraining(const StepSignature &signature,
     if (lead && !dump(options.dumpDir, "grad", result.name, grad))
       return 1;
   }
-  std::vector<Tensor> args;
-  for (size_t i = 0; i < signature.arguments.size(); ++i)
-    args.push_back(engine.argument(i));
-  for (size_t i = 0; i < signature.arguments.size(); ++i) {
-    if (signature.arguments[i].role != ArgumentRole::Parameter)
-      continue;
-    Tensor param = binding.wholeParameter(i, args);
-    if (lead &&
-        !dump(options.dumpDir, "param", signature.arguments[i].name, param))
-      return 1;
-  }
+  if (!writeParameters(options.dumpDir, "param"))
+    return 1;
   std::fflush(stdout);
   return 0;
 }

@@ -130,4 +130,4 @@
 // RUN: not dtc-run %t/one --steps 1 2>&1 | FileCheck %s --check-prefix=NODATA
 // NODATA: error: training needs --data FILE (a token file) or --batch DIR (the inputs and labels of every step)
 // RUN: not dtc-run %t/one --data %t/tokens.npy --save-every 2 2>&1 | FileCheck %s --check-prefix=EVERYNEEDS
-// EVERYNEEDS: error: --save-every needs --save DIR and a number of steps of at least 1
+// EVERYNEEDS: error: --save-every needs --save DIR

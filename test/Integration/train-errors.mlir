@@ -14,7 +14,7 @@
 // RUN: not dtc-run %t/step --steps 2 2>&1 | FileCheck %s --check-prefix=NOBATCH
 // NOBATCH: error: training needs --data FILE (a token file) or --batch DIR (the inputs and labels of every step)
 // RUN: not dtc-run %t/step --batch %S/Inputs/tiny_transformer/batch --steps 0 2>&1 | FileCheck %s --check-prefix=STEPS
-// STEPS: error: --steps must be at least 1
+// STEPS: error: --steps is '0': it must be an integer of at least 1
 // RUN: mkdir -p %t/nolabels && cp %S/Inputs/tiny_transformer/batch/ids.npy %t/nolabels/
 // RUN: not dtc-run %t/step --batch %t/nolabels 2>&1 | FileCheck %s --check-prefix=LABELS
 // LABELS: error: no tensor given for input 'labels'

@@ -51,7 +51,7 @@
 // RUN: cmp %t/cpu/grad/m.lm_head.weight.npy %t/threads2/grad/m.lm_head.weight.npy
 // RUN: cmp %t/cpu/param/m.transformer.h.0.attn.c_attn.weight.npy %t/threads3/param/m.transformer.h.0.attn.c_attn.weight.npy
 // RUN: not dtc-launch %t/gpt2 --threads 2 --min-work-per-thread 0 2>&1 | FileCheck %s --check-prefix=MINWORK
-// MINWORK: error: --min-work-per-thread must be at least 1
+// MINWORK: error: --min-work-per-thread is '0': it must be an integer of at least 1
 // The check can fail: a plan that frees the first matmul's output before
 // its readers run gives a NaN loss under --check-arena (and the right one
 // without).

@@ -1,15 +1,14 @@
-//===- dtc-launch.cpp - run a compiled CPU program
-//-------------------------===//
+//===- dtc-launch.cpp - run a compiled CPU program ------------------------===//
 //
-//   [mpirun -np N] dtc-launch OUT --batch DIR [--steps K] [--init DIR]
-//                             [--dump DIR] [--log-every N]
+//   [mpirun -np N] dtc-launch OUT (--data FILE | --batch DIR) [--steps K]
+//                             [training options] [--threads N]
 //
 // Trains with the per-rank program dtc-compile --target cpu wrote to OUT
-// (program.txt, kernels.so, init/): the same loop, options, progress
-// lines, per-rank report and dumps as `dtc-run OUT` on the reference
-// executor, which starts this binary for such an OUT. Links neither LLVM
-// nor MLIR: only the dtc runtime, OpenBLAS, MPI and protobuf (for .pb
-// tensors).
+// (program.txt, kernels.so, init/): the same loop, options (RunOptions.h),
+// progress lines, per-rank report and dumps as `dtc-run OUT` on the
+// reference executor, which starts this binary for such an OUT. Links
+// neither LLVM nor MLIR: only the dtc runtime, OpenBLAS, MPI and protobuf
+// (for .pb tensors).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,49 +29,47 @@ using namespace mlir::dtc;
 static const char *kUsage =
     "dtc-launch: runs a training step compiled with dtc-compile --target cpu\n"
     "\n"
-    "  dtc-launch OUT --batch DIR [--steps K] [--init DIR] [--dump DIR]\n"
-    "             [--log-every N]\n"
+    "  dtc-launch OUT (--data FILE | --batch DIR) [--steps K] [options]\n"
     "  mpirun -np N dtc-launch OUT ...   (a step compiled for N ranks)\n"
     "\n"
-    "  --batch DIR      inputs and labels as .npy (or .pb) named after the\n"
-    "                   inputs, used by every step\n"
-    "  --steps K        training steps (default 1)\n"
-    "  --data FILE      a flat token file (.npy, or raw: --data-type uint16\n"
-    "                   or int32) whose windows are each step's ids and\n"
-    "                   labels, in an order drawn from --data-seed N\n"
-    "  --save DIR       write checkpoints there (after the last step, and\n"
-    "                   every --save-every N steps)\n"
-    "  --resume DIR     continue from the checkpoint in DIR (--steps counts\n"
-    "                   from the start of the run)\n"
-    "  --init DIR       initial parameters as <param>.npy (default: the\n"
-    "                   model's initializers, OUT/init/)\n"
-    "  --dump DIR       write loss.npy, grad/<param>.npy (last step) and\n"
-    "                   param/<param>.npy (after the last step)\n"
-    "  --log-every N    a progress line every N steps (default: about ten)\n"
-    "  --check-arena    fill each arena slot with NaN once its last reader\n"
-    "                   has run (the trajectory must not change)\n"
-    "  --trace FILE     write a Chrome trace (Perfetto, about:tracing) of\n"
-    "                   every kernel, GEMM and collective, a track per rank\n"
-    "  --threads N      threads per rank (default 1): the compiled kernels\n"
-    "                   share their rows among them, and OpenBLAS's matmuls\n"
-    "                   use as many; the kernels' results do not depend\n"
-    "                   on N\n"
-    "  --min-work-per-thread E\n"
-    "                   a kernel gets one more thread per E elements it\n"
-    "                   computes (default 16384: below about 10 us of work,\n"
-    "                   waking a thread costs more than it saves)\n"
-    "\n"
     "`dtc-run OUT ...` starts this program for such an OUT; `dtc-run OUT\n"
-    "--engine reference ...` runs the same step on the reference executor.\n";
+    "--engine reference ...` runs the same step on the reference executor.\n"
+    "\n";
+
+static const char *kEngineUsage =
+    "\nCompiled-program options:\n"
+    "  --check-arena      fill each arena slot with NaN once its last reader\n"
+    "                     has run (the trajectory must not change)\n"
+    "  --trace FILE       write a Chrome trace (Perfetto, about:tracing) of\n"
+    "                     every kernel, GEMM and collective, a track per rank\n"
+    "  --threads N        threads per rank (default 1): the compiled kernels\n"
+    "                     share their rows among them, and OpenBLAS's matmuls\n"
+    "                     use as many; the kernels' results do not depend\n"
+    "                     on N\n"
+    "  --min-work-per-thread E\n"
+    "                     a kernel gets one more thread per E elements it\n"
+    "                     computes (default 16384: below about 10 us of\n"
+    "                     work, waking a thread costs more than it saves)\n";
+
+static void printUsage() {
+  std::printf("%s%s%s", kUsage, kRunOptionsHelp, kEngineUsage);
+}
 
 int main(int argc, char **argv) {
+  RunOptions options;
+  std::vector<std::string> rest;
+  if (std::string error = parseRunOptions(
+          std::vector<std::string>(argv + 1, argv + argc), options, rest);
+      !error.empty()) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 1;
+  }
   std::string out;
-  TrainingOptions options;
   int64_t threads = 1, minWorkPerThread = 16384;
   bool checkArena = false;
   std::string tracePath;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
+  for (size_t i = 0; i < rest.size(); ++i) {
+    std::string arg = rest[i];
     std::string value;
     // --flag=value or --flag value (but for the switches).
     if (size_t eq = arg.find('=');
@@ -80,64 +77,31 @@ int main(int argc, char **argv) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     } else if (arg.rfind("--", 0) == 0 && arg != "--help" &&
-               arg != "--check-arena" && i + 1 < argc) {
-      value = argv[++i];
+               arg != "--check-arena" && i + 1 < rest.size()) {
+      value = rest[++i];
     }
-    auto number = [&](int64_t &to) {
+    auto atLeastOne = [&](int64_t &to) {
       char *end = nullptr;
       to = std::strtoll(value.c_str(), &end, 10);
-      if (value.empty() || *end) {
-        std::fprintf(stderr, "error: %s needs a number, not '%s'\n",
+      if (value.empty() || *end || to < 1) {
+        std::fprintf(stderr,
+                     "error: %s is '%s': it must be an integer of at least "
+                     "1\n",
                      arg.c_str(), value.c_str());
         std::exit(1);
       }
     };
     if (arg == "--check-arena") {
       checkArena = true;
-      continue;
-    }
-    if (arg == "--help" || arg == "-h") {
-      std::printf("%s", kUsage);
+    } else if (arg == "--help" || arg == "-h") {
+      printUsage();
       return 0;
-    } else if (arg == "--batch") {
-      options.batchDir = value;
-    } else if (arg == "--data") {
-      options.dataPath = value;
-    } else if (arg == "--data-type") {
-      options.dataType = value;
-    } else if (arg == "--data-seed") {
-      int64_t seed = 0;
-      number(seed);
-      options.dataSeed = static_cast<uint64_t>(seed);
-    } else if (arg == "--save") {
-      options.saveDir = value;
-    } else if (arg == "--save-every") {
-      number(options.saveEvery);
-    } else if (arg == "--resume") {
-      options.resumeDir = value;
-    } else if (arg == "--init") {
-      options.initDir = value;
-    } else if (arg == "--dump") {
-      options.dumpDir = value;
-    } else if (arg == "--steps") {
-      number(options.steps);
-    } else if (arg == "--log-every") {
-      number(options.logEvery);
     } else if (arg == "--trace") {
       tracePath = value;
     } else if (arg == "--threads") {
-      number(threads);
-      if (threads < 1) {
-        std::fprintf(stderr, "error: --threads must be at least 1\n");
-        return 1;
-      }
+      atLeastOne(threads);
     } else if (arg == "--min-work-per-thread") {
-      number(minWorkPerThread);
-      if (minWorkPerThread < 1) {
-        std::fprintf(stderr,
-                     "error: --min-work-per-thread must be at least 1\n");
-        return 1;
-      }
+      atLeastOne(minWorkPerThread);
     } else if (arg == "--engine") {
       if (value != "cpu" && value != "auto") {
         std::fprintf(stderr, "error: dtc-launch runs compiled programs only "
@@ -146,8 +110,10 @@ int main(int argc, char **argv) {
         return 1;
       }
     } else if (arg.rfind("-", 0) == 0) {
-      std::fprintf(stderr, "error: unknown option '%s'\n%s", arg.c_str(),
-                   kUsage);
+      std::fprintf(stderr,
+                   "error: unknown option '%s' (dtc-launch --help lists "
+                   "them)\n",
+                   arg.c_str());
       return 1;
     } else if (out.empty()) {
       out = arg;
@@ -157,17 +123,8 @@ int main(int argc, char **argv) {
     }
   }
   if (out.empty()) {
-    std::fprintf(stderr, "error: no compiled directory given\n%s", kUsage);
-    return 1;
-  }
-  if (options.steps < 1) {
-    std::fprintf(stderr, "error: --steps must be at least 1\n");
-    return 1;
-  }
-  if (options.saveEvery < 0 ||
-      (options.saveEvery > 0 && options.saveDir.empty())) {
-    std::fprintf(stderr, "error: --save-every needs --save DIR and a number "
-                         "of steps of at least 1\n");
+    std::fprintf(stderr, "error: no compiled directory given (dtc-launch "
+                         "--help says how to run one)\n");
     return 1;
   }
   // One thread per rank unless asked: OpenBLAS would otherwise start one
@@ -178,6 +135,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 1;
   }
+  readReport(out, options);
   const StepSignature &signature = program.signature;
   if (signature.stage) {
     std::fprintf(stderr,

@@ -30,7 +30,7 @@ std::string ReferenceEngine::start(std::vector<Tensor> arguments) {
   return "";
 }
 
-std::string ReferenceEngine::setInput(size_t index, const Tensor &part) {
+std::string ReferenceEngine::setArgument(size_t index, const Tensor &part) {
   const StepArgument &arg = signature.arguments[index];
   if (part.shape() != arg.shape || part.dtype() != arg.dtype)
     return "input '" + arg.name + "' is " +

@@ -25,7 +25,7 @@ public:
       : step_(step), signature(signature), comm(comm) {}
   std::string start(std::vector<Tensor> arguments) override;
   bool step() override;
-  std::string setInput(size_t index, const Tensor &part) override;
+  std::string setArgument(size_t index, const Tensor &part) override;
   Tensor argument(size_t index) const override { return args[index]; }
   Tensor result(size_t index) const override;
   int64_t peakIntermediateBytes() const override { return peak; }

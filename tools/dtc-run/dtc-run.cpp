@@ -1,7 +1,7 @@
 //===- dtc-run.cpp - run a dtc module on the reference executor -----------===//
 //
 //   dtc-run MODULE.mlir --inputs DIR [--outputs DIR] [--function NAME]
-//   dtc-run OUT --batch DIR --steps K [--init DIR] [--dump DIR]
+//   dtc-run OUT (--data FILE | --batch DIR) --steps K [training options]
 //
 // The second form trains: OUT is a directory written by dtc-compile, and
 // its training step runs K times (see TrainingLoop.h). A step written for
@@ -25,6 +25,7 @@
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "dtc/Interpreter/Interpreter.h"
 #include "dtc/Runtime/ONNX/TensorProto.h"
+#include "dtc/Runtime/RunOptions.h"
 #include "dtc/Runtime/TensorIO.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -36,7 +37,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
@@ -67,54 +67,9 @@ static llvm::cl::opt<std::string>
                  llvm::cl::desc("Function to run (default: the "
                                 "module's only public function)"));
 
+static llvm::cl::extrahelp runOptionsHelp(kRunOptionsHelp);
 static llvm::cl::OptionCategory trainCat("Training (when the positional "
                                          "argument is a dtc-compile output)");
-static llvm::cl::opt<std::string>
-    batchDir("batch", llvm::cl::cat(trainCat),
-             llvm::cl::desc("Inputs and labels as .npy named after the "
-                            "inputs, used by every step"));
-static llvm::cl::opt<std::string> dataPath(
-    "data", llvm::cl::cat(trainCat),
-    llvm::cl::desc("A flat token file (.npy, or raw as --data-type says) "
-                   "whose windows of the compiled sequence length, and the "
-                   "next token, are each step's ids and labels, in an order "
-                   "drawn from --data-seed"),
-    llvm::cl::value_desc("FILE"));
-static llvm::cl::opt<std::string>
-    dataType("data-type", llvm::cl::cat(trainCat),
-             llvm::cl::desc("How a raw --data file stores tokens: uint16 "
-                            "(nanoGPT's train.bin) or int32"),
-             llvm::cl::init("uint16"));
-static llvm::cl::opt<uint64_t>
-    dataSeed("data-seed", llvm::cl::cat(trainCat),
-             llvm::cl::desc("Seed of the --data windows' order"),
-             llvm::cl::init(0));
-static llvm::cl::opt<std::string> saveDir(
-    "save", llvm::cl::cat(trainCat),
-    llvm::cl::desc("Write checkpoints into DIR (docs/Checkpoint.md): after "
-                   "the last step, and every --save-every steps"),
-    llvm::cl::value_desc("DIR"));
-static llvm::cl::opt<int64_t>
-    saveEvery("save-every", llvm::cl::cat(trainCat),
-              llvm::cl::desc("A checkpoint every N steps (with --save)"),
-              llvm::cl::init(0));
-static llvm::cl::opt<std::string> resumeDir(
-    "resume", llvm::cl::cat(trainCat),
-    llvm::cl::desc("Continue from the checkpoint in DIR (its latest, or a "
-                   "step directory), on this mesh and layout or another; "
-                   "--steps counts from the start of the run"),
-    llvm::cl::value_desc("DIR"));
-static llvm::cl::opt<std::string>
-    initDir("init", llvm::cl::cat(trainCat),
-            llvm::cl::desc("Initial parameters as <param>.npy (default: the "
-                           "model's initializers)"));
-static llvm::cl::opt<std::string>
-    dumpDir("dump", llvm::cl::cat(trainCat),
-            llvm::cl::desc("Write loss.npy, grad/<param>.npy (last step) and "
-                           "param/<param>.npy (after the last step)"));
-static llvm::cl::opt<int64_t> steps("steps", llvm::cl::cat(trainCat),
-                                    llvm::cl::desc("Training steps"),
-                                    llvm::cl::init(1));
 static llvm::cl::opt<std::string> engineName(
     "engine", llvm::cl::cat(trainCat),
     llvm::cl::desc("What runs the step: 'auto' (the compiled program when "
@@ -128,31 +83,6 @@ static llvm::cl::opt<bool> checkArena(
     llvm::cl::desc("A compiled program fills each arena slot with NaN once "
                    "its last reader has run: the trajectory must not "
                    "change (compiled programs only)"));
-static llvm::cl::opt<int64_t>
-    logEvery("log-every", llvm::cl::cat(trainCat),
-             llvm::cl::desc("Print a progress line every N steps (default: "
-                            "about ten lines)"));
-
-/// The activation peak dtc-compile planned for OUT (its report.json), or
-/// -1 when OUT has no readable report.
-static int64_t readPlannedPeak(const std::string &out) {
-  auto buffer = llvm::MemoryBuffer::getFile(out + "/report.json");
-  if (!buffer)
-    return -1;
-  llvm::Expected<llvm::json::Value> report =
-      llvm::json::parse((*buffer)->getBuffer());
-  if (!report) {
-    llvm::consumeError(report.takeError());
-    return -1;
-  }
-  const llvm::json::Object *root = report->getAsObject();
-  const llvm::json::Object *memory =
-      root ? root->getObject("memory_bytes_per_rank") : nullptr;
-  std::optional<int64_t> peak =
-      memory ? memory->getInteger("activation_peak") : std::nullopt;
-  return peak.value_or(-1);
-}
-
 static func::FuncOp findFunction(ModuleOp module) {
   if (!functionName.empty()) {
     auto func = module.lookupSymbol<func::FuncOp>(functionName);
@@ -305,13 +235,26 @@ int main(int argc, char **argv) {
   if (compiledProgramIn(argc, argv))
     return startLauncher(argc, argv);
   llvm::InitLLVM init(argc, argv);
+  // The training options are the runtime's (dtc-launch takes the same);
+  // LLVM's parser sees the rest.
+  RunOptions runOptions;
+  std::vector<std::string> rest;
+  if (std::string error = parseRunOptions(
+          std::vector<std::string>(argv + 1, argv + argc), runOptions, rest);
+      !error.empty()) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  std::vector<const char *> clArgs{argv[0]};
+  for (const std::string &arg : rest)
+    clArgs.push_back(arg.c_str());
   // Only dtc-run's own options in --help, not LLVM's.
   llvm::cl::HideUnrelatedOptions({&runCat, &trainCat});
   llvm::cl::ParseCommandLineOptions(
-      argc, argv,
+      static_cast<int>(clArgs.size()), clArgs.data(),
       "dtc reference executor: runs a dtc function on the CPU\n\n"
       "  dtc-run MODULE.mlir --inputs DIR [--outputs DIR] [--function NAME]\n"
-      "  dtc-run OUT --batch DIR --steps K [--init DIR] [--dump DIR]\n"
+      "  dtc-run OUT (--data FILE | --batch DIR) --steps K [options]\n"
       "      (OUT written by dtc-compile: trains for K steps; when OUT holds\n"
       "      a compiled program, as dtc-compile writes by default (--target\n"
       "      cpu), dtc-run starts dtc-launch on it unless --engine\n"
@@ -392,35 +335,16 @@ int main(int argc, char **argv) {
                    << " of a step; dtc-run runs whole steps only\n";
       return 1;
     }
-    if (steps < 1) {
-      llvm::errs() << "error: --steps must be at least 1\n";
-      return 1;
-    }
-    if (saveEvery < 0 || (saveEvery > 0 && saveDir.empty())) {
-      llvm::errs() << "error: --save-every needs --save DIR and a number of "
-                      "steps of at least 1\n";
-      return 1;
-    }
   }
-  int64_t plannedPeak = training ? readPlannedPeak(modulePath) : -1;
+  if (training)
+    readReport(modulePath, runOptions);
   auto run = [&](Communicator *comm) {
+    if (comm)
+      comm->setCollectiveTimeout(runOptions.collectiveTimeout);
     if (!training)
       return runOnce(func, comm);
     ReferenceEngine engine(*step, signature, comm);
-    TrainingOptions options;
-    options.batchDir = batchDir;
-    options.dataPath = dataPath;
-    options.dataType = dataType;
-    options.dataSeed = dataSeed;
-    options.saveDir = saveDir;
-    options.saveEvery = saveEvery;
-    options.resumeDir = resumeDir;
-    options.initDir = initDir;
-    options.dumpDir = dumpDir;
-    options.steps = steps;
-    options.logEvery = logEvery;
-    options.plannedPeak = plannedPeak;
-    return runTraining(signature, options, engine, builtinValuesOf(*step),
+    return runTraining(signature, runOptions, engine, builtinValuesOf(*step),
                        readTensorDir, comm);
   };
 

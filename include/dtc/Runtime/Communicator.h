@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace mlir::dtc {
 
@@ -55,6 +56,11 @@ enum class CollectiveKind {
   SendRecv
 };
 const char *collectiveName(CollectiveKind kind);
+
+/// What a rank's work returns when every rank fails at the same point (a
+/// non-finite loss, which all ranks share), as opposed to 1 for a failure
+/// of its own: the ranks then end normally rather than abort the job.
+inline constexpr int kEveryRankFailed = 2;
 
 /// Chunk `r` of `n` equal chunks of `tensor` along `dim` (`n` divides it):
 /// what a split over `n` ranks leaves rank `r`. With `blocks`, `dim` is
@@ -166,6 +172,28 @@ public:
   /// agree (to stop, that a checkpoint was written). Not the step's
   /// traffic, so not counted.
   bool anyRank(bool flag);
+  /// Every rank's `values` (one count on every rank), rank-major: how the
+  /// runner gathers its figures. Not counted either.
+  std::vector<double> everyRank(const std::vector<double> &values);
+  /// `values` summed over the group along `axes`, in place. Not counted.
+  void sumOver(std::vector<double> &values,
+               const std::vector<std::string> &axes);
+
+  /// How long a rank may wait in one collective before it ends the whole
+  /// job, naming the collective and the ranks that never arrived (engines
+  /// that can wait with a limit: MPI); 0 waits forever.
+  void setCollectiveTimeout(double seconds) { timeoutSeconds = seconds; }
+  /// What this rank is doing ("step 7"), and what the collectives that
+  /// follow are for (the IR's `reason`; the text must outlive them), for
+  /// that error to name.
+  void setActivity(std::string what) {
+    activity = std::move(what);
+    reason = {};
+  }
+  void setReason(std::string_view why) { reason = why; }
+
+  /// The world ranks of the group along `axes`, in group order.
+  std::vector<int64_t> groupMembers(const std::vector<std::string> &axes) const;
 
 protected:
   explicit Communicator(MeshShape mesh) : meshShape(std::move(mesh)) {}
@@ -206,6 +234,10 @@ protected:
                              int64_t to, int64_t from) = 0;
 
   void count(CollectiveKind kind, double busBytes);
+
+  double timeoutSeconds = 0;
+  std::string activity;
+  std::string_view reason;
 
 private:
   MeshShape meshShape;

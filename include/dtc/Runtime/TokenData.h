@@ -19,6 +19,7 @@
 #include "dtc/Runtime/Tensor.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,11 +37,13 @@ public:
   std::string open(const std::string &path, const std::string &rawType);
 
   /// The ids and labels ([rows, sequence], i64) of global rows [0, rows) of
-  /// step `step`, windows in the order drawn from `seed`; "" or what is
-  /// wrong: a token outside [0, vocabulary) (vocabulary 0: unchecked),
+  /// step `step`, windows in the order drawn from `seed` (none: in the
+  /// file's order, wrapping around, as evaluation reads them); "" or what
+  /// is wrong: a token outside [0, vocabulary) (vocabulary 0: unchecked),
   /// naming its offset in the file.
-  std::string batch(int64_t step, int64_t rows, int64_t sequence, uint64_t seed,
-                    int64_t vocabulary, Tensor &ids, Tensor &labels);
+  std::string batch(int64_t step, int64_t rows, int64_t sequence,
+                    std::optional<uint64_t> seed, int64_t vocabulary,
+                    Tensor &ids, Tensor &labels);
 
 private:
   /// The windows of `sequence` tokens the file holds (0: shorter than one).

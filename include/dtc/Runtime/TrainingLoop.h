@@ -11,6 +11,7 @@
 #ifndef DTC_RUNTIME_TRAININGLOOP_H
 #define DTC_RUNTIME_TRAININGLOOP_H
 
+#include "dtc/Runtime/RunOptions.h"
 #include "dtc/Runtime/StepSignature.h"
 
 #include <functional>
@@ -32,41 +33,15 @@ public:
   virtual std::string start(std::vector<Tensor> arguments) = 0;
   /// Runs one step; false after printing what failed.
   virtual bool step() = 0;
-  /// Replaces this rank's input argument `index` (the next batch) by
-  /// `part`, of its type. Returns "" or what is wrong.
-  virtual std::string setInput(size_t index, const Tensor &part) = 0;
+  /// Replaces this rank's argument `index` (an input's next batch; state
+  /// restored after an evaluation) by `part`, of its type. Returns "" or
+  /// what is wrong.
+  virtual std::string setArgument(size_t index, const Tensor &part) = 0;
   /// This rank's current argument / last result `index`.
   virtual Tensor argument(size_t index) const = 0;
   virtual Tensor result(size_t index) const = 0;
   /// The most bytes of intermediate values live at once in a step so far.
   virtual int64_t peakIntermediateBytes() const = 0;
-};
-
-struct TrainingOptions {
-  /// Model inputs and labels, as .npy named after the inputs (every step).
-  std::string batchDir;
-  /// A flat token file each step's ids and labels are windows of
-  /// (TokenData.h), how its raw elements are stored, and the seed of the
-  /// windows' order.
-  std::string dataPath;
-  std::string dataType = "uint16";
-  uint64_t dataSeed = 0;
-  /// Checkpoints (Checkpoint.h): where to write them, every how many steps
-  /// (0: at the end only), and the one to resume from.
-  std::string saveDir;
-  int64_t saveEvery = 0;
-  std::string resumeDir;
-  /// Optional initial parameter values, as <encoded param name>.npy.
-  std::string initDir;
-  /// Where to write loss.npy, grad/<param>.npy and param/<param>.npy.
-  std::string dumpDir;
-  /// The step to train up to (resumed runs count from their checkpoint's).
-  int64_t steps = 1;
-  /// A progress line every this many steps (0: about ten lines in all).
-  int64_t logEvery = 0;
-  /// The activation peak dtc-compile planned (report.json), printed beside
-  /// the measured one; -1 when there is no report.
-  int64_t plannedPeak = -1;
 };
 
 /// The starting value the compiled step carries for argument `index` (a
@@ -80,10 +55,14 @@ using TensorDirReader =
                        std::map<std::string, Tensor> &out, std::string &error)>;
 
 /// Trains the step `signature` describes on `engine`; returns the process
-/// exit code (diagnostics already printed). With a communicator (a step on
-/// a mesh) each rank runs its part, and rank 0 prints and dumps whole
-/// tensors.
-int runTraining(const StepSignature &signature, const TrainingOptions &options,
+/// exit code (diagnostics already printed; kEveryRankFailed when every
+/// rank stops at the same point). With a communicator (a step on a mesh)
+/// each rank runs its part, and rank 0 prints and dumps whole tensors.
+/// Besides training: evaluation (--eval-data), metrics, checkpoints and
+/// exports as RunOptions.h describes; a non-finite loss (but under fp16
+/// loss scaling, which skips such steps) stops the run, naming the step
+/// and the first non-finite gradient or update.
+int runTraining(const StepSignature &signature, const RunOptions &options,
                 StepEngine &engine, const BuiltinValue &builtinValue,
                 const TensorDirReader &readDir, Communicator *comm = nullptr);
 

@@ -101,7 +101,7 @@ public:
     return "";
   }
 
-  std::string setInput(size_t index, const Tensor &part) override {
+  std::string setArgument(size_t index, const Tensor &part) override {
     std::vector<char> bytes = part.toBytes();
     if (part.dtype() != signature.arguments[index].dtype ||
         static_cast<int64_t>(bytes.size()) != args[index].bytes)
@@ -276,6 +276,7 @@ private:
     char *from = address(in), *to = address(out);
     const Thunk::Collective &c = thunk.collective;
     const std::vector<std::string> &axes = thunk.axes;
+    comm->setReason(thunk.reason);
     switch (c.kind) {
     case Thunk::Collective::AllReduce:
       // In place on the result's buffer: the operand may die at once.

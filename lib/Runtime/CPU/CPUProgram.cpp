@@ -238,6 +238,19 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
         return bad("'" + tokens[i] + "' is no key=value field");
       std::string key = tokens[i].substr(0, eq),
                   value = tokens[i].substr(eq + 1);
+      if (key == "reason") {
+        // (Unescaped: %XX is the byte XX.)
+        for (size_t c = 0; c < value.size(); ++c) {
+          if (value[c] == '%' && c + 2 < value.size()) {
+            thunk.reason += static_cast<char>(
+                std::strtol(value.substr(c + 1, 2).c_str(), nullptr, 16));
+            c += 2;
+          } else {
+            thunk.reason += value[c];
+          }
+        }
+        continue;
+      }
       thunk.fields.emplace_back(key, value);
       // Buffers: a kernel's `args` list, the others' in/lhs/rhs/out.
       std::vector<std::string> refs;

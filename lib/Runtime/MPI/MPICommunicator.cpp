@@ -5,6 +5,13 @@
 // as 16-bit words and reduce through custom MPI ops that compute in f32 and
 // round back.
 //
+// Every collective is started non-blocking and waited for by polling with
+// back-off (two cores run several ranks: a busy wait would starve them),
+// with a limit: a rank that waits longer than the collective timeout asks
+// the group's other ranks, over a control communicator, where they are
+// (ranks waiting in a collective answer while they poll), then ends the
+// job naming the collective and the ranks that never arrived.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dtc/Runtime/MPI/MPICommunicator.h"
@@ -12,8 +19,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <thread>
 
 namespace mlir::dtc {
 namespace {
@@ -55,18 +66,44 @@ MPI_Datatype mpiType(DType dtype) {
   return MPI_BYTE;
 }
 
+/// Which collective a rank waits in: its kind, its group (the group key)
+/// and its number among that group's collectives, the same on every member.
+struct Waiting {
+  const char *kind = "";
+  /// The group's key and world ranks ("peers" and the two peers for a
+  /// send_recv, whose sequence is -1).
+  const std::string *group = nullptr;
+  const std::vector<int64_t> *members = nullptr;
+  int64_t sequence = -1;
+  int64_t bytes = 0;
+  std::string_view reason;
+};
+
+/// What a rank answers when asked where it is.
+struct Whereabouts {
+  int64_t query = 0, sequence = -1;
+  char kind[16] = {}, group[48] = {};
+};
+
+enum ControlTag { kQueryTag = 1, kAnswerTag = 2 };
+
+class MPICommunicator;
+
 class MPIPending : public PendingCollective {
 public:
-  explicit MPIPending(MPI_Request request) : request(request) {}
+  MPIPending(MPICommunicator &comm, MPI_Request request, Waiting waiting)
+      : comm(comm), request(request), waiting(std::move(waiting)) {}
   bool test() override {
     int done = 0;
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     return done;
   }
-  void wait() override { MPI_Wait(&request, MPI_STATUS_IGNORE); }
+  void wait() override;
 
 private:
+  MPICommunicator &comm;
   MPI_Request request;
+  Waiting waiting;
 };
 
 class MPICommunicator : public Communicator {
@@ -83,10 +120,12 @@ public:
     MPI_Op_create(reduceHalves<DType::F16, ReduceKind::Sum>, 1, &halfOps[1][0]);
     MPI_Op_create(reduceHalves<DType::F16, ReduceKind::Max>, 1, &halfOps[1][1]);
     MPI_Op_create(reduceHalves<DType::F16, ReduceKind::Min>, 1, &halfOps[1][2]);
+    MPI_Comm_dup(MPI_COMM_WORLD, &control);
   }
   ~MPICommunicator() override {
     for (auto &entry : groups)
-      MPI_Comm_free(&entry.second);
+      MPI_Comm_free(&entry.second.comm);
+    MPI_Comm_free(&control);
     for (auto &row : halfOps)
       for (MPI_Op &op : row)
         MPI_Op_free(&op);
@@ -99,8 +138,7 @@ protected:
   void allReduceBytes(void *data, int64_t elements, DType dtype,
                       const std::vector<std::string> &axes,
                       ReduceKind kind) override {
-    MPI_Allreduce(MPI_IN_PLACE, data, checkedCount(elements), mpiType(dtype),
-                  op(dtype, kind), group(axes));
+    allReduceBytesStart(data, elements, dtype, axes, kind)->wait();
   }
 
   std::unique_ptr<PendingCollective>
@@ -110,39 +148,88 @@ protected:
     MPI_Request request;
     MPI_Iallreduce(MPI_IN_PLACE, data, checkedCount(elements), mpiType(dtype),
                    op(dtype, kind), group(axes), &request);
-    return std::make_unique<MPIPending>(request);
+    return std::make_unique<MPIPending>(
+        *this, request,
+        waiting("all_reduce", axes, elements * dtypeSize(dtype)));
   }
 
   void allGatherBytes(const void *in, void *out, int64_t bytes,
                       const std::vector<std::string> &axes) override {
     int count = checkedCount(bytes);
-    MPI_Allgather(in, count, MPI_BYTE, out, count, MPI_BYTE, group(axes));
+    MPI_Request request;
+    MPI_Iallgather(in, count, MPI_BYTE, out, count, MPI_BYTE, group(axes),
+                   &request);
+    finish(request, waiting("all_gather", axes, bytes));
   }
 
   void reduceScatterBytes(const void *in, void *out, int64_t elements,
                           DType dtype,
                           const std::vector<std::string> &axes) override {
-    MPI_Reduce_scatter_block(in, out, checkedCount(elements), mpiType(dtype),
-                             op(dtype, ReduceKind::Sum), group(axes));
+    MPI_Request request;
+    MPI_Ireduce_scatter_block(in, out, checkedCount(elements), mpiType(dtype),
+                              op(dtype, ReduceKind::Sum), group(axes),
+                              &request);
+    finish(request,
+           waiting("reduce_scatter", axes, elements * dtypeSize(dtype)));
   }
 
   void allToAllBytes(const void *in, void *out, int64_t block,
                      const std::vector<std::string> &axes) override {
     int count = checkedCount(block);
-    MPI_Alltoall(in, count, MPI_BYTE, out, count, MPI_BYTE, group(axes));
+    MPI_Request request;
+    MPI_Ialltoall(in, count, MPI_BYTE, out, count, MPI_BYTE, group(axes),
+                  &request);
+    finish(request, waiting("all_to_all", axes, block));
   }
 
   void broadcastBytes(void *data, int64_t bytes,
                       const std::vector<std::string> &axes,
                       int64_t root) override {
-    MPI_Bcast(data, checkedCount(bytes), MPI_BYTE, root, group(axes));
+    MPI_Request request;
+    MPI_Ibcast(data, checkedCount(bytes), MPI_BYTE, root, group(axes),
+               &request);
+    finish(request, waiting("broadcast", axes, bytes));
   }
 
   void sendRecvBytes(const void *in, void *out, int64_t bytes, int64_t to,
                      int64_t from) override {
     int count = checkedCount(bytes);
-    MPI_Sendrecv(in, count, MPI_BYTE, to, 0, out, count, MPI_BYTE, from, 0,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Request requests[2];
+    MPI_Irecv(out, count, MPI_BYTE, from, 0, MPI_COMM_WORLD, &requests[1]);
+    MPI_Isend(in, count, MPI_BYTE, to, 0, MPI_COMM_WORLD, &requests[0]);
+    static const std::string kPeers = "peers";
+    std::vector<int64_t> members{to, from};
+    Waiting peers{"send_recv", &kPeers, &members, -1, bytes, reason};
+    finish(requests[0], peers);
+    finish(requests[1], peers);
+  }
+
+public:
+  /// Polls `request` until it is done: spinning briefly, then sleeping
+  /// with back-off and answering the other ranks' queries; past the
+  /// timeout, ends the job (naming who never arrived).
+  void finish(MPI_Request &request, const Waiting &what) {
+    using Clock = std::chrono::steady_clock;
+    auto start = Clock::now();
+    std::chrono::microseconds nap(20);
+    for (int polls = 0;; ++polls) {
+      int done = 0;
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (done)
+        return;
+      if (polls < 200)
+        continue;
+      answerQueries(what);
+      double waited =
+          std::chrono::duration<double>(Clock::now() - start).count();
+      if (timeoutSeconds > 0 && waited > timeoutSeconds) {
+        if (askWhereabouts(request, what))
+          return;
+        std::_Exit(1); // (MPI_Abort ended the job.)
+      }
+      std::this_thread::sleep_for(nap);
+      nap = std::min(nap * 2, std::chrono::microseconds(500));
+    }
   }
 
 private:
@@ -173,17 +260,132 @@ private:
     std::string key = groupKey(axes);
     auto it = groups.find(key);
     if (it != groups.end())
-      return it->second;
-    MPI_Comm comm;
-    MPI_Comm_split(MPI_COMM_WORLD, groupId(axes), groupRank(axes), &comm);
-    groups[key] = comm;
-    return comm;
+      return it->second.comm;
+    Group &made = groups[key];
+    MPI_Comm_split(MPI_COMM_WORLD, groupId(axes), groupRank(axes), &made.comm);
+    made.members = groupMembers(axes);
+    return made.comm;
+  }
+
+  /// Starts the bookkeeping of this rank's next collective on `axes`.
+  Waiting waiting(const char *kind, const std::vector<std::string> &axes,
+                  int64_t bytes) {
+    auto it = groups.find(groupKey(axes));
+    return Waiting{
+        kind,  &it->first, &it->second.members, it->second.sequence++,
+        bytes, reason};
+  }
+
+  /// Tells every rank that asked where this one is: in `what`.
+  void answerQueries(const Waiting &what) {
+    for (;;) {
+      int pending = 0;
+      MPI_Status status;
+      MPI_Iprobe(MPI_ANY_SOURCE, kQueryTag, control, &pending, &status);
+      if (!pending)
+        return;
+      int64_t query = 0;
+      MPI_Recv(&query, 1, MPI_INT64_T, status.MPI_SOURCE, kQueryTag, control,
+               MPI_STATUS_IGNORE);
+      Whereabouts answer;
+      answer.query = query;
+      answer.sequence = what.sequence;
+      std::snprintf(answer.kind, sizeof(answer.kind), "%s", what.kind);
+      std::snprintf(answer.group, sizeof(answer.group), "%s",
+                    what.group->c_str());
+      MPI_Send(&answer, sizeof(answer), MPI_BYTE, status.MPI_SOURCE, kAnswerTag,
+               control);
+    }
+  }
+
+  /// Past the timeout: asks the other members where they are, gives them
+  /// two seconds to answer, and ends the job naming those that never
+  /// arrived. True if the collective completed meanwhile after all.
+  bool askWhereabouts(MPI_Request &request, const Waiting &what) {
+    int64_t query = ++queries;
+    std::vector<int64_t> others;
+    for (int64_t member : *what.members)
+      if (member != worldRank &&
+          std::find(others.begin(), others.end(), member) == others.end())
+        others.push_back(member);
+    for (int64_t member : others) {
+      MPI_Request sent;
+      MPI_Isend(&query, 1, MPI_INT64_T, member, kQueryTag, control, &sent);
+      MPI_Request_free(&sent);
+    }
+    std::map<int64_t, Whereabouts> answers;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (std::chrono::steady_clock::now() < deadline &&
+           answers.size() < others.size()) {
+      int done = 0;
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (done)
+        return true;
+      answerQueries(what);
+      int pending = 0;
+      MPI_Status status;
+      MPI_Iprobe(MPI_ANY_SOURCE, kAnswerTag, control, &pending, &status);
+      if (!pending) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        continue;
+      }
+      Whereabouts answer;
+      MPI_Recv(&answer, sizeof(answer), MPI_BYTE, status.MPI_SOURCE, kAnswerTag,
+               control, MPI_STATUS_IGNORE);
+      if (answer.query == query)
+        answers[status.MPI_SOURCE] = answer;
+    }
+    std::string absent, elsewhere;
+    for (int64_t member : others) {
+      auto it = answers.find(member);
+      if (it == answers.end()) {
+        absent += (absent.empty() ? "" : ", ") + std::to_string(member);
+      } else if (it->second.group != *what.group ||
+                 (what.sequence >= 0 && it->second.sequence != what.sequence)) {
+        elsewhere += "; rank " + std::to_string(member) + " waits in " +
+                     it->second.kind + " #" +
+                     std::to_string(it->second.sequence) + " of its group";
+      }
+    }
+    std::string group = what.sequence < 0 ? *what.group : "axes " + *what.group;
+    if (group.back() == ',')
+      group.pop_back();
+    if (absent.find(',') != std::string::npos)
+      absent = "ranks " + absent + " never arrived";
+    else if (!absent.empty())
+      absent = "rank " + absent + " never arrived";
+    std::string why =
+        what.reason.empty() ? "" : " (" + std::string(what.reason) + ")";
+    std::fprintf(stderr,
+                 "error: rank %d: %s #%lld over %s (%lld bytes)%s%s%s waited "
+                 "more than --collective-timeout %g s: %s%s; ending the job\n",
+                 worldRank, what.kind, static_cast<long long>(what.sequence),
+                 group.c_str(), static_cast<long long>(what.bytes),
+                 activity.empty() ? "" : " in ", activity.c_str(), why.c_str(),
+                 timeoutSeconds,
+                 absent.empty() ? "every rank of its group arrived"
+                                : absent.c_str(),
+                 elsewhere.c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return false;
   }
 
   int worldRank = 0, worldCount = 1;
   MPI_Op halfOps[2][3];
-  std::map<std::string, MPI_Comm> groups;
+  /// A group's communicator, world ranks, and collectives so far.
+  struct Group {
+    MPI_Comm comm;
+    std::vector<int64_t> members;
+    int64_t sequence = 0;
+  };
+  std::map<std::string, Group> groups;
+  /// Rank-to-rank questions and answers about where each rank waits.
+  MPI_Comm control;
+  int64_t queries = 0;
 };
+
+void MPIPending::wait() { comm.finish(request, waiting); }
 
 } // namespace
 
@@ -211,7 +413,9 @@ int runOnMPIRanks(int &argc, char **&argv, const MeshShape &mesh,
     return 1;
   }
   int status = body(comm.get());
-  if (status != 0 && comm->worldSize() > 1)
+  if (status == kEveryRankFailed)
+    status = 1;
+  else if (status != 0 && comm->worldSize() > 1)
     MPI_Abort(MPI_COMM_WORLD, status);
   comm.reset();
   MPI_Finalize();

@@ -59,8 +59,9 @@ struct Thunk {
   } gemm;
   /// A `dead` thunk's bytes.
   int64_t bytes = 0;
-  /// A collective's mesh axes.
+  /// A collective's mesh axes, and why it is there (the IR's `reason`).
   std::vector<std::string> axes;
+  std::string reason;
   /// A collective's parameters, read once at load.
   struct Collective {
     enum Kind : uint8_t {

@@ -25,7 +25,8 @@ std::unique_ptr<Communicator> createMPICommunicator(const MeshShape &mesh,
 /// initializes MPI, makes the communicator (or prints, on rank 0, why the
 /// launched ranks cannot run the mesh), and finalizes MPI after. A rank
 /// whose body fails aborts the others, which may be waiting in a
-/// collective. Returns the process exit status.
+/// collective (unless it returns kEveryRankFailed). Returns the process
+/// exit status.
 int runOnMPIRanks(int &argc, char **&argv, const MeshShape &mesh,
                   const std::function<int(Communicator *)> &body);
 

@@ -1,0 +1,201 @@
+//===- RunOptions.cpp - the options of a training run ---------------------===//
+
+#include "dtc/Runtime/RunOptions.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+using namespace mlir::dtc;
+
+const char *const mlir::dtc::kRunOptionsHelp =
+    "Training options (OUT written by dtc-compile):\n"
+    "  --data FILE        a flat token file (.npy, or raw as --data-type\n"
+    "                     says): each step's ids and labels are windows of\n"
+    "                     the compiled sequence length and the next token,\n"
+    "                     in an order drawn from --data-seed\n"
+    "  --data-type T      how a raw --data file stores tokens: uint16\n"
+    "                     (nanoGPT's train.bin; the default) or int32\n"
+    "  --data-seed N      seed of the windows' order (default 0)\n"
+    "  --batch DIR        inputs and labels as .npy named after the inputs,\n"
+    "                     the same every step (instead of --data)\n"
+    "  --steps K          train up to step K (default 1; a resumed run\n"
+    "                     counts from the start)\n"
+    "  --eval-data FILE   evaluate on a token file: the mean loss (and\n"
+    "                     perplexity) over its first --eval-batches K global\n"
+    "                     batches of windows, in order (default 4), after\n"
+    "                     the last step and every --eval-every N steps; the\n"
+    "                     step runs with its update discarded\n"
+    "  --save DIR         write checkpoints into DIR (docs/Checkpoint.md):\n"
+    "                     after the last step, every --save-every N steps,\n"
+    "                     and on SIGTERM\n"
+    "  --save-every N     a checkpoint every N steps (with --save)\n"
+    "  --resume DIR       continue from the checkpoint in DIR (its latest,\n"
+    "                     or a step directory), on this mesh and layout or\n"
+    "                     another\n"
+    "  --export-checkpoint DIR\n"
+    "                     after the last step, write the trained parameters\n"
+    "                     as whole tensors, DIR/<parameter name>.npy (with\n"
+    "                     --resume and no steps left: the checkpoint's)\n"
+    "  --init DIR         initial parameters as <parameter>.npy (default:\n"
+    "                     the model's initializers)\n"
+    "  --dump DIR         write loss.npy, grad/<param>.npy (last step) and\n"
+    "                     param/<param>.npy (after the last step)\n"
+    "  --metrics FILE     one JSON line per step: loss, learning rate,\n"
+    "                     gradient norm, loss scale, step time, tokens/s,\n"
+    "                     FLOP/s, each rank's peak memory\n"
+    "  --peak-tflops T    one rank's peak TFLOP/s: --metrics then holds the\n"
+    "                     model FLOPs utilization (MFU)\n"
+    "  --log-every N      a progress line every N steps (default: about ten\n"
+    "                     lines)\n"
+    "  --collective-timeout S\n"
+    "                     a rank waiting longer than S seconds in one\n"
+    "                     collective ends the job, naming the collective and\n"
+    "                     the ranks that never arrived (default 300)\n";
+
+namespace {
+
+/// Parses a whole decimal integer.
+bool readInteger(const std::string &text, int64_t &out) {
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end || errno)
+    return false;
+  out = value;
+  return true;
+}
+
+} // namespace
+
+std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
+                                       RunOptions &options,
+                                       std::vector<std::string> &rest) {
+  // Each option's reader: takes its value, or says what is wrong with it.
+  using Reader = std::function<std::string(const std::string &)>;
+  auto text = [](std::string &to) -> Reader {
+    return [&to](const std::string &value) {
+      to = value;
+      return std::string();
+    };
+  };
+  auto atLeast = [](int64_t &to, int64_t low) -> Reader {
+    return [&to, low](const std::string &value) {
+      if (!readInteger(value, to) || to < low)
+        return "must be an integer of at least " + std::to_string(low);
+      return std::string();
+    };
+  };
+  int64_t seed = 0;
+  std::map<std::string, Reader> readers = {
+      {"batch", text(options.batchDir)},
+      {"data", text(options.dataPath)},
+      {"data-type",
+       [&](const std::string &value) {
+         options.dataType = value;
+         return value == "uint16" || value == "int32"
+                    ? std::string()
+                    : std::string("must be uint16 or int32");
+       }},
+      {"data-seed",
+       [&](const std::string &value) {
+         if (!readInteger(value, seed) || seed < 0)
+           return std::string("must be a non-negative integer");
+         options.dataSeed = static_cast<uint64_t>(seed);
+         return std::string();
+       }},
+      {"eval-data", text(options.evalDataPath)},
+      {"eval-every", atLeast(options.evalEvery, 1)},
+      {"eval-batches", atLeast(options.evalBatches, 1)},
+      {"save", text(options.saveDir)},
+      {"save-every", atLeast(options.saveEvery, 1)},
+      {"resume", text(options.resumeDir)},
+      {"export-checkpoint", text(options.exportDir)},
+      {"init", text(options.initDir)},
+      {"dump", text(options.dumpDir)},
+      {"metrics", text(options.metricsPath)},
+      {"steps", atLeast(options.steps, 1)},
+      {"log-every", atLeast(options.logEvery, 1)},
+      {"peak-tflops",
+       [&](const std::string &value) {
+         char *end = nullptr;
+         double tflops = std::strtod(value.c_str(), &end);
+         if (value.empty() || *end || !std::isfinite(tflops) || tflops <= 0)
+           return std::string("must be a number above 0");
+         options.peakTflops = tflops;
+         return std::string();
+       }},
+      {"collective-timeout",
+       [&](const std::string &value) {
+         char *end = nullptr;
+         double seconds = std::strtod(value.c_str(), &end);
+         if (value.empty() || *end || !std::isfinite(seconds) || seconds <= 0)
+           return std::string("must be a number of seconds above 0");
+         options.collectiveTimeout = seconds;
+         return std::string();
+       }},
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    // --name value, --name=value, and (as LLVM's parser takes) -name.
+    const std::string &arg = args[i];
+    size_t dashes = arg.rfind("--", 0) == 0 ? 2 : arg.rfind("-", 0) == 0;
+    size_t eq = arg.find('=');
+    std::string name = arg.substr(
+        dashes, eq == std::string::npos ? std::string::npos : eq - dashes);
+    auto reader = readers.find(name);
+    if (!dashes || reader == readers.end()) {
+      rest.push_back(arg);
+      continue;
+    }
+    std::string value;
+    if (eq != std::string::npos)
+      value = arg.substr(eq + 1);
+    else if (i + 1 < args.size())
+      value = args[++i];
+    else
+      return "--" + name + " needs a value";
+    if (std::string why = reader->second(value); !why.empty())
+      return "--" + name + " is '" + value + "': it " + why;
+  }
+  if (options.saveEvery > 0 && options.saveDir.empty())
+    return "--save-every needs --save DIR";
+  if (options.evalEvery > 0 && options.evalDataPath.empty())
+    return "--eval-every needs --eval-data FILE";
+  return "";
+}
+
+void mlir::dtc::readReport(const std::string &out, RunOptions &options) {
+  // report.json as dtc-compile writes it (no JSON parser in the runtime):
+  // the number after "activation_peak", and the "total" of each phase in
+  // "flops_per_step".
+  std::ifstream file(out + "/report.json");
+  if (!file)
+    return;
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  std::string text = buffer.str();
+  auto numberAfter = [&](size_t at) {
+    size_t colon = text.find(':', at);
+    return colon == std::string::npos ? 0.0
+                                      : std::strtod(&text[colon + 1], nullptr);
+  };
+  if (size_t at = text.find("\"activation_peak\""); at != std::string::npos)
+    options.plannedPeak = static_cast<int64_t>(numberAfter(at));
+  size_t flops = text.find("\"flops_per_step\"");
+  if (flops == std::string::npos)
+    return;
+  // Its object: up to the brace that closes the one after the key.
+  size_t open = text.find('{', flops), end = open;
+  for (int depth = 0; end < text.size(); ++end) {
+    depth += text[end] == '{' ? 1 : text[end] == '}' ? -1 : 0;
+    if (depth == 0)
+      break;
+  }
+  for (size_t at = text.find("\"total\"", open); at < end;
+       at = text.find("\"total\"", at + 1))
+    options.flopsPerStep += numberAfter(at);
+}
