@@ -17,7 +17,10 @@
 #  4. train the single-device program from a token file (--data: windows
 #     of a counting sequence, nanoGPT's raw uint16 format), once for 300
 #     steps and once for 150 steps with a checkpoint (--save) resumed to
-#     300 (--resume), and check that the resumed run is bit-identical.
+#     300 (--resume), evaluating on a held-out file (--eval-data: the
+#     counting sequence from an offset no training window starts at, so
+#     its loss stays above the training loss) and writing metrics, and
+#     check that the resumed run is bit-identical.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -65,14 +68,17 @@ echo "== Comparing the 4-rank losses with the single-device run's"
 
 echo "== Training from a token file (a counting sequence, raw uint16):"
 echo "   300 steps, then 150 + a checkpoint + a resume to 300"
-/usr/bin/python3 -c "import numpy as n; (n.arange(20001) % 64).astype(n.uint16).tofile('$out/tokens.bin')"
-rm -rf "$out/ckpt"
+/usr/bin/python3 -c "import numpy as n; (n.arange(20001) % 64).astype(n.uint16).tofile('$out/tokens.bin'); ((n.arange(4001) + 17) % 64).astype(n.uint16).tofile('$out/eval.bin')"
+rm -rf "$out/ckpt" "$out/metrics.jsonl"
 build/bin/dtc-run "$out/train" --data "$out/tokens.bin" --steps 300 --log-every 100 \
-  --dump "$out/data-full"
+  --eval-data "$out/eval.bin" --eval-every 100 --dump "$out/data-full"
 build/bin/dtc-run "$out/train" --data "$out/tokens.bin" --steps 150 --log-every 150 \
   --save "$out/ckpt"
 build/bin/dtc-run "$out/train" --data "$out/tokens.bin" --steps 300 --log-every 50 \
-  --resume "$out/ckpt" --dump "$out/data-resumed"
+  --resume "$out/ckpt" --eval-data "$out/eval.bin" --metrics "$out/metrics.jsonl" \
+  --dump "$out/data-resumed"
+echo "   per-step metrics (JSON lines) in $out/metrics.jsonl; the last:"
+tail -1 "$out/metrics.jsonl"
 echo "== Comparing the resumed run with the uninterrupted one (bit for bit)"
 /usr/bin/python3 test/Utils/compare_resumed.py "$out/data-full" "$out/data-resumed" \
   --from 150 --exact | tail -1
