@@ -41,6 +41,9 @@ const char *const mlir::dtc::kRunOptionsHelp =
     "                     after the last step, write the trained parameters\n"
     "                     as whole tensors, DIR/<parameter name>.npy (with\n"
     "                     --resume and no steps left: the checkpoint's)\n"
+    "  --export-onnx FILE after the last step, write the compiled ONNX model\n"
+    "                     with its initializers replaced by the trained\n"
+    "                     parameters\n"
     "  --init DIR         initial parameters as <parameter>.npy (default:\n"
     "                     the model's initializers)\n"
     "  --dump DIR         write loss.npy, grad/<param>.npy (last step) and\n"
@@ -115,6 +118,7 @@ std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
       {"save-every", atLeast(options.saveEvery, 1)},
       {"resume", text(options.resumeDir)},
       {"export-checkpoint", text(options.exportDir)},
+      {"export-onnx", text(options.exportONNXPath)},
       {"init", text(options.initDir)},
       {"dump", text(options.dumpDir)},
       {"metrics", text(options.metricsPath)},
@@ -168,16 +172,24 @@ std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
   return "";
 }
 
-void mlir::dtc::readReport(const std::string &out, RunOptions &options) {
-  // report.json as dtc-compile writes it (no JSON parser in the runtime):
-  // the number after "activation_peak", and the "total" of each phase in
+void mlir::dtc::readCompiledDir(const std::string &out, RunOptions &options) {
+  // The JSON files as dtc-compile writes them (no JSON parser in the
+  // runtime): manifest.json's "model" string; in report.json the number
+  // after "activation_peak", and the "total" of each phase in
   // "flops_per_step".
-  std::ifstream file(out + "/report.json");
-  if (!file)
-    return;
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  std::string text = buffer.str();
+  auto read = [](const std::string &path) {
+    std::ifstream file(path);
+    std::stringstream buffer;
+    buffer << file.rdbuf();
+    return buffer.str();
+  };
+  std::string manifest = read(out + "/manifest.json");
+  if (size_t at = manifest.find("\"model\": \""); at != std::string::npos) {
+    size_t start = at + 10, end = manifest.find('"', start);
+    if (end != std::string::npos)
+      options.modelPath = manifest.substr(start, end - start);
+  }
+  std::string text = read(out + "/report.json");
   auto numberAfter = [&](size_t at) {
     size_t colon = text.find(':', at);
     return colon == std::string::npos ? 0.0

@@ -278,7 +278,8 @@ struct DataFeed {
 int mlir::dtc::runTraining(const StepSignature &signature,
                            const RunOptions &options, StepEngine &engine,
                            const BuiltinValue &builtinValue,
-                           const TensorDirReader &readDir, Communicator *comm) {
+                           const TensorDirReader &readDir,
+                           const ModelWriter &writeModel, Communicator *comm) {
   std::map<std::string, Tensor> batch, init;
   std::string error;
   if ((!options.batchDir.empty() && !readDir(options.batchDir, batch, error)) ||
@@ -295,7 +296,8 @@ int mlir::dtc::runTraining(const StepSignature &signature,
       return fail(error), 1;
     first = checkpoint.step;
     dataSeed = checkpoint.dataSeed;
-    if (first >= options.steps && options.exportDir.empty())
+    if (first >= options.steps && options.exportDir.empty() &&
+        options.exportONNXPath.empty())
       return fail("the checkpoint '" + checkpoint.path + "' is at step " +
                   std::to_string(first) + ": --steps " +
                   std::to_string(options.steps) +
@@ -398,20 +400,23 @@ int mlir::dtc::runTraining(const StepSignature &signature,
     }
     return why.empty() || fail(why);
   };
-  // The whole trained parameters as DIR[/SUBDIR]/<name>.npy (collective;
-  // the first rank writes).
-  auto writeParameters = [&](const std::string &dir,
-                             const std::string &subdir) {
+  // The whole trained parameters by name (collective).
+  auto wholeParameters = [&] {
     std::vector<Tensor> args;
     for (size_t i = 0; i < signature.arguments.size(); ++i)
       args.push_back(engine.argument(i));
-    for (size_t i = 0; i < signature.arguments.size(); ++i) {
-      if (signature.arguments[i].role != ArgumentRole::Parameter)
-        continue;
-      Tensor param = binding.wholeParameter(i, args);
-      if (lead && !dump(dir, subdir, signature.arguments[i].name, param))
+    std::map<std::string, Tensor> params;
+    for (size_t i = 0; i < signature.arguments.size(); ++i)
+      if (signature.arguments[i].role == ArgumentRole::Parameter)
+        params[signature.arguments[i].name] = binding.wholeParameter(i, args);
+    return params;
+  };
+  // ... as DIR[/SUBDIR]/<name>.npy (the first rank writes).
+  auto writeParameters = [&](const std::string &dir,
+                             const std::string &subdir) {
+    for (const auto &[name, param] : wholeParameters())
+      if (lead && !dump(dir, subdir, name, param))
         return false;
-    }
     return true;
   };
   // The mean loss over the evaluation batches: the step runs on each with
@@ -465,6 +470,11 @@ int mlir::dtc::runTraining(const StepSignature &signature,
   } closeMetrics{metrics};
   std::optional<size_t> lossScale =
       signature.stateArgument(StepStateKind::LossScale, "");
+  std::optional<size_t> learningRate;
+  for (size_t r = 0; r < signature.results.size(); ++r)
+    if (signature.results[r].role == ResultRole::Output &&
+        signature.results[r].name == "learning_rate")
+      learningRate = r;
   int64_t ranks = comm ? comm->worldSize() : 1;
   int64_t globalTokens = 0;
   for (const StepArgument &arg : signature.arguments)
@@ -526,6 +536,9 @@ int mlir::dtc::runTraining(const StepSignature &signature,
       if (metrics) {
         std::fprintf(metrics, "{\"step\": %lld, \"loss\": %.9g",
                      static_cast<long long>(k + 1), loss);
+        if (learningRate)
+          std::fprintf(metrics, ", \"lr\": %.9g",
+                       engine.result(*learningRate).at(0));
         std::fprintf(metrics, ", \"grad_norm\": %.9g", norm);
         if (lossScale)
           std::fprintf(metrics, ", \"loss_scale\": %.9g", scale);
@@ -602,13 +615,30 @@ int mlir::dtc::runTraining(const StepSignature &signature,
     }
     std::fflush(stdout);
   }
+  int64_t trainedSteps = std::max(first, options.steps);
   if (!options.exportDir.empty()) {
     if (!writeParameters(options.exportDir, ""))
       return 1;
     if (lead)
       std::printf("exported the parameters of step %lld to %s\n",
-                  static_cast<long long>(std::max(first, options.steps)),
+                  static_cast<long long>(trainedSteps),
                   options.exportDir.c_str());
+  }
+  if (!options.exportONNXPath.empty()) {
+    std::map<std::string, Tensor> params = wholeParameters();
+    if (lead) {
+      if (options.modelPath.empty())
+        return fail("--export-onnx: the compiled directory's manifest.json "
+                    "names no model"),
+               1;
+      if (error = writeModel(options.modelPath, options.exportONNXPath, params);
+          !error.empty())
+        return fail("--export-onnx: " + error), 1;
+      std::printf("exported the model with the parameters of step %lld to "
+                  "%s\n",
+                  static_cast<long long>(trainedSteps),
+                  options.exportONNXPath.c_str());
+    }
   }
 
   if (options.dumpDir.empty() || steps == 0)

@@ -27,6 +27,8 @@
 // RICH: result 18: update of argument 1 f32[32,32] sharding={{\[}}[tp],[]]
 // RICH-NEXT: result 19: update of argument 22 f32[32,16] sharding={{\[}}[tp],[dp]]
 // RICH: result 71: update of argument 19 i64[]
+// The learning rate the step used, for dtc-run's --metrics.
+// RICH-NEXT: result 72: output learning_rate f32[]
 // RICH-NOT: result
 
 // Dropout records its key and counter, the step state.

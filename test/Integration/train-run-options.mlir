@@ -24,6 +24,13 @@
 // RUN: %mpirun -np 2 dtc-run %t/tp2 --data %t/tokens.npy --steps 3 --metrics %t/tp2.jsonl --dump %t/tp2-dump > /dev/null
 // RUN: %python %S/../Utils/check_metrics.py %t/tp2.jsonl %t/tp2-dump --ranks 2 | FileCheck %s --check-prefix=METRICS
 
+// The learning rate in the metrics is the one the step used: warm-up from
+// a third (LinearLR's default) then cosine, by PyTorch's formulas.
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/sched --lr 3e-3 --schedule warmup-cosine --warmup-steps 3 --total-steps 8 --min-lr 1e-4 2>/dev/null
+// RUN: dtc-run %t/sched --data %t/tokens.npy --steps 8 --metrics %t/sched.jsonl > /dev/null
+// RUN: %python -c "import json, math; lr = [json.loads(l)['lr'] for l in open('%t/sched.jsonl')]; want = [3e-3 * (1/3 + (2/3) * k / 3) if k < 3 else 1e-4 + (3e-3 - 1e-4) * (1 + math.cos(math.pi * (k - 3) / 5)) / 2 for k in range(8)]; print('lr', 'agree' if all(abs(a - b) <= 1e-7 * b for a, b in zip(lr, want)) and len(lr) == 8 else 'DIFFER', lr)" | FileCheck %s --check-prefix=LR
+// LR: lr agree
+
 // --eval-data: the mean loss over the first --eval-batches batches of
 // windows of the file, in order. Evaluating leaves training untouched (the
 // same losses, bit for bit), and its loss is the mean of the step's loss
@@ -64,6 +71,28 @@
 // FROMCKPT: exported the parameters of step 3 to {{.*}}from-ckpt
 // FROMCKPT-NOT: step
 // RUN: cmp %t/from-ckpt/block.fc.weight.npy %t/tp2-dump/param/block.fc.weight.npy
+
+// --export-onnx: the compiled model with its initializers replaced by the
+// trained parameters: the graph unchanged, each trained initializer the
+// dumped parameter byte for byte (checked with the onnx package), frozen
+// ones kept; from one device, a tp=2 GPT-2 whose fused QKV is split in
+// blocks, and a tp=2 bf16 Llama with frozen rotary tables.
+// RUN: dtc-run %t/one --data %t/tokens.npy --steps 4 --export-onnx %t/trained.onnx | FileCheck %s --check-prefix=ONNX
+// ONNX: exported the model with the parameters of step 4 to {{.*}}trained.onnx
+// RUN: %python %S/../Utils/check_onnx_export.py %S/../../examples/tiny_transformer/model.onnx %t/trained.onnx %t/full/param | FileCheck %s --check-prefix=ONNX-OK
+// ONNX-OK: export ok: 17 trained initializers replaced, 0 kept, the graph unchanged
+// RUN: %python -c "import numpy as n; n.save('%t/gpt2-tokens.npy', (n.arange(5001) * 3 %% 64).astype(n.uint16))"
+// RUN: dtc-compile %S/Inputs/hf5/gpt2-names/model.onnx -o %t/gpt2-tp2 --lr 0.01 --eps 1e-3 --mesh tp=2 2>/dev/null
+// RUN: %mpirun -np 2 dtc-run %t/gpt2-tp2 --data %t/gpt2-tokens.npy --steps 2 --dump %t/gpt2-dump --export-onnx %t/gpt2.onnx > /dev/null
+// RUN: %python %S/../Utils/check_onnx_export.py %S/Inputs/hf5/gpt2-names/model.onnx %t/gpt2.onnx %t/gpt2-dump/param | FileCheck %s --check-prefix=ONNX-GPT2
+// ONNX-GPT2: export ok: 28 trained initializers replaced, 0 kept, the graph unchanged
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/llama-tp2 --freeze '^rope_' --mesh tp=2 --precision bf16 2>/dev/null
+// RUN: %mpirun -np 2 dtc-run %t/llama-tp2 --batch %S/Inputs/tiny_llama/batch --steps 2 --dump %t/llama-dump --export-onnx %t/llama.onnx > /dev/null
+// RUN: %python %S/../Utils/check_onnx_export.py %S/../../examples/tiny_llama/model.onnx %t/llama.onnx %t/llama-dump/param | FileCheck %s --check-prefix=ONNX-LLAMA
+// ONNX-LLAMA: export ok: 20 trained initializers replaced, 3 kept, the graph unchanged
+// RUN: cp -r %t/one %t/moved && sed -i 's|"model": "[^"]*"|"model": "/nonexistent/model.onnx"|' %t/moved/manifest.json
+// RUN: not dtc-run %t/moved --data %t/tokens.npy --steps 1 --export-onnx %t/x.onnx 2>&1 | FileCheck %s --check-prefix=ONNX-MOVED
+// ONNX-MOVED: error: --export-onnx: cannot read the model '/nonexistent/model.onnx' to export: it is where dtc-compile read it (OUT/manifest.json names it)
 
 // A non-finite loss stops the run at its step, naming the first non-finite
 // gradient; on a mesh every rank stops there together (no abort).

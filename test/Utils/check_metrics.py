@@ -35,7 +35,7 @@ def main():
         if len(line["peak_intermediate_bytes"]) != args.ranks:
             problems.append(f"step {line['step']}: "
                             f"{len(line['peak_intermediate_bytes'])} peaks")
-        needed = ["step_seconds", "tokens_per_second", "grad_norm"]
+        needed = ["lr", "step_seconds", "tokens_per_second", "grad_norm"]
         if args.flops:
             needed += ["flops_per_second", "mfu"]
         problems += [f"step {line['step']}: no {key}" for key in needed

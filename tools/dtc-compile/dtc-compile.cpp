@@ -383,8 +383,12 @@ int main(int argc, char **argv) {
   std::string pipeline;
   llvm::raw_string_ostream pipelineText(pipeline);
   options.print(pipelineText);
+  // The model's absolute path: dtc-run --export-onnx rewrites it with the
+  // trained parameters, from wherever it runs.
+  llvm::SmallString<256> absoluteModel(modelPath.getValue());
+  llvm::sys::fs::make_absolute(absoluteModel);
   llvm::json::Object manifest{
-      {"model", modelPath.getValue()},
+      {"model", absoluteModel.str()},
       {"module", "train_step.mlir"},
       {"target", target.getValue()},
       {"function", "train_step"},

@@ -14,6 +14,7 @@
 
 #include "dtc/Runtime/CPU/CPUProgram.h"
 #include "dtc/Runtime/MPI/MPICommunicator.h"
+#include "dtc/Runtime/ONNX/ModelExport.h"
 #include "dtc/Runtime/ONNX/TensorProto.h"
 #include "dtc/Runtime/TensorIO.h"
 #include "dtc/Runtime/TrainingLoop.h"
@@ -135,7 +136,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 1;
   }
-  readReport(out, options);
+  readCompiledDir(out, options);
   const StepSignature &signature = program.signature;
   if (signature.stage) {
     std::fprintf(stderr,
@@ -160,8 +161,8 @@ int main(int argc, char **argv) {
     std::unique_ptr<StepEngine> engine = createCPUEngine(
         program, comm, checkArena, tracePath.empty() ? nullptr : &trace,
         KernelThreads{static_cast<int>(threads), minWorkPerThread});
-    int status =
-        runTraining(signature, options, *engine, builtin, readTensorDir, comm);
+    int status = runTraining(signature, options, *engine, builtin,
+                             readTensorDir, exportTrainedModel, comm);
     if (status != 0 || tracePath.empty())
       return status;
     if (std::string error = writeChromeTrace(tracePath, program, trace, comm);

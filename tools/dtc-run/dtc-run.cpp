@@ -24,6 +24,7 @@
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "dtc/Interpreter/Interpreter.h"
+#include "dtc/Runtime/ONNX/ModelExport.h"
 #include "dtc/Runtime/ONNX/TensorProto.h"
 #include "dtc/Runtime/RunOptions.h"
 #include "dtc/Runtime/TensorIO.h"
@@ -337,7 +338,7 @@ int main(int argc, char **argv) {
     }
   }
   if (training)
-    readReport(modulePath, runOptions);
+    readCompiledDir(modulePath, runOptions);
   auto run = [&](Communicator *comm) {
     if (comm)
       comm->setCollectiveTimeout(runOptions.collectiveTimeout);
@@ -345,7 +346,7 @@ int main(int argc, char **argv) {
       return runOnce(func, comm);
     ReferenceEngine engine(*step, signature, comm);
     return runTraining(signature, runOptions, engine, builtinValuesOf(*step),
-                       readTensorDir, comm);
+                       readTensorDir, exportTrainedModel, comm);
   };
 
   // A step on a mesh (or a module with a dtc.mesh) runs on the ranks

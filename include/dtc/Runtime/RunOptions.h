@@ -37,8 +37,9 @@ struct RunOptions {
   int64_t evalEvery = 0;
   int64_t evalBatches = 4;
   /// Where to write the trained parameters as whole tensors under the
-  /// model's names, after the last step.
+  /// model's names, and the ONNX model with them, after the last step.
   std::string exportDir;
+  std::string exportONNXPath;
   /// Optional initial parameter values, as <encoded param name>.npy.
   std::string initDir;
   /// Where to write loss.npy, grad/<param>.npy and param/<param>.npy.
@@ -54,7 +55,9 @@ struct RunOptions {
   /// One rank's peak FLOP/s in TFLOP/s, for the MFU in --metrics (0: none).
   double peakTflops = 0;
 
-  // From dtc-compile's report.json (readReport), when OUT has one:
+  // What dtc-compile wrote beside the step (readCompiledDir), if there:
+  /// The ONNX model it compiled (manifest.json).
+  std::string modelPath;
   /// The activation peak it planned, printed beside the measured one (-1:
   /// no report).
   int64_t plannedPeak = -1;
@@ -62,8 +65,8 @@ struct RunOptions {
   double flopsPerStep = 0;
 };
 
-/// Reads the figures above from OUT/report.json, if it is there.
-void readReport(const std::string &out, RunOptions &options);
+/// Reads the facts above from OUT/manifest.json and OUT/report.json.
+void readCompiledDir(const std::string &out, RunOptions &options);
 
 /// The help text of the options parseRunOptions takes.
 extern const char *const kRunOptionsHelp;

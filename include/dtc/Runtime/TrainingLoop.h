@@ -54,6 +54,13 @@ using TensorDirReader =
     std::function<bool(const std::string &dir,
                        std::map<std::string, Tensor> &out, std::string &error)>;
 
+/// Writes the ONNX model at `model` with the trained `parameters` to `out`
+/// (ONNX/ModelExport.h, where the caller links protobuf); "" or what is
+/// wrong.
+using ModelWriter =
+    std::function<std::string(const std::string &model, const std::string &out,
+                              const std::map<std::string, Tensor> &parameters)>;
+
 /// Trains the step `signature` describes on `engine`; returns the process
 /// exit code (diagnostics already printed; kEveryRankFailed when every
 /// rank stops at the same point). With a communicator (a step on a mesh)
@@ -64,7 +71,8 @@ using TensorDirReader =
 /// and the first non-finite gradient or update.
 int runTraining(const StepSignature &signature, const RunOptions &options,
                 StepEngine &engine, const BuiltinValue &builtinValue,
-                const TensorDirReader &readDir, Communicator *comm = nullptr);
+                const TensorDirReader &readDir, const ModelWriter &writeModel,
+                Communicator *comm = nullptr);
 
 } // namespace mlir::dtc
 

@@ -284,6 +284,12 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
                            b.getI64IntegerAttr(signature.getNumResults()));
       signature.addResult(value, {});
     }
+    // The learning rate the step used, a result the runner reports.
+    signature.addResult(
+        CastOp::create(b, u.loc, RankedTensorType::get({}, b.getF32Type()),
+                       lrT),
+        {b.getNamedAttr(kOutputAttrName,
+                        b.getStringAttr(kLearningRateOutputName))});
     signature.commit();
   }
 

@@ -24,7 +24,7 @@
 // OPT-SAME: %[[M:[a-z0-9]+]]: tensor<4xf32> {dtc.aliasing_output = 3 : i64, dtc.state = #dtc.state<master of "w">}
 // OPT-SAME: tensor<4xf32> {dtc.aliasing_output = 4 : i64, dtc.state = #dtc.state<exp_avg of "w">}
 // OPT-SAME: tensor<4xf32> {dtc.aliasing_output = 5 : i64, dtc.state = #dtc.state<exp_avg_sq of "w">}
-// OPT-SAME: -> (tensor<f32>, tensor<4xbf16> {dtc.grad = "w"}, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>)
+// OPT-SAME: -> (tensor<f32>, tensor<4xbf16> {dtc.grad = "w"}, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>, tensor<f32> {dtc.output = "learning_rate"})
 // OPT: dtc.cast %{{.*}} : tensor<4xbf16> to tensor<4xf32>
 // OPT: %[[DECAYED:.*]] = dtc.mul %[[M]], %{{.*}} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
 // OPT: %[[NEW:.*]] = dtc.sub %[[DECAYED]], %{{.*}} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>

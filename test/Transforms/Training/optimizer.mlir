@@ -14,7 +14,7 @@
 // ADAMW-SAME: %[[V:[a-z0-9]+]]: tensor<3xf32> {dtc.aliasing_output = 5 : i64, dtc.state = #dtc.state<exp_avg_sq of "w">}
 // ADAMW-SAME: %{{.*}}: tensor<2xf32> {dtc.aliasing_output = 7 : i64, dtc.state = #dtc.state<exp_avg of "b">}, %{{.*}}: tensor<2xf32> {dtc.aliasing_output = 8 : i64, dtc.state = #dtc.state<exp_avg_sq of "b">}
 // ADAMW-SAME: -> (tensor<f32>, tensor<3xf32> {dtc.grad = "w"}, tensor<2xf32> {dtc.grad = "b"},
-// ADAMW-SAME: tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<i64>)
+// ADAMW-SAME: tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<i64>, tensor<f32> {dtc.output = "learning_rate"})
 // ADAMW-SAME: attributes {dtc.step = #dtc.step<abi = 1, loss = 0>}
 // ADAMW: dtc.pow
 // ADAMW: dtc.sqrt
