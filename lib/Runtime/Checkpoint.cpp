@@ -5,12 +5,18 @@
 #include "dtc/Runtime/Communicator.h"
 #include "dtc/Runtime/TensorIO.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <tuple>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -55,34 +61,157 @@ bool allSucceeded(bool ok, Communicator *comm) {
   return comm ? !comm->anyRank(!ok) : ok;
 }
 
-/// Every rank's whole value from every rank's part (`parts`, by rank of
-/// `mesh`), undoing `layout`'s splits as StepBinding's gather does: the
-/// last split first, each by concatenating the parts of the ranks that
-/// differ only along its axis.
-Tensor assemble(std::vector<Tensor> parts, const TensorLayout &layout,
-                const MeshShape &mesh) {
-  int64_t ranks = static_cast<int64_t>(parts.size());
-  for (size_t d = 0; d < layout.dims.size(); ++d) {
-    const std::vector<std::string> &axes = layout.dims[d];
-    for (size_t k = axes.size(); k-- > 0;) {
-      int64_t axis = mesh.axisIndex(axes[k]);
-      int64_t n = mesh.sizes[axis];
-      std::vector<Tensor> next(ranks);
-      for (int64_t r = 0; r < ranks; ++r) {
-        std::vector<int64_t> at = mesh.coordinates(r);
-        std::vector<Tensor> group;
-        for (int64_t c = 0; c < n; ++c) {
-          at[axis] = c;
-          group.push_back(parts[mesh.rankAt(at)]);
-        }
-        next[r] = wholeFromChunks(concatenated(group, d), d, n,
-                                  k == 0 ? layout.blocksOf(d) : 1);
-      }
-      parts = std::move(next);
+/// A .npy part mapped into memory, read element by element: a rank takes
+/// the elements its new part needs and nothing else.
+class MappedPart {
+public:
+  MappedPart() = default;
+  ~MappedPart() {
+    if (mapping)
+      munmap(mapping, bytes);
+  }
+  MappedPart(const MappedPart &) = delete;
+  MappedPart &operator=(const MappedPart &) = delete;
+
+  /// Maps `path`, a part of `shape`; "" or what is wrong.
+  std::string open(const std::string &path, const Shape &shape) {
+    std::string damaged = "the checkpoint is damaged: " + path + ": ";
+    int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0)
+      return damaged + std::strerror(errno);
+    struct stat info;
+    if (fstat(fd, &info) == 0 && info.st_size > 0) {
+      bytes = static_cast<size_t>(info.st_size);
+      mapping = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (mapping == MAP_FAILED)
+        mapping = nullptr;
+    }
+    ::close(fd);
+    if (!mapping)
+      return damaged + "cannot map it";
+    NpyHeader header;
+    const char *start = static_cast<const char *>(mapping);
+    if (std::string error = parseNpyHeader(start, bytes, header);
+        !error.empty())
+      return damaged + error;
+    static const std::map<std::string, std::pair<Kind, int>> kinds = {
+        {"<f4", {Kind::F32, 4}},     {"<f8", {Kind::F64, 8}},
+        {"<f2", {Kind::F16, 2}},     {"<i8", {Kind::Int, 8}},
+        {"<i4", {Kind::Int, 4}},     {"<i2", {Kind::Int, 2}},
+        {"|i1", {Kind::Int, 1}},     {"|u1", {Kind::Unsigned, 1}},
+        {"|b1", {Kind::Unsigned, 1}}};
+    auto kind = kinds.find(header.descr);
+    if (kind == kinds.end())
+      return damaged + "an unexpected element type " + header.descr;
+    std::tie(elementKind, width) = kind->second;
+    if (header.shape != shape ||
+        header.dataOffset + numElementsOf(shape) * width > bytes)
+      return damaged + "it holds " + describe(header.shape, DType::F32) +
+             " of " + header.descr + ", not the " +
+             describe(shape, DType::F32) + " its signature says (truncated?)";
+    data = start + header.dataOffset;
+    return "";
+  }
+
+  /// Element `i` (row-major), as a double.
+  double at(int64_t i) const {
+    const char *p = data + i * width;
+    switch (elementKind) {
+    case Kind::F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case Kind::F64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case Kind::F16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return floatFromHalfBits(v, DType::F16);
+    }
+    case Kind::Int: {
+      int64_t v = 0;
+      std::memcpy(&v, p, width);
+      int shift = 64 - 8 * width; // sign-extend
+      return static_cast<double>(
+          static_cast<int64_t>(static_cast<uint64_t>(v) << shift) >> shift);
+    }
+    case Kind::Unsigned:
+      return static_cast<unsigned char>(*p);
+    }
+    return 0;
+  }
+
+private:
+  enum class Kind { F32, F64, F16, Int, Unsigned };
+  void *mapping = nullptr;
+  size_t bytes = 0;
+  const char *data = nullptr;
+  Kind elementKind = Kind::F32;
+  int width = 4;
+};
+
+/// How one dimension of a whole tensor is cut into a rank's part: split by
+/// each of its axes in turn, the first with the dimension's blocks (as
+/// StepBinding::partOf cuts it).
+class DimensionSplits {
+public:
+  DimensionSplits(const TensorLayout &layout, size_t dim, int64_t partSize,
+                  const MeshShape &mesh) {
+    int64_t blocks = layout.blocksOf(dim);
+    std::vector<std::string> axes = dim < layout.dims.size()
+                                        ? layout.dims[dim]
+                                        : std::vector<std::string>();
+    whole = partSize;
+    for (const std::string &axis : axes) {
+      int64_t index = mesh.axisIndex(axis);
+      splits.push_back({index, mesh.sizes[index], blocks, 0});
+      whole *= mesh.sizes[index];
+      blocks = 1;
+    }
+    int64_t parent = whole;
+    for (Split &split : splits) {
+      split.parent = parent;
+      parent /= split.n;
     }
   }
-  return parts.front();
-}
+
+  /// The whole tensor's size along the dimension (padded).
+  int64_t size() const { return whole; }
+
+  /// The whole index of index `local` of the part at mesh `coordinates`.
+  int64_t toWhole(int64_t local, const std::vector<int64_t> &coords) const {
+    for (size_t k = splits.size(); k-- > 0;) {
+      const Split &s = splits[k];
+      int64_t chunk = s.parent / (s.n * s.blocks);
+      local = (local / chunk) * (s.parent / s.blocks) + coords[s.axis] * chunk +
+              local % chunk;
+    }
+    return local;
+  }
+
+  /// The part index of whole index `index`, setting the coordinate of each
+  /// split axis in `coords` to that of the rank holding it.
+  int64_t toPart(int64_t index, std::vector<int64_t> &coords) const {
+    for (const Split &s : splits) {
+      int64_t chunk = s.parent / (s.n * s.blocks), block = s.parent / s.blocks;
+      int64_t offset = index % block;
+      coords[s.axis] = offset / chunk;
+      index = (index / block) * chunk + offset % chunk;
+    }
+    return index;
+  }
+
+private:
+  struct Split {
+    int64_t axis, n, blocks, parent;
+  };
+  std::vector<Split> splits;
+  int64_t whole = 0;
+};
 
 bool sameTensor(const StepArgument &a, const StepArgument &b) {
   return a.role == b.role && a.name == b.name && a.dtype == b.dtype &&
@@ -234,24 +363,30 @@ std::string readOwnParts(const Checkpoint &checkpoint,
   return "";
 }
 
-std::string readWholeValues(const Checkpoint &checkpoint,
-                            const StepSignature &signature,
-                            std::vector<std::optional<Tensor>> &whole) {
+std::string readPartsForLayout(const Checkpoint &checkpoint,
+                               const StepSignature &signature, int64_t rank,
+                               std::vector<std::optional<Tensor>> &parts) {
   const StepSignature &from = checkpoint.signature;
-  int64_t ranks = std::max<int64_t>(from.mesh.numDevices(), 1);
-  // A parameter's value is its master copy's where the writer kept one.
+  // Where a value comes from: a parameter from its master copy where the
+  // writer kept one; a master copy from the writer's, else its parameter.
   auto sourceOf = [&](const StepArgument &arg) -> std::optional<size_t> {
-    if (arg.role == ArgumentRole::Parameter)
-      if (std::optional<size_t> master =
-              from.stateArgument(StepStateKind::Master, arg.name))
-        return master;
-    for (size_t j = 0; j < from.arguments.size(); ++j)
-      if (from.arguments[j].role == arg.role &&
-          from.arguments[j].name == arg.name)
+    bool master = arg.role == ArgumentRole::State &&
+                  arg.stateKind == StepStateKind::Master;
+    const std::string &parameter = master ? arg.parameter : arg.name;
+    if (arg.role == ArgumentRole::Parameter || master)
+      if (std::optional<size_t> copy =
+              from.stateArgument(StepStateKind::Master, parameter))
+        return copy;
+    for (size_t j = 0; j < from.arguments.size(); ++j) {
+      const StepArgument &was = from.arguments[j];
+      if (master ? was.role == ArgumentRole::Parameter && was.name == parameter
+                 : was.role == arg.role && was.name == arg.name)
         return j;
+    }
     return std::nullopt;
   };
-  whole.assign(signature.arguments.size(), std::nullopt);
+  std::vector<int64_t> coords = signature.mesh.coordinates(rank);
+  parts.assign(signature.arguments.size(), std::nullopt);
   for (size_t i = 0; i < signature.arguments.size(); ++i) {
     const StepArgument &arg = signature.arguments[i];
     std::optional<size_t> source =
@@ -259,20 +394,66 @@ std::string readWholeValues(const Checkpoint &checkpoint,
     if (!source)
       continue;
     const StepArgument &was = from.arguments[*source];
-    std::vector<Tensor> parts;
-    for (int64_t r = 0; r < ranks; ++r) {
-      std::string error;
-      std::optional<Tensor> part = readNpy(
-          (fs::path(checkpoint.path) / rankDir(r) / argFile(*source)).string(),
-          error);
-      if (!part)
-        return "the checkpoint is damaged: " + error;
-      parts.push_back(std::move(*part));
+    // The whole shapes (padding aside) must agree.
+    std::vector<DimensionSplits> to, at;
+    Shape wholeTo, wholeAt;
+    for (size_t d = 0; d < arg.shape.size(); ++d) {
+      to.emplace_back(arg.layout, d, arg.shape[d], signature.mesh);
+      wholeTo.push_back(to.back().size());
     }
-    Tensor value = assemble(std::move(parts), was.layout, from.mesh);
-    if (was.unpaddedRows && value.rank() > 0)
-      value = withRows(value, *was.unpaddedRows);
-    whole[i] = std::move(value);
+    for (size_t d = 0; d < was.shape.size(); ++d) {
+      at.emplace_back(was.layout, d, was.shape[d], from.mesh);
+      wholeAt.push_back(at.back().size());
+    }
+    if (!wholeTo.empty() && arg.unpaddedRows)
+      wholeTo[0] = *arg.unpaddedRows;
+    if (!wholeAt.empty() && was.unpaddedRows)
+      wholeAt[0] = *was.unpaddedRows;
+    if (wholeTo != wholeAt)
+      return "the checkpoint's '" + was.name + "' is " +
+             describe(wholeAt, was.dtype) + ", but this step's is " +
+             describe(wholeTo, arg.dtype);
+    // Each element of this rank's part: its whole index, then the writer
+    // rank holding it and where (padding rows are zeros).
+    std::map<int64_t, MappedPart> files;
+    Tensor part(arg.dtype, arg.shape);
+    Shape strides = stridesOf(was.shape);
+    std::vector<int64_t> index(arg.shape.size(), 0);
+    for (int64_t e = 0, n = part.numElements(); e < n; ++e) {
+      std::vector<int64_t> writer(from.mesh.axes.size(), 0);
+      int64_t offset = 0;
+      bool padding = false;
+      for (size_t d = 0; d < index.size(); ++d) {
+        int64_t whole = to[d].toWhole(index[d], coords);
+        padding |= whole >= wholeTo[d];
+        offset += at[d].toPart(whole, writer) * strides[d];
+      }
+      if (!padding) {
+        int64_t writerRank =
+            from.mesh.axes.empty() ? 0 : from.mesh.rankAt(writer);
+        auto [file, fresh] = files.try_emplace(writerRank);
+        if (fresh)
+          if (std::string error =
+                  file->second.open((fs::path(checkpoint.path) /
+                                     rankDir(writerRank) / argFile(*source))
+                                        .string(),
+                                    was.shape);
+              !error.empty())
+            return error;
+        double value = file->second.at(offset);
+        if (part.isFloat())
+          part.floats()[e] = value;
+        else
+          part.ints()[e] = static_cast<int64_t>(value);
+      }
+      for (size_t d = index.size(); d-- > 0;)
+        if (++index[d] < arg.shape[d])
+          break;
+        else
+          index[d] = 0;
+    }
+    part.roundToElementType();
+    parts[i] = std::move(part);
   }
   return "";
 }

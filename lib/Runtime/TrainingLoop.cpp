@@ -339,42 +339,36 @@ int mlir::dtc::runTraining(const StepSignature &signature,
     std::vector<std::optional<Tensor>> start =
         startingValues(signature, batch, init, builtinValue);
     std::vector<Tensor> args;
-    if (!options.resumeDir.empty() && sameLayout(checkpoint, signature)) {
-      // This rank's own parts, as they were: the run continues bit for bit.
+    if (!options.resumeDir.empty()) {
+      // This rank's own parts as they were (the run continues bit for bit),
+      // or on another mesh or layout its new parts cut from the writers'.
+      int64_t rank = comm ? comm->rank() : 0;
       std::vector<std::optional<Tensor>> parts;
-      if (error = readOwnParts(checkpoint, signature, comm ? comm->rank() : 0,
-                               parts);
+      if (error = sameLayout(checkpoint, signature)
+                      ? readOwnParts(checkpoint, signature, rank, parts)
+                      : readPartsForLayout(checkpoint, signature, rank, parts);
           !error.empty())
         return fail(error), 1;
+      // What the checkpoint lacks: inputs from the batch, state from the
+      // step's own value or else zeros.
       std::vector<Tensor> ready(signature.arguments.size());
       for (size_t i = 0; i < parts.size() && error.empty(); ++i) {
+        const StepArgument &arg = signature.arguments[i];
         if (parts[i])
           ready[i] = std::move(*parts[i]);
-        else if (!start[i])
-          error =
-              "no tensor given for input '" + signature.arguments[i].name + "'";
-        else
+        else if (start[i] && arg.role != ArgumentRole::Parameter)
           error = binding.partOf(i, *start[i], ready[i]);
+        else if (arg.role == ArgumentRole::State)
+          ready[i] = Tensor(arg.dtype, arg.shape);
+        else if (arg.role == ArgumentRole::Input)
+          error = "no tensor given for input '" + arg.name + "'";
+        else
+          error = "the checkpoint '" + checkpoint.path +
+                  "' holds no parameter '" + arg.name + "'";
       }
       if (error.empty())
         error = binding.bindParts(std::move(ready), args);
     } else {
-      if (!options.resumeDir.empty()) {
-        // Another mesh or layout: whole values, cut anew.
-        std::vector<std::optional<Tensor>> whole;
-        if (error = readWholeValues(checkpoint, signature, whole);
-            !error.empty())
-          return fail(error), 1;
-        for (size_t i = 0; i < whole.size(); ++i) {
-          if (whole[i])
-            start[i] = std::move(whole[i]);
-          else if (signature.arguments[i].role == ArgumentRole::Parameter)
-            return fail("the checkpoint '" + checkpoint.path +
-                        "' holds no parameter '" + signature.arguments[i].name +
-                        "'"),
-                   1;
-        }
-      }
       error = binding.bind(std::move(start), args);
     }
     if (!error.empty())

@@ -71,6 +71,14 @@
 // FROMCKPT: exported the parameters of step 3 to {{.*}}from-ckpt
 // FROMCKPT-NOT: step
 // RUN: cmp %t/from-ckpt/block.fc.weight.npy %t/tp2-dump/param/block.fc.weight.npy
+// Across precisions: a bf16 step's f32 master copies become the f32 step's
+// parameters, and an f32 step's parameters a bf16 step's master copies.
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bf16-dp2 --lr 0.01 --eps 1e-3 --mesh dp=2 --zero 1 --precision bf16 2>/dev/null
+// RUN: %mpirun -np 2 dtc-run %t/bf16-dp2 --data %t/tokens.npy --steps 3 --save %t/bf16-ckpt --dump %t/bf16-dump > /dev/null
+// RUN: dtc-run %t/one --resume %t/bf16-ckpt --steps 3 --export-checkpoint %t/bf16-to-f32 > /dev/null
+// RUN: cmp %t/bf16-to-f32/block.qkv.weight.npy %t/bf16-dump/param/block.qkv.weight.npy
+// RUN: %mpirun -np 2 dtc-run %t/bf16-dp2 --resume %t/tp2-ckpt --steps 3 --export-checkpoint %t/f32-to-bf16 > /dev/null
+// RUN: cmp %t/f32-to-bf16/block.qkv.weight.npy %t/tp2-dump/param/block.qkv.weight.npy
 
 // --export-onnx: the compiled model with its initializers replaced by the
 // trained parameters: the graph unchanged, each trained initializer the

@@ -10,9 +10,8 @@
 // written its part, then DIR/latest names it: a half-written checkpoint is
 // never taken for a whole one. A checkpoint resumes on the mesh and layout
 // that wrote it by reading each rank's own files, bit for bit; on another
-// (a different mesh, ZeRO stage or precision), each argument's whole value
-// is assembled from the writer's parts by its layout and the new step cut
-// from it.
+// (a different mesh, ZeRO stage or precision), each rank reads the
+// elements of its new parts from the writers' parts, by both layouts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,12 +63,15 @@ std::string readOwnParts(const Checkpoint &checkpoint,
                          const StepSignature &signature, int64_t rank,
                          std::vector<std::optional<Tensor>> &parts);
 
-/// The whole value (padding stripped) of each non-input argument of
-/// `signature` that the checkpoint holds one for, by name and role,
-/// assembled from all of its writers' parts; "" or what is wrong.
-std::string readWholeValues(const Checkpoint &checkpoint,
-                            const StepSignature &signature,
-                            std::vector<std::optional<Tensor>> &whole);
+/// Rank `rank`'s part of each non-input argument of `signature` that the
+/// checkpoint holds a value for (by name and role; a parameter's from its
+/// master copy where the writer kept one, a master copy from the writer's
+/// or else its parameter's), cut for this step's layout from the writers'
+/// parts: their files are mapped and only the elements of this part read,
+/// so no rank holds a whole tensor it does not need. "" or what is wrong.
+std::string readPartsForLayout(const Checkpoint &checkpoint,
+                               const StepSignature &signature, int64_t rank,
+                               std::vector<std::optional<Tensor>> &parts);
 
 } // namespace mlir::dtc
 
