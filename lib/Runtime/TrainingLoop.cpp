@@ -332,6 +332,10 @@ int mlir::dtc::runTraining(const StepSignature &signature,
                                signature, comm);
         !error.empty())
       return fail("--eval-data: " + error), 1;
+    if (signature.rng && lead)
+      std::fprintf(stderr, "warning: --eval-data: this step has dropout, which "
+                           "evaluation applies as training does (it runs the "
+                           "training step with its update discarded)\n");
   }
 
   StepBinding binding(signature, comm);

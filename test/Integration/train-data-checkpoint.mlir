@@ -39,6 +39,11 @@
 // CHECK: 0 failed
 // --save-every: checkpoints at 4 and 8 and at the end; resuming from the
 // one at 8 (its step directory named) is exact too.
+// A run killed (SIGKILL: no chance to clean up) after its step-5
+// checkpoint resumes from it to step 10 bit for bit.
+// RUN: %python %S/../Utils/signal_after.py "checkpoint: step 5 saved" --kill -- dtc-run %t/one --data %t/tokens.npy --steps 1000000 --log-every 1 --save %t/killed --save-every 5 > /dev/null
+// RUN: dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/killed/step-00000005 --dump %t/killed-resumed > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/full %t/killed-resumed --from 5 --exact | FileCheck %s
 // RUN: dtc-run %t/one --data %t/tokens.npy --steps 10 --save %t/every --save-every 4 > %t/every.log
 // RUN: ls %t/every | FileCheck %s --check-prefix=EVERY
 // EVERY: latest

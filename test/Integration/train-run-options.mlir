@@ -54,6 +54,14 @@
 // RUN: %python -c "import re; a, b = (float(re.findall(r'eval after step 4: loss ([0-9.]+)', open(f).read())[0]) for f in ('%t/eval.log', '%t/eval-tp2.log')); print('tp2', 'agree' if abs(a - b) < 1e-4 else 'DIFFER', a, b)" | FileCheck %s --check-prefix=EVALTP
 // EVALTP: tp2 agree
 
+// A step with dropout is evaluated with it (the training step runs):
+// said once.
+// RUN: %python -c "import onnx, numpy as n; from onnx import helper, numpy_helper; m = onnx.load('%S/../../examples/tiny_transformer/model.onnx'); g = m.graph; [x for x in g.node if 'logits' in x.output][0].output[0] = 'pre'; g.initializer.append(numpy_helper.from_array(n.array(0.1, dtype=n.float32), 'ratio')); g.node.append(helper.make_node('Dropout', ['pre', 'ratio'], ['logits'])); onnx.save(m, '%t/dropout.onnx')"
+// RUN: dtc-compile %t/dropout.onnx -o %t/dropout --dropout --lr 0.01 2>/dev/null
+// RUN: dtc-run %t/dropout --data %t/tokens.npy --steps 1 --eval-data %t/eval.npy 2>&1 | FileCheck %s --check-prefix=EVAL-DROPOUT
+// EVAL-DROPOUT: warning: --eval-data: this step has dropout, which evaluation applies as training does (it runs the training step with its update discarded)
+// EVAL-DROPOUT: eval after step 1: loss
+
 // --export-checkpoint: the trained parameters as whole tensors under the
 // model's names, the --dump's byte for byte; from a mesh too, and from a
 // checkpoint with no steps left.

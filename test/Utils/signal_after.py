@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""signal_after.py PATTERN [--seconds S] [--any-status] -- COMMAND...
+"""signal_after.py PATTERN [--seconds S] [--any-status] [--kill] -- COMMAND...
 
-Runs COMMAND, echoes its output, and sends it SIGTERM once a line of its
+Runs COMMAND, echoes its output, and sends it SIGTERM (SIGKILL with
+--kill: a crash, nothing to clean up) once a line of its
 output contains PATTERN (a progress line, say: no fixed sleep that a busy
 machine could outrun), and at least S seconds after the start (mpirun
 kills its ranks at once when told to stop that early). Exits with
@@ -26,10 +27,10 @@ def main():
         sys.stdout.write(line)
         sys.stdout.flush()
         if not sent and pattern in line and time.monotonic() - start >= seconds:
-            process.send_signal(signal.SIGTERM)
+            process.send_signal(signal.SIGKILL if "--kill" in options else signal.SIGTERM)
             sent = True
     status = process.wait()
-    if "--any-status" in options:
+    if "--any-status" in options or "--kill" in options:
         status = 0
     if not sent:
         print(f"signal_after.py: no line contained {pattern!r}", file=sys.stderr)
