@@ -268,7 +268,7 @@ void writeLayout(JsonWriter &json, const TensorLayout &layout) {
 
 void writeTensor(JsonWriter &json, DType dtype, const Shape &shape,
                  const TensorLayout &layout,
-                 std::optional<int64_t> unpaddedRows) {
+                 std::optional<int64_t> unpaddedRows, const MeshShape &mesh) {
   json.key("dtype");
   json.string(dtypeName(dtype));
   json.key("shape");
@@ -284,6 +284,21 @@ void writeTensor(JsonWriter &json, DType dtype, const Shape &shape,
   if (unpaddedRows) {
     json.key("unpadded_rows");
     json.number(*unpaddedRows);
+  }
+  // The whole tensor's shape, padding stripped (for readers that do not
+  // undo the splits themselves).
+  if (layout.isSplit()) {
+    json.key("whole_shape");
+    json.beginArray();
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t size = shape[d];
+      if (d < layout.dims.size())
+        for (const std::string &axis : layout.dims[d])
+          if (int64_t index = mesh.axisIndex(axis); index >= 0)
+            size *= mesh.sizes[index];
+      json.number(d == 0 && unpaddedRows ? *unpaddedRows : size);
+    }
+    json.endArray();
   }
 }
 
@@ -374,7 +389,7 @@ std::string StepSignature::toJSON() const {
       json.key("trainable");
       json.boolean(arg.trainable);
     }
-    writeTensor(json, arg.dtype, arg.shape, arg.layout, arg.unpaddedRows);
+    writeTensor(json, arg.dtype, arg.shape, arg.layout, arg.unpaddedRows, mesh);
     if (arg.classes) {
       json.key("classes");
       json.number(*arg.classes);
@@ -400,7 +415,7 @@ std::string StepSignature::toJSON() const {
       json.string(result.name);
     }
     writeTensor(json, result.dtype, result.shape, result.layout,
-                result.unpaddedRows);
+                result.unpaddedRows, mesh);
     if (result.updatedArgument) {
       json.key("updates");
       json.number(static_cast<int64_t>(*result.updatedArgument));
