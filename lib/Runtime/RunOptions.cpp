@@ -93,6 +93,16 @@ std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
       return std::string();
     };
   };
+  auto positive = [](double &to, const char *what) -> Reader {
+    return [&to, what](const std::string &value) {
+      char *end = nullptr;
+      double number = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end || !std::isfinite(number) || number <= 0)
+        return "must be " + std::string(what) + " above 0";
+      to = number;
+      return std::string();
+    };
+  };
   int64_t seed = 0;
   std::map<std::string, Reader> readers = {
       {"batch", text(options.batchDir)},
@@ -124,24 +134,9 @@ std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
       {"metrics", text(options.metricsPath)},
       {"steps", atLeast(options.steps, 1)},
       {"log-every", atLeast(options.logEvery, 1)},
-      {"peak-tflops",
-       [&](const std::string &value) {
-         char *end = nullptr;
-         double tflops = std::strtod(value.c_str(), &end);
-         if (value.empty() || *end || !std::isfinite(tflops) || tflops <= 0)
-           return std::string("must be a number above 0");
-         options.peakTflops = tflops;
-         return std::string();
-       }},
+      {"peak-tflops", positive(options.peakTflops, "a number")},
       {"collective-timeout",
-       [&](const std::string &value) {
-         char *end = nullptr;
-         double seconds = std::strtod(value.c_str(), &end);
-         if (value.empty() || *end || !std::isfinite(seconds) || seconds <= 0)
-           return std::string("must be a number of seconds above 0");
-         options.collectiveTimeout = seconds;
-         return std::string();
-       }},
+       positive(options.collectiveTimeout, "a number of seconds")},
   };
   for (size_t i = 0; i < args.size(); ++i) {
     // --name value, --name=value, and (as LLVM's parser takes) -name.
