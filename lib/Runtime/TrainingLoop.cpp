@@ -275,211 +275,189 @@ struct DataFeed {
 
 } // namespace
 
-int mlir::dtc::runTraining(const StepSignature &signature,
-                           const RunOptions &options, StepEngine &engine,
-                           const BuiltinValue &builtinValue,
-                           const TensorDirReader &readDir,
-                           const ModelWriter &writeModel, Communicator *comm) {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+/// One call of runTraining: the run's state and its parts, each a method.
+class TrainingRun {
+public:
+  TrainingRun(const StepSignature &signature, const RunOptions &options,
+              StepEngine &engine, Communicator *comm)
+      : signature(signature), options(options), engine(engine), comm(comm),
+        lead(!comm || comm->rank() == 0), binding(signature, comm),
+        dataSeed(options.dataSeed) {}
+
+  /// Reads the batch, the checkpoint and the data, binds this rank's first
+  /// arguments and starts the engine; "" or what is wrong.
+  std::string start(const BuiltinValue &builtinValue,
+                    const TensorDirReader &readDir);
+  /// Runs the steps; an exit status when the run ends there (a failure,
+  /// SIGTERM), none once every step has run.
+  std::optional<int> train();
+  /// After the last step: evaluation, the report, exports and dumps; the
+  /// exit status.
+  int finish(const ModelWriter &writeModel);
+
+private:
+  /// The first arguments from the checkpoint being resumed (this rank's
+  /// own parts, or its new ones on another layout), `start` filling what
+  /// it lacks.
+  std::string resumedArguments(std::vector<std::optional<Tensor>> start,
+                               std::vector<Tensor> &args);
+  bool save(int64_t step);
+  bool evaluate(int64_t after);
+  /// The whole trained parameters by name (collective).
+  std::map<std::string, Tensor> wholeParameters() const;
+  /// ... written as DIR[/SUBDIR]/<name>.npy by the first rank.
+  bool writeParameters(const std::string &dir, const std::string &subdir);
+  /// Step `step`'s loss is not finite: says where, on one rank.
+  int stopOnNonFinite(int64_t step, double loss);
+  void writeMetrics(int64_t step, double loss, double lossScale,
+                    double stepSeconds);
+  /// The per-rank report: time per step, collectives, memory, tokens/s.
+  void report(int64_t steps);
+  bool writeDumps();
+
+  const StepSignature &signature;
+  const RunOptions &options;
+  StepEngine &engine;
+  Communicator *comm;
+  bool lead;
+  StepBinding binding;
+  Checkpoint checkpoint;
+  /// The first step to run (a resumed run's checkpoint step), and the
+  /// order of the data's windows.
+  int64_t first = 0;
+  uint64_t dataSeed;
+  std::optional<DataFeed> data, evalData;
+  std::unique_ptr<std::FILE, int (*)(std::FILE *)> metrics{nullptr,
+                                                           std::fclose};
+  std::optional<size_t> lossScale, learningRate;
+  int64_t globalTokens = 0;
+  /// Time spent evaluating and on metrics, not training; the time spent
+  /// training.
+  double asideSeconds = 0, trainingSeconds = 0;
+  Tensor losses;
+};
+
+std::string TrainingRun::start(const BuiltinValue &builtinValue,
+                               const TensorDirReader &readDir) {
   std::map<std::string, Tensor> batch, init;
   std::string error;
   if ((!options.batchDir.empty() && !readDir(options.batchDir, batch, error)) ||
       (!options.initDir.empty() && !readDir(options.initDir, init, error)))
-    return fail(error), 1;
-  bool lead = !comm || comm->rank() == 0;
-
+    return error;
   // Resuming: the checkpoint's step, and its data order.
-  Checkpoint checkpoint;
-  int64_t first = 0;
-  uint64_t dataSeed = options.dataSeed;
   if (!options.resumeDir.empty()) {
     if (error = openCheckpoint(options.resumeDir, checkpoint); !error.empty())
-      return fail(error), 1;
+      return error;
     first = checkpoint.step;
     dataSeed = checkpoint.dataSeed;
     if (first >= options.steps && options.exportDir.empty() &&
         options.exportONNXPath.empty())
-      return fail("the checkpoint '" + checkpoint.path + "' is at step " +
-                  std::to_string(first) + ": --steps " +
-                  std::to_string(options.steps) +
-                  " leaves nothing to train (--steps counts from the start "
-                  "of the run)"),
-             1;
+      return "the checkpoint '" + checkpoint.path + "' is at step " +
+             std::to_string(first) + ": --steps " +
+             std::to_string(options.steps) +
+             " leaves nothing to train (--steps counts from the start of the "
+             "run)";
   }
   // A checkpoint with no steps left to train is only exported (and
   // evaluated): its step needs no data.
   bool nothingToTrain = first >= options.steps;
   if (options.batchDir.empty() && options.dataPath.empty() && !nothingToTrain)
-    return fail("training needs --data FILE (a token file) or --batch DIR "
-                "(the inputs and labels of every step)"),
-           1;
+    return "training needs --data FILE (a token file) or --batch DIR (the "
+           "inputs and labels of every step)";
   if (nothingToTrain)
     for (const StepArgument &arg : signature.arguments)
       if (arg.role == ArgumentRole::Input && !batch.count(arg.name))
         batch[arg.name] = Tensor(arg.dtype, wholeShapeOf(arg, comm));
-  std::optional<DataFeed> data, evalData;
   if (!options.dataPath.empty()) {
     data.emplace();
     if (error = data->open(options.dataPath, options.dataType, signature, comm);
         !error.empty())
-      return fail(error), 1;
+      return error;
     if (error = data->wholeBatch(first, dataSeed, signature, batch);
         !error.empty())
-      return fail(error), 1;
+      return error;
   }
   if (!options.evalDataPath.empty()) {
     evalData.emplace();
     if (error = evalData->open(options.evalDataPath, options.dataType,
                                signature, comm);
         !error.empty())
-      return fail("--eval-data: " + error), 1;
+      return "--eval-data: " + error;
     if (signature.rng && lead)
       std::fprintf(stderr, "warning: --eval-data: this step has dropout, which "
                            "evaluation applies as training does (it runs the "
                            "training step with its update discarded)\n");
   }
-
-  StepBinding binding(signature, comm);
-  {
-    std::vector<std::optional<Tensor>> start =
-        startingValues(signature, batch, init, builtinValue);
-    std::vector<Tensor> args;
-    if (!options.resumeDir.empty()) {
-      // This rank's own parts as they were (the run continues bit for bit),
-      // or on another mesh or layout its new parts cut from the writers'.
-      int64_t rank = comm ? comm->rank() : 0;
-      std::vector<std::optional<Tensor>> parts;
-      if (error = sameLayout(checkpoint, signature)
-                      ? readOwnParts(checkpoint, signature, rank, parts)
-                      : readPartsForLayout(checkpoint, signature, rank, parts);
-          !error.empty())
-        return fail(error), 1;
-      // What the checkpoint lacks: inputs from the batch, state from the
-      // step's own value or else zeros.
-      std::vector<Tensor> ready(signature.arguments.size());
-      for (size_t i = 0; i < parts.size() && error.empty(); ++i) {
-        const StepArgument &arg = signature.arguments[i];
-        if (parts[i])
-          ready[i] = std::move(*parts[i]);
-        else if (start[i] && arg.role != ArgumentRole::Parameter)
-          error = binding.partOf(i, *start[i], ready[i]);
-        else if (arg.role == ArgumentRole::State)
-          ready[i] = Tensor(arg.dtype, arg.shape);
-        else if (arg.role == ArgumentRole::Input)
-          error = "no tensor given for input '" + arg.name + "'";
-        else
-          error = "the checkpoint '" + checkpoint.path +
-                  "' holds no parameter '" + arg.name + "'";
-      }
-      if (error.empty())
-        error = binding.bindParts(std::move(ready), args);
-    } else {
-      error = binding.bind(std::move(start), args);
-    }
-    if (!error.empty())
-      return fail(error), 1;
-    if (error = engine.start(std::move(args)); !error.empty())
-      return fail(error), 1;
+  if (lead && !options.metricsPath.empty()) {
+    metrics.reset(std::fopen(options.metricsPath.c_str(), "a"));
+    if (!metrics)
+      return "cannot write --metrics '" + options.metricsPath +
+             "': " + std::strerror(errno);
   }
-  auto save = [&](int64_t step) {
-    if (comm)
-      comm->setActivity("writing the checkpoint of step " +
-                        std::to_string(step));
-    // (Inputs are not saved: the data's position is the step.)
-    std::vector<Tensor> args(signature.arguments.size());
-    for (size_t i = 0; i < signature.arguments.size(); ++i)
-      if (signature.arguments[i].role != ArgumentRole::Input)
-        args[i] = engine.argument(i);
-    std::string why =
-        saveCheckpoint(options.saveDir, step, dataSeed, signature, args, comm);
-    if (why.empty() && lead) {
-      std::printf("checkpoint: step %lld saved in %s\n",
-                  static_cast<long long>(step), options.saveDir.c_str());
-      std::fflush(stdout);
-    }
-    return why.empty() || fail(why);
-  };
-  // The whole trained parameters by name (collective).
-  auto wholeParameters = [&] {
-    std::vector<Tensor> args;
-    for (size_t i = 0; i < signature.arguments.size(); ++i)
-      args.push_back(engine.argument(i));
-    std::map<std::string, Tensor> params;
-    for (size_t i = 0; i < signature.arguments.size(); ++i)
-      if (signature.arguments[i].role == ArgumentRole::Parameter)
-        params[signature.arguments[i].name] = binding.wholeParameter(i, args);
-    return params;
-  };
-  // ... as DIR[/SUBDIR]/<name>.npy (the first rank writes).
-  auto writeParameters = [&](const std::string &dir,
-                             const std::string &subdir) {
-    for (const auto &[name, param] : wholeParameters())
-      if (lead && !dump(dir, subdir, name, param))
-        return false;
-    return true;
-  };
-  // The mean loss over the evaluation batches: the step runs on each with
-  // its update discarded (every argument restored after each).
-  double asideSeconds = 0; // evaluating and metrics, not training
-  auto evaluate = [&](int64_t after) {
-    auto evalStart = std::chrono::steady_clock::now();
-    if (comm)
-      comm->setActivity("evaluating after step " + std::to_string(after));
-    std::vector<Tensor> kept;
-    for (size_t i = 0; i < signature.arguments.size(); ++i)
-      kept.push_back(engine.argument(i));
-    double sum = 0;
-    for (int64_t b = 0; b < options.evalBatches; ++b) {
-      if (error = evalData->feed(b, std::nullopt, signature, binding, engine);
-          !error.empty())
-        return fail("--eval-data: " + error);
-      if (!engine.step())
-        return false;
-      sum += engine.result(signature.loss).at(0);
-      for (size_t i = 0; i < kept.size(); ++i)
-        if (error = engine.setArgument(i, kept[i]); !error.empty())
-          return fail(error);
-    }
-    double loss = sum / options.evalBatches;
-    asideSeconds += std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - evalStart)
-                        .count();
-    if (lead) {
-      std::printf("eval after step %lld: loss %.6f  perplexity %.4f  (%lld "
-                  "windows)\n",
-                  static_cast<long long>(after), loss, std::exp(loss),
-                  static_cast<long long>(options.evalBatches * evalData->rows));
-      std::fflush(stdout);
-    }
-    return true;
-  };
-
-  std::FILE *metrics = nullptr;
-  if (lead && !options.metricsPath.empty() &&
-      !(metrics = std::fopen(options.metricsPath.c_str(), "a")))
-    return fail("cannot write --metrics '" + options.metricsPath +
-                "': " + std::strerror(errno)),
-           1;
-  struct CloseMetrics {
-    std::FILE *file;
-    ~CloseMetrics() {
-      if (file)
-        std::fclose(file);
-    }
-  } closeMetrics{metrics};
-  std::optional<size_t> lossScale =
-      signature.stateArgument(StepStateKind::LossScale, "");
-  std::optional<size_t> learningRate;
+  lossScale = signature.stateArgument(StepStateKind::LossScale, "");
   for (size_t r = 0; r < signature.results.size(); ++r)
     if (signature.results[r].role == ResultRole::Output &&
         signature.results[r].name == "learning_rate")
       learningRate = r;
-  int64_t ranks = comm ? comm->worldSize() : 1;
-  int64_t globalTokens = 0;
   for (const StepArgument &arg : signature.arguments)
     if (!globalTokens && arg.role == ArgumentRole::Input &&
         !isFloatDType(arg.dtype))
       globalTokens = numElementsOf(wholeShapeOf(arg, comm));
 
+  std::vector<std::optional<Tensor>> starting =
+      startingValues(signature, batch, init, builtinValue);
+  std::vector<Tensor> args;
+  error = options.resumeDir.empty()
+              ? binding.bind(std::move(starting), args)
+              : resumedArguments(std::move(starting), args);
+  return error.empty() ? engine.start(std::move(args)) : error;
+}
+
+std::string
+TrainingRun::resumedArguments(std::vector<std::optional<Tensor>> start,
+                              std::vector<Tensor> &args) {
+  // This rank's own parts as they were (the run continues bit for bit), or
+  // on another mesh or layout its new parts cut from the writers'.
+  int64_t rank = comm ? comm->rank() : 0;
+  std::vector<std::optional<Tensor>> parts;
+  if (std::string error =
+          sameLayout(checkpoint, signature)
+              ? readOwnParts(checkpoint, signature, rank, parts)
+              : readPartsForLayout(checkpoint, signature, rank, parts);
+      !error.empty())
+    return error;
+  // What the checkpoint lacks: inputs from the batch, state from the step's
+  // own value or else zeros.
+  std::vector<Tensor> ready(signature.arguments.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const StepArgument &arg = signature.arguments[i];
+    std::string error;
+    if (parts[i])
+      ready[i] = std::move(*parts[i]);
+    else if (start[i] && arg.role != ArgumentRole::Parameter)
+      error = binding.partOf(i, *start[i], ready[i]);
+    else if (arg.role == ArgumentRole::State)
+      ready[i] = Tensor(arg.dtype, arg.shape);
+    else if (arg.role == ArgumentRole::Input)
+      error = "no tensor given for input '" + arg.name + "'";
+    else
+      error = "the checkpoint '" + checkpoint.path + "' holds no parameter '" +
+              arg.name + "'";
+    if (!error.empty())
+      return error;
+  }
+  return binding.bindParts(std::move(ready), args);
+}
+
+std::optional<int> TrainingRun::train() {
   if (comm)
     comm->setCollectiveTimeout(options.collectiveTimeout);
   stopRequested = 0;
@@ -487,18 +465,15 @@ int mlir::dtc::runTraining(const StepSignature &signature,
   int64_t steps = std::max<int64_t>(0, options.steps - first);
   int64_t logEvery = options.logEvery > 0 ? options.logEvery
                                           : std::max<int64_t>(1, steps / 10);
-  Tensor losses(DType::F32, {steps});
-  using Clock = std::chrono::steady_clock;
-  auto seconds = [](Clock::time_point since) {
-    return std::chrono::duration<double>(Clock::now() - since).count();
-  };
+  losses = Tensor(DType::F32, {steps});
   auto startTime = Clock::now();
   for (int64_t k = first; k < options.steps; ++k) {
     auto stepStart = Clock::now();
     if (comm)
       comm->setActivity("step " + std::to_string(k + 1));
     if (data && k > first)
-      if (error = data->feed(k, dataSeed, signature, binding, engine);
+      if (std::string error =
+              data->feed(k, dataSeed, signature, binding, engine);
           !error.empty())
         return fail(error), 1;
     double scale = lossScale ? engine.argument(*lossScale).at(0) : 0;
@@ -506,64 +481,21 @@ int mlir::dtc::runTraining(const StepSignature &signature,
       return 1;
     double loss = engine.result(signature.loss).at(0);
     losses.floats()[k - first] = loss;
-    // Every rank holds the same loss, so all stop here together. (fp16's
-    // loss scaling skips such steps by itself.)
-    if (!std::isfinite(loss) && !signature.growthInterval) {
-      std::string mine = firstNonFinite(signature, engine);
-      std::vector<double> found =
-          comm ? comm->everyRank({mine.empty() ? 0.0 : 1.0})
-               : std::vector<double>{1.0};
-      size_t at = std::find(found.begin(), found.end(), 1.0) - found.begin();
-      bool none = at == found.size();
-      if (comm && !none)
-        mine += " on rank " + std::to_string(at);
-      if (none ? lead : !comm || comm->rank() == static_cast<int64_t>(at))
-        fail("step " + std::to_string(k + 1) + ": the loss is " +
-             (std::isnan(loss) ? "nan" : "inf") + "; " +
-             (none ? "every gradient and update is finite"
-                   : "the first non-finite result: " + mine));
-      return comm ? kEveryRankFailed : 1;
-    }
-    double stepSeconds = seconds(stepStart);
+    // (fp16's loss scaling skips non-finite steps by itself.)
+    if (!std::isfinite(loss) && !signature.growthInterval)
+      return stopOnNonFinite(k + 1, loss);
+    double stepSeconds = secondsSince(stepStart);
     if (!options.metricsPath.empty()) {
       auto metricsStart = Clock::now();
-      double norm = gradientNorm(signature, engine, comm);
-      double peak = static_cast<double>(engine.peakIntermediateBytes());
-      std::vector<double> peaks =
-          comm ? comm->everyRank({peak}) : std::vector<double>{peak};
-      if (metrics) {
-        std::fprintf(metrics, "{\"step\": %lld, \"loss\": %.9g",
-                     static_cast<long long>(k + 1), loss);
-        if (learningRate)
-          std::fprintf(metrics, ", \"lr\": %.9g",
-                       engine.result(*learningRate).at(0));
-        std::fprintf(metrics, ", \"grad_norm\": %.9g", norm);
-        if (lossScale)
-          std::fprintf(metrics, ", \"loss_scale\": %.9g", scale);
-        std::fprintf(metrics, ", \"step_seconds\": %.6g", stepSeconds);
-        if (globalTokens)
-          std::fprintf(metrics, ", \"tokens_per_second\": %.6g",
-                       globalTokens / stepSeconds);
-        if (options.flopsPerStep > 0) {
-          double flops = options.flopsPerStep * ranks / stepSeconds;
-          std::fprintf(metrics, ", \"flops_per_second\": %.6g", flops);
-          if (options.peakTflops > 0)
-            std::fprintf(metrics, ", \"mfu\": %.6g",
-                         flops / (options.peakTflops * 1e12 * ranks));
-        }
-        std::fprintf(metrics, ", \"peak_intermediate_bytes\": [");
-        for (size_t r = 0; r < peaks.size(); ++r)
-          std::fprintf(metrics, "%s%.0f", r ? ", " : "", peaks[r]);
-        std::fprintf(metrics, "]}\n");
-        std::fflush(metrics);
-      }
-      asideSeconds += seconds(metricsStart);
+      writeMetrics(k + 1, loss, scale, stepSeconds);
+      asideSeconds += secondsSince(metricsStart);
     }
     if (lead && ((k + 1 - first) % logEvery == 0 || k + 1 == options.steps)) {
       std::printf("step %5lld/%lld  loss %.6f  %.3f ms/step\n",
                   static_cast<long long>(k + 1),
                   static_cast<long long>(options.steps), loss,
-                  1e3 * (seconds(startTime) - asideSeconds) / (k + 1 - first));
+                  1e3 * (secondsSince(startTime) - asideSeconds) /
+                      (k + 1 - first));
       std::fflush(stdout);
     }
     if (evalData && options.evalEvery > 0 && (k + 1) % options.evalEvery == 0 &&
@@ -590,72 +522,218 @@ int mlir::dtc::runTraining(const StepSignature &signature,
       return 0;
     }
   }
-  if (evalData && !evaluate(std::max(first, options.steps)))
-    return 1;
-  if (steps > 0) {
-    // The measured peak beside the plan (the same rule: every rank runs the
-    // same program, so one planned figure stands for all).
-    std::string planned =
-        options.plannedPeak >= 0
-            ? " (planned " + std::to_string(options.plannedPeak) + " B)"
-            : std::string();
-    int64_t peakBytes = engine.peakIntermediateBytes();
-    double secondsPerStep = (seconds(startTime) - asideSeconds) / steps;
-    int64_t tokens = tokensPerStep(signature);
-    if (comm) {
-      reportPerRank(*comm, steps, secondsPerStep, tokens, peakBytes, planned,
-                    lead);
-    } else {
-      std::printf("peak intermediate memory: %lld B%s\n",
-                  static_cast<long long>(peakBytes), planned.c_str());
-      if (tokens > 0)
-        std::printf("throughput: %.0f tokens/s\n", tokens / secondsPerStep);
-    }
+  trainingSeconds = secondsSince(startTime) - asideSeconds;
+  return std::nullopt;
+}
+
+int TrainingRun::stopOnNonFinite(int64_t step, double loss) {
+  // Every rank holds the same loss, so all stop here together; the first
+  // rank holding a non-finite result says which.
+  std::string mine = firstNonFinite(signature, engine);
+  std::vector<double> found = comm ? comm->everyRank({mine.empty() ? 0.0 : 1.0})
+                                   : std::vector<double>{1.0};
+  size_t at = std::find(found.begin(), found.end(), 1.0) - found.begin();
+  bool none = at == found.size();
+  if (comm && !none)
+    mine += " on rank " + std::to_string(at);
+  if (none ? lead : !comm || comm->rank() == static_cast<int64_t>(at))
+    fail("step " + std::to_string(step) + ": the loss is " +
+         (std::isnan(loss) ? "nan" : "inf") + "; " +
+         (none ? "every gradient and update is finite"
+               : "the first non-finite result: " + mine));
+  return comm ? kEveryRankFailed : 1;
+}
+
+void TrainingRun::writeMetrics(int64_t step, double loss, double scale,
+                               double stepSeconds) {
+  double norm = gradientNorm(signature, engine, comm);
+  double peak = static_cast<double>(engine.peakIntermediateBytes());
+  std::vector<double> peaks =
+      comm ? comm->everyRank({peak}) : std::vector<double>{peak};
+  if (!metrics)
+    return;
+  std::FILE *out = metrics.get();
+  std::fprintf(out, "{\"step\": %lld, \"loss\": %.9g",
+               static_cast<long long>(step), loss);
+  if (learningRate)
+    std::fprintf(out, ", \"lr\": %.9g", engine.result(*learningRate).at(0));
+  std::fprintf(out, ", \"grad_norm\": %.9g", norm);
+  if (lossScale)
+    std::fprintf(out, ", \"loss_scale\": %.9g", scale);
+  std::fprintf(out, ", \"step_seconds\": %.6g", stepSeconds);
+  if (globalTokens)
+    std::fprintf(out, ", \"tokens_per_second\": %.6g",
+                 globalTokens / stepSeconds);
+  if (options.flopsPerStep > 0) {
+    int64_t ranks = comm ? comm->worldSize() : 1;
+    double flops = options.flopsPerStep * ranks / stepSeconds;
+    std::fprintf(out, ", \"flops_per_second\": %.6g", flops);
+    if (options.peakTflops > 0)
+      std::fprintf(out, ", \"mfu\": %.6g",
+                   flops / (options.peakTflops * 1e12 * ranks));
+  }
+  std::fprintf(out, ", \"peak_intermediate_bytes\": [");
+  for (size_t r = 0; r < peaks.size(); ++r)
+    std::fprintf(out, "%s%.0f", r ? ", " : "", peaks[r]);
+  std::fprintf(out, "]}\n");
+  std::fflush(out);
+}
+
+bool TrainingRun::save(int64_t step) {
+  if (comm)
+    comm->setActivity("writing the checkpoint of step " + std::to_string(step));
+  // (Inputs are not saved: the data's position is the step.)
+  std::vector<Tensor> args(signature.arguments.size());
+  for (size_t i = 0; i < signature.arguments.size(); ++i)
+    if (signature.arguments[i].role != ArgumentRole::Input)
+      args[i] = engine.argument(i);
+  std::string why =
+      saveCheckpoint(options.saveDir, step, dataSeed, signature, args, comm);
+  if (why.empty() && lead) {
+    std::printf("checkpoint: step %lld saved in %s\n",
+                static_cast<long long>(step), options.saveDir.c_str());
     std::fflush(stdout);
   }
-  int64_t trainedSteps = std::max(first, options.steps);
-  if (!options.exportDir.empty()) {
-    if (!writeParameters(options.exportDir, ""))
-      return 1;
-    if (lead)
-      std::printf("exported the parameters of step %lld to %s\n",
-                  static_cast<long long>(trainedSteps),
-                  options.exportDir.c_str());
-  }
-  if (!options.exportONNXPath.empty()) {
-    std::map<std::string, Tensor> params = wholeParameters();
-    if (lead) {
-      if (options.modelPath.empty())
-        return fail("--export-onnx: the compiled directory's manifest.json "
-                    "names no model"),
-               1;
-      if (error = writeModel(options.modelPath, options.exportONNXPath, params);
-          !error.empty())
-        return fail("--export-onnx: " + error), 1;
-      std::printf("exported the model with the parameters of step %lld to "
-                  "%s\n",
-                  static_cast<long long>(trainedSteps),
-                  options.exportONNXPath.c_str());
-    }
-  }
+  return why.empty() || fail(why);
+}
 
-  if (options.dumpDir.empty() || steps == 0)
-    return 0;
-  // Dumps hold whole tensors, gathered by every rank and written by the
-  // first: the last step's gradients, the parameters after it.
+bool TrainingRun::evaluate(int64_t after) {
+  // The step runs on each eval batch with its update discarded: every
+  // argument is restored after each.
+  auto evalStart = Clock::now();
+  if (comm)
+    comm->setActivity("evaluating after step " + std::to_string(after));
+  std::vector<Tensor> kept;
+  for (size_t i = 0; i < signature.arguments.size(); ++i)
+    kept.push_back(engine.argument(i));
+  double sum = 0;
+  for (int64_t b = 0; b < options.evalBatches; ++b) {
+    if (std::string error =
+            evalData->feed(b, std::nullopt, signature, binding, engine);
+        !error.empty())
+      return fail("--eval-data: " + error);
+    if (!engine.step())
+      return false;
+    sum += engine.result(signature.loss).at(0);
+    for (size_t i = 0; i < kept.size(); ++i)
+      if (std::string error = engine.setArgument(i, kept[i]); !error.empty())
+        return fail(error);
+  }
+  double loss = sum / options.evalBatches;
+  asideSeconds += secondsSince(evalStart);
+  if (lead) {
+    std::printf("eval after step %lld: loss %.6f  perplexity %.4f  (%lld "
+                "windows)\n",
+                static_cast<long long>(after), loss, std::exp(loss),
+                static_cast<long long>(options.evalBatches * evalData->rows));
+    std::fflush(stdout);
+  }
+  return true;
+}
+
+void TrainingRun::report(int64_t steps) {
+  // The measured peak beside the plan (the same rule: every rank runs the
+  // same program, so one planned figure stands for all).
+  std::string planned =
+      options.plannedPeak >= 0
+          ? " (planned " + std::to_string(options.plannedPeak) + " B)"
+          : std::string();
+  int64_t peakBytes = engine.peakIntermediateBytes();
+  double secondsPerStep = trainingSeconds / steps;
+  int64_t tokens = tokensPerStep(signature);
+  if (comm) {
+    reportPerRank(*comm, steps, secondsPerStep, tokens, peakBytes, planned,
+                  lead);
+  } else {
+    std::printf("peak intermediate memory: %lld B%s\n",
+                static_cast<long long>(peakBytes), planned.c_str());
+    if (tokens > 0)
+      std::printf("throughput: %.0f tokens/s\n", tokens / secondsPerStep);
+  }
+  std::fflush(stdout);
+}
+
+std::map<std::string, Tensor> TrainingRun::wholeParameters() const {
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < signature.arguments.size(); ++i)
+    args.push_back(engine.argument(i));
+  std::map<std::string, Tensor> params;
+  for (size_t i = 0; i < signature.arguments.size(); ++i)
+    if (signature.arguments[i].role == ArgumentRole::Parameter)
+      params[signature.arguments[i].name] = binding.wholeParameter(i, args);
+  return params;
+}
+
+bool TrainingRun::writeParameters(const std::string &dir,
+                                  const std::string &subdir) {
+  for (const auto &[name, param] : wholeParameters())
+    if (lead && !dump(dir, subdir, name, param))
+      return false;
+  return true;
+}
+
+bool TrainingRun::writeDumps() {
+  // Whole tensors, gathered by every rank and written by the first: the
+  // losses, the last step's gradients, the parameters after it.
   losses.roundToElementType();
   if (lead && !dump(options.dumpDir, "", "loss", losses))
-    return 1;
+    return false;
   for (size_t r = 0; r < signature.results.size(); ++r) {
     const StepResult &result = signature.results[r];
     if (result.role != ResultRole::Gradient)
       continue;
     Tensor grad = binding.wholeResult(r, engine.result(r));
     if (lead && !dump(options.dumpDir, "grad", result.name, grad))
-      return 1;
+      return false;
   }
-  if (!writeParameters(options.dumpDir, "param"))
+  return writeParameters(options.dumpDir, "param");
+}
+
+int TrainingRun::finish(const ModelWriter &writeModel) {
+  int64_t trained = std::max(first, options.steps);
+  if (evalData && !evaluate(trained))
+    return 1;
+  if (options.steps > first)
+    report(options.steps - first);
+  if (!options.exportDir.empty()) {
+    if (!writeParameters(options.exportDir, ""))
+      return 1;
+    if (lead)
+      std::printf("exported the parameters of step %lld to %s\n",
+                  static_cast<long long>(trained), options.exportDir.c_str());
+  }
+  if (!options.exportONNXPath.empty()) {
+    std::map<std::string, Tensor> params = wholeParameters();
+    if (lead) {
+      std::string error =
+          options.modelPath.empty()
+              ? "the compiled directory's manifest.json names no model"
+              : writeModel(options.modelPath, options.exportONNXPath, params);
+      if (!error.empty())
+        return fail("--export-onnx: " + error), 1;
+      std::printf("exported the model with the parameters of step %lld to "
+                  "%s\n",
+                  static_cast<long long>(trained),
+                  options.exportONNXPath.c_str());
+    }
+  }
+  if (!options.dumpDir.empty() && options.steps > first && !writeDumps())
     return 1;
   std::fflush(stdout);
   return 0;
+}
+
+} // namespace
+
+int mlir::dtc::runTraining(const StepSignature &signature,
+                           const RunOptions &options, StepEngine &engine,
+                           const BuiltinValue &builtinValue,
+                           const TensorDirReader &readDir,
+                           const ModelWriter &writeModel, Communicator *comm) {
+  TrainingRun run(signature, options, engine, comm);
+  if (std::string error = run.start(builtinValue, readDir); !error.empty())
+    return fail(error), 1;
+  if (std::optional<int> ended = run.train())
+    return *ended;
+  return run.finish(writeModel);
 }
