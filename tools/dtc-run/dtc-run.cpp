@@ -68,8 +68,9 @@ static llvm::cl::opt<std::string>
                  llvm::cl::desc("Function to run (default: the "
                                 "module's only public function)"));
 
-static llvm::cl::extrahelp runOptionsHelp(kRunOptionsHelp);
-static llvm::cl::OptionCategory trainCat("Training (when the positional "
+static const std::string runOptionsText = std::string("\n") + kRunOptionsHelp;
+static llvm::cl::extrahelp runOptionsHelp(runOptionsText);
+static llvm::cl::OptionCategory trainCat("Engine (when the positional "
                                          "argument is a dtc-compile output)");
 static llvm::cl::opt<std::string> engineName(
     "engine", llvm::cl::cat(trainCat),

@@ -4,7 +4,10 @@
 // bootstrapped over MPI (the group's first rank makes the unique id and
 // broadcasts it on the matching MPI communicator). Tensors are staged
 // through device buffers on one stream; the asynchronous form returns once
-// the collective is enqueued.
+// the collective is enqueued. Waiting polls the stream with back-off,
+// watching NCCL's asynchronous errors; an error, or a wait past the
+// collective timeout, aborts the NCCL communicators (ncclCommAbort) and
+// ends the job naming the collective.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,8 +18,11 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <thread>
 
 namespace mlir::dtc {
 namespace {
@@ -90,22 +96,25 @@ public:
   size_t size;
 };
 
+class NCCLCommunicator;
+
 class NCCLPending : public PendingCollective {
 public:
-  NCCLPending(std::unique_ptr<DeviceBuffer> buffer, void *host,
-              cudaStream_t stream)
-      : buffer(std::move(buffer)), host(host), stream(stream) {
+  NCCLPending(NCCLCommunicator &comm, std::unique_ptr<DeviceBuffer> buffer,
+              void *host, cudaStream_t stream, std::string_view reason)
+      : comm(comm), buffer(std::move(buffer)), host(host), stream(stream),
+        reason(reason) {
     this->buffer->download(host, stream);
   }
   bool test() override { return cudaStreamQuery(stream) == cudaSuccess; }
-  void wait() override {
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  }
+  void wait() override;
 
 private:
+  NCCLCommunicator &comm;
   std::unique_ptr<DeviceBuffer> buffer;
   void *host;
   cudaStream_t stream;
+  std::string_view reason;
 };
 
 class NCCLCommunicator : public Communicator {
@@ -143,7 +152,8 @@ protected:
     check(ncclAllReduce(buffer->data, buffer->data, elements, ncclType(dtype),
                         ncclOp(kind), group(axes), stream),
           "ncclAllReduce");
-    return std::make_unique<NCCLPending>(std::move(buffer), data, stream);
+    return std::make_unique<NCCLPending>(*this, std::move(buffer), data, stream,
+                                         reason);
   }
 
   void allGatherBytes(const void *in, void *out, int64_t bytes,
@@ -153,7 +163,7 @@ protected:
     check(ncclAllGather(from.data, to.data, bytes, ncclUint8, group(axes),
                         stream),
           "ncclAllGather");
-    finish(to, out);
+    finish(to, out, "all_gather");
   }
 
   void reduceScatterBytes(const void *in, void *out, int64_t elements,
@@ -165,7 +175,7 @@ protected:
     check(ncclReduceScatter(from.data, to.data, elements, ncclType(dtype),
                             ncclSum, group(axes), stream),
           "ncclReduceScatter");
-    finish(to, out);
+    finish(to, out, "reduce_scatter");
   }
 
   void allToAllBytes(const void *in, void *out, int64_t block,
@@ -184,7 +194,7 @@ protected:
             "ncclRecv");
     }
     check(ncclGroupEnd(), "ncclGroupEnd");
-    finish(to, out);
+    finish(to, out, "all_to_all");
   }
 
   void broadcastBytes(void *data, int64_t bytes,
@@ -195,7 +205,7 @@ protected:
     check(ncclBroadcast(buffer.data, buffer.data, bytes, ncclUint8, root,
                         group(axes), stream),
           "ncclBroadcast");
-    finish(buffer, data);
+    finish(buffer, data, "broadcast");
   }
 
   void sendRecvBytes(const void *in, void *out, int64_t bytes, int64_t to,
@@ -209,13 +219,61 @@ protected:
     check(ncclRecv(received.data, bytes, ncclUint8, from, world, stream),
           "ncclRecv");
     check(ncclGroupEnd(), "ncclGroupEnd");
-    finish(received, out);
+    finish(received, out, "send_recv");
+  }
+
+public:
+  /// Waits for the stream's work, polling with back-off (no busy loop)
+  /// and watching NCCL's asynchronous errors; on one, or past the
+  /// collective timeout, aborts the NCCL communicators and ends the job.
+  void awaitStream(const char *kind, std::string_view why) {
+    using Clock = std::chrono::steady_clock;
+    auto start = Clock::now();
+    std::chrono::microseconds nap(20);
+    for (int polls = 0;; ++polls) {
+      cudaError_t status = cudaStreamQuery(stream);
+      if (status == cudaSuccess)
+        return;
+      if (status != cudaErrorNotReady)
+        check(status, "cudaStreamQuery");
+      for (auto &entry : groups) {
+        ncclResult_t async = ncclSuccess;
+        if (ncclCommGetAsyncError(entry.second, &async) == ncclSuccess &&
+            async != ncclSuccess)
+          endJob(kind, why,
+                 std::string("NCCL reports: ") + ncclGetErrorString(async));
+      }
+      if (polls < 200)
+        continue;
+      double waited =
+          std::chrono::duration<double>(Clock::now() - start).count();
+      if (timeoutSeconds > 0 && waited > timeoutSeconds)
+        endJob(kind, why,
+               "waited more than --collective-timeout " +
+                   std::to_string(timeoutSeconds) + " s");
+      std::this_thread::sleep_for(nap);
+      nap = std::min(nap * 2, std::chrono::microseconds(500));
+    }
   }
 
 private:
-  void finish(DeviceBuffer &buffer, void *host) {
+  void finish(DeviceBuffer &buffer, void *host, const char *kind) {
     buffer.download(host, stream);
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    awaitStream(kind, reason);
+  }
+
+  [[noreturn]] void endJob(const char *kind, std::string_view why,
+                           const std::string &problem) {
+    std::fprintf(
+        stderr, "error: rank %d: NCCL %s%s%s%s%s: %s; ending the job\n",
+        worldRank, kind, activity.empty() ? "" : " in ", activity.c_str(),
+        why.empty() ? "" : " for ", std::string(why).c_str(), problem.c_str());
+    std::fflush(stderr);
+    for (auto &entry : groups)
+      ncclCommAbort(entry.second);
+    groups.clear();
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    std::_Exit(1);
   }
 
   /// The NCCL communicator of the ranks that differ from this one only
@@ -244,6 +302,8 @@ private:
   cudaStream_t stream = nullptr;
   std::map<std::string, ncclComm_t> groups;
 };
+
+void NCCLPending::wait() { comm.awaitStream("all_reduce", reason); }
 
 } // namespace
 
