@@ -308,9 +308,11 @@ private:
       if (member != worldRank &&
           std::find(others.begin(), others.end(), member) == others.end())
         others.push_back(member);
+    // (Sent from the member, which outlives the sends even if the
+    // collective completes meanwhile and this returns.)
     for (int64_t member : others) {
       MPI_Request sent;
-      MPI_Isend(&query, 1, MPI_INT64_T, member, kQueryTag, control, &sent);
+      MPI_Isend(&queries, 1, MPI_INT64_T, member, kQueryTag, control, &sent);
       MPI_Request_free(&sent);
     }
     std::map<int64_t, Whereabouts> answers;
