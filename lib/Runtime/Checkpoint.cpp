@@ -5,18 +5,11 @@
 #include "dtc/Runtime/Communicator.h"
 #include "dtc/Runtime/TensorIO.h"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <tuple>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -61,98 +54,18 @@ bool allSucceeded(bool ok, Communicator *comm) {
   return comm ? !comm->anyRank(!ok) : ok;
 }
 
-/// A .npy part mapped into memory, read element by element: a rank takes
-/// the elements its new part needs and nothing else.
-class MappedPart {
-public:
-  MappedPart() = default;
-  ~MappedPart() {
-    if (mapping)
-      munmap(mapping, bytes);
-  }
-  MappedPart(const MappedPart &) = delete;
-  MappedPart &operator=(const MappedPart &) = delete;
-
-  /// Maps `path`, a part of `shape`; "" or what is wrong.
-  std::string open(const std::string &path, const Shape &shape) {
-    std::string damaged = "the checkpoint is damaged: " + path + ": ";
-    int fd = ::open(path.c_str(), O_RDONLY);
-    if (fd < 0)
-      return damaged + std::strerror(errno);
-    struct stat info;
-    if (fstat(fd, &info) == 0 && info.st_size > 0) {
-      bytes = static_cast<size_t>(info.st_size);
-      mapping = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (mapping == MAP_FAILED)
-        mapping = nullptr;
-    }
-    ::close(fd);
-    if (!mapping)
-      return damaged + "cannot map it";
-    NpyHeader header;
-    const char *start = static_cast<const char *>(mapping);
-    if (std::string error = parseNpyHeader(start, bytes, header);
-        !error.empty())
-      return damaged + error;
-    static const std::map<std::string, std::pair<Kind, int>> kinds = {
-        {"<f4", {Kind::F32, 4}},     {"<f8", {Kind::F64, 8}},
-        {"<f2", {Kind::F16, 2}},     {"<i8", {Kind::Int, 8}},
-        {"<i4", {Kind::Int, 4}},     {"<i2", {Kind::Int, 2}},
-        {"|i1", {Kind::Int, 1}},     {"|u1", {Kind::Unsigned, 1}},
-        {"|b1", {Kind::Unsigned, 1}}};
-    auto kind = kinds.find(header.descr);
-    if (kind == kinds.end())
-      return damaged + "an unexpected element type " + header.descr;
-    std::tie(elementKind, width) = kind->second;
-    if (header.shape != shape ||
-        header.dataOffset + numElementsOf(shape) * width > bytes)
-      return damaged + "it holds " + describe(header.shape, DType::F32) +
-             " of " + header.descr + ", not the " +
-             describe(shape, DType::F32) + " its signature says (truncated?)";
-    data = start + header.dataOffset;
-    return "";
-  }
-
-  /// Element `i` (row-major), as a double.
-  double at(int64_t i) const {
-    const char *p = data + i * width;
-    switch (elementKind) {
-    case Kind::F32: {
-      float v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case Kind::F64: {
-      double v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-    case Kind::F16: {
-      uint16_t v;
-      std::memcpy(&v, p, 2);
-      return floatFromHalfBits(v, DType::F16);
-    }
-    case Kind::Int: {
-      int64_t v = 0;
-      std::memcpy(&v, p, width);
-      int shift = 64 - 8 * width; // sign-extend
-      return static_cast<double>(
-          static_cast<int64_t>(static_cast<uint64_t>(v) << shift) >> shift);
-    }
-    case Kind::Unsigned:
-      return static_cast<unsigned char>(*p);
-    }
-    return 0;
-  }
-
-private:
-  enum class Kind { F32, F64, F16, Int, Unsigned };
-  void *mapping = nullptr;
-  size_t bytes = 0;
-  const char *data = nullptr;
-  Kind elementKind = Kind::F32;
-  int width = 4;
-};
+/// Maps a writer's part, `shape` by its signature: "" or what is wrong.
+std::string openPart(MappedArray &part, const std::string &path,
+                     const Shape &shape) {
+  std::string damaged = "the checkpoint is damaged: " + path + ": ";
+  if (std::string why = part.open(path); !why.empty())
+    return damaged + why;
+  if (part.shape() != shape)
+    return damaged + "it holds " + describe(part.shape(), DType::F32) + " of " +
+           part.descr() + ", not the " + describe(shape, DType::F32) +
+           " its signature says";
+  return "";
+}
 
 /// How one dimension of a whole tensor is cut into a rank's part: split by
 /// each of its axes in turn, the first with the dimension's blocks (as
@@ -415,12 +328,14 @@ std::string readPartsForLayout(const Checkpoint &checkpoint,
              describe(wholeTo, arg.dtype);
     // Each element of this rank's part: its whole index, then the writer
     // rank holding it and where (padding rows are zeros).
-    std::map<int64_t, MappedPart> files;
+    std::map<int64_t, MappedArray> files;
+    MappedArray *file = nullptr; // the last element's writer's
+    int64_t fileRank = -1;
     Tensor part(arg.dtype, arg.shape);
     Shape strides = stridesOf(was.shape);
     std::vector<int64_t> index(arg.shape.size(), 0);
+    std::vector<int64_t> writer(from.mesh.axes.size(), 0);
     for (int64_t e = 0, n = part.numElements(); e < n; ++e) {
-      std::vector<int64_t> writer(from.mesh.axes.size(), 0);
       int64_t offset = 0;
       bool padding = false;
       for (size_t d = 0; d < index.size(); ++d) {
@@ -431,20 +346,24 @@ std::string readPartsForLayout(const Checkpoint &checkpoint,
       if (!padding) {
         int64_t writerRank =
             from.mesh.axes.empty() ? 0 : from.mesh.rankAt(writer);
-        auto [file, fresh] = files.try_emplace(writerRank);
-        if (fresh)
-          if (std::string error =
-                  file->second.open((fs::path(checkpoint.path) /
-                                     rankDir(writerRank) / argFile(*source))
-                                        .string(),
-                                    was.shape);
-              !error.empty())
-            return error;
-        double value = file->second.at(offset);
+        if (writerRank != fileRank) {
+          auto [entry, fresh] = files.try_emplace(writerRank);
+          if (fresh)
+            if (std::string error =
+                    openPart(entry->second,
+                             (fs::path(checkpoint.path) / rankDir(writerRank) /
+                              argFile(*source))
+                                 .string(),
+                             was.shape);
+                !error.empty())
+              return error;
+          file = &entry->second;
+          fileRank = writerRank;
+        }
         if (part.isFloat())
-          part.floats()[e] = value;
+          part.floats()[e] = file->at(offset);
         else
-          part.ints()[e] = static_cast<int64_t>(value);
+          part.ints()[e] = file->intAt(offset);
       }
       for (size_t d = index.size(); d-- > 0;)
         if (++index[d] < arg.shape[d])

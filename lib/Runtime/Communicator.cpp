@@ -9,10 +9,12 @@
 #include "dtc/Runtime/Communicator.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 namespace mlir::dtc {
 
@@ -462,6 +464,23 @@ Tensor Communicator::sendRecv(const Tensor &tensor, int64_t to, int64_t from) {
   std::vector<char> in = tensor.toBytes(), out(in.size());
   sendRecv(in.data(), out.data(), in.size(), to, from);
   return Tensor::fromBytes(tensor.dtype(), tensor.shape(), out.data());
+}
+
+void Communicator::pollWithBackOff(const std::function<bool()> &done,
+                                   const std::function<bool(double)> &idle) {
+  using Clock = std::chrono::steady_clock;
+  auto start = Clock::now();
+  std::chrono::microseconds nap(20);
+  for (int polls = 0;; ++polls) {
+    if (done())
+      return;
+    if (polls < 200)
+      continue;
+    if (idle(std::chrono::duration<double>(Clock::now() - start).count()))
+      return;
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(500));
+  }
 }
 
 } // namespace mlir::dtc

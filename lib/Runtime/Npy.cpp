@@ -9,9 +9,14 @@
 #include "dtc/Runtime/TensorIO.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace mlir::dtc {
 
@@ -171,6 +176,111 @@ bool writeNpy(const std::string &path, const Tensor &tensor,
   return true;
 }
 
+MappedArray::~MappedArray() {
+  if (mapping)
+    munmap(mapping, mappedBytes);
+}
+
+std::string MappedArray::open(const std::string &path,
+                              const std::string &rawDescr) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0)
+    return std::strerror(errno);
+  struct stat info;
+  if (fstat(fd, &info) != 0 || info.st_size == 0) {
+    ::close(fd);
+    return "it is empty";
+  }
+  mappedBytes = static_cast<size_t>(info.st_size);
+  mapping = mmap(nullptr, mappedBytes, PROT_READ, MAP_PRIVATE, fd, 0);
+  int mapError = errno;
+  ::close(fd);
+  if (mapping == MAP_FAILED) {
+    mapping = nullptr;
+    return std::string("cannot map it: ") + std::strerror(mapError);
+  }
+  const char *bytes = static_cast<const char *>(mapping);
+  size_t offset = 0;
+  if (rawDescr.empty()) {
+    NpyHeader header;
+    if (std::string why = parseNpyHeader(bytes, mappedBytes, header);
+        !why.empty())
+      return "not a valid .npy file: " + why;
+    elementDescr = header.descr;
+    arrayShape = header.shape;
+    offset = header.dataOffset;
+  } else {
+    elementDescr = rawDescr;
+  }
+  // "<f4", "|u1": byte order, kind, width.
+  if (elementDescr.size() != 3 || elementDescr[0] == '>' ||
+      std::string("fiub").find(elementDescr[1]) == std::string::npos ||
+      std::string("1248").find(elementDescr[2]) == std::string::npos ||
+      (elementDescr[1] == 'f' && elementDescr[2] == '1'))
+    return "an unsupported element type '" + elementDescr + "'";
+  kind = elementDescr[1];
+  width = elementDescr[2] - '0';
+  data = bytes + offset;
+  size_t payload = mappedBytes - offset;
+  if (!rawDescr.empty()) {
+    if (payload % width)
+      return "it ends in the middle of an element (" + std::to_string(payload) +
+             " bytes of " + std::to_string(width) + "-byte elements)";
+    count = static_cast<int64_t>(payload / width);
+    arrayShape = {count};
+    return "";
+  }
+  // (Dimension by dimension: an absurd header must not overflow.)
+  size_t fits = payload / width, elements = 1;
+  for (int64_t dim : arrayShape) {
+    if (dim > 0 && elements > fits / static_cast<size_t>(dim))
+      return "it is truncated: " + describe(arrayShape, DType::F32) + " of " +
+             elementDescr + " needs more than its " + std::to_string(payload) +
+             " data bytes";
+    elements *= static_cast<size_t>(dim);
+  }
+  count = static_cast<int64_t>(elements);
+  return "";
+}
+
+int64_t MappedArray::intAt(int64_t i) const {
+  const char *p = data + i * width;
+  uint64_t bits = 0;
+  std::memcpy(&bits, p, width); // little-endian
+  if (kind != 'i' || width == 8)
+    return static_cast<int64_t>(bits);
+  int shift = 64 - 8 * width; // sign-extend
+  return static_cast<int64_t>(bits << shift) >> shift;
+}
+
+double MappedArray::at(int64_t i) const {
+  if (kind != 'f')
+    return static_cast<double>(intAt(i));
+  const char *p = data + i * width;
+  switch (width) {
+  case 2: {
+    uint16_t bits;
+    std::memcpy(&bits, p, 2);
+    return floatFromHalfBits(bits, DType::F16);
+  }
+  case 4: {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  default: {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  }
+}
+
+void MappedArray::adviseRandom() const {
+  if (mapping)
+    madvise(mapping, mappedBytes, MADV_RANDOM);
+}
+
 std::string encodeFileName(const std::string &name) {
   static const char *hex = "0123456789ABCDEF";
   std::string out;
@@ -181,6 +291,22 @@ std::string encodeFileName(const std::string &name) {
       out += '%';
       out += hex[c >> 4];
       out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string decodeFileName(const std::string &encoded) {
+  std::string out;
+  for (size_t c = 0; c < encoded.size(); ++c) {
+    if (encoded[c] == '%' && c + 2 < encoded.size() &&
+        std::isxdigit(static_cast<unsigned char>(encoded[c + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(encoded[c + 2]))) {
+      out +=
+          static_cast<char>(std::stoi(encoded.substr(c + 1, 2), nullptr, 16));
+      c += 2;
+    } else {
+      out += encoded[c];
     }
   }
   return out;

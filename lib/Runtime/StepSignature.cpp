@@ -68,6 +68,22 @@ StepSignature::stateArgument(StepStateKind kind,
   return std::nullopt;
 }
 
+std::optional<size_t>
+StepSignature::outputResult(const std::string &name) const {
+  for (size_t r = 0; r < results.size(); ++r)
+    if (results[r].role == ResultRole::Output && results[r].name == name)
+      return r;
+  return std::nullopt;
+}
+
+std::optional<size_t> StepSignature::tokenInput() const {
+  for (size_t i = 0; i < arguments.size(); ++i)
+    if (arguments[i].role == ArgumentRole::Input &&
+        !isFloatDType(arguments[i].dtype))
+      return i;
+  return std::nullopt;
+}
+
 static bool perParameter(StepStateKind kind) {
   return kind == StepStateKind::ExpAvg || kind == StepStateKind::ExpAvgSq ||
          kind == StepStateKind::MomentumBuffer || kind == StepStateKind::Master;

@@ -2,14 +2,8 @@
 
 #include "dtc/Runtime/TokenData.h"
 
-#include "dtc/Runtime/TensorIO.h"
-
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <algorithm>
+#include <iterator>
 
 using namespace mlir::dtc;
 
@@ -43,101 +37,33 @@ bool endsWith(const std::string &text, const std::string &suffix) {
 
 } // namespace
 
-TokenData::~TokenData() {
-  if (mapping)
-    munmap(mapping, mappedBytes);
-}
-
 std::string TokenData::open(const std::string &file,
                             const std::string &rawType) {
   path = file;
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0)
-    return "cannot open the data file '" + path + "': " + std::strerror(errno);
-  struct stat info;
-  if (fstat(fd, &info) != 0 || info.st_size == 0) {
-    ::close(fd);
-    return "the data file '" + path + "' is empty";
+  std::string raw;
+  if (!endsWith(path, ".npy")) {
+    if (rawType != "uint16" && rawType != "int32")
+      return "unknown --data-type '" + rawType + "' (uint16, int32)";
+    raw = rawType == "uint16" ? "<u2" : "<i4";
   }
-  mappedBytes = static_cast<size_t>(info.st_size);
-  mapping = mmap(nullptr, mappedBytes, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (mapping == MAP_FAILED) {
-    mapping = nullptr;
-    return "cannot map the data file '" + path + "': " + std::strerror(errno);
-  }
-  const char *bytes = static_cast<const char *>(mapping);
-  size_t offset = 0;
-  std::string descr;
-  if (endsWith(path, ".npy")) {
-    NpyHeader header;
-    if (std::string why = parseNpyHeader(bytes, mappedBytes, header);
-        !why.empty())
-      return "the data file '" + path + "' is not a valid .npy file: " + why;
-    if (header.shape.size() != 1)
-      return "the data file '" + path + "' holds an array of shape " +
-             describe(header.shape, DType::I64) + ": tokens are a 1-D array";
-    descr = header.descr;
-    offset = header.dataOffset;
-  } else if (rawType == "uint16" || rawType == "int32") {
-    descr = rawType == "uint16" ? "<u2" : "<i4";
-  } else {
-    return "unknown --data-type '" + rawType + "' (uint16, int32)";
-  }
-  struct Kind {
-    const char *descr;
-    int bytes;
-    bool isSigned;
-  };
-  static const Kind kinds[] = {{"<u2", 2, false},
-                               {"<i2", 2, true},
-                               {"<i4", 4, true},
-                               {"<u4", 4, false},
-                               {"<i8", 8, true}};
-  const Kind *kind = nullptr;
-  for (const Kind &k : kinds)
-    if (descr == k.descr)
-      kind = &k;
-  if (!kind)
-    return "the data file '" + path + "' holds '" + descr +
+  if (std::string why = tokens.open(path, raw); !why.empty())
+    return "the data file '" + path + "': " + why;
+  if (tokens.shape().size() != 1)
+    return "the data file '" + path + "' holds an array of shape " +
+           describe(tokens.shape(), DType::I64) + ": tokens are a 1-D array";
+  static const char *const kTokenTypes[] = {"<u2", "<i2", "<i4", "<u4", "<i8"};
+  if (std::find(std::begin(kTokenTypes), std::end(kTokenTypes),
+                tokens.descr()) == std::end(kTokenTypes))
+    return "the data file '" + path + "' holds '" + tokens.descr() +
            "' elements: tokens are uint16, int16, int32, uint32 or int64";
-  elementBytes = kind->bytes;
-  isSigned = kind->isSigned;
-  data = reinterpret_cast<const unsigned char *>(bytes) + offset;
-  size_t payload = mappedBytes - offset;
-  if (payload % elementBytes)
-    return "the data file '" + path + "' ends in the middle of a token (" +
-           std::to_string(payload) + " bytes of " +
-           std::to_string(elementBytes) + "-byte tokens)";
-  count = static_cast<int64_t>(payload / elementBytes);
   // Windows are read in an order of their own: no read-ahead.
-  madvise(mapping, mappedBytes, MADV_RANDOM);
+  tokens.adviseRandom();
   return "";
 }
 
 int64_t TokenData::windows(int64_t sequence) const {
+  int64_t count = tokens.size();
   return sequence > 0 && count > sequence ? (count - 1) / sequence : 0;
-}
-
-int64_t TokenData::at(int64_t index) const {
-  const unsigned char *p = data + index * elementBytes;
-  switch (elementBytes) {
-  case 2: {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return isSigned ? static_cast<int16_t>(v) : v;
-  }
-  case 4: {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return isSigned ? static_cast<int64_t>(static_cast<int32_t>(v)) : v;
-  }
-  default: {
-    int64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
-  }
 }
 
 int64_t TokenData::window(int64_t n, int64_t windows, uint64_t seed) {
@@ -160,7 +86,8 @@ std::string TokenData::batch(int64_t step, int64_t rows, int64_t sequence,
                              Tensor &ids, Tensor &labels) {
   int64_t total = windows(sequence);
   if (total == 0)
-    return "the data file '" + path + "' holds " + std::to_string(count) +
+    return "the data file '" + path + "' holds " +
+           std::to_string(tokens.size()) +
            " tokens, fewer than one window of " + std::to_string(sequence + 1) +
            " (the compiled sequence length plus the next token)";
   ids = Tensor(DType::I64, {rows, sequence});
@@ -169,14 +96,12 @@ std::string TokenData::batch(int64_t step, int64_t rows, int64_t sequence,
     int64_t n = step * rows + r;
     int64_t start = (seed ? window(n, total, *seed) : n % total) * sequence;
     for (int64_t t = 0; t <= sequence; ++t) {
-      int64_t token = at(start + t);
+      int64_t token = tokens.intAt(start + t);
       if (token < 0 || (vocabulary > 0 && token >= vocabulary))
         return "the data file '" + path + "' holds token " +
                std::to_string(token) + " at token offset " +
                std::to_string(start + t) + " (byte " +
-               std::to_string(
-                   (data - static_cast<const unsigned char *>(mapping)) +
-                   (start + t) * elementBytes) +
+               std::to_string(tokens.byteOffset(start + t)) +
                "), outside the vocabulary [0, " + std::to_string(vocabulary) +
                ")";
       if (t < sequence)

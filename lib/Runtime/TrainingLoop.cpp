@@ -114,17 +114,11 @@ void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
                   static_cast<long long>(r), all.floats()[r * mine.size() + 2]);
 }
 
-/// The tokens one rank trains on per step: the elements of its first
-/// integer input (the token ids), or 0 without one.
+/// The tokens one rank trains on per step: the elements of its token ids,
+/// or 0 without them.
 int64_t tokensPerStep(const StepSignature &signature) {
-  for (const StepArgument &arg : signature.arguments)
-    if (arg.role == ArgumentRole::Input && !isFloatDType(arg.dtype)) {
-      int64_t n = 1;
-      for (int64_t d : arg.shape)
-        n *= d;
-      return n;
-    }
-  return 0;
+  std::optional<size_t> ids = signature.tokenInput();
+  return ids ? numElementsOf(signature.arguments[*ids].shape) : 0;
 }
 
 /// The global L2 norm of the step's gradients, as
@@ -403,14 +397,9 @@ std::string TrainingRun::start(const BuiltinValue &builtinValue,
              "': " + std::strerror(errno);
   }
   lossScale = signature.stateArgument(StepStateKind::LossScale, "");
-  for (size_t r = 0; r < signature.results.size(); ++r)
-    if (signature.results[r].role == ResultRole::Output &&
-        signature.results[r].name == "learning_rate")
-      learningRate = r;
-  for (const StepArgument &arg : signature.arguments)
-    if (!globalTokens && arg.role == ArgumentRole::Input &&
-        !isFloatDType(arg.dtype))
-      globalTokens = numElementsOf(wholeShapeOf(arg, comm));
+  learningRate = signature.outputResult(kLearningRateOutputName);
+  if (std::optional<size_t> ids = signature.tokenInput())
+    globalTokens = numElementsOf(wholeShapeOf(signature.arguments[*ids], comm));
 
   std::vector<std::optional<Tensor>> starting =
       startingValues(signature, batch, init, builtinValue);

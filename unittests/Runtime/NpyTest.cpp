@@ -108,4 +108,74 @@ TEST(NpyTest, RejectsBadFiles) {
   EXPECT_NE(error.find("unsupported dtype '<c8'"), std::string::npos) << error;
 }
 
+TEST(NpyTest, MapsElementsInPlace) {
+  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::I64,
+                      DType::I32, DType::I16, DType::I8, DType::U8}) {
+    Tensor t(dtype, {2, 3});
+    for (int64_t i = 0; i < 6; ++i) {
+      if (t.isFloat())
+        t.floats()[i] = i * 0.75 - 2;
+      else
+        t.ints()[i] = dtype == DType::U8 ? 250 + i : i * 5 - 17;
+    }
+    t.roundToElementType();
+    std::string error, path = tempPath("mapped.npy");
+    ASSERT_TRUE(writeNpy(path, t, error)) << error;
+    MappedArray mapped;
+    ASSERT_EQ(mapped.open(path), "") << dtypeName(dtype);
+    EXPECT_EQ(mapped.shape(), t.shape());
+    EXPECT_EQ(mapped.size(), 6);
+    for (int64_t i = 0; i < 6; ++i) {
+      if (t.isFloat())
+        EXPECT_EQ(mapped.at(i), t.floats()[i]) << dtypeName(dtype) << i;
+      else
+        EXPECT_EQ(mapped.intAt(i), t.ints()[i]) << dtypeName(dtype) << i;
+    }
+  }
+}
+
+TEST(NpyTest, MapsRawFilesAndRejectsBadOnes) {
+  std::string path = tempPath("raw.bin");
+  const uint16_t tokens[] = {0, 1, 65535};
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char *>(tokens), sizeof(tokens));
+  MappedArray raw;
+  ASSERT_EQ(raw.open(path, "<u2"), "");
+  EXPECT_EQ(raw.shape(), Shape{3});
+  EXPECT_EQ(raw.intAt(2), 65535);
+  EXPECT_EQ(raw.byteOffset(2), 4u);
+  MappedArray odd;
+  EXPECT_NE(odd.open(path, "<i4").find("middle of an element"),
+            std::string::npos);
+  MappedArray bigEndian;
+  EXPECT_NE(bigEndian.open(path, ">u2").find("unsupported element type"),
+            std::string::npos);
+  MappedArray missing;
+  EXPECT_NE(missing.open(tempPath("absent.npy")), "");
+
+  // A header claiming more than the file holds, even absurdly more.
+  for (const char *shape : {"(5,)", "(4000000000, 4000000000)"}) {
+    std::string header = std::string("{'descr': '<f4', 'fortran_order': "
+                                     "False, 'shape': ") +
+                         shape + ", }";
+    header.append(128 - 10 - header.size() - 1, ' ');
+    header += '\n';
+    std::string npy = tempPath("short.npy");
+    std::ofstream(npy, std::ios::binary)
+        << std::string("\x93NUMPY\x01\x00", 8) << char(header.size()) << '\0'
+        << header << std::string(16, '\0');
+    MappedArray truncated;
+    EXPECT_NE(truncated.open(npy).find("truncated"), std::string::npos)
+        << shape;
+  }
+}
+
+TEST(NpyTest, FileNamesEncodeAndDecode) {
+  std::string name = "model.layers.0/attn weight%(q,k)";
+  std::string encoded = encodeFileName(name);
+  EXPECT_EQ(encoded.find_first_of(" /(),"), std::string::npos);
+  EXPECT_EQ(encoded, "model.layers.0%2Fattn%20weight%25%28q%2Ck%29");
+  EXPECT_EQ(decodeFileName(encoded), name);
+}
+
 } // namespace

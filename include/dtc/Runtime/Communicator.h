@@ -19,6 +19,7 @@
 
 #include "dtc/Runtime/Tensor.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -234,6 +235,13 @@ protected:
                              int64_t to, int64_t from) = 0;
 
   void count(CollectiveKind kind, double busBytes);
+
+  /// Waits until `done()`: 200 polls at full speed, then between polls
+  /// `idle(seconds waited)` (which may end the wait by returning true) and
+  /// a nap doubling from 20 us to 0.5 ms, so that a waiting rank neither
+  /// burns a core nor adds much latency.
+  static void pollWithBackOff(const std::function<bool()> &done,
+                              const std::function<bool(double)> &idle);
 
   double timeoutSeconds = 0;
   std::string activity;

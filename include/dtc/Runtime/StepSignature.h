@@ -23,6 +23,9 @@
 
 namespace mlir::dtc {
 
+/// The output name (`dtc.output`) of the learning rate a training step used.
+inline constexpr char kLearningRateOutputName[] = "learning_rate";
+
 /// The version of the step ABI this build writes and reads. Bump it with
 /// any change a runner of the old version would misread (docs/StepABI.md).
 inline constexpr int64_t kStepABIVersion = 1;
@@ -123,6 +126,10 @@ struct StepSignature {
   /// step's own: `step`, `loss_scale`, `growth_tracker`).
   std::optional<size_t> stateArgument(StepStateKind kind,
                                       const std::string &parameter) const;
+  /// The model output named `name`, if the step returns it.
+  std::optional<size_t> outputResult(const std::string &name) const;
+  /// The token ids: the first integer input, if any.
+  std::optional<size_t> tokenInput() const;
   /// "" when the description is consistent (the ABI version this build
   /// reads; indices in range; alias pairs that point at each other, of one
   /// type; per-parameter state naming a parameter), else what is wrong.

@@ -28,14 +28,59 @@ struct NpyHeader {
 /// Parses the header at the start of `bytes` (`size` of them, at least the
 /// header's); "" or what is wrong.
 std::string parseNpyHeader(const char *bytes, size_t size, NpyHeader &out);
+/// A file of array elements mapped read-only and read in place, so that a
+/// reader touches only the elements it needs (token windows, a rank's
+/// slice of a checkpoint part): a .npy file, or raw elements.
+class MappedArray {
+public:
+  MappedArray() = default;
+  ~MappedArray();
+  MappedArray(const MappedArray &) = delete;
+  MappedArray &operator=(const MappedArray &) = delete;
+
+  /// Maps `path`: a .npy file if `rawDescr` is empty, else raw elements of
+  /// that numpy dtype ("<u2", "<i4"). "" or what is wrong (not naming the
+  /// file: callers say what it is for).
+  std::string open(const std::string &path, const std::string &rawDescr = "");
+
+  /// The elements' numpy dtype and the header's shape (raw: 1-D).
+  const std::string &descr() const { return elementDescr; }
+  const Shape &shape() const { return arrayShape; }
+  int64_t size() const { return count; }
+  /// The byte offset of element `i` in the file.
+  size_t byteOffset(int64_t i) const {
+    return static_cast<size_t>(data - static_cast<const char *>(mapping)) +
+           static_cast<size_t>(i) * width;
+  }
+  /// Element `i` (row-major) of an integer dtype exactly, of any as a
+  /// double.
+  int64_t intAt(int64_t i) const;
+  double at(int64_t i) const;
+  /// The elements will be read in no particular order: no read-ahead.
+  void adviseRandom() const;
+
+private:
+  void *mapping = nullptr;
+  size_t mappedBytes = 0;
+  const char *data = nullptr;
+  std::string elementDescr;
+  Shape arrayShape;
+  int64_t count = 0;
+  int width = 0;
+  char kind = 'f'; // numpy's: 'f', 'i', 'u' or 'b'
+};
+
 /// Writes `tensor` as a version-1 .npy file. bf16 has no numpy dtype and is
 /// written as float32 (exactly).
 bool writeNpy(const std::string &path, const Tensor &tensor,
               std::string &error);
 
-/// A tensor name made safe as a file name: every character outside
+/// A tensor name made safe as a file name (or a name or reason as a
+/// space-separated field of program.txt): every character outside
 /// [A-Za-z0-9._-] becomes %XX (its byte in upper-case hex).
 std::string encodeFileName(const std::string &name);
+/// The name `encodeFileName` encoded.
+std::string decodeFileName(const std::string &encoded);
 
 } // namespace mlir::dtc
 

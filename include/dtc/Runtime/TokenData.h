@@ -16,7 +16,7 @@
 #ifndef DTC_RUNTIME_TOKENDATA_H
 #define DTC_RUNTIME_TOKENDATA_H
 
-#include "dtc/Runtime/Tensor.h"
+#include "dtc/Runtime/TensorIO.h"
 
 #include <cstdint>
 #include <optional>
@@ -27,11 +27,6 @@ namespace mlir::dtc {
 
 class TokenData {
 public:
-  TokenData() = default;
-  ~TokenData();
-  TokenData(const TokenData &) = delete;
-  TokenData &operator=(const TokenData &) = delete;
-
   /// Maps `path`; `rawType` ("uint16" or "int32") says how to read a file
   /// that is not .npy. "" or what is wrong, naming the file.
   std::string open(const std::string &path, const std::string &rawType);
@@ -48,17 +43,11 @@ public:
 private:
   /// The windows of `sequence` tokens the file holds (0: shorter than one).
   int64_t windows(int64_t sequence) const;
-  int64_t at(int64_t index) const;
   /// Window number `n` of the sequence drawn from `seed`.
   int64_t window(int64_t n, int64_t windows, uint64_t seed);
 
   std::string path;
-  const unsigned char *data = nullptr; // the first token
-  void *mapping = nullptr;
-  size_t mappedBytes = 0;
-  int64_t count = 0;
-  int elementBytes = 2;
-  bool isSigned = false;
+  MappedArray tokens;
   /// The current pass's permutation, and which pass it is (-1: none).
   std::vector<int64_t> order;
   int64_t pass = -1;

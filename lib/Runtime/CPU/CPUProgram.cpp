@@ -2,6 +2,8 @@
 
 #include "dtc/Runtime/CPU/CPUProgram.h"
 
+#include "dtc/Runtime/TensorIO.h"
+
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fstream>
@@ -239,16 +241,7 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
       std::string key = tokens[i].substr(0, eq),
                   value = tokens[i].substr(eq + 1);
       if (key == "reason") {
-        // (Unescaped: %XX is the byte XX.)
-        for (size_t c = 0; c < value.size(); ++c) {
-          if (value[c] == '%' && c + 2 < value.size()) {
-            thunk.reason += static_cast<char>(
-                std::strtol(value.substr(c + 1, 2).c_str(), nullptr, 16));
-            c += 2;
-          } else {
-            thunk.reason += value[c];
-          }
-        }
+        thunk.reason = decodeFileName(value);
         continue;
       }
       thunk.fields.emplace_back(key, value);

@@ -209,27 +209,20 @@ public:
   /// with back-off and answering the other ranks' queries; past the
   /// timeout, ends the job (naming who never arrived).
   void finish(MPI_Request &request, const Waiting &what) {
-    using Clock = std::chrono::steady_clock;
-    auto start = Clock::now();
-    std::chrono::microseconds nap(20);
-    for (int polls = 0;; ++polls) {
-      int done = 0;
-      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-      if (done)
-        return;
-      if (polls < 200)
-        continue;
-      answerQueries(what);
-      double waited =
-          std::chrono::duration<double>(Clock::now() - start).count();
-      if (timeoutSeconds > 0 && waited > timeoutSeconds) {
-        if (askWhereabouts(request, what))
-          return;
-        std::_Exit(1); // (MPI_Abort ended the job.)
-      }
-      std::this_thread::sleep_for(nap);
-      nap = std::min(nap * 2, std::chrono::microseconds(500));
-    }
+    pollWithBackOff(
+        [&] {
+          int done = 0;
+          MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+          return done != 0;
+        },
+        [&](double waited) {
+          answerQueries(what);
+          if (timeoutSeconds <= 0 || waited <= timeoutSeconds)
+            return false;
+          if (askWhereabouts(request, what))
+            return true;
+          std::_Exit(1); // (MPI_Abort ended the job.)
+        });
   }
 
 private:

@@ -18,11 +18,9 @@
 #include <nccl.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <thread>
 
 namespace mlir::dtc {
 namespace {
@@ -227,33 +225,27 @@ public:
   /// and watching NCCL's asynchronous errors; on one, or past the
   /// collective timeout, aborts the NCCL communicators and ends the job.
   void awaitStream(const char *kind, std::string_view why) {
-    using Clock = std::chrono::steady_clock;
-    auto start = Clock::now();
-    std::chrono::microseconds nap(20);
-    for (int polls = 0;; ++polls) {
-      cudaError_t status = cudaStreamQuery(stream);
-      if (status == cudaSuccess)
-        return;
-      if (status != cudaErrorNotReady)
-        check(status, "cudaStreamQuery");
-      for (auto &entry : groups) {
-        ncclResult_t async = ncclSuccess;
-        if (ncclCommGetAsyncError(entry.second, &async) == ncclSuccess &&
-            async != ncclSuccess)
-          endJob(kind, why,
-                 std::string("NCCL reports: ") + ncclGetErrorString(async));
-      }
-      if (polls < 200)
-        continue;
-      double waited =
-          std::chrono::duration<double>(Clock::now() - start).count();
-      if (timeoutSeconds > 0 && waited > timeoutSeconds)
-        endJob(kind, why,
-               "waited more than --collective-timeout " +
-                   std::to_string(timeoutSeconds) + " s");
-      std::this_thread::sleep_for(nap);
-      nap = std::min(nap * 2, std::chrono::microseconds(500));
-    }
+    pollWithBackOff(
+        [&] {
+          cudaError_t status = cudaStreamQuery(stream);
+          if (status != cudaSuccess && status != cudaErrorNotReady)
+            check(status, "cudaStreamQuery");
+          for (auto &entry : groups) {
+            ncclResult_t async = ncclSuccess;
+            if (ncclCommGetAsyncError(entry.second, &async) == ncclSuccess &&
+                async != ncclSuccess)
+              endJob(kind, why,
+                     std::string("NCCL reports: ") + ncclGetErrorString(async));
+          }
+          return status == cudaSuccess;
+        },
+        [&](double waited) {
+          if (timeoutSeconds > 0 && waited > timeoutSeconds)
+            endJob(kind, why,
+                   "waited more than --collective-timeout " +
+                       std::to_string(timeoutSeconds) + " s");
+          return false;
+        });
   }
 
 private:

@@ -179,16 +179,10 @@ std::string collectiveThunk(Operation *op, const Placement &at) {
     return "";
   std::string io = " in=" + at(op->getOperand(0), true) +
                    " out=" + at(op->getResult(0), true);
-  // Why the partitioner placed it, for the runtime's errors (spaces and
-  // percent signs escaped: fields are split on spaces).
-  if (auto reason = op->getAttrOfType<StringAttr>("reason")) {
-    io += " reason=";
-    for (char c : reason.getValue())
-      io += c == ' '    ? std::string("%20")
-            : c == '%'  ? std::string("%25")
-            : c == '\n' ? std::string("%0A")
-                        : std::string(1, c);
-  }
+  // Why the partitioner placed it, for the runtime's errors (escaped:
+  // fields are split on spaces).
+  if (auto reason = op->getAttrOfType<StringAttr>("reason"))
+    io += " reason=" + encodeFileName(reason.getValue().str());
   return TypeSwitch<Operation *, std::string>(op)
       .Case([&](AllReduceOp op) {
         return std::string("all_reduce kind=") + reductionName(op.getKind()) +

@@ -11,6 +11,7 @@
 
 #include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
 #include "dtc/Dialect/DTC/IR/SignatureEditor.h"
+#include "dtc/Runtime/StepSignature.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"

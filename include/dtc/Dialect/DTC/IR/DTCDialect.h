@@ -39,8 +39,6 @@ inline constexpr llvm::StringLiteral kInputAttrName = "dtc.input";
 inline constexpr llvm::StringLiteral kClassesAttrName = "dtc.classes";
 /// Result attribute: the ONNX name of a model output.
 inline constexpr llvm::StringLiteral kOutputAttrName = "dtc.output";
-/// The `dtc.output` of the learning rate a training step used.
-inline constexpr llvm::StringLiteral kLearningRateOutputName = "learning_rate";
 /// Argument attribute: `false` excludes a parameter from training.
 inline constexpr llvm::StringLiteral kTrainableAttrName = "dtc.trainable";
 /// Result attribute: the result is the gradient of the named parameter.
