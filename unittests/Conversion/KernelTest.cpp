@@ -303,6 +303,59 @@ func.func @h(%x: tensor<3x5xf32>, %w: tensor<3x5xf64>) -> (tensor<f32>, tensor<3
   }
   return %y, %z : tensor<f32>, tensor<3xf64>
 })mlir"},
+    // Row kernels with several reductions and the ops reading their
+    // results: a softmax (max, sum of exponentials, division), a layer
+    // norm's backward (two means over 3-D rows, read back as [rows, 1] and
+    // through a reshape of a dropped dimension), and a whole-tensor sum
+    // scaled after it (one row).
+    {"rows_with_epilogues", R"mlir(
+func.func @softmax(%x: tensor<6x10xf32>) -> (tensor<6x1xf32>, tensor<6x1xf32>, tensor<6x10xf32>) {
+  %y:3 = dtc.fusion row_reduction(%x) : (tensor<6x10xf32>) -> (tensor<6x1xf32>, tensor<6x1xf32>, tensor<6x10xf32>) {
+  ^bb0(%a: tensor<6x10xf32>):
+    %m = dtc.reduce_max %a dims = [1] keep_dims : tensor<6x10xf32> -> tensor<6x1xf32>
+    %d = dtc.sub %a, %m : (tensor<6x10xf32>, tensor<6x1xf32>) -> tensor<6x10xf32>
+    %e = dtc.exp %d : tensor<6x10xf32>
+    %s = dtc.reduce_sum %e dims = [1] keep_dims : tensor<6x10xf32> -> tensor<6x1xf32>
+    %p = dtc.div %e, %s : (tensor<6x10xf32>, tensor<6x1xf32>) -> tensor<6x10xf32>
+    dtc.yield %m, %s, %p : tensor<6x1xf32>, tensor<6x1xf32>, tensor<6x10xf32>
+  }
+  return %y#0, %y#1, %y#2 : tensor<6x1xf32>, tensor<6x1xf32>, tensor<6x10xf32>
+}
+func.func @norm_backward(%g: tensor<2x3x8xf32>, %xhat: tensor<2x3x8xf32>, %rstd: tensor<2x3x1xf32>, %w: tensor<8xf32>) -> (tensor<2x3x1xf32>, tensor<2x3xf32>, tensor<2x3x8xf32>) {
+  %y:3 = dtc.fusion row_reduction(%g, %xhat, %rstd, %w) : (tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x1xf32>, tensor<8xf32>) -> (tensor<2x3x1xf32>, tensor<2x3xf32>, tensor<2x3x8xf32>) {
+  ^bb0(%a: tensor<2x3x8xf32>, %h: tensor<2x3x8xf32>, %r: tensor<2x3x1xf32>, %c: tensor<8xf32>):
+    %gh = dtc.mul %a, %c : (tensor<2x3x8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
+    %m1 = dtc.reduce_mean %gh dims = [2] keep_dims : tensor<2x3x8xf32> -> tensor<2x3x1xf32>
+    %q = dtc.mul %gh, %h : (tensor<2x3x8xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+    %m2 = dtc.reduce_mean %q dims = [2] : tensor<2x3x8xf32> -> tensor<2x3xf32>
+    %m2k = dtc.reshape %m2 : tensor<2x3xf32> to tensor<2x3x1xf32>
+    %t1 = dtc.sub %gh, %m1 : (tensor<2x3x8xf32>, tensor<2x3x1xf32>) -> tensor<2x3x8xf32>
+    %t2 = dtc.mul %h, %m2k : (tensor<2x3x8xf32>, tensor<2x3x1xf32>) -> tensor<2x3x8xf32>
+    %t3 = dtc.sub %t1, %t2 : (tensor<2x3x8xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+    %dx = dtc.mul %r, %t3 : (tensor<2x3x1xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+    dtc.yield %m1, %m2, %dx : tensor<2x3x1xf32>, tensor<2x3xf32>, tensor<2x3x8xf32>
+  }
+  return %y#0, %y#1, %y#2 : tensor<2x3x1xf32>, tensor<2x3xf32>, tensor<2x3x8xf32>
+}
+func.func @scaled_total(%x: tensor<4x5xf32>) -> (tensor<f32>, tensor<f32>) {
+  %y:2 = dtc.fusion row_reduction(%x) : (tensor<4x5xf32>) -> (tensor<f32>, tensor<f32>) {
+  ^bb0(%a: tensor<4x5xf32>):
+    %s = dtc.reduce_sum %a dims = [0, 1] : tensor<4x5xf32> -> tensor<f32>
+    %k = dtc.constant dense<-0.05> : tensor<f32>
+    %l = dtc.mul %s, %k : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    dtc.yield %s, %l : tensor<f32>, tensor<f32>
+  }
+  return %y#0, %y#1 : tensor<f32>, tensor<f32>
+})mlir"},
+    // Reductions over leading dimensions (a bias gradient's sum over the
+    // tokens): their kept columns are the rows threads share.
+    {"leading_reductions", R"mlir(
+func.func @f(%x: tensor<6x10xf32>, %y: tensor<3x4x5xf32>) -> (tensor<10xf32>, tensor<1x1x5xf32>, tensor<4xf32>) {
+  %a = dtc.reduce_sum %x dims = [0] : tensor<6x10xf32> -> tensor<10xf32>
+  %b = dtc.reduce_max %y dims = [0, 1] keep_dims : tensor<3x4x5xf32> -> tensor<1x1x5xf32>
+  %c = dtc.reduce_mean %y dims = [0, 2] : tensor<3x4x5xf32> -> tensor<4xf32>
+  return %a, %b, %c : tensor<10xf32>, tensor<1x1x5xf32>, tensor<4xf32>
+})mlir"},
 };
 
 class KernelTest : public testing::TestWithParam<KernelCase> {};

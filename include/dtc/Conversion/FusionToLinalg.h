@@ -30,10 +30,12 @@ namespace mlir::dtc {
 /// %result0: memref<...>, ...)` computing `fusion`: a `loop` or
 /// `multi_tensor` group (one loop nest per result) whose ops are
 /// elementwise (dropout included), broadcasts, row-major reshapes, index
-/// grids or scalar constants, or a `row_reduction` group that ends in a
-/// float reduce_sum, reduce_max or reduce_min along trailing dimensions of
-/// such ops (one loop nest folding them). Fails with a diagnostic on the op
-/// it cannot lower.
+/// grids or scalar constants, or a `row_reduction` group of such ops and
+/// float reduce_sum, reduce_mean, reduce_max and reduce_min along the
+/// trailing dimensions of rows of one shape, each a group result (dtc-fuse's
+/// row-reductions=rows): one loop over the rows, each row folded by each
+/// reduction in turn and then written. Fails with a diagnostic on the op it
+/// cannot lower.
 /// When every nest's outermost dimension is parallel, the kernel takes
 /// parts (addKernelParts, DTCToSCF.h).
 FailureOr<func::FuncOp> buildLoopKernel(FusionOp fusion, ModuleOp kernels,

@@ -351,7 +351,21 @@ void reduceKernel(Emitter &e, Operation *op, ArrayRef<int64_t> dims,
   for (int64_t d : sortedDims)
     reduced.push_back(shape[d]);
   Shape inStrides = stridesOf(shape), outStrides = stridesOf(kept);
-  e.forEach(kept, [&](ValueRange outIdx) {
+  // Size-1 dimensions of the result (the reduced ones among them) get no
+  // loop, so that the outermost loop runs over a kept dimension threads can
+  // share: a bias gradient's sum over the tokens is one row of many
+  // columns.
+  SmallVector<int64_t> loopDims;
+  Shape loopShape;
+  for (auto [d, size] : llvm::enumerate(kept))
+    if (size != 1) {
+      loopDims.push_back(d);
+      loopShape.push_back(size);
+    }
+  e.forEach(loopShape, [&](ValueRange loopIdx) {
+    SmallVector<Value> outIdx(kept.size(), e.c(0));
+    for (auto [d, index] : llvm::zip(loopDims, loopIdx))
+      outIdx[d] = index;
     Value acc = e.foldEach(reduced, init, [&](ValueRange r, Value acc) {
       SmallVector<Value> idx(outIdx);
       for (auto [d, index] : llvm::zip(sortedDims, r))
@@ -941,6 +955,9 @@ mlir::dtc::buildOpKernel(Operation *op, ModuleOp kernels, StringRef name) {
   int64_t work = 0;
   for (Type type : op->getResultTypes())
     work += cast<RankedTensorType>(type).getNumElements();
+  // (A reduction's work is what it reads.)
+  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(op))
+    work = cast<RankedTensorType>(op->getOperand(0).getType()).getNumElements();
   // (An empty result, a slice of nothing, has no work to share.)
   if (int64_t rows = rowsOf(op, func); rows > 1 && work > 0)
     addKernelParts(func, rows, work);

@@ -1,4 +1,4 @@
-//===- LoopKernel.cpp - a loop fusion group as one linalg.generic ---------===//
+//===- LoopKernel.cpp - a fusion group as one kernel ----------------------===//
 //
 // Every op of a `loop` group is elementwise up to numpy broadcasting and
 // row-major reshapes, so the whole group is one loop nest over its result's
@@ -9,6 +9,13 @@
 // in the generic's body. No intermediate is stored. Scalars computed from
 // scalars alone (an optimizer's bias corrections, a constant exponent) are
 // computed once, before the loops.
+//
+// A `row_reduction` group is a row kernel: one loop over the rows its
+// reductions keep, and per row one pass per reduction, folding what feeds
+// it (the results of earlier reductions of the row read back from their
+// buffers), then one pass per other result. A row (a vocabulary's logits,
+// a hidden vector) stays in cache across its passes: a softmax, a norm's
+// backward, a cross-entropy read their input from memory once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -288,15 +295,21 @@ AffineMap operandMap(Operation *op, AffineMap map, Value operand) {
 /// both).
 using Access = std::pair<Value, AffineMap>;
 
+bool isReduction(Operation *op) {
+  return isa_and_nonnull<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(
+      op);
+}
+
 /// The accesses the group's result needs, its operands' before each op's,
-/// and the inputs read (with their maps), in that order.
+/// and the values read (with their maps), in that order: the inputs, and
+/// in a row kernel the reductions' results (read back from their buffers).
 void collectAccesses(Access access, llvm::SetVector<Access> &ops,
                      llvm::SetVector<Access> &inputs) {
   auto [value, map] = access;
   if (ops.contains(access) || inputs.contains(access))
     return;
   Operation *op = value.getDefiningOp();
-  if (!op) {
+  if (!op || isReduction(op)) {
     inputs.insert(access);
     return;
   }
@@ -329,12 +342,10 @@ FailureOr<Value> narrowScalarForm(ScalarEmitter &e, Operation *op,
   return Value(arith::TruncFOp::create(e.b, e.loc, type, *scalar));
 }
 
-/// The loop indexes of the enclosing generic, mapped by `map`: the index of
-/// the value computed at `map`.
-SmallVector<Value> indexesAt(OpBuilder &b, Location loc, AffineMap map) {
-  SmallVector<Value> loopIndexes;
-  for (unsigned d = 0; d < map.getNumDims(); ++d)
-    loopIndexes.push_back(linalg::IndexOp::create(b, loc, d));
+/// `map` applied to the loop indexes `loopIndexes`: the index of the value
+/// computed at `map`.
+SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
+                            ValueRange loopIndexes) {
   SmallVector<Value> indexes;
   for (AffineExpr expr : map.getResults())
     indexes.push_back(affine::AffineApplyOp::create(
@@ -343,11 +354,14 @@ SmallVector<Value> indexesAt(OpBuilder &b, Location loc, AffineMap map) {
   return indexes;
 }
 
-/// dtc.dropout at the element `map` selects: drawn by its index in the
-/// whole tensor (plus the part's offset, read from the kernel's input
-/// buffer: it must be a group input).
+/// How a kernel finds the index of the element it computes at a map.
+using IndexesAt = function_ref<SmallVector<Value>(AffineMap)>;
+
+/// dtc.dropout at the element `indexes`: drawn by its index in the whole
+/// tensor (plus the part's offset, read from the kernel's input buffer: it
+/// must be a group input).
 FailureOr<Value> dropoutAt(OpBuilder &b, Location loc, DropoutOp dropout,
-                           AffineMap map, ArrayRef<Value> args,
+                           ValueRange indexes, ArrayRef<Value> args,
                            ValueRange inputs) {
   ArrayRef<int64_t> local = dropout.getType().getShape();
   SmallVector<int64_t> whole(local);
@@ -360,7 +374,7 @@ FailureOr<Value> dropoutAt(OpBuilder &b, Location loc, DropoutOp dropout,
       return failure();
     offsets = inputs[arg.getArgNumber()];
   }
-  Value global = emitWholeIndex(b, loc, indexesAt(b, loc, map), whole, offsets);
+  Value global = emitWholeIndex(b, loc, indexes, whole, offsets);
   return emitDropout(b, loc, args[0], global, args[1], dropout.getSeed(),
                      dropout.getStream(), dropout.getRatio().convertToDouble());
 }
@@ -399,16 +413,52 @@ void hoistScalars(OpBuilder &b, Location loc,
   }
 }
 
-/// One linalg.generic over the elements of group value `root` (its shape is
-/// the iteration space, with `iterators`), reading the kernel's `inputs`
-/// (the group's block arguments' buffers) and writing
-/// `finish(value of root, output element)` to `out` through `outMap`; sets
-/// `failedOp` to an op it has no scalar form for.
-void emitNest(OpBuilder &b, Location loc, Value root, Value out,
-              AffineMap outMap, ArrayRef<utils::IteratorType> iterators,
-              ValueRange inputs, llvm::DenseMap<Value, Value> &hoisted,
-              Operation *&failedOp,
-              function_ref<Value(OpBuilder &, Location, Value, Value)> finish) {
+/// Computes the group values `accesses` (in order) at one element into
+/// `values`, which holds the values read there; sets `failedOp` to an op it
+/// has no scalar form for.
+void computeAccesses(ScalarEmitter &e, const llvm::SetVector<Access> &accesses,
+                     llvm::DenseMap<Access, Value> &values,
+                     const llvm::DenseMap<Value, Value> &hoisted,
+                     ValueRange inputs, IndexesAt indexesAt,
+                     Operation *&failedOp) {
+  for (auto [value, map] : accesses) {
+    if (Value scalar = hoisted.lookup(value)) {
+      values[{value, map}] = scalar;
+      continue;
+    }
+    Operation *op = value.getDefiningOp();
+    SmallVector<Value> args;
+    for (Value operand : op->getOperands())
+      args.push_back(values.lookup({operand, operandMap(op, map, operand)}));
+    FailureOr<Value> scalar;
+    if (isa<ReshapeOp>(op)) {
+      scalar = args.front();
+    } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
+      scalar = dropoutAt(e.b, e.loc, dropout, indexesAt(map), args, inputs);
+    } else if (auto iota = dyn_cast<IotaOp>(op)) {
+      // Its own index along `dim`.
+      Value index = indexesAt(map)[iota.getDim()];
+      Value i64 =
+          arith::IndexCastOp::create(e.b, e.loc, e.b.getI64Type(), index);
+      scalar = e.cast(i64, iota.getType().getElementType());
+    } else {
+      scalar = narrowScalarForm(e, op, args);
+    }
+    if (failed(scalar)) {
+      // (The kernel is dropped; a stand-in keeps the body well formed.)
+      failedOp = op;
+      scalar = e.constant(0, getElementTypeOrSelf(value.getType()));
+    }
+    values[{value, map}] = *scalar;
+  }
+}
+
+/// Writes group value `root` into `out`, element by element: one
+/// linalg.generic over its elements, reading the kernel's `inputs` (the
+/// group's block arguments' buffers) at the indexes its ops need.
+void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
+                  ValueRange inputs, llvm::DenseMap<Value, Value> &hoisted,
+                  Operation *&failedOp) {
   MLIRContext *context = b.getContext();
   int64_t rank = cast<RankedTensorType>(root.getType()).getRank();
   llvm::SetVector<Access> accesses, reads;
@@ -422,7 +472,9 @@ void emitNest(OpBuilder &b, Location loc, Value root, Value out,
     operands.push_back(inputs[cast<BlockArgument>(arg).getArgNumber()]);
     maps.push_back(map);
   }
-  maps.push_back(outMap);
+  maps.push_back(rootAccess.second);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
   linalg::GenericOp::create(
       b, loc, TypeRange(), operands, out, maps, iterators,
       [&](OpBuilder &nested, Location bodyLoc, ValueRange scalars) {
@@ -430,113 +482,210 @@ void emitNest(OpBuilder &b, Location loc, Value root, Value out,
         llvm::DenseMap<Access, Value> values;
         for (auto [read, scalar] : llvm::zip(reads, scalars.drop_back()))
           values[read] = scalar;
-        for (auto [value, map] : accesses) {
-          if (Value scalar = hoisted.lookup(value)) {
-            values[{value, map}] = scalar;
-            continue;
-          }
-          Operation *op = value.getDefiningOp();
-          SmallVector<Value> args;
-          for (Value operand : op->getOperands())
-            args.push_back(
-                values.lookup({operand, operandMap(op, map, operand)}));
-          FailureOr<Value> scalar;
-          if (isa<ReshapeOp>(op)) {
-            scalar = args.front();
-          } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
-            scalar = dropoutAt(nested, bodyLoc, dropout, map, args, inputs);
-          } else if (auto iota = dyn_cast<IotaOp>(op)) {
-            // Its own index along `dim`.
-            Value index = indexesAt(nested, bodyLoc, map)[iota.getDim()];
-            Value i64 = arith::IndexCastOp::create(nested, bodyLoc,
-                                                   nested.getI64Type(), index);
-            scalar = e.cast(i64, iota.getType().getElementType());
-          } else {
-            scalar = narrowScalarForm(e, op, args);
-          }
-          if (failed(scalar)) {
-            failedOp = op;
-            scalar = args.empty() ? scalars.back() : args.front();
-          }
-          values[{value, map}] = *scalar;
-        }
-        linalg::YieldOp::create(
-            nested, bodyLoc,
-            finish(nested, bodyLoc, values.lookup(rootAccess), scalars.back()));
+        auto indexesAt = [&](AffineMap map) {
+          SmallVector<Value> loopIndexes;
+          for (unsigned d = 0; d < map.getNumDims(); ++d)
+            loopIndexes.push_back(linalg::IndexOp::create(nested, bodyLoc, d));
+          return applyMap(nested, bodyLoc, map, loopIndexes);
+        };
+        computeAccesses(e, accesses, values, hoisted, inputs, indexesAt,
+                        failedOp);
+        linalg::YieldOp::create(nested, bodyLoc, values.lookup(rootAccess));
       });
 }
 
-/// Writes group value `root` into `out`, element by element.
-void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
-                  ValueRange inputs, llvm::DenseMap<Value, Value> &hoisted,
-                  Operation *&failedOp) {
-  int64_t rank = cast<MemRefType>(out.getType()).getRank();
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  emitNest(b, loc, root, out,
-           AffineMap::getMultiDimIdentityMap(rank, b.getContext()), iterators,
-           inputs, hoisted, failedOp,
-           [](OpBuilder &, Location, Value value, Value) { return value; });
+/// Loops `b` over [0, n) with `body(index)`; scf.for, not a linalg op: a row
+/// kernel's nests are written out.
+void forRange(
+    OpBuilder &b, Location loc, int64_t n, ValueRange init,
+    function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> body,
+    SmallVectorImpl<Value> &results) {
+  auto loop = scf::ForOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+      arith::ConstantIndexOp::create(b, loc, n),
+      arith::ConstantIndexOp::create(b, loc, 1), init,
+      [&](OpBuilder &nested, Location at, Value i, ValueRange carried) {
+        scf::YieldOp::create(nested, at, body(nested, i, carried));
+      });
+  results.assign(loop.getResults().begin(), loop.getResults().end());
 }
 
-/// Writes the float reduction `reduce` (along its operand's trailing
-/// dimensions) of group values into `out`: one generic over the operand's
-/// elements, the reduced dimensions innermost, folding each into its row's
-/// output element (which starts at the reduction's identity), so the
-/// elementwise ops feeding it are never stored.
-LogicalResult emitReductionNest(OpBuilder &b, Location loc, Operation *reduce,
-                                Value out, ValueRange inputs,
-                                llvm::DenseMap<Value, Value> &hoisted,
-                                Operation *&failedOp) {
-  Value input = reduce->getOperand(0);
-  auto type = cast<RankedTensorType>(input.getType());
-  auto element = dyn_cast<FloatType>(type.getElementType());
-  auto dims = reduce->getAttrOfType<DenseI64ArrayAttr>("dims");
-  if (!element || !dims)
-    return reduce->emitError("a reduction kernel folds floats along "
-                             "dimensions");
-  int64_t rank = type.getRank(),
-          outer = rank - static_cast<int64_t>(dims.size());
-  for (int64_t d : dims.asArrayRef())
-    if (d < outer)
-      return reduce->emitError("a reduction kernel folds trailing "
-                               "dimensions only");
-  // (A keep_dims result's trailing 1s are dropped from the view written.)
-  auto outType = cast<MemRefType>(out.getType());
-  if (outType.getRank() != outer) {
-    SmallVector<ReassociationIndices> groups;
-    for (int64_t d = 0; d < outer; ++d)
-      groups.push_back({d});
-    for (int64_t d = outer; d < outType.getRank(); ++d)
-      if (groups.empty())
-        continue; // (all of them reduced: a scalar)
-      else
-        groups.back().push_back(d);
-    out = memref::CollapseShapeOp::create(b, loc, out, groups);
+/// Folds (or, with no `init`, visits) every index of `shape`, row-major,
+/// after the leading indexes `outer`; `body(indexes, carried)`.
+SmallVector<Value> forEachIndex(
+    OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+    SmallVector<Value> outer, ValueRange init,
+    function_ref<SmallVector<Value>(OpBuilder &, ValueRange, ValueRange)>
+        body) {
+  if (shape.empty())
+    return body(b, outer, init);
+  SmallVector<Value> results;
+  forRange(
+      b, loc, shape.front(), init,
+      [&](OpBuilder &nested, Value i, ValueRange carried) {
+        SmallVector<Value> indexes(outer);
+        indexes.push_back(i);
+        return forEachIndex(nested, loc, shape.drop_front(), indexes, carried,
+                            body);
+      },
+      results);
+  return results;
+}
+
+/// A row_reduction group's kernel: one loop over its rows (the leading
+/// dimensions its reductions keep), and in each row, each reduction in
+/// program order folds its row of the values feeding it (reading the
+/// results of earlier ones, which are written to their buffers first), then
+/// every other result's row is written. Each row stays in cache between
+/// its passes, and no intermediate is stored.
+LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
+                            ValueRange inputs, ValueRange outs,
+                            llvm::DenseMap<Value, Value> &hoisted,
+                            Operation *&failedOp, int64_t &rowCount,
+                            int64_t &work) {
+  Block &body = fusion.getBody().front();
+  Operation *yield = body.getTerminator();
+  // Where each value read lives: an input's buffer, or a result's.
+  llvm::DenseMap<Value, Value> buffers;
+  for (BlockArgument arg : body.getArguments())
+    buffers[arg] = inputs[arg.getArgNumber()];
+  for (auto [i, value] : llvm::enumerate(yield->getOperands()))
+    buffers.try_emplace(value, outs[i]);
+  SmallVector<Operation *> reductions;
+  for (Operation &op : body)
+    if (isReduction(&op))
+      reductions.push_back(&op);
+  auto shapeOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  };
+  auto dimsOf = [](Operation *reduce) {
+    return reduce->getAttrOfType<DenseI64ArrayAttr>("dims").asArrayRef();
+  };
+  ArrayRef<int64_t> rows = shapeOf(reductions.front()->getOperand(0))
+                               .drop_back(dimsOf(reductions.front()).size());
+  for (Operation *reduce : reductions) {
+    ArrayRef<int64_t> input = shapeOf(reduce->getOperand(0));
+    auto element = reduce->getResult(0).getType();
+    if (!isa<FloatType>(getElementTypeOrSelf(element)) ||
+        input.drop_back(dimsOf(reduce).size()) != rows ||
+        llvm::any_of(dimsOf(reduce), [&](int64_t d) {
+          return d < static_cast<int64_t>(rows.size());
+        }))
+      return reduce->emitError("a row kernel folds floats along the trailing "
+                               "dimensions of rows of one shape");
+    if (!buffers.count(reduce->getResult(0)))
+      return reduce->emitError("a row kernel keeps each reduction's result "
+                               "in a group result");
   }
-  double inf = std::numeric_limits<double>::infinity();
-  double identity = isa<ReduceSumOp>(reduce)   ? 0.0
-                    : isa<ReduceMaxOp>(reduce) ? -inf
-                                               : inf;
-  Value init = arith::ConstantOp::create(b, loc, element,
-                                         b.getFloatAttr(element, identity));
-  linalg::FillOp::create(b, loc, init, out);
-  SmallVector<AffineExpr> kept;
-  for (int64_t d = 0; d < outer; ++d)
-    kept.push_back(b.getAffineDimExpr(d));
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  for (int64_t d = outer; d < rank; ++d)
-    iterators[d] = utils::IteratorType::reduction;
-  emitNest(b, loc, input, out, AffineMap::get(rank, 0, kept, b.getContext()),
-           iterators, inputs, hoisted, failedOp,
-           [&](OpBuilder &nested, Location at, Value value, Value acc) {
-             if (isa<ReduceSumOp>(reduce))
-               return Value(arith::AddFOp::create(nested, at, acc, value));
-             if (isa<ReduceMaxOp>(reduce))
-               return Value(arith::MaximumFOp::create(nested, at, acc, value));
-             return Value(arith::MinimumFOp::create(nested, at, acc, value));
-           });
+  // Its passes over a row: each reduction's operand, then each result that
+  // is not a reduction's.
+  struct Pass {
+    Value root;
+    Operation *reduce = nullptr;
+    llvm::SetVector<Access> accesses, reads;
+  };
+  SmallVector<Pass> passes;
+  for (Operation *reduce : reductions)
+    passes.push_back({reduce->getOperand(0), reduce, {}, {}});
+  for (Value result : yield->getOperands())
+    if (!isReduction(result.getDefiningOp()))
+      passes.push_back({result, nullptr, {}, {}});
+  rowCount = 1;
+  for (int64_t size : rows)
+    rowCount *= size;
+  work = 0;
+  for (Pass &pass : passes) {
+    ArrayRef<int64_t> shape = shapeOf(pass.root);
+    if (shape.take_front(rows.size()) != rows)
+      return fusion.emitError("a row kernel writes results whose leading "
+                              "dimensions are its rows");
+    work += cast<RankedTensorType>(pass.root.getType()).getNumElements();
+    collectAccesses({pass.root, AffineMap::getMultiDimIdentityMap(
+                                    shape.size(), b.getContext())},
+                    pass.accesses, pass.reads);
+    hoistScalars(b, loc, pass.accesses, inputs, hoisted);
+  }
+  SmallVector<Value> none;
+  forRange(
+      b, loc, rowCount, {},
+      [&](OpBuilder &nested, Value row, ValueRange) {
+        // The row's index along each kept dimension.
+        SmallVector<Value> at(rows.size());
+        Value rest = row;
+        for (int64_t d = static_cast<int64_t>(rows.size()) - 1; d >= 0; --d) {
+          Value size = arith::ConstantIndexOp::create(nested, loc, rows[d]);
+          at[d] = d ? arith::RemUIOp::create(nested, loc, rest, size) : rest;
+          rest = arith::DivUIOp::create(nested, loc, rest, size);
+        }
+        for (Pass &pass : passes) {
+          // The value of pass.root at `indexes`.
+          auto valueAt = [&](OpBuilder &inner, ValueRange indexes) {
+            ScalarEmitter e{inner, loc};
+            llvm::DenseMap<Access, Value> values;
+            for (auto [value, map] : pass.reads)
+              values[{value, map}] =
+                  memref::LoadOp::create(inner, loc, buffers.lookup(value),
+                                         applyMap(inner, loc, map, indexes));
+            auto indexesAt = [&](AffineMap map) {
+              return applyMap(inner, loc, map, indexes);
+            };
+            computeAccesses(e, pass.accesses, values, hoisted, inputs,
+                            indexesAt, failedOp);
+            auto rank = static_cast<unsigned>(indexes.size());
+            return values.lookup({pass.root, AffineMap::getMultiDimIdentityMap(
+                                                 rank, inner.getContext())});
+          };
+          ArrayRef<int64_t> inner = shapeOf(pass.root).drop_front(rows.size());
+          if (!pass.reduce) {
+            forEachIndex(nested, loc, inner, at, {},
+                         [&](OpBuilder &in, ValueRange indexes, ValueRange) {
+                           memref::StoreOp::create(
+                               in, loc, valueAt(in, indexes),
+                               buffers.lookup(pass.root), indexes);
+                           return SmallVector<Value>();
+                         });
+            continue;
+          }
+          Operation *reduce = pass.reduce;
+          Type element = getElementTypeOrSelf(reduce->getResult(0).getType());
+          double inf = std::numeric_limits<double>::infinity();
+          double identity = isa<ReduceMaxOp>(reduce)   ? -inf
+                            : isa<ReduceMinOp>(reduce) ? inf
+                                                       : 0.0;
+          ScalarEmitter e{nested, loc};
+          Value init = e.constant(identity, element);
+          Value total =
+              forEachIndex(
+                  nested, loc, inner, at, init,
+                  [&](OpBuilder &in, ValueRange indexes, ValueRange carried) {
+                    Value x = valueAt(in, indexes), acc = carried.front();
+                    if (x.getType() != element)
+                      x = arith::ExtFOp::create(in, loc, element, x);
+                    Value next =
+                        isa<ReduceMaxOp>(reduce)
+                            ? Value(arith::MaximumFOp::create(in, loc, acc, x))
+                        : isa<ReduceMinOp>(reduce)
+                            ? Value(arith::MinimumFOp::create(in, loc, acc, x))
+                            : Value(arith::AddFOp::create(in, loc, acc, x));
+                    return SmallVector<Value>{next};
+                  })
+                  .front();
+          if (isa<ReduceMeanOp>(reduce)) {
+            int64_t count = 1;
+            for (int64_t size : inner)
+              count *= size;
+            total = e.div(total, e.constant(count, element));
+          }
+          // (keep_dims: zeros for the folded dimensions.)
+          SmallVector<Value> index(at);
+          while (index.size() < shapeOf(reduce->getResult(0)).size())
+            index.push_back(arith::ConstantIndexOp::create(nested, loc, 0));
+          memref::StoreOp::create(nested, loc, total,
+                                  buffers.lookup(reduce->getResult(0)), index);
+        }
+        return SmallVector<Value>();
+      },
+      none);
   return success();
 }
 
@@ -545,18 +694,11 @@ LogicalResult emitReductionNest(OpBuilder &b, Location loc, Operation *reduce,
 FailureOr<func::FuncOp>
 mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
   Block &groupBody = fusion.getBody().front();
-  // A row-reduction group it computes: a reduction fed by elementwise ops,
-  // nothing after it (dtc-fuse's row-reductions=prologues).
-  Operation *reduce = nullptr;
-  if (fusion.getKind() == FusionKind::RowReduction) {
-    Operation *terminator = groupBody.getTerminator();
-    Value root =
-        terminator->getNumOperands() == 1 ? terminator->getOperand(0) : Value();
-    reduce = root ? root.getDefiningOp() : nullptr;
-    if (!isa_and_nonnull<ReduceSumOp, ReduceMaxOp, ReduceMinOp>(reduce))
-      return fusion.emitError("a loop kernel computes a row-reduction group "
-                              "only when it ends in its reduction");
-  }
+  bool rowKernel = fusion.getKind() == FusionKind::RowReduction;
+  if (rowKernel &&
+      llvm::none_of(groupBody, [](Operation &op) { return isReduction(&op); }))
+    return fusion.emitError("a row_reduction group without a reduce_sum, "
+                            "reduce_mean, reduce_max or reduce_min");
   auto memrefOf = [](Type type) {
     auto tensor = cast<RankedTensorType>(type);
     return MemRefType::get(tensor.getShape(), tensor.getElementType());
@@ -566,55 +708,49 @@ mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
     argTypes.push_back(memrefOf(type));
   for (Type type : fusion.getResultTypes())
     argTypes.push_back(memrefOf(type));
-  // Each nest's outermost dimension is parallel (a reduction's first kept
-  // one): threads can share its rows, a scalar result (an optimizer's step
-  // count) left to part 0. A reduction to a scalar runs whole.
-  SmallVector<Value> roots(groupBody.getTerminator()->getOperands());
-  if (reduce)
-    roots = {reduce->getOperand(0)};
-  int64_t rows = 0, work = 0;
-  for (Value root : roots) {
-    auto type = cast<RankedTensorType>(root.getType());
-    work += type.getNumElements();
-    if (type.getRank() > 0)
-      rows = std::max(rows, type.getDimSize(0));
-  }
-  if (reduce) {
-    auto dims = reduce->getAttrOfType<DenseI64ArrayAttr>("dims");
-    if (!dims || cast<RankedTensorType>(roots[0].getType()).getRank() <=
-                     static_cast<int64_t>(dims.size()))
-      rows = 0;
-  }
   OpBuilder b = OpBuilder::atBlockEnd(kernels.getBody());
   Location loc = fusion.getLoc();
   auto func =
       func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *entry = func.addEntryBlock();
-  Value firstPart; // (i1: this is part 0)
-  if (rows > 1) {
-    addKernelParts(func, rows, work);
-    b.setInsertionPointToStart(entry);
-    Value part = entry->getArgument(entry->getNumArguments() - 2);
-    firstPart =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, part,
-                              arith::ConstantIndexOp::create(b, loc, 0));
-  }
   b.setInsertionPointToEnd(entry);
-  // One loop nest per result (a multi-tensor group's are independent).
+  // Each nest's outermost dimension is parallel (a row kernel's rows):
+  // threads can share it, a scalar result (an optimizer's step count) left
+  // to part 0. A reduction to a scalar runs whole.
+  int64_t rows = 0, work = 0;
+  SmallVector<Value> roots(groupBody.getTerminator()->getOperands());
+  Value firstPart; // (i1: this is part 0)
+  if (!rowKernel) {
+    for (Value root : roots) {
+      auto type = cast<RankedTensorType>(root.getType());
+      work += type.getNumElements();
+      if (type.getRank() > 0)
+        rows = std::max(rows, type.getDimSize(0));
+    }
+    if (rows > 1) {
+      addKernelParts(func, rows, work);
+      Value part = entry->getArgument(entry->getNumArguments() - 2);
+      firstPart =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, part,
+                                arith::ConstantIndexOp::create(b, loc, 0));
+    }
+  }
   unsigned numInputs = fusion.getInputs().size();
+  ValueRange inputs = entry->getArguments().take_front(numInputs);
+  ValueRange outs =
+      entry->getArguments().slice(numInputs, fusion.getNumResults());
   Operation *failedOp = nullptr;
   llvm::DenseMap<Value, Value> hoisted;
-  ValueRange inputs = entry->getArguments().take_front(numInputs);
-  if (reduce) {
-    if (failed(emitReductionNest(b, loc, reduce, entry->getArgument(numInputs),
-                                 inputs, hoisted, failedOp))) {
+  if (rowKernel) {
+    if (failed(emitRowKernel(b, loc, fusion, inputs, outs, hoisted, failedOp,
+                             rows, work))) {
       func.erase();
       return failure();
     }
   } else {
-    for (auto [i, root] : llvm::enumerate(roots)) {
-      Value out = entry->getArgument(numInputs + i);
+    // One loop nest per result (a multi-tensor group's are independent).
+    for (auto [root, out] : llvm::zip(roots, outs)) {
       if (!firstPart || cast<RankedTensorType>(root.getType()).getRank()) {
         emitLoopNest(b, loc, root, out, inputs, hoisted, failedOp);
         continue;
@@ -633,5 +769,7 @@ mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
     return failedOp->emitError("a loop kernel does not compute '")
            << failedOp->getName() << "' yet";
   }
+  if (rowKernel && rows > 1)
+    addKernelParts(func, rows, work);
   return func;
 }

@@ -2,8 +2,9 @@
 //
 // The step is cloned, its f32 log-softmaxes expanded (so the cross-entropy
 // stores no [tokens, vocab] value beyond the logits), fused (dtc-fuse with
-// row-reductions=prologues: a reduction absorbs the elementwise ops
-// feeding it; softmax and norms have kernels of their own), and every
+// row-reductions=rows: reductions that fold rows of one shape share a
+// row kernel with the elementwise ops feeding them and reading their
+// results; softmax and norms have kernels of their own), and every
 // elementwise op left alone wrapped in a loop group of its own. Then, in the
 // order the arena was planned for (programOrder), each op becomes a thunk: a
 // compiled kernel, an OpenBLAS call or an MPI collective, each operand and
@@ -318,7 +319,7 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
     PassManager pm(context, func::FuncOp::getOperationName());
     pm.addPass(createExpandLogSoftmax());
     FuseOptions fuseOptions;
-    fuseOptions.rowReductions = "prologues";
+    fuseOptions.rowReductions = "rows";
     pm.addPass(createFuse(fuseOptions));
     if (failed(pm.run(step)))
       return failure();

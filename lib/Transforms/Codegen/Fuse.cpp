@@ -7,7 +7,11 @@
 // fusible and every use of its results lies inside the group: no costly op
 // is computed twice and a group's only results are its leader's. Latest
 // first, so that a producer is judged after every group member that could
-// read it. One reduction per group at most: it is the group's hero.
+// read it. One reduction per group at most: it is the group's hero; under
+// `row-reductions=rows` (the CPU target's), several reductions that fold
+// rows of one shape share a group with the ops that read their results (a
+// softmax's maximum and sum and its division, a norm's backward), as long
+// as each such op reads its own row (keepsToRows).
 // Producers cheaper to recompute than to store (index grids, broadcasts of
 // smaller values, elementwise ops of those and scalars, cheap elementwise
 // ops reading one stored value of their size) are copied into each group
@@ -30,6 +34,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <functional>
 #include <queue>
 
 namespace mlir::dtc {
@@ -45,7 +50,7 @@ namespace {
 enum class Role { None, Loop, Reduction };
 
 /// Which row-reduction groups form (the pass's `row-reductions`).
-enum class RowReductions { All, Prologues, None };
+enum class RowReductions { All, Rows, None };
 
 /// Whether `dims` are the trailing dimensions of a rank-`rank` value.
 bool trailing(ArrayRef<int64_t> dims, int64_t rank) {
@@ -72,21 +77,31 @@ Role roleOf(Operation *op, RowReductions mode = RowReductions::All) {
                                                    : Role::None;
   };
   return TypeSwitch<Operation *, Role>(op)
-      .Case<ReduceSumOp, ReduceMaxOp, ReduceMinOp>([&](auto reduce) {
-        bool alongRows = trailing(reduce.getDims(), rankOf(reduce.getInput()));
-        Type element = reduce.getType().getElementType();
-        if (mode == RowReductions::Prologues)
-          return alongRows && (element.isF32() || element.isF64())
-                     ? Role::Reduction
-                     : Role::None;
-        return rowReduction(alongRows);
-      })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(
+          [&](auto reduce) {
+            bool alongRows =
+                trailing(reduce.getDims(), rankOf(reduce.getInput()));
+            Type element = reduce.getType().getElementType();
+            if (mode == RowReductions::Rows)
+              return alongRows && (element.isF32() || element.isF64())
+                         ? Role::Reduction
+                         : Role::None;
+            return rowReduction(alongRows);
+          })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
         return rowReduction(static_cast<int64_t>(softmax.getDim()) + 1 ==
                             rankOf(softmax.getInput()));
       })
       .Case<LayerNormOp, RMSNormOp>([&](auto) { return rowReduction(true); })
       .Default([](Operation *) { return Role::None; });
+}
+
+/// The rows a reduction along trailing dimensions folds: the shape of its
+/// input's other (leading) dimensions.
+ArrayRef<int64_t> rowsOf(Operation *reduce) {
+  auto input = cast<RankedTensorType>(reduce->getOperand(0).getType());
+  auto dims = reduce->getAttrOfType<DenseI64ArrayAttr>("dims");
+  return input.getShape().drop_back(dims.size());
 }
 
 /// A scalar or splat constant or an index grid (iota), which each group
@@ -187,14 +202,35 @@ struct Group {
   bool hasReduction = false;
 };
 
-/// Grows a group from `leader` over the producers it may absorb.
+/// Grows a group from `leader` over the producers it may absorb; with
+/// `oneReduction`, no reduction joins as a producer. Under `rows` (and not
+/// `oneReduction`), reductions join when they fold rows of the shape the
+/// group's first one folds, and a reduction, or a value no larger than a
+/// member reduction's result, joins even when read outside the group,
+/// provided every such reader comes after the leader: it is then also a
+/// group result (the cross-entropy's maximum and log-sum, which the
+/// backward reads again).
 Group growGroup(Operation *leader,
                 const llvm::DenseMap<Operation *, unsigned> &position,
-                const llvm::DenseSet<Operation *> &grouped, RowReductions mode,
-                Recomputation &recomputation) {
+                const llvm::DenseSet<Operation *> &grouped,
+                const llvm::DenseSet<Operation *> &recomputed,
+                RowReductions mode, Recomputation &recomputation,
+                bool oneReduction) {
   Group group;
   group.ops.push_back(leader);
   group.hasReduction = roleOf(leader, mode) == Role::Reduction;
+  bool shareRows = mode == RowReductions::Rows && !oneReduction;
+  std::optional<ArrayRef<int64_t>> rows;
+  int64_t statisticSize = 0; // the largest member reduction's result
+  auto joinReduction = [&](Operation *reduce) {
+    if (!shareRows)
+      return;
+    rows = rowsOf(reduce);
+    statisticSize =
+        std::max(statisticSize, numElementsOf(reduce->getResult(0)));
+  };
+  if (group.hasReduction)
+    joinReduction(leader);
   llvm::SmallPtrSet<Operation *, 16> members{leader};
   std::priority_queue<std::pair<unsigned, Operation *>> candidates;
   llvm::SmallPtrSet<Operation *, 16> seen;
@@ -205,6 +241,17 @@ Group growGroup(Operation *leader,
         candidates.push({position.lookup(producer), producer});
     }
   };
+  // Whether each reader of `op` outside the group comes after the leader
+  // (the fusion takes the leader's place), or is a producer the group
+  // recomputes, itself read so (its original, if other readers keep it,
+  // moves after the fusion).
+  std::function<bool(Operation *)> readLater = [&](Operation *op) {
+    return llvm::all_of(op->getUsers(), [&](Operation *user) {
+      return members.contains(user) || !position.count(user) ||
+             position.lookup(user) > position.lookup(leader) ||
+             (llvm::is_contained(group.copies, user) && readLater(user));
+    });
+  };
   pushProducers(leader);
   while (!candidates.empty()) {
     Operation *producer = candidates.top().second;
@@ -212,15 +259,20 @@ Group growGroup(Operation *leader,
     if (grouped.contains(producer) || isCopiedIntoGroups(producer))
       continue;
     Role role = roleOf(producer, mode);
-    // (Under `prologues` a reduction only leads.)
-    if (role == Role::None ||
-        (role == Role::Reduction &&
-         (group.hasReduction || mode == RowReductions::Prologues)))
+    if (role == Role::None)
+      continue;
+    if (role == Role::Reduction &&
+        !(shareRows ? !rows || *rows == rowsOf(producer)
+                    : !oneReduction && !group.hasReduction))
       continue;
     bool onlyInside = llvm::all_of(producer->getUsers(), [&](Operation *user) {
       return members.contains(user);
     });
-    if (!onlyInside) {
+    bool alsoResult = !onlyInside && shareRows &&
+                      !recomputed.contains(producer) && readLater(producer) &&
+                      (role == Role::Reduction ||
+                       numElementsOf(producer->getResult(0)) <= statisticSize);
+    if (!onlyInside && !alsoResult) {
       // (Not a member: the original stays for its other readers, and so
       // must what it reads.)
       if (role == Role::Loop && recomputation.isRecomputable(producer)) {
@@ -231,17 +283,67 @@ Group growGroup(Operation *leader,
     }
     members.insert(producer);
     group.ops.push_back(producer);
-    group.hasReduction |= role == Role::Reduction;
+    if (role == Role::Reduction) {
+      group.hasReduction = true;
+      joinReduction(producer);
+    }
     pushProducers(producer);
   }
   return group;
 }
 
+/// Under `rows`, whether a group computes each row of what it reads from a
+/// member reduction from that row alone, as a row kernel does (each
+/// reduction folds a row, the ops after it read that row's result): its
+/// reductions fold rows of one shape, and every op computed from one keeps
+/// those rows as its leading dimensions, reading such values at its own
+/// rank (numpy broadcasting aligns trailing dimensions). Ops computed from
+/// inputs alone are read wherever their readers need them.
+bool keepsToRows(const Group &group,
+                 const llvm::DenseMap<Operation *, unsigned> &position) {
+  SmallVector<Operation *> ops(group.ops);
+  llvm::sort(ops, [&](Operation *a, Operation *b) {
+    return position.lookup(a) < position.lookup(b);
+  });
+  std::optional<ArrayRef<int64_t>> rows;
+  llvm::DenseSet<Value> fromReductions;
+  auto rankOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getRank();
+  };
+  for (Operation *op : ops) {
+    bool reduction = roleOf(op, RowReductions::Rows) == Role::Reduction;
+    if (reduction) {
+      if (rows && *rows != rowsOf(op))
+        return false;
+      rows = rowsOf(op);
+    }
+    bool readsRows = false;
+    for (Value operand : op->getOperands())
+      if (fromReductions.contains(operand)) {
+        readsRows = true;
+        if (!reduction && !isa<ReshapeOp>(op) &&
+            rankOf(operand) != rankOf(op->getResult(0)))
+          return false;
+      }
+    if (!reduction && !readsRows)
+      continue;
+    for (Value result : op->getResults()) {
+      auto shape = cast<RankedTensorType>(result.getType()).getShape();
+      if (shape.size() < rows->size() ||
+          shape.take_front(rows->size()) != *rows)
+        return false;
+      fromReductions.insert(result);
+    }
+  }
+  return true;
+}
+
 /// Replaces the group's ops with one dtc.fusion at its last op, whose
 /// results are those of its ops' results read outside it (and the
-/// leader's); adds the ops it copied (constants, index grids, recomputed
+/// leader's, and under `rows` each reduction's: a row kernel keeps them
+/// there); adds the ops it copied (constants, index grids, recomputed
 /// producers) to `copied`, to be erased once no one reads them.
-void outline(Group &group, FusionKind kind,
+void outline(Group &group, FusionKind kind, RowReductions mode,
              const llvm::DenseMap<Operation *, unsigned> &position,
              llvm::SetVector<Operation *> &copied) {
   // (A merged group may copy one producer for several of its parts, or hold
@@ -271,6 +373,8 @@ void outline(Group &group, FusionKind kind,
     last = op;
     for (Value result : op->getResults())
       if (op == group.ops.front() ||
+          (mode == RowReductions::Rows &&
+           roleOf(op, mode) == Role::Reduction) ||
           llvm::any_of(result.getUsers(), [&](Operation *user) {
             return !members.contains(user);
           }))
@@ -374,12 +478,12 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
     std::optional<RowReductions> mode =
         llvm::StringSwitch<std::optional<RowReductions>>(rowReductions)
             .Case("all", RowReductions::All)
-            .Case("prologues", RowReductions::Prologues)
+            .Case("rows", RowReductions::Rows)
             .Case("none", RowReductions::None)
             .Default(std::nullopt);
     if (!mode) {
       func.emitError("dtc-fuse: unknown row-reductions '")
-          << rowReductions << "' (all, prologues, none)";
+          << rowReductions << "' (all, rows, none)";
       return signalPassFailure();
     }
     llvm::DenseMap<Operation *, unsigned> position;
@@ -394,7 +498,14 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
       if (grouped.contains(&op) || recomputed.contains(&op) ||
           roleOf(&op, *mode) == Role::None || isCopiedIntoGroups(&op))
         continue;
-      Group group = growGroup(&op, position, grouped, *mode, recomputation);
+      Group group = growGroup(&op, position, grouped, recomputed, *mode,
+                              recomputation, /*oneReduction=*/false);
+      // (Under `rows`, a group that would read another row of a reduction
+      // grows again with its leader's reduction only.)
+      if (*mode == RowReductions::Rows && group.hasReduction &&
+          !keepsToRows(group, position))
+        group = growGroup(&op, position, grouped, recomputed, *mode,
+                          recomputation, /*oneReduction=*/true);
       if (group.ops.size() < 2)
         continue;
       grouped.insert(group.ops.begin(), group.ops.end());
@@ -408,17 +519,32 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
     for (Group &group : groups)
       outline(group,
               group.hasReduction ? FusionKind::RowReduction : FusionKind::Loop,
-              position, copied);
+              *mode, position, copied);
     if (multiTensor)
-      outline(*multiTensor, FusionKind::MultiTensor, position, copied);
+      outline(*multiTensor, FusionKind::MultiTensor, *mode, position, copied);
     // Latest first: a copied producer's own operands may be copied ones.
-    SmallVector<Operation *> unread(copied.begin(), copied.end());
+    SmallVector<Operation *> unread(copied.begin(), copied.end()), kept;
     llvm::sort(unread, [&](Operation *a, Operation *b) {
       return position.lookup(a) > position.lookup(b);
     });
     for (Operation *op : unread)
       if (op->use_empty())
         op->erase();
+      else
+        kept.push_back(op);
+    // A copied op still read outside groups may read what a group under
+    // `rows` now gives at its end: it moves after that (its readers come
+    // later, as growGroup made sure), earliest first.
+    for (Operation *op : llvm::reverse(kept)) {
+      Operation *last = nullptr;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && def->getBlock() == op->getBlock() &&
+            op->isBeforeInBlock(def) && (!last || last->isBeforeInBlock(def)))
+          last = def;
+      if (last)
+        op->moveAfter(last);
+    }
   }
 };
 

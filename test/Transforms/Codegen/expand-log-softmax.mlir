@@ -1,11 +1,11 @@
 // dtc-expand-log-softmax writes an f32 log-softmax as x - max -
 // log(sum(exp(x - max))); a bf16 one stays. Then dtc-fuse (as the CPU
 // target runs it) recomputes the log-probabilities from the logits in each
-// group that reads them: the cross-entropy's pick of each label and its
-// backward's softmax minus one-hot, so that no [tokens, vocab] value but
-// the logits and their gradient is stored.
+// group that reads them: the cross-entropy's row kernel (statistics and
+// pick of each label) and its backward's softmax minus one-hot, so that no
+// [tokens, vocab] value but the logits and their gradient is stored.
 // RUN: dtc-opt %s --dtc-expand-log-softmax -split-input-file | FileCheck %s
-// RUN: dtc-opt %s --dtc-expand-log-softmax --dtc-fuse=row-reductions=prologues -split-input-file | FileCheck %s --check-prefix=FUSED
+// RUN: dtc-opt %s --dtc-expand-log-softmax --dtc-fuse=row-reductions=rows -split-input-file | FileCheck %s --check-prefix=FUSED
 
 // CHECK-LABEL: func.func @cross_entropy
 // CHECK-NOT: dtc.log_softmax
@@ -16,14 +16,18 @@
 // CHECK: %[[L:.*]] = dtc.log %[[S]]
 // CHECK: dtc.sub %[[X]], %[[L]]
 
-// The logits (%arg0) are read by the maximum, the sum of exponentials, the
-// pick and the gradient; every value of their size but the gradient is
-// computed inside a group, never stored.
+// The logits (%arg0) are read by two kernels: the forward's row kernel (the
+// maximum, the sum of exponentials, its log and the pick of each label,
+// each row passed over in cache) and the backward's gradient; every value
+// of their size but the gradient is computed inside a group, never stored.
 // FUSED-LABEL: func.func @cross_entropy
-// FUSED: %[[M:.*]] = dtc.reduce_max %arg0
-// FUSED: dtc.fusion row_reduction(%arg0, %[[M]])
-// FUSED: dtc.fusion row_reduction(%arg0, %[[M]], %{{.*}}, %arg1)
-// FUSED: dtc.fusion loop(%arg0, %[[M]], %{{.*}}, %arg1, %arg2){{.*}} -> tensor<4x16xf32>
+// FUSED: %[[F:.*]]:4 = dtc.fusion row_reduction(%arg0, %arg1)
+// FUSED: %[[M:.*]] = dtc.reduce_max
+// FUSED: %[[S:.*]] = dtc.reduce_sum
+// FUSED: %[[L:.*]] = dtc.log %[[S]]
+// FUSED: %[[P:.*]] = dtc.reduce_sum
+// FUSED: dtc.yield %[[M]], %[[S]], %[[L]], %[[P]]
+// FUSED: dtc.fusion loop(%arg0, %[[F]]#0, %[[F]]#2, %arg1, %arg2){{.*}} -> tensor<4x16xf32>
 // FUSED-NOT: dtc.fusion
 func.func @cross_entropy(%x: tensor<4x16xf32>, %labels: tensor<4x1xi64>, %g: tensor<4x1xf32>) -> (tensor<4xf32>, tensor<4x16xf32>) {
   %lp = dtc.log_softmax %x dim = 1 : tensor<4x16xf32>

@@ -30,17 +30,20 @@ def Fuse : Pass<"dtc-fuse", "mlir::func::FuncOp"> {
     unchanged: the reference executor runs a group's ops one by one.
 
     `row-reductions` says which row_reduction groups form: `all` (the
-    default), `prologues` (only a float reduce_sum, reduce_max or reduce_min
-    along the trailing dimensions leads one, with the elementwise ops that
-    feed it; softmax and norms stay alone and no reduction joins a group
-    as a producer: what the CPU target's kernels compute), or `none`
+    default: one reduction, softmax or norm per group, with the ops feeding
+    it), `rows` (what the CPU target's row kernels compute: float
+    reduce_sum, reduce_mean, reduce_max and reduce_min along the trailing
+    dimensions, several to a group when they fold rows of one shape, with
+    the elementwise ops that feed them and those that read their results,
+    where each such op reads only its own row of them; every reduction's
+    result is a group result; softmax and norms stay alone), or `none`
     (reductions, softmax and norms lead no group and join none).
   }];
   let options = [
     Option<"rowReductions", "row-reductions", "std::string",
            /*default=*/"\"all\"",
-           "Which row_reduction groups to form: all, prologues (a reduction "
-           "fed by elementwise ops, nothing after it) or none">
+           "Which row_reduction groups to form: all, rows (reductions that "
+           "share rows, with what feeds them and what reads them) or none">
   ];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }

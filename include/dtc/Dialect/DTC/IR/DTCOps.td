@@ -1096,12 +1096,14 @@ def DTC_FusionOp : DTC_Op<"fusion", [IsolatedFromAbove, SingleBlock,
     from above: its block arguments are the inputs, in order, and
     `dtc.yield` gives the results. `kind` names the group's hero, which
     decides how a target lowers it: `loop`, elementwise ops (with
-    broadcasts and reshapes) over the result's elements; `row_reduction`, a
-    reduction along the trailing dimensions (softmax, a norm, a sum) with
-    the elementwise ops that feed it and those that read its result;
+    broadcasts and reshapes) over the result's elements; `row_reduction`,
+    reductions along the trailing dimensions (softmax, a norm, a sum;
+    several when they fold rows of one shape) with the elementwise ops
+    that feed them and those that read their results;
     `multi_tensor`, the optimizer's elementwise updates of many parameters
     (each over its own shape), one kernel for all of them. A group's
-    results are those of its values that are read outside it.
+    results are those of its values that are read outside it (and, as the
+    CPU target forms them, each of its reductions').
 
     ```mlir
     %y = dtc.fusion loop (%x, %b) : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32> {
