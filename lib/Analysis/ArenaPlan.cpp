@@ -18,9 +18,13 @@ static bool liveTogether(const LiveBuffer &a, const LiveBuffer &b) {
 }
 
 ArenaPlan mlir::dtc::planArena(ArrayRef<ScheduledOp> schedule,
-                               function_ref<bool(Value)> counted) {
+                               function_ref<bool(Value)> counted,
+                               const llvm::DenseMap<Value, size_t> &heldUntil) {
   ArenaPlan plan;
   std::vector<LiveBuffer> buffers = computeLiveBuffers(schedule, counted);
+  for (LiveBuffer &buffer : buffers)
+    if (auto held = heldUntil.find(buffer.value); held != heldUntil.end())
+      buffer.last = std::max(buffer.last, held->second);
   // The lower bound: the most aligned bytes live at any entry.
   plan.lowerBound =
       timelineOf(buffers, schedule.size(), [](const LiveBuffer &buffer) {

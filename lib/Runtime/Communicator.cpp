@@ -363,6 +363,49 @@ void Communicator::reduceScatter(const void *in, void *out, DType dtype,
   count(CollectiveKind::ReduceScatter, double(n - 1) / n * s.bytes());
 }
 
+std::unique_ptr<PendingCollective> Communicator::allGatherStart(
+    const void *in, void *out, DType dtype, const Shape &shape,
+    const std::vector<std::string> &axes, int64_t dim) {
+  checkDim(shape, dim, "all_gather");
+  Split3 s(shape, dim, dtype);
+  if (s.outer != 1) {
+    allGather(in, out, dtype, shape, axes, dim);
+    return std::make_unique<CompletedCollective>();
+  }
+  int64_t n = groupSize(axes);
+  count(CollectiveKind::AllGather, double(n - 1) / n * s.bytes() * n);
+  return allGatherBytesStart(in, out, s.bytes(), axes);
+}
+
+std::unique_ptr<PendingCollective> Communicator::reduceScatterStart(
+    const void *in, void *out, DType dtype, const Shape &shape,
+    const std::vector<std::string> &axes, int64_t dim) {
+  int64_t n = groupSize(axes);
+  checkChunks(shape, dtype, dim, n, "reduce_scatter");
+  Split3 s(shape, dim, dtype);
+  if (s.outer != 1) {
+    reduceScatter(in, out, dtype, shape, axes, dim);
+    return std::make_unique<CompletedCollective>();
+  }
+  count(CollectiveKind::ReduceScatter, double(n - 1) / n * s.bytes());
+  return reduceScatterBytesStart(in, out, s.bytes() / n / s.width, dtype, axes);
+}
+
+std::unique_ptr<PendingCollective>
+Communicator::allGatherBytesStart(const void *in, void *out, int64_t bytes,
+                                  const std::vector<std::string> &axes) {
+  allGatherBytes(in, out, bytes, axes);
+  return std::make_unique<CompletedCollective>();
+}
+
+std::unique_ptr<PendingCollective>
+Communicator::reduceScatterBytesStart(const void *in, void *out,
+                                      int64_t elements, DType dtype,
+                                      const std::vector<std::string> &axes) {
+  reduceScatterBytes(in, out, elements, dtype, axes);
+  return std::make_unique<CompletedCollective>();
+}
+
 void Communicator::allToAll(const void *in, void *out, DType dtype,
                             const Shape &shape,
                             const std::vector<std::string> &axes,

@@ -118,6 +118,25 @@
 // RUN: %python %S/../Utils/compare_training.py %t/bcpu %t/bref %S/../Integration/Inputs/hf5/gpt2-names/initial --mask-from %S/../Integration/Inputs/hf5/gpt2-names/adamw | FileCheck %s --check-prefix=SAME
 // RUN: cmp %t/bcpu/loss.npy %t/bpoisoned/loss.npy
 // RUN: cmp %t/bcpu/param/m.lm_head.weight.npy %t/bpoisoned/param/m.lm_head.weight.npy
+// Under ZeRO-2 the buckets' reduce-scatters start alike; each reads its
+// operand (the bucket of whole gradients) until its wait, so that operand
+// dies only after the wait, which comes before the next reduce-scatter at
+// the latest (one bucket in flight). The poisoned arena would show an
+// operand freed too early.
+// RUN: dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/zero2 --lr 0.01 --mesh dp=2 --zero 2 --bucket-mb 0.02 --target cpu 2> /dev/null
+// RUN: FileCheck %s --check-prefix=ZASYNC < %t/zero2/program.txt
+// ZASYNC: reduce_scatter axes=dp dim=0 in=[[IN:m[0-9]+]]:f32:2x{{[0-9]+}} out=m{{[0-9]+}}:f32:1x{{[0-9]+}} {{.*}}async=[[REQ:[0-9]+]]
+// ZASYNC-NOT: dead at=[[IN]] bytes
+// ZASYNC-NOT: reduce_scatter
+// ZASYNC: wait req=[[REQ]]
+// ZASYNC: dead at=[[IN]] bytes
+// ZASYNC: reduce_scatter axes=dp dim=0 {{.*}}async=
+// RUN: %mpirun -np 2 dtc-run %t/zero2 --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/zcpu > /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/zero2 --check-arena --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/zpoisoned > /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/zero2 --engine reference --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/zref > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/zcpu %t/zref %S/../Integration/Inputs/hf5/gpt2-names/initial --mask-from %S/../Integration/Inputs/hf5/gpt2-names/adamw | FileCheck %s --check-prefix=SAME
+// RUN: cmp %t/zcpu/loss.npy %t/zpoisoned/loss.npy
+// RUN: cmp %t/zcpu/param/m.lm_head.weight.npy %t/zpoisoned/param/m.lm_head.weight.npy
 // A wait for nothing started, a started collective never waited for:
 // RUN: cp -r %t/buckets %t/nowait && sed -i '0,/^wait req=.*$/s///' %t/nowait/program.txt
 // RUN: not dtc-launch %t/nowait --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=NOWAIT

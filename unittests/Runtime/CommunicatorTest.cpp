@@ -202,6 +202,43 @@ TEST_F(CommunicatorTest, RawBuffersInTheirOwnType) {
   EXPECT_EQ(async.back(), 4.0f);
 }
 
+// Started all-gathers and reduce-scatters (ZeRO's buckets): along the
+// outermost dimension they run while the caller goes on; along an inner one
+// they are done before the start returns. Both give the blocking result.
+TEST_F(CommunicatorTest, StartedGathersAndScatters) {
+  // all_gather over dp of a [1, 500] f32 along dim 1 (outermost but for a
+  // size-1 dimension): rank's element j is 1000 dp + j.
+  std::vector<float> piece(500), gathered(1000);
+  for (int64_t j = 0; j < 500; ++j)
+    piece[j] = 1000 * dp + j;
+  auto gather = comm->allGatherStart(piece.data(), gathered.data(), DType::F32,
+                                     {1, 500}, {"dp"}, 1);
+  while (!gather->test()) {
+  }
+  gather->wait();
+  for (int64_t d = 0; d < 2; ++d)
+    for (int64_t j = 0; j < 500; j += 99)
+      EXPECT_EQ(gathered[d * 500 + j], 1000 * d + j);
+
+  // reduce_scatter over tp of a [4, 250] f32 along dim 0: element i of tp
+  // rank t is i + t; tp rank t keeps rows 2t, 2t+1 of the sum 2i + 1.
+  std::vector<float> full(1000), mine(500), inner(500);
+  for (int64_t i = 0; i < 1000; ++i)
+    full[i] = i + tp;
+  auto scatter = comm->reduceScatterStart(full.data(), mine.data(), DType::F32,
+                                          {4, 250}, {"tp"}, 0);
+  scatter->wait();
+  for (int64_t i = 0; i < 500; i += 37)
+    EXPECT_EQ(mine[i], 2 * (i + 500 * tp) + 1);
+  // Along dim 1 of [2, 500]: done at once, rows keep their halves.
+  auto done = comm->reduceScatterStart(full.data(), inner.data(), DType::F32,
+                                       {2, 500}, {"tp"}, 1);
+  EXPECT_TRUE(done->test());
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t c = 0; c < 250; c += 31)
+      EXPECT_EQ(inner[r * 250 + c], 2 * (r * 500 + 250 * tp + c) + 1);
+}
+
 TEST_F(CommunicatorTest, TrafficIsCountedAsBusBytes) {
   Tensor t = make(DType::F32, {8}, [](int64_t) { return 1.0; }); // 32 bytes
   comm->allReduce(t, {"tp"}, ReduceKind::Sum);                   // 2(1/2)*32

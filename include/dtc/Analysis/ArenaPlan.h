@@ -14,6 +14,7 @@
 #define DTC_ANALYSIS_ARENAPLAN_H
 
 #include "dtc/Analysis/Liveness.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::dtc {
 
@@ -35,9 +36,12 @@ struct ArenaPlan {
   int64_t lowerBound = 0;
 };
 
-/// Places the buffers of `schedule`'s results for which `counted` holds.
+/// Places the buffers of `schedule`'s results for which `counted` holds;
+/// a value in `heldUntil` lives at least through that entry (the operand of
+/// a collective started without blocking, read until its wait).
 ArenaPlan planArena(llvm::ArrayRef<ScheduledOp> schedule,
-                    llvm::function_ref<bool(Value)> counted);
+                    llvm::function_ref<bool(Value)> counted,
+                    const llvm::DenseMap<Value, size_t> &heldUntil = {});
 /// Places `step`'s intermediate values, run in program order.
 ArenaPlan planArena(func::FuncOp step);
 

@@ -102,6 +102,14 @@ public:
   virtual void wait() = 0;
 };
 
+/// The handle of a collective done before its start returned (an engine
+/// without non-blocking collectives, or a call that could not be one).
+class CompletedCollective : public PendingCollective {
+public:
+  bool test() override { return true; }
+  void wait() override {}
+};
+
 class Communicator {
 public:
   virtual ~Communicator();
@@ -156,6 +164,16 @@ public:
   void allGather(const void *in, void *out, DType dtype, const Shape &shape,
                  const std::vector<std::string> &axes, int64_t dim);
   void reduceScatter(const void *in, void *out, DType dtype, const Shape &shape,
+                     const std::vector<std::string> &axes, int64_t dim);
+  /// Start that all-gather or reduce-scatter and return at once: `in` must
+  /// stay untouched and `out` unread until the handle is done. Only a split
+  /// along the outermost dimension (but for size-1 ones), which needs no
+  /// rearranging, is started; another is done before the call returns.
+  std::unique_ptr<PendingCollective>
+  allGatherStart(const void *in, void *out, DType dtype, const Shape &shape,
+                 const std::vector<std::string> &axes, int64_t dim);
+  std::unique_ptr<PendingCollective>
+  reduceScatterStart(const void *in, void *out, DType dtype, const Shape &shape,
                      const std::vector<std::string> &axes, int64_t dim);
   void allToAll(const void *in, void *out, DType dtype, const Shape &shape,
                 const std::vector<std::string> &axes, int64_t splitDim,
@@ -224,6 +242,13 @@ protected:
   virtual void reduceScatterBytes(const void *in, void *out, int64_t elements,
                                   DType dtype,
                                   const std::vector<std::string> &axes) = 0;
+  /// Their non-blocking forms; by default done at once.
+  virtual std::unique_ptr<PendingCollective>
+  allGatherBytesStart(const void *in, void *out, int64_t bytes,
+                      const std::vector<std::string> &axes);
+  virtual std::unique_ptr<PendingCollective>
+  reduceScatterBytesStart(const void *in, void *out, int64_t elements,
+                          DType dtype, const std::vector<std::string> &axes);
   /// Block r of `in` (`groupSize` blocks of `block` bytes) to group rank r;
   /// the received blocks in rank order.
   virtual void allToAllBytes(const void *in, void *out, int64_t block,

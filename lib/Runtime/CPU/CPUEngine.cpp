@@ -3,9 +3,10 @@
 // Buffers hold elements in their own type (f32 as 4 bytes, bool as one);
 // the step's Tensors (f64 storage) are converted only when the loop hands
 // in the first arguments or asks for a value to print or dump. Collectives
-// run on the buffers themselves; an `async` all-reduce is started where the
-// program has it and progressed by MPI_Test between the thunks that follow
-// (Open MPI moves data only inside MPI calls) until its `wait`.
+// run on the buffers themselves; an `async` all-reduce, all-gather or
+// reduce-scatter is started where the program has it and progressed by
+// MPI_Test between the thunks that follow (Open MPI moves data only inside
+// MPI calls) until its `wait`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -290,10 +291,19 @@ private:
                         c.reduce);
       return true;
     case Thunk::Collective::AllGather:
-      comm->allGather(from, to, in.dtype, in.shape, axes, c.dim);
+      // (Started: the program keeps the operand alive until the wait.)
+      if (c.request >= 0)
+        pending[c.request] =
+            comm->allGatherStart(from, to, in.dtype, in.shape, axes, c.dim);
+      else
+        comm->allGather(from, to, in.dtype, in.shape, axes, c.dim);
       return true;
     case Thunk::Collective::ReduceScatter:
-      comm->reduceScatter(from, to, in.dtype, in.shape, axes, c.dim);
+      if (c.request >= 0)
+        pending[c.request] =
+            comm->reduceScatterStart(from, to, in.dtype, in.shape, axes, c.dim);
+      else
+        comm->reduceScatter(from, to, in.dtype, in.shape, axes, c.dim);
       return true;
     case Thunk::Collective::Broadcast:
       if (to != from)

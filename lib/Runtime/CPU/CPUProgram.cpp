@@ -140,6 +140,8 @@ std::string parseCollective(Thunk &thunk, const MeshShape &mesh) {
   case Thunk::Collective::AllGather:
   case Thunk::Collective::ReduceScatter:
     number("dim", c.dim);
+    if (thunk.field("async"))
+      number("async", c.request);
     break;
   case Thunk::Collective::Broadcast:
     number("root", c.root);

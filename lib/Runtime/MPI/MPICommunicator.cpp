@@ -155,22 +155,37 @@ protected:
 
   void allGatherBytes(const void *in, void *out, int64_t bytes,
                       const std::vector<std::string> &axes) override {
+    allGatherBytesStart(in, out, bytes, axes)->wait();
+  }
+
+  std::unique_ptr<PendingCollective>
+  allGatherBytesStart(const void *in, void *out, int64_t bytes,
+                      const std::vector<std::string> &axes) override {
     int count = checkedCount(bytes);
     MPI_Request request;
     MPI_Iallgather(in, count, MPI_BYTE, out, count, MPI_BYTE, group(axes),
                    &request);
-    finish(request, waiting("all_gather", axes, bytes));
+    return std::make_unique<MPIPending>(*this, request,
+                                        waiting("all_gather", axes, bytes));
   }
 
   void reduceScatterBytes(const void *in, void *out, int64_t elements,
+                          DType dtype,
+                          const std::vector<std::string> &axes) override {
+    reduceScatterBytesStart(in, out, elements, dtype, axes)->wait();
+  }
+
+  std::unique_ptr<PendingCollective>
+  reduceScatterBytesStart(const void *in, void *out, int64_t elements,
                           DType dtype,
                           const std::vector<std::string> &axes) override {
     MPI_Request request;
     MPI_Ireduce_scatter_block(in, out, checkedCount(elements), mpiType(dtype),
                               op(dtype, ReduceKind::Sum), group(axes),
                               &request);
-    finish(request,
-           waiting("reduce_scatter", axes, elements * dtypeSize(dtype)));
+    return std::make_unique<MPIPending>(
+        *this, request,
+        waiting("reduce_scatter", axes, elements * dtypeSize(dtype)));
   }
 
   void allToAllBytes(const void *in, void *out, int64_t block,

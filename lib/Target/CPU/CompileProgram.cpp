@@ -9,8 +9,9 @@
 // order the arena was planned for (programOrder), each op becomes a thunk: a
 // compiled kernel, an OpenBLAS call or an MPI collective, each operand and
 // result named by where it lives (an argument's buffer, a result's buffer, an
-// arena offset). An all-reduce with thunks between it and its first reader is
-// started asynchronously and waited for before that reader.
+// arena offset). A collective with thunks between it and its first reader is
+// started asynchronously and waited for before that reader (startCollectives
+// says which, and how long their operands then live).
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,20 +71,24 @@ LogicalResult densifyConstants(func::FuncOp step) {
   return failure(walk.wasInterrupted());
 }
 
-/// Moves the pure ops that read an all-reduce's result (bucket unpacking:
-/// slices, reshapes), and those reading theirs, down to just before their
-/// first reader, so that the all-reduce has work to overlap: typically the
-/// rest of the backward pass, up to the optimizer.
-void sinkAllReduceReaders(func::FuncOp step) {
+/// Moves the pure ops that read an all-reduce's or a reduce-scatter's
+/// result (bucket unpacking: slices, reshapes), and those reading theirs,
+/// down to just before their first reader, so that the collective has work
+/// to overlap: typically the rest of the backward pass, up to the
+/// optimizer.
+void sinkGradientReductionReaders(func::FuncOp step) {
   Block &body = step.getBody().front();
   llvm::SmallPtrSet<Operation *, 16> sinkable;
   SmallVector<Operation *> order;
+  auto isReduction = [](Operation *op) {
+    return isa<AllReduceOp, ReduceScatterOp>(op);
+  };
   for (Operation &op : body.without_terminator()) {
-    if (isa<AllReduceOp>(op) || !isMemoryEffectFree(&op))
+    if (isReduction(&op) || !isMemoryEffectFree(&op))
       continue;
     bool readsReduction = llvm::any_of(op.getOperands(), [&](Value v) {
       Operation *def = v.getDefiningOp();
-      return def && (isa<AllReduceOp>(def) || sinkable.count(def));
+      return def && (isReduction(def) || sinkable.count(def));
     });
     if (readsReduction) {
       sinkable.insert(&op);
@@ -99,6 +104,82 @@ void sinkAllReduceReaders(func::FuncOp step) {
         first = top;
     op->moveBefore(first);
   }
+}
+
+/// The collectives started without blocking, and what that costs the
+/// arena.
+struct StartedCollectives {
+  /// Per schedule entry: its request number (-1 when it blocks) and the
+  /// entry before which it is waited for (the schedule's size: at the end).
+  std::vector<std::pair<int, size_t>> entries;
+  /// Operands that started collectives read until their waits: each lives
+  /// through that entry.
+  llvm::DenseMap<Value, size_t> heldUntil;
+  int count = 0;
+};
+
+/// A collective whose result is first read later than by the next thunk is
+/// started and waited for just before that reader: the thunks between
+/// overlap it. An all-reduce runs in place on its result's buffer, so its
+/// operand may die at once. An all-gather or reduce-scatter reads its
+/// operand until its wait, which then lives until then; it is started when
+/// operand and result are arena values, split along the outermost
+/// dimension (nothing to rearrange), and waited for before its first reader
+/// or the next all-gather or reduce-scatter, whichever comes first: at most
+/// one such operand is held at a time (one gradient bucket in flight, as
+/// DeepSpeed's overlap_comm keeps).
+StartedCollectives startCollectives(ArrayRef<ScheduledOp> schedule,
+                                    func::FuncOp step,
+                                    const std::function<bool(Value)> &inArena) {
+  Block &body = step.getBody().front();
+  DenseMap<Operation *, size_t> indexOf;
+  for (auto [index, entry] : llvm::enumerate(schedule))
+    indexOf[entry.op] = index;
+  auto splitDim = [](Operation *op) -> std::optional<int64_t> {
+    if (auto gather = dyn_cast<AllGatherOp>(op))
+      return gather.getDim();
+    if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+      return scatter.getDim();
+    return std::nullopt;
+  };
+  // The next all-gather or reduce-scatter after each entry.
+  std::vector<size_t> nextSplit(schedule.size());
+  for (size_t i = schedule.size(), next = schedule.size(); i-- > 0;) {
+    nextSplit[i] = next;
+    if (splitDim(schedule[i].op))
+      next = i;
+  }
+  StartedCollectives started;
+  started.entries.assign(schedule.size(), {-1, schedule.size()});
+  for (auto [index, entry] : llvm::enumerate(schedule)) {
+    Operation *op = entry.op;
+    std::optional<int64_t> dim = splitDim(op);
+    if (!isa<AllReduceOp>(op) && !dim)
+      continue;
+    size_t wait = schedule.size();
+    for (Operation *user : op->getResult(0).getUsers())
+      if (Operation *top = body.findAncestorOpInBlock(*user);
+          top && indexOf.count(top))
+        wait = std::min(wait, indexOf[top]);
+    Value operand = op->getOperand(0);
+    if (dim) {
+      auto shape = cast<RankedTensorType>(operand.getType()).getShape();
+      if (!llvm::all_of(shape.take_front(*dim),
+                        [](int64_t size) { return size == 1; }) ||
+          !operand.getDefiningOp() || !inArena(operand) ||
+          !inArena(op->getResult(0)))
+        continue;
+      // (Waited for before the last thunk at the latest: its operand's
+      // slot dies after that thunk.)
+      wait = std::min({wait, nextSplit[index], schedule.size() - 1});
+    }
+    if (wait <= index + 1)
+      continue;
+    started.entries[index] = {started.count++, wait};
+    if (dim)
+      started.heldUntil[operand] = wait;
+  }
+  return started;
 }
 
 /// Wraps each loop op outside a group in a `loop` group of its own.
@@ -327,9 +408,11 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
   if (failed(densifyConstants(step)))
     return failure();
   wrapLoneLoopOps(step);
-  sinkAllReduceReaders(step);
+  sinkGradientReductionReaders(step);
   Schedule schedule = programOrder(step.getBody().front());
-  ArenaPlan plan = planArena(schedule, intermediatesOf(step));
+  std::function<bool(Value)> inArena = intermediatesOf(step);
+  StartedCollectives started = startCollectives(schedule, step, inArena);
+  ArenaPlan plan = planArena(schedule, inArena, started.heldUntil);
   Placement at(step, plan);
 
   OwningOpRef<ModuleOp> kernels = ModuleOp::create(original.getLoc());
@@ -337,28 +420,10 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
   std::vector<SmallVector<const ArenaPlan::Slot *>> deaths(schedule.size());
   for (const ArenaPlan::Slot &slot : plan.slots)
     deaths[slot.buffer.last].push_back(&slot);
-  // An all-reduce whose result is first read later than by the next thunk
-  // is started asynchronously and waited for just before that reader (or
-  // at the step's end): the thunks between overlap it.
-  DenseMap<Operation *, size_t> indexOf;
-  for (auto [index, entry] : llvm::enumerate(schedule))
-    indexOf[entry.op] = index;
   std::vector<std::string> waitsBefore(schedule.size() + 1);
-  int requests = 0;
-  auto asyncField = [&](size_t index, Operation *op) -> std::string {
-    if (!isa<AllReduceOp>(op))
-      return "";
-    size_t firstReader = schedule.size();
-    for (Operation *user : op->getResult(0).getUsers())
-      if (Operation *top = step.getBody().front().findAncestorOpInBlock(*user);
-          top && indexOf.count(top))
-        firstReader = std::min(firstReader, indexOf[top]);
-    if (firstReader <= index + 1)
-      return "";
-    int request = requests++;
-    waitsBefore[firstReader] += "wait req=" + std::to_string(request) + "\n";
-    return " async=" + std::to_string(request);
-  };
+  for (auto [request, wait] : started.entries)
+    if (request >= 0)
+      waitsBefore[wait] += "wait req=" + std::to_string(request) + "\n";
   std::string thunks;
   int kernelCount = 0;
   CPUProgramSummary summary;
@@ -371,8 +436,8 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
     summary.collectives += !line.empty() && !line.starts_with("gemm ") &&
                            !line.starts_with("kernel ");
     thunks += waitsBefore[index];
-    if (std::string async = asyncField(index, entry.op); !async.empty())
-      thunk->insert(thunk->size() - 1, async);
+    if (int request = started.entries[index].first; request >= 0)
+      thunk->insert(thunk->size() - 1, " async=" + std::to_string(request));
     thunks += *thunk;
     for (const ArenaPlan::Slot *slot : deaths[index])
       thunks += "dead at=" + at(slot->buffer.value) +
@@ -409,7 +474,7 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
   if (!writeText(dir + "/program.txt", program, original))
     return failure();
   summary.kernels = kernelCount;
-  summary.asyncCollectives = requests;
+  summary.asyncCollectives = started.count;
   summary.arenaBytes = plan.size;
   summary.arenaLowerBound = plan.lowerBound;
   return summary;
