@@ -172,6 +172,15 @@ func.func @f(%x: tensor<4x6x5xf32>, %u: tensor<4x3xf32>, %w: tensor<4x8xf32>, %c
   %b = dtc.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
   return %x : tensor<4x6x5xf32>
 })mlir"},
+    // Transposes that move the innermost dimension, copied by tiles: a
+    // weight's, one of four dimensions (tiles along dims 3 and 2), bf16.
+    {"tiled_transposes", R"mlir(
+func.func @f(%x: tensor<48x32xf32>, %y: tensor<2x16x3x32xf32>, %z: tensor<16x32xbf16>) -> (tensor<32x48xf32>, tensor<2x3x32x16xf32>, tensor<32x16xbf16>) {
+  %a = dtc.transpose %x permutation = [1, 0] : tensor<48x32xf32> -> tensor<32x48xf32>
+  %b = dtc.transpose %y permutation = [0, 2, 3, 1] : tensor<2x16x3x32xf32> -> tensor<2x3x32x16xf32>
+  %c = dtc.transpose %z permutation = [1, 0] : tensor<16x32xbf16> -> tensor<32x16xbf16>
+  return %a, %b, %c : tensor<32x48xf32>, tensor<2x3x32x16xf32>, tensor<32x16xbf16>
+})mlir"},
     {"gathers_and_scatters", R"mlir(
 func.func @f(%w: tensor<6x8xf32>, %ids: tensor<4x3xi64>, %upd: tensor<4x3x8xf32>, %x: tensor<4x8xf32>, %idx: tensor<4x2xi64>, %dy: tensor<4x2xf32>) -> tensor<6x8xf32> {
   %g = dtc.gather %w[%ids] dim = 0 : (tensor<6x8xf32>, tensor<4x3xi64>) -> tensor<4x3x8xf32>
@@ -355,6 +364,15 @@ func.func @f(%x: tensor<6x10xf32>, %y: tensor<3x4x5xf32>) -> (tensor<10xf32>, te
   %b = dtc.reduce_max %y dims = [0, 1] keep_dims : tensor<3x4x5xf32> -> tensor<1x1x5xf32>
   %c = dtc.reduce_mean %y dims = [0, 2] : tensor<3x4x5xf32> -> tensor<4xf32>
   return %a, %b, %c : tensor<10xf32>, tensor<1x1x5xf32>, tensor<4xf32>
+})mlir"},
+    // ... folded in blocks of columns: 3 of 32, 5 of 16 (in f32 for bf16),
+    // and 300 columns (no block width divides them) one at a time.
+    {"column_blocks", R"mlir(
+func.func @f(%x: tensor<7x96xf32>, %y: tensor<3x2x80xbf16>, %z: tensor<4x300xf32>) -> (tensor<96xf32>, tensor<1x1x80xbf16>, tensor<300xf32>) {
+  %a = dtc.reduce_sum %x dims = [0] : tensor<7x96xf32> -> tensor<96xf32>
+  %b = dtc.reduce_mean %y dims = [0, 1] keep_dims : tensor<3x2x80xbf16> -> tensor<1x1x80xbf16>
+  %c = dtc.reduce_max %z dims = [0] : tensor<4x300xf32> -> tensor<300xf32>
+  return %a, %b, %c : tensor<96xf32>, tensor<1x1x80xbf16>, tensor<300xf32>
 })mlir"},
 };
 

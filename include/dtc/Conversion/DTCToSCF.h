@@ -57,6 +57,21 @@ Value emitWholeIndex(OpBuilder &b, Location loc, ValueRange indexes,
 Value emitDropout(OpBuilder &b, Location loc, Value x, Value global, Value step,
                   uint64_t seed, uint64_t stream, double ratio);
 
+/// How many partial results emitLaneFold keeps.
+constexpr int64_t kFoldLanes = 8;
+
+/// acc = init; for i in [0, n): acc = body(i, acc) -- a reduction whose
+/// body is `combine(acc, f(i))` -- emitted (from n = 2 * kFoldLanes on) as
+/// kFoldLanes partial results, lane l folding i = l, l + kFoldLanes, ...,
+/// the tail folded into lane 0 and the lanes combined pairwise. One chain
+/// of float adds can neither be vectorized nor pipelined without
+/// reassociating, which strict math forbids; independent lanes can (LLVM's
+/// SLP vectorizer widens them), and their fixed order repeats bit for bit.
+/// `body` and `combine` build at `b`'s insertion point.
+Value emitLaneFold(OpBuilder &b, Location loc, int64_t n, Value init,
+                   llvm::function_ref<Value(Value, Value)> body,
+                   llvm::function_ref<Value(Value, Value)> combine);
+
 } // namespace mlir::dtc
 
 #endif // DTC_CONVERSION_DTCTOSCF_H

@@ -134,6 +134,21 @@ struct Emitter {
         b, loc, body(forOp.getInductionVar(), forOp.getRegionIterArgs()));
     return SmallVector<Value>(forOp.getResults());
   }
+  /// init + term(0) + ... + term(n - 1), and the largest of init and the
+  /// terms (NaN if any is), folded in lanes (emitLaneFold).
+  Value sum(int64_t n, Value init, function_ref<Value(Value)> term) {
+    return emitLaneFold(
+        b, loc, n, init, [&](Value i, Value acc) { return fadd(acc, term(i)); },
+        [&](Value x, Value y) { return fadd(x, y); });
+  }
+  Value maximum(int64_t n, Value init, function_ref<Value(Value)> term) {
+    auto max = [&](Value x, Value y) -> Value {
+      return arith::MaximumFOp::create(b, loc, x, y);
+    };
+    return emitLaneFold(
+        b, loc, n, init, [&](Value i, Value acc) { return max(acc, term(i)); },
+        max);
+  }
   /// acc = init; for (i = 0; i < n; ++i) acc = body(i, acc); returns acc.
   Value fold(int64_t n, Value init, function_ref<Value(Value, Value)> body) {
     return foldAll(0, n, init, [&](Value i, ValueRange acc) {
@@ -215,16 +230,43 @@ struct Buffers {
   SmallVector<Value> in, out;
 };
 
+/// A transpose that moves the input's innermost dimension (a weight's
+/// [n, k] -> [k, n]) copies tiles of kTransposeTile x kTransposeTile
+/// elements, so that both its reads and its writes stay within a few
+/// cache lines; one that keeps it copies in the output's order.
+constexpr int64_t kTransposeTile = 16;
+
 void transposeKernel(Emitter &e, TransposeOp op, Buffers &buf) {
   Shape inStrides = stridesOf(shapeOf(op.getInput()));
   Shape out = shapeOf(op.getResult());
+  ArrayRef<int64_t> permutation = op.getPermutation();
   Shape step;
-  for (int64_t p : op.getPermutation())
+  for (int64_t p : permutation)
     step.push_back(inStrides[p]);
   Shape outStrides = stridesOf(out);
-  e.forEach(out, [&](ValueRange idx) {
+  auto copy = [&](ValueRange idx) {
     e.store(e.load(buf.in[0], e.offset(idx, step)), buf.out[0],
             e.offset(idx, outStrides));
+  };
+  // The output dimensions that are the input's innermost (a) and its own
+  // (b).
+  auto rank = static_cast<int64_t>(out.size());
+  int64_t b = rank - 1, a = llvm::find(permutation, b) - permutation.begin();
+  if (rank < 2 || a == b || out[a] % kTransposeTile ||
+      out[b] % kTransposeTile) {
+    e.forEach(out, copy);
+    return;
+  }
+  // Every dimension in order, a and b by tiles, then within a tile.
+  Shape loops(out);
+  loops[a] /= kTransposeTile;
+  loops[b] /= kTransposeTile;
+  loops.append({kTransposeTile, kTransposeTile});
+  e.forEach(loops, [&](ValueRange at) {
+    SmallVector<Value> idx(at.take_front(rank));
+    idx[a] = e.add(e.mul(at[a], kTransposeTile), at[rank]);
+    idx[b] = e.add(e.mul(at[b], kTransposeTile), at[rank + 1]);
+    copy(idx);
   });
 }
 
@@ -319,6 +361,36 @@ ReduceKind reduceKindOf(ReduceMeanOp) { return ReduceKind::Mean; }
 ReduceKind reduceKindOf(ReduceMaxOp) { return ReduceKind::Max; }
 ReduceKind reduceKindOf(ReduceMinOp) { return ReduceKind::Min; }
 
+/// The width of the blocks of columns a reduction over the leading
+/// dimensions of `shape` (every reduced dimension before every kept one,
+/// size-1 dimensions aside) folds at once: 64, 32 or 16 where that divides
+/// the columns into several blocks (for threads), else all its columns up
+/// to 256; none for another reduction.
+std::optional<int64_t> columnBlock(ArrayRef<int64_t> shape,
+                                   ArrayRef<int64_t> dims) {
+  int64_t lastReduced = -1, firstKept = static_cast<int64_t>(shape.size()),
+          columns = 1;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    auto dim = static_cast<int64_t>(d);
+    if (size == 1)
+      continue;
+    if (llvm::is_contained(dims, dim)) {
+      lastReduced = dim;
+    } else {
+      firstKept = std::min(firstKept, dim);
+      columns *= size;
+    }
+  }
+  if (lastReduced < 0 || lastReduced > firstKept || columns < 2)
+    return std::nullopt;
+  for (int64_t width : {64, 32, 16})
+    if (columns % width == 0 && columns > width)
+      return width;
+  if (columns <= 256)
+    return columns;
+  return std::nullopt;
+}
+
 void reduceKernel(Emitter &e, Operation *op, ArrayRef<int64_t> dims,
                   ReduceKind kind, Buffers &buf) {
   Value input = op->getOperand(0);
@@ -362,31 +434,71 @@ void reduceKernel(Emitter &e, Operation *op, ArrayRef<int64_t> dims,
       loopDims.push_back(d);
       loopShape.push_back(size);
     }
+  auto combine = [&](Value acc, Value x) -> Value {
+    if (kind == ReduceKind::Sum || kind == ReduceKind::Mean)
+      return e.fadd(acc, x);
+    if (isFloat)
+      return kind == ReduceKind::Max
+                 ? Value(arith::MaximumFOp::create(e.b, e.loc, acc, x))
+                 : Value(arith::MinimumFOp::create(e.b, e.loc, acc, x));
+    return kind == ReduceKind::Max
+               ? Value(arith::MaxSIOp::create(e.b, e.loc, acc, x))
+               : Value(arith::MinSIOp::create(e.b, e.loc, acc, x));
+  };
+  auto finish = [&](Value acc) {
+    if (kind != ReduceKind::Mean)
+      return acc;
+    Value n = e.fconst(count, t);
+    return isFloat ? e.fdiv(acc, n)
+                   : Value(arith::DivSIOp::create(e.b, e.loc, acc, n));
+  };
+  if (std::optional<int64_t> width = columnBlock(shape, dims)) {
+    // Over leading dimensions (a bias gradient's sum over the tokens):
+    // blocks of columns outermost, for threads to share; in each, the rows
+    // fold into a stack row of partial results, columns innermost, so that
+    // loads are contiguous and vectorize, and each column folds its rows in
+    // order as a loop per column would.
+    int64_t columns = product(kept), rows = product(shape) / columns;
+    Value partial =
+        memref::AllocaOp::create(e.b, e.loc, MemRefType::get({*width}, t));
+    e.loop(columns / *width, [&](Value block) {
+      Value first = e.mul(block, *width);
+      e.loop(*width, [&](Value c) { e.store(init, partial, c); });
+      e.loop(rows, [&](Value r) {
+        Value row = e.add(e.mul(r, columns), first);
+        e.loop(*width, [&](Value c) {
+          e.store(
+              combine(e.load(partial, c), e.loadC(buf.in[0], e.add(row, c))),
+              partial, c);
+        });
+      });
+      e.loop(*width, [&](Value c) {
+        e.storeC(finish(e.load(partial, c)), buf.out[0], e.add(first, c));
+      });
+    });
+    return;
+  }
   e.forEach(loopShape, [&](ValueRange loopIdx) {
     SmallVector<Value> outIdx(kept.size(), e.c(0));
     for (auto [d, index] : llvm::zip(loopDims, loopIdx))
       outIdx[d] = index;
-    Value acc = e.foldEach(reduced, init, [&](ValueRange r, Value acc) {
+    auto element = [&](ValueRange r) {
       SmallVector<Value> idx(outIdx);
       for (auto [d, index] : llvm::zip(sortedDims, r))
         idx[d] = index;
-      Value x = e.loadC(buf.in[0], e.offset(idx, inStrides));
-      if (kind == ReduceKind::Sum || kind == ReduceKind::Mean)
-        return e.fadd(acc, x);
-      if (isFloat)
-        return kind == ReduceKind::Max
-                   ? Value(arith::MaximumFOp::create(e.b, e.loc, acc, x))
-                   : Value(arith::MinimumFOp::create(e.b, e.loc, acc, x));
-      return kind == ReduceKind::Max
-                 ? Value(arith::MaxSIOp::create(e.b, e.loc, acc, x))
-                 : Value(arith::MinSIOp::create(e.b, e.loc, acc, x));
-    });
-    if (kind == ReduceKind::Mean) {
-      Value n = e.fconst(count, t);
-      acc = isFloat ? e.fdiv(acc, n)
-                    : Value(arith::DivSIOp::create(e.b, e.loc, acc, n));
-    }
-    e.storeC(acc, buf.out[0], e.offset(outIdx, outStrides));
+      return e.loadC(buf.in[0], e.offset(idx, inStrides));
+    };
+    // (One reduced dimension folds in lanes.)
+    Value acc =
+        reduced.size() == 1
+            ? emitLaneFold(
+                  e.b, e.loc, reduced.front(), init,
+                  [&](Value i, Value acc) { return combine(acc, element(i)); },
+                  combine)
+            : e.foldEach(reduced, init, [&](ValueRange r, Value acc) {
+                return combine(acc, element(r));
+              });
+    e.storeC(finish(acc), buf.out[0], e.offset(outIdx, outStrides));
   });
 }
 
@@ -400,12 +512,10 @@ void softmaxKernel(Emitter &e, Operation *op, int64_t dim, bool logarithm,
     e.loop(s.inner, [&](Value k) {
       Value base = e.add(e.mul(o, s.size * s.inner), k);
       auto at = [&](Value j) { return e.add(base, e.mul(j, s.inner)); };
-      Value max = e.fold(s.size, e.fconst(-inf, t), [&](Value j, Value acc) {
-        return arith::MaximumFOp::create(e.b, e.loc, acc,
-                                         e.loadC(buf.in[0], at(j)));
-      });
-      Value sum = e.fold(s.size, e.fconst(0, t), [&](Value j, Value acc) {
-        return e.fadd(acc, e.exp(e.fsub(e.loadC(buf.in[0], at(j)), max)));
+      Value max = e.maximum(s.size, e.fconst(-inf, t),
+                            [&](Value j) { return e.loadC(buf.in[0], at(j)); });
+      Value sum = e.sum(s.size, e.fconst(0, t), [&](Value j) {
+        return e.exp(e.fsub(e.loadC(buf.in[0], at(j)), max));
       });
       Value logSum =
           logarithm ? Value(math::LogOp::create(e.b, e.loc, sum)) : Value();
@@ -433,14 +543,12 @@ void normKernel(Emitter &e, Operation *op, int64_t dim, double epsilon,
     auto x = [&](Value j) { return e.loadC(buf.in[0], e.add(base, j)); };
     Value mu = e.fconst(0, t);
     if (withMean)
-      mu = e.fdiv(e.fold(width, mu,
-                         [&](Value j, Value acc) { return e.fadd(acc, x(j)); }),
-                  e.fconst(width, t));
-    Value var = e.fdiv(e.fold(width, e.fconst(0, t),
-                              [&](Value j, Value acc) {
-                                Value d = e.fsub(x(j), mu);
-                                return e.fadd(acc, e.fmul(d, d));
-                              }),
+      mu = e.fdiv(e.sum(width, mu, x), e.fconst(width, t));
+    Value var = e.fdiv(e.sum(width, e.fconst(0, t),
+                             [&](Value j) {
+                               Value d = e.fsub(x(j), mu);
+                               return e.fmul(d, d);
+                             }),
                        e.fconst(width, t));
     Value inv =
         math::RsqrtOp::create(e.b, e.loc, e.fadd(var, e.fconst(epsilon, t)));
@@ -522,9 +630,9 @@ LogicalResult attentionKernel(Emitter &e, AttentionOp op, Buffers &buf) {
         e.mul(e.add(e.mul(e.add(e.mul(b, heads), h), queries), i), keys);
     Value max = e.fold(keys, e.fconst(-inf, t), [&](Value j, Value acc) {
       Value kRow = e.mul(e.add(e.mul(kv, keys), j), d);
-      Value s = e.fold(d, e.fconst(0, t), [&](Value c, Value dot) {
-        return e.fadd(dot, e.fmul(e.loadC(buf.in[0], e.add(qRow, c)),
-                                  e.loadC(buf.in[1], e.add(kRow, c))));
+      Value s = e.sum(d, e.fconst(0, t), [&](Value c) {
+        return e.fmul(e.loadC(buf.in[0], e.add(qRow, c)),
+                      e.loadC(buf.in[1], e.add(kRow, c)));
       });
       s = e.fmul(s, scale);
       if (softcap) {
@@ -541,10 +649,10 @@ LogicalResult attentionKernel(Emitter &e, AttentionOp op, Buffers &buf) {
       e.store(s, scratch, j);
       return arith::MaximumFOp::create(e.b, e.loc, acc, s);
     });
-    Value sum = e.fold(keys, e.fconst(0, t), [&](Value j, Value acc) {
+    Value sum = e.sum(keys, e.fconst(0, t), [&](Value j) {
       Value p = e.exp(e.fsub(e.load(scratch, j), max));
       e.store(p, scratch, j);
-      return e.fadd(acc, p);
+      return p;
     });
     e.loop(keys, [&](Value j) {
       Value weight = e.fdiv(e.load(scratch, j), sum);
@@ -559,9 +667,9 @@ LogicalResult attentionKernel(Emitter &e, AttentionOp op, Buffers &buf) {
     });
     Value oRow = e.mul(e.add(e.mul(e.add(e.mul(b, heads), h), queries), i), dv);
     e.loop(dv, [&](Value c) {
-      Value o = e.fold(keys, e.fconst(0, t), [&](Value j, Value acc) {
+      Value o = e.sum(keys, e.fconst(0, t), [&](Value j) {
         Value vAt = e.add(e.mul(e.add(e.mul(kv, keys), j), dv), c);
-        return e.fadd(acc, e.fmul(e.load(scratch, j), e.loadC(buf.in[2], vAt)));
+        return e.fmul(e.load(scratch, j), e.loadC(buf.in[2], vAt));
       });
       e.storeC(o, out, e.add(oRow, c));
     });
@@ -1014,6 +1122,49 @@ Value mlir::dtc::emitDropout(OpBuilder &b, Location loc, Value x, Value global,
   Value scaled = arith::DivFOp::create(b, loc, wide, f64Const(1.0 - ratio));
   Value y = arith::SelectOp::create(b, loc, keep, scaled, f64Const(0));
   return type == f64 ? y : Value(arith::TruncFOp::create(b, loc, type, y));
+}
+
+Value mlir::dtc::emitLaneFold(OpBuilder &b, Location loc, int64_t n, Value init,
+                              function_ref<Value(Value, Value)> body,
+                              function_ref<Value(Value, Value)> combine) {
+  auto index = [&](int64_t i) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, i);
+  };
+  // for (i = from; i < to; i += step) carried = next(i, carried).
+  auto loop = [&](int64_t from, int64_t to, int64_t step, ValueRange inits,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> next) {
+    auto forOp =
+        scf::ForOp::create(b, loc, index(from), index(to), index(step), inits);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    scf::YieldOp::create(
+        b, loc, next(forOp.getInductionVar(), forOp.getRegionIterArgs()));
+    return SmallVector<Value>(forOp.getResults());
+  };
+  auto single = [&](int64_t from, Value acc) {
+    return loop(from, n, 1, acc, [&](Value i, ValueRange carried) {
+      return SmallVector<Value>{body(i, carried.front())};
+    })[0];
+  };
+  if (n < 2 * kFoldLanes)
+    return single(0, init);
+  int64_t whole = n / kFoldLanes * kFoldLanes;
+  SmallVector<Value> lanes =
+      loop(0, whole, kFoldLanes, SmallVector<Value>(kFoldLanes, init),
+           [&](Value i, ValueRange carried) {
+             SmallVector<Value> next;
+             for (int64_t l = 0; l < kFoldLanes; ++l)
+               next.push_back(body(
+                   l ? Value(arith::AddIOp::create(b, loc, i, index(l))) : i,
+                   carried[l]));
+             return next;
+           });
+  if (whole < n)
+    lanes.front() = single(whole, lanes.front());
+  for (int64_t width = kFoldLanes; width > 1; width /= 2)
+    for (int64_t l = 0; l < width / 2; ++l)
+      lanes[l] = combine(lanes[2 * l], lanes[2 * l + 1]);
+  return lanes.front();
 }
 
 Value mlir::dtc::emitWholeIndex(OpBuilder &b, Location loc, ValueRange indexes,

@@ -654,22 +654,34 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
                                                        : 0.0;
           ScalarEmitter e{nested, loc};
           Value init = e.constant(identity, element);
+          auto fold = [&](OpBuilder &in, Value acc, Value x) -> Value {
+            if (x.getType() != element)
+              x = arith::ExtFOp::create(in, loc, element, x);
+            if (isa<ReduceMaxOp>(reduce))
+              return arith::MaximumFOp::create(in, loc, acc, x);
+            if (isa<ReduceMinOp>(reduce))
+              return arith::MinimumFOp::create(in, loc, acc, x);
+            return arith::AddFOp::create(in, loc, acc, x);
+          };
+          // (A row along one dimension folds in lanes: emitLaneFold.)
           Value total =
-              forEachIndex(
-                  nested, loc, inner, at, init,
-                  [&](OpBuilder &in, ValueRange indexes, ValueRange carried) {
-                    Value x = valueAt(in, indexes), acc = carried.front();
-                    if (x.getType() != element)
-                      x = arith::ExtFOp::create(in, loc, element, x);
-                    Value next =
-                        isa<ReduceMaxOp>(reduce)
-                            ? Value(arith::MaximumFOp::create(in, loc, acc, x))
-                        : isa<ReduceMinOp>(reduce)
-                            ? Value(arith::MinimumFOp::create(in, loc, acc, x))
-                            : Value(arith::AddFOp::create(in, loc, acc, x));
-                    return SmallVector<Value>{next};
-                  })
-                  .front();
+              inner.size() == 1
+                  ? emitLaneFold(
+                        nested, loc, inner.front(), init,
+                        [&](Value i, Value acc) {
+                          SmallVector<Value> indexes(at);
+                          indexes.push_back(i);
+                          return fold(nested, acc, valueAt(nested, indexes));
+                        },
+                        [&](Value x, Value y) { return fold(nested, x, y); })
+                  : forEachIndex(
+                        nested, loc, inner, at, init,
+                        [&](OpBuilder &in, ValueRange indexes,
+                            ValueRange carried) {
+                          return SmallVector<Value>{
+                              fold(in, carried.front(), valueAt(in, indexes))};
+                        })
+                        .front();
           if (isa<ReduceMeanOp>(reduce)) {
             int64_t count = 1;
             for (int64_t size : inner)
