@@ -11,8 +11,9 @@ namespace mlir::dtc {
 
 /// Lowers `kernels` (functions of memrefs) to LLVM, adds to each kernel K a
 /// `K_packed(void **args)` entry the runtime calls with its buffers,
-/// optimises the module for this host (-O2, no fast-math), emits one object
-/// in process and links it into DIR/kernels.so with the system's `cc`.
+/// optimises the module for this host (-O2, no fast-math) and emits it in
+/// process, split by function into one part per hardware thread (up to 8),
+/// and links the objects into DIR/kernels.so with the system's `cc`.
 LogicalResult emitKernelLibrary(ModuleOp kernels, const std::string &dir);
 
 } // namespace mlir::dtc
