@@ -228,6 +228,26 @@ func.func @f(%x: tensor<3x4x64xbf16>, %g: tensor<64xbf16>) -> tensor<3x4x64xbf16
   %n = dtc.rms_norm %x, %g dim = 2 epsilon = 1.0e-06 : (tensor<3x4x64xbf16>, tensor<64xbf16>) -> tensor<3x4x64xbf16>
   return %s : tensor<3x4x64xbf16>
 })mlir"},
+    // Folds in 8 lanes with a tail (37 = 4 x 8 + 5; 19 keys, 21 features),
+    // and one below the lanes' minimum of 16 (15).
+    {"lane_folds", R"mlir(
+func.func @f(%x: tensor<3x37xf32>, %g: tensor<37xf32>, %y: tensor<2x15xf32>, %q: tensor<1x2x3x21xf32>, %k: tensor<1x2x19x21xf32>) -> tensor<3xf32> {
+  %s = dtc.reduce_sum %x dims = [1] : tensor<3x37xf32> -> tensor<3xf32>
+  %m = dtc.reduce_max %x dims = [1] : tensor<3x37xf32> -> tensor<3xf32>
+  %sm = dtc.softmax %x dim = 1 : tensor<3x37xf32>
+  %n, %mu, %r = dtc.layer_norm %x, %g dim = 1 epsilon = 1.0e-05 : (tensor<3x37xf32>, tensor<37xf32>) -> (tensor<3x37xf32>, tensor<3x1xf32>, tensor<3x1xf32>)
+  %t = dtc.reduce_mean %y dims = [1] : tensor<2x15xf32> -> tensor<2xf32>
+  %a, %p = dtc.attention %q, %k, %k scale = 0.2 : (tensor<1x2x3x21xf32>, tensor<1x2x19x21xf32>, tensor<1x2x19x21xf32>) -> (tensor<1x2x3x21xf32>, tensor<1x2x3x19xf32>)
+  %f:2 = dtc.fusion row_reduction(%x) : (tensor<3x37xf32>) -> (tensor<3x1xf32>, tensor<3x1xf32>) {
+  ^bb0(%b: tensor<3x37xf32>):
+    %mx = dtc.reduce_max %b dims = [1] keep_dims : tensor<3x37xf32> -> tensor<3x1xf32>
+    %d = dtc.sub %b, %mx : (tensor<3x37xf32>, tensor<3x1xf32>) -> tensor<3x37xf32>
+    %e = dtc.exp %d : tensor<3x37xf32>
+    %se = dtc.reduce_sum %e dims = [1] keep_dims : tensor<3x37xf32> -> tensor<3x1xf32>
+    dtc.yield %mx, %se : tensor<3x1xf32>, tensor<3x1xf32>
+  }
+  return %s : tensor<3xf32>
+})mlir"},
     {"rotary", R"mlir(
 func.func @f(%q: tensor<2x4x3x8xf32>, %c: tensor<2x1x3x3xf32>, %s: tensor<2x1x3x3xf32>) -> tensor<2x4x3x8xf32> {
   %r = dtc.rotary %q, %c, %s rotary_dim = 6 : (tensor<2x4x3x8xf32>, tensor<2x1x3x3xf32>, tensor<2x1x3x3xf32>) -> tensor<2x4x3x8xf32>

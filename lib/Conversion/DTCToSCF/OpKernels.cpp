@@ -707,7 +707,7 @@ void argMaxKernel(Emitter &e, ArgMaxOp op, Buffers &buf) {
       SmallVector<Value> found = e.foldAll(
           1, s.size, ValueRange{e.c(0), e.loadC(buf.in[0], base)},
           [&](Value j, ValueRange acc) {
-            Value best = acc[0], bestValue = acc[1];
+            Value bestValue = acc[1];
             Value x = e.loadC(buf.in[0], e.add(base, e.mul(j, s.inner)));
             Value better;
             if (isFloat) {
