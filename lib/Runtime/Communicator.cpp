@@ -337,44 +337,31 @@ void Communicator::allGather(const void *in, void *out, DType dtype,
                              const Shape &shape,
                              const std::vector<std::string> &axes,
                              int64_t dim) {
-  checkDim(shape, dim, "all_gather");
-  int64_t n = groupSize(axes);
-  Split3 s(shape, dim, dtype);
-  if (s.outer == 1) {
-    allGatherBytes(in, out, s.bytes(), axes);
-  } else {
-    staging[0].resize(s.bytes() * n);
-    allGatherBytes(in, staging[0].data(), s.bytes(), axes);
-    concatBlocks(staging[0].data(), static_cast<char *>(out), s, n);
-  }
-  count(CollectiveKind::AllGather, double(n - 1) / n * s.bytes() * n);
+  allGatherStart(in, out, dtype, shape, axes, dim)->wait();
 }
 
 void Communicator::reduceScatter(const void *in, void *out, DType dtype,
                                  const Shape &shape,
                                  const std::vector<std::string> &axes,
                                  int64_t dim) {
-  int64_t n = groupSize(axes);
-  checkChunks(shape, dtype, dim, n, "reduce_scatter");
-  // Chunk r of every rank is summed into rank r.
-  Split3 s(shape, dim, dtype);
-  const void *blocks = inChunkOrder(in, s, n, staging[0]);
-  reduceScatterBytes(blocks, out, s.bytes() / n / s.width, dtype, axes);
-  count(CollectiveKind::ReduceScatter, double(n - 1) / n * s.bytes());
+  reduceScatterStart(in, out, dtype, shape, axes, dim)->wait();
 }
 
 std::unique_ptr<PendingCollective> Communicator::allGatherStart(
     const void *in, void *out, DType dtype, const Shape &shape,
     const std::vector<std::string> &axes, int64_t dim) {
   checkDim(shape, dim, "all_gather");
-  Split3 s(shape, dim, dtype);
-  if (s.outer != 1) {
-    allGather(in, out, dtype, shape, axes, dim);
-    return std::make_unique<CompletedCollective>();
-  }
   int64_t n = groupSize(axes);
+  Split3 s(shape, dim, dtype);
   count(CollectiveKind::AllGather, double(n - 1) / n * s.bytes() * n);
-  return allGatherBytesStart(in, out, s.bytes(), axes);
+  if (s.outer == 1)
+    return allGatherBytesStart(in, out, s.bytes(), axes);
+  // Along an inner dimension the blocks are rearranged after the transfer
+  // through staging, which the next collective reuses: it blocks.
+  staging[0].resize(s.bytes() * n);
+  allGatherBytes(in, staging[0].data(), s.bytes(), axes);
+  concatBlocks(staging[0].data(), static_cast<char *>(out), s, n);
+  return std::make_unique<CompletedCollective>();
 }
 
 std::unique_ptr<PendingCollective> Communicator::reduceScatterStart(
@@ -383,12 +370,15 @@ std::unique_ptr<PendingCollective> Communicator::reduceScatterStart(
   int64_t n = groupSize(axes);
   checkChunks(shape, dtype, dim, n, "reduce_scatter");
   Split3 s(shape, dim, dtype);
-  if (s.outer != 1) {
-    reduceScatter(in, out, dtype, shape, axes, dim);
-    return std::make_unique<CompletedCollective>();
-  }
   count(CollectiveKind::ReduceScatter, double(n - 1) / n * s.bytes());
-  return reduceScatterBytesStart(in, out, s.bytes() / n / s.width, dtype, axes);
+  int64_t elements = s.bytes() / n / s.width;
+  if (s.outer == 1)
+    return reduceScatterBytesStart(in, out, elements, dtype, axes);
+  // Chunk r of every rank is summed into rank r: along an inner dimension
+  // the chunks are first put in order in staging, so it blocks.
+  reduceScatterBytes(inChunkOrder(in, s, n, staging[0]), out, elements, dtype,
+                     axes);
+  return std::make_unique<CompletedCollective>();
 }
 
 std::unique_ptr<PendingCollective>

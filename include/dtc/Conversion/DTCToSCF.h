@@ -57,6 +57,14 @@ Value emitWholeIndex(OpBuilder &b, Location loc, ValueRange indexes,
 Value emitDropout(OpBuilder &b, Location loc, Value x, Value global, Value step,
                   uint64_t seed, uint64_t stream, double ratio);
 
+/// carried = inits; for (i = from; i < to; i += step) carried = body(i,
+/// carried); returns carried. An scf.for at `b`'s insertion point; `body`
+/// builds at `b` inside it.
+SmallVector<Value>
+emitFor(OpBuilder &b, Location loc, int64_t from, int64_t to, int64_t step,
+        ValueRange inits,
+        llvm::function_ref<SmallVector<Value>(Value, ValueRange)> body);
+
 /// How many partial results emitLaneFold keeps.
 constexpr int64_t kFoldLanes = 8;
 
@@ -70,6 +78,13 @@ constexpr int64_t kFoldLanes = 8;
 /// `body` and `combine` build at `b`'s insertion point.
 Value emitLaneFold(OpBuilder &b, Location loc, int64_t n, Value init,
                    llvm::function_ref<Value(Value, Value)> body,
+                   llvm::function_ref<Value(Value, Value)> combine);
+
+/// acc = init; for each index of `shape`, row-major: acc = body(indexes,
+/// acc); in lanes (emitLaneFold) when `shape` has one dimension.
+Value emitFoldOver(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                   Value init,
+                   llvm::function_ref<Value(ValueRange, Value)> body,
                    llvm::function_ref<Value(Value, Value)> combine);
 
 } // namespace mlir::dtc

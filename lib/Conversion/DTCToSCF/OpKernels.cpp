@@ -21,6 +21,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -117,22 +118,17 @@ struct Emitter {
 
   /// for (i = 0; i < n; ++i) body(i).
   void loop(int64_t n, function_ref<void(Value)> body) {
-    auto forOp = scf::ForOp::create(b, loc, c(0), c(n), c(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forOp.getBody());
-    body(forOp.getInductionVar());
+    emitFor(b, loc, 0, n, 1, {}, [&](Value i, ValueRange) {
+      body(i);
+      return SmallVector<Value>();
+    });
   }
   /// accs = inits; for (i = from; i < to; ++i) accs = body(i, accs);
   /// returns accs.
   SmallVector<Value>
   foldAll(int64_t from, int64_t to, ValueRange inits,
           function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto forOp = scf::ForOp::create(b, loc, c(from), c(to), c(1), inits);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forOp.getBody());
-    scf::YieldOp::create(
-        b, loc, body(forOp.getInductionVar(), forOp.getRegionIterArgs()));
-    return SmallVector<Value>(forOp.getResults());
+    return emitFor(b, loc, from, to, 1, inits, body);
   }
   /// init + term(0) + ... + term(n - 1), and the largest of init and the
   /// terms (NaN if any is), folded in lanes (emitLaneFold).
@@ -161,19 +157,6 @@ struct Emitter {
     for (auto [y, n] : llvm::zip(yes, no))
       out.push_back(arith::SelectOp::create(b, loc, when, y, n));
     return out;
-  }
-  /// acc = init; for each index of `shape`, row-major: acc = body(indexes,
-  /// acc); returns acc.
-  Value foldEach(ArrayRef<int64_t> shape, Value init,
-                 function_ref<Value(ValueRange, Value)> body,
-                 SmallVector<Value> outer = {}) {
-    if (outer.size() == shape.size())
-      return body(outer, init);
-    return fold(shape[outer.size()], init, [&](Value i, Value acc) {
-      SmallVector<Value> indexes(outer);
-      indexes.push_back(i);
-      return foldEach(shape, acc, body, indexes);
-    });
   }
   /// Loops over every index of `shape`, row-major; body(indexes).
   void forEach(ArrayRef<int64_t> shape, function_ref<void(ValueRange)> body,
@@ -488,16 +471,10 @@ void reduceKernel(Emitter &e, Operation *op, ArrayRef<int64_t> dims,
         idx[d] = index;
       return e.loadC(buf.in[0], e.offset(idx, inStrides));
     };
-    // (One reduced dimension folds in lanes.)
-    Value acc =
-        reduced.size() == 1
-            ? emitLaneFold(
-                  e.b, e.loc, reduced.front(), init,
-                  [&](Value i, Value acc) { return combine(acc, element(i)); },
-                  combine)
-            : e.foldEach(reduced, init, [&](ValueRange r, Value acc) {
-                return combine(acc, element(r));
-              });
+    Value acc = emitFoldOver(
+        e.b, e.loc, reduced, init,
+        [&](ValueRange r, Value acc) { return combine(acc, element(r)); },
+        combine);
     e.storeC(finish(acc), buf.out[0], e.offset(outIdx, outStrides));
   });
 }
@@ -1124,47 +1101,79 @@ Value mlir::dtc::emitDropout(OpBuilder &b, Location loc, Value x, Value global,
   return type == f64 ? y : Value(arith::TruncFOp::create(b, loc, type, y));
 }
 
+SmallVector<Value>
+mlir::dtc::emitFor(OpBuilder &b, Location loc, int64_t from, int64_t to,
+                   int64_t step, ValueRange inits,
+                   function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto index = [&](int64_t i) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, i);
+  };
+  // (With a body builder, scf.for adds no terminator of its own.)
+  auto forOp = scf::ForOp::create(
+      b, loc, index(from), index(to), index(step), inits,
+      [&](OpBuilder &nested, Location, Value i, ValueRange carried) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::YieldOp::create(b, loc, body(i, carried));
+      });
+  return SmallVector<Value>(forOp.getResults());
+}
+
 Value mlir::dtc::emitLaneFold(OpBuilder &b, Location loc, int64_t n, Value init,
                               function_ref<Value(Value, Value)> body,
                               function_ref<Value(Value, Value)> combine) {
   auto index = [&](int64_t i) -> Value {
     return arith::ConstantIndexOp::create(b, loc, i);
   };
-  // for (i = from; i < to; i += step) carried = next(i, carried).
-  auto loop = [&](int64_t from, int64_t to, int64_t step, ValueRange inits,
-                  function_ref<SmallVector<Value>(Value, ValueRange)> next) {
-    auto forOp =
-        scf::ForOp::create(b, loc, index(from), index(to), index(step), inits);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forOp.getBody());
-    scf::YieldOp::create(
-        b, loc, next(forOp.getInductionVar(), forOp.getRegionIterArgs()));
-    return SmallVector<Value>(forOp.getResults());
-  };
   auto single = [&](int64_t from, Value acc) {
-    return loop(from, n, 1, acc, [&](Value i, ValueRange carried) {
+    return emitFor(b, loc, from, n, 1, acc, [&](Value i, ValueRange carried) {
       return SmallVector<Value>{body(i, carried.front())};
     })[0];
   };
   if (n < 2 * kFoldLanes)
     return single(0, init);
   int64_t whole = n / kFoldLanes * kFoldLanes;
-  SmallVector<Value> lanes =
-      loop(0, whole, kFoldLanes, SmallVector<Value>(kFoldLanes, init),
-           [&](Value i, ValueRange carried) {
-             SmallVector<Value> next;
-             for (int64_t l = 0; l < kFoldLanes; ++l)
-               next.push_back(body(
-                   l ? Value(arith::AddIOp::create(b, loc, i, index(l))) : i,
+  SmallVector<Value> lanes = emitFor(
+      b, loc, 0, whole, kFoldLanes, SmallVector<Value>(kFoldLanes, init),
+      [&](Value i, ValueRange carried) {
+        SmallVector<Value> next;
+        for (int64_t l = 0; l < kFoldLanes; ++l)
+          next.push_back(
+              body(l ? Value(arith::AddIOp::create(b, loc, i, index(l))) : i,
                    carried[l]));
-             return next;
-           });
+        return next;
+      });
   if (whole < n)
     lanes.front() = single(whole, lanes.front());
   for (int64_t width = kFoldLanes; width > 1; width /= 2)
     for (int64_t l = 0; l < width / 2; ++l)
       lanes[l] = combine(lanes[2 * l], lanes[2 * l + 1]);
   return lanes.front();
+}
+
+Value mlir::dtc::emitFoldOver(OpBuilder &b, Location loc,
+                              ArrayRef<int64_t> shape, Value init,
+                              function_ref<Value(ValueRange, Value)> body,
+                              function_ref<Value(Value, Value)> combine) {
+  if (shape.size() == 1)
+    return emitLaneFold(
+        b, loc, shape.front(), init,
+        [&](Value i, Value acc) { return body(i, acc); }, combine);
+  // Nested loops, outermost first; `indexes` grows by one a level.
+  std::function<Value(SmallVector<Value>, Value)> nest =
+      [&](SmallVector<Value> indexes, Value acc) -> Value {
+    if (indexes.size() == shape.size())
+      return body(indexes, acc);
+    return emitFor(b, loc, 0, shape[indexes.size()], 1, acc,
+                   [&](Value i, ValueRange carried) {
+                     SmallVector<Value> inner(indexes);
+                     inner.push_back(i);
+                     return SmallVector<Value>{nest(inner, carried.front())};
+                   })
+        .front();
+  };
+  return nest({}, init);
 }
 
 Value mlir::dtc::emitWholeIndex(OpBuilder &b, Location loc, ValueRange indexes,

@@ -494,22 +494,6 @@ void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
       });
 }
 
-/// Loops `b` over [0, n) with `body(index)`; scf.for, not a linalg op: a row
-/// kernel's nests are written out.
-void forRange(
-    OpBuilder &b, Location loc, int64_t n, ValueRange init,
-    function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> body,
-    SmallVectorImpl<Value> &results) {
-  auto loop = scf::ForOp::create(
-      b, loc, arith::ConstantIndexOp::create(b, loc, 0),
-      arith::ConstantIndexOp::create(b, loc, n),
-      arith::ConstantIndexOp::create(b, loc, 1), init,
-      [&](OpBuilder &nested, Location at, Value i, ValueRange carried) {
-        scf::YieldOp::create(nested, at, body(nested, i, carried));
-      });
-  results.assign(loop.getResults().begin(), loop.getResults().end());
-}
-
 /// Folds (or, with no `init`, visits) every index of `shape`, row-major,
 /// after the leading indexes `outer`; `body(indexes, carried)`.
 SmallVector<Value> forEachIndex(
@@ -519,17 +503,12 @@ SmallVector<Value> forEachIndex(
         body) {
   if (shape.empty())
     return body(b, outer, init);
-  SmallVector<Value> results;
-  forRange(
-      b, loc, shape.front(), init,
-      [&](OpBuilder &nested, Value i, ValueRange carried) {
+  return emitFor(
+      b, loc, 0, shape.front(), 1, init, [&](Value i, ValueRange carried) {
         SmallVector<Value> indexes(outer);
         indexes.push_back(i);
-        return forEachIndex(nested, loc, shape.drop_front(), indexes, carried,
-                            body);
-      },
-      results);
-  return results;
+        return forEachIndex(b, loc, shape.drop_front(), indexes, carried, body);
+      });
 }
 
 /// A row_reduction group's kernel: one loop over its rows (the leading
@@ -605,10 +584,9 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
                     pass.accesses, pass.reads);
     hoistScalars(b, loc, pass.accesses, inputs, hoisted);
   }
-  SmallVector<Value> none;
-  forRange(
-      b, loc, rowCount, {},
-      [&](OpBuilder &nested, Value row, ValueRange) {
+  emitFor(
+      b, loc, 0, rowCount, 1, {}, [&](Value row, ValueRange) {
+        OpBuilder &nested = b;
         // The row's index along each kept dimension.
         SmallVector<Value> at(rows.size());
         Value rest = row;
@@ -663,25 +641,14 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
               return arith::MinimumFOp::create(in, loc, acc, x);
             return arith::AddFOp::create(in, loc, acc, x);
           };
-          // (A row along one dimension folds in lanes: emitLaneFold.)
-          Value total =
-              inner.size() == 1
-                  ? emitLaneFold(
-                        nested, loc, inner.front(), init,
-                        [&](Value i, Value acc) {
-                          SmallVector<Value> indexes(at);
-                          indexes.push_back(i);
-                          return fold(nested, acc, valueAt(nested, indexes));
-                        },
-                        [&](Value x, Value y) { return fold(nested, x, y); })
-                  : forEachIndex(
-                        nested, loc, inner, at, init,
-                        [&](OpBuilder &in, ValueRange indexes,
-                            ValueRange carried) {
-                          return SmallVector<Value>{
-                              fold(in, carried.front(), valueAt(in, indexes))};
-                        })
-                        .front();
+          Value total = emitFoldOver(
+              nested, loc, inner, init,
+              [&](ValueRange r, Value acc) {
+                SmallVector<Value> indexes(at);
+                indexes.append(r.begin(), r.end());
+                return fold(nested, acc, valueAt(nested, indexes));
+              },
+              [&](Value x, Value y) { return fold(nested, x, y); });
           if (isa<ReduceMeanOp>(reduce)) {
             int64_t count = 1;
             for (int64_t size : inner)
@@ -696,8 +663,7 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
                                   buffers.lookup(reduce->getResult(0)), index);
         }
         return SmallVector<Value>();
-      },
-      none);
+      });
   return success();
 }
 

@@ -63,15 +63,16 @@ bool trailing(ArrayRef<int64_t> dims, int64_t rank) {
   return true;
 }
 
+int64_t rankOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank();
+}
+
 /// How `op` can take part in a group: as an elementwise loop op, as a
 /// reduction along the trailing dimensions (as `mode` allows), or not at
 /// all.
 Role roleOf(Operation *op, RowReductions mode = RowReductions::All) {
   if (isElementwise(op) || isa<BroadcastOp, ReshapeOp>(op))
     return Role::Loop;
-  auto rankOf = [](Value v) {
-    return cast<RankedTensorType>(v.getType()).getRank();
-  };
   auto rowReduction = [&](bool alongRows) {
     return alongRows && mode == RowReductions::All ? Role::Reduction
                                                    : Role::None;
@@ -307,9 +308,6 @@ bool keepsToRows(const Group &group,
   });
   std::optional<ArrayRef<int64_t>> rows;
   llvm::DenseSet<Value> fromReductions;
-  auto rankOf = [](Value v) {
-    return cast<RankedTensorType>(v.getType()).getRank();
-  };
   for (Operation *op : ops) {
     bool reduction = roleOf(op, RowReductions::Rows) == Role::Reduction;
     if (reduction) {
