@@ -13,9 +13,11 @@
 // PROGRAM: arena {{[0-9]+}}
 // PROGRAM: kernel sym=dtc_kernel_{{[0-9]+}} op={{[a-z_]+}}:{{[a-z_+.]+}} {{(rows=[0-9]+ work=[0-9]+ )?}}args=
 // Kernels whose rows threads may share say how many, and the elements they
-// compute: a layer norm of 4x8 tokens (32 rows) of 32 values, with their
-// 32 means and deviations.
-// PROGRAM: kernel sym=dtc_kernel_{{[0-9]+}} op=layer_norm rows=32 work=1088 args=
+// compute: the first layer norm, one row kernel with the embeddings' sum
+// before it, on 4x8 tokens (32 rows) of 32 values: two passes over each
+// row for its statistics (the mean, the variance: 2 x 1024 elements), then
+// the output (1024) and the 32 1 / deviations the backward reads.
+// PROGRAM: kernel sym=dtc_kernel_{{[0-9]+}} op=row_reduction:add+reduce_mean+sub+mul+... rows=32 work=3104 args=
 // PROGRAM: gemm ta=0 tb=0 lhs=m{{[0-9]+}}:f32:32x32 rhs=a4:f32:32x96 out=m{{[0-9]+}}:f32:32x96
 // PROGRAM: dead at=m{{[0-9]+}} bytes=
 // The kernels' library needs libm and libc only; the launcher no LLVM or MLIR.

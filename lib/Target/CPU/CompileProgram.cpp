@@ -71,6 +71,18 @@ LogicalResult densifyConstants(func::FuncOp step) {
   return failure(walk.wasInterrupted());
 }
 
+/// The first op of `body` that reads one of `values` or holds such a
+/// reader; null when none does.
+Operation *firstReader(Block &body, ValueRange values) {
+  Operation *first = nullptr;
+  for (Value value : values)
+    for (Operation *user : value.getUsers())
+      if (Operation *top = body.findAncestorOpInBlock(*user);
+          top && (!first || top->isBeforeInBlock(first)))
+        first = top;
+  return first;
+}
+
 /// Moves the pure ops that read an all-reduce's or a reduce-scatter's
 /// result (bucket unpacking: slices, reshapes), and those reading theirs,
 /// down to just before their first reader, so that the collective has work
@@ -96,14 +108,9 @@ void sinkGradientReductionReaders(func::FuncOp step) {
     }
   }
   // Last first, so that a chain moves down together.
-  for (Operation *op : llvm::reverse(order)) {
-    Operation *first = body.getTerminator();
-    for (Operation *user : op->getUsers())
-      if (Operation *top = body.findAncestorOpInBlock(*user);
-          top && top->isBeforeInBlock(first))
-        first = top;
-    op->moveBefore(first);
-  }
+  for (Operation *op : llvm::reverse(order))
+    if (Operation *first = firstReader(body, op->getResults()))
+      op->moveBefore(first);
 }
 
 /// The collectives started without blocking, and what that costs the
@@ -156,11 +163,9 @@ StartedCollectives startCollectives(ArrayRef<ScheduledOp> schedule,
     std::optional<int64_t> dim = splitDim(op);
     if (!isa<AllReduceOp>(op) && !dim)
       continue;
-    size_t wait = schedule.size();
-    for (Operation *user : op->getResult(0).getUsers())
-      if (Operation *top = body.findAncestorOpInBlock(*user);
-          top && indexOf.count(top))
-        wait = std::min(wait, indexOf[top]);
+    Operation *reader = firstReader(body, op->getResults());
+    size_t wait =
+        reader && indexOf.count(reader) ? indexOf[reader] : schedule.size();
     Value operand = op->getOperand(0);
     if (dim) {
       auto shape = cast<RankedTensorType>(operand.getType()).getShape();
@@ -182,11 +187,59 @@ StartedCollectives startCollectives(ArrayRef<ScheduledOp> schedule,
   return started;
 }
 
-/// Wraps each loop op outside a group in a `loop` group of its own.
-void wrapLoneLoopOps(func::FuncOp step) {
+/// The lone reshapes that need no thunk: row-major, a reshape's result is
+/// its operand's bytes (as XLA's bitcasts). A view reads its operand's
+/// buffer; a reshape that is a step result has its operand computed into
+/// that result's buffer (a bias gradient's [1, n] sum returned as [n]),
+/// unless the operand is an argument, another result or a view (then it is
+/// a copy).
+struct ReshapesInPlace {
+  /// The views, and the reshapes that are step results in place.
+  llvm::DenseSet<Operation *> views, ops;
+  /// A reshaped step result's operand → that result's index.
+  llvm::DenseMap<Value, unsigned> resultIndex;
+
+  explicit ReshapesInPlace(func::FuncOp step) {
+    Block &body = step.getBody().front();
+    llvm::DenseMap<Value, unsigned> firstIndex;
+    for (auto [i, value] : llvm::enumerate(body.getTerminator()->getOperands()))
+      firstIndex.try_emplace(value, i);
+    for (Operation &op : body.without_terminator()) {
+      if (!isa<ReshapeOp>(op))
+        continue;
+      Value source = op.getOperand(0), result = op.getResult(0);
+      if (!firstIndex.count(result))
+        views.insert(&op);
+      else if (!isa<BlockArgument>(source) && !firstIndex.count(source) &&
+               !isView(source) &&
+               resultIndex.try_emplace(source, firstIndex[result]).second)
+        ops.insert(&op);
+    }
+    ops.insert(views.begin(), views.end());
+  }
+  bool isView(Value value) const {
+    return views.contains(value.getDefiningOp());
+  }
+  /// The value whose buffer a view reads (found when asked: wrapping ops
+  /// in groups replaces values).
+  Value sourceOf(Value view) const {
+    while (isView(view))
+      view = view.getDefiningOp()->getOperand(0);
+    return view;
+  }
+  /// Whether `value` has no buffer of its own in the arena.
+  bool placedElsewhere(Value value) const {
+    return isView(value) || resultIndex.count(value);
+  }
+};
+
+/// Wraps each loop op outside a group in a `loop` group of its own, but
+/// those `skip` selects.
+void wrapLoneLoopOps(func::FuncOp step,
+                     llvm::function_ref<bool(Operation *)> skip) {
   SmallVector<Operation *> lone;
   for (Operation &op : step.getBody().front().without_terminator())
-    if (isLoopOp(&op))
+    if (isLoopOp(&op) && !skip(&op))
       lone.push_back(&op);
   for (Operation *op : lone) {
     OpBuilder b(op);
@@ -206,7 +259,8 @@ void wrapLoneLoopOps(func::FuncOp step) {
 /// Where each value of the step lives.
 class Placement {
 public:
-  Placement(func::FuncOp step, const ArenaPlan &plan) {
+  Placement(func::FuncOp step, const ArenaPlan &plan,
+            const ReshapesInPlace &reshapes) {
     for (BlockArgument arg : step.getArguments())
       where[arg] = "a" + std::to_string(arg.getArgNumber());
     Operation *terminator = step.getBody().front().getTerminator();
@@ -215,6 +269,11 @@ public:
         where[value] = "r" + std::to_string(i);
     for (const ArenaPlan::Slot &slot : plan.slots)
       where[slot.buffer.value] = "m" + std::to_string(slot.offset);
+    for (auto [source, index] : reshapes.resultIndex)
+      where[source] = "r" + std::to_string(index);
+    for (Operation *view : reshapes.views)
+      where[view->getResult(0)] =
+          where.lookup(reshapes.sourceOf(view->getResult(0)));
   }
   /// `loc`, or `loc:dtype:shape` with `typed`.
   std::string operator()(Value value, bool typed = false) const {
@@ -398,7 +457,8 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
   auto step = owned->lookupSymbol<func::FuncOp>(original.getSymName());
   {
     PassManager pm(context, func::FuncOp::getOperationName());
-    pm.addPass(createExpandLogSoftmax());
+    pm.addPass(createFoldIntoMatmuls());
+    pm.addPass(createExpandRowOps());
     FuseOptions fuseOptions;
     fuseOptions.rowReductions = "rows";
     pm.addPass(createFuse(fuseOptions));
@@ -407,13 +467,29 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
   }
   if (failed(densifyConstants(step)))
     return failure();
-  wrapLoneLoopOps(step);
+  // (Reshapes are wrapped once their values are final: wrapping replaces
+  // the values it wraps.)
+  wrapLoneLoopOps(step, [](Operation *op) { return isa<ReshapeOp>(op); });
   sinkGradientReductionReaders(step);
+  ReshapesInPlace reshapes(step);
+  wrapLoneLoopOps(step,
+                  [&](Operation *op) { return reshapes.ops.contains(op); });
   Schedule schedule = programOrder(step.getBody().front());
-  std::function<bool(Value)> inArena = intermediatesOf(step);
+  std::function<bool(Value)> intermediate = intermediatesOf(step);
+  std::function<bool(Value)> inArena = [&](Value value) {
+    return !reshapes.placedElsewhere(value) && intermediate(value);
+  };
   StartedCollectives started = startCollectives(schedule, step, inArena);
-  ArenaPlan plan = planArena(schedule, inArena, started.heldUntil);
-  Placement at(step, plan);
+  // A view's readers read its source's buffer, which lives until the last.
+  llvm::DenseMap<Value, size_t> heldUntil = started.heldUntil;
+  for (auto [index, entry] : llvm::enumerate(schedule))
+    for (Value operand : entry.op->getOperands())
+      if (reshapes.isView(operand)) {
+        Value source = reshapes.sourceOf(operand);
+        heldUntil[source] = std::max(heldUntil.lookup(source), index);
+      }
+  ArenaPlan plan = planArena(schedule, inArena, heldUntil);
+  Placement at(step, plan, reshapes);
 
   OwningOpRef<ModuleOp> kernels = ModuleOp::create(original.getLoc());
   // Each slot's death: after the last thunk reading it.
@@ -428,7 +504,10 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
   int kernelCount = 0;
   CPUProgramSummary summary;
   for (auto [index, entry] : llvm::enumerate(schedule)) {
-    FailureOr<std::string> thunk = thunkOf(entry.op, at, *kernels, kernelCount);
+    FailureOr<std::string> thunk =
+        reshapes.ops.contains(entry.op)
+            ? std::string()
+            : thunkOf(entry.op, at, *kernels, kernelCount);
     if (failed(thunk))
       return failure();
     StringRef line(*thunk);

@@ -201,22 +201,42 @@ struct Group {
   /// Producers recomputed inside the group, which others read too.
   SmallVector<Operation *> copies;
   bool hasReduction = false;
+  /// Whether a neighbour joined (see growGroup).
+  bool tookNeighbours = false;
 };
+
+/// Whether `value` is shaped as a statistic of rows of `like`: `like`'s
+/// leading dimensions, then size-1 ones (a norm's 1 / stddev beside the
+/// normalized value).
+bool isRowStatisticOf(Value value, Value like) {
+  auto shape = cast<RankedTensorType>(value.getType()).getShape();
+  auto of = cast<RankedTensorType>(like.getType()).getShape();
+  if (shape.size() != of.size() || shape == of)
+    return false;
+  size_t same = 0;
+  while (shape[same] == of[same])
+    ++same;
+  return llvm::all_of(shape.drop_front(same),
+                      [](int64_t size) { return size == 1; });
+}
 
 /// Grows a group from `leader` over the producers it may absorb; with
 /// `oneReduction`, no reduction joins as a producer. Under `rows` (and not
 /// `oneReduction`), reductions join when they fold rows of the shape the
-/// group's first one folds, and a reduction, or a value no larger than a
-/// member reduction's result, joins even when read outside the group,
-/// provided every such reader comes after the leader: it is then also a
-/// group result (the cross-entropy's maximum and log-sum, which the
-/// backward reads again).
+/// group's first one folds, and some producers join even when read outside
+/// the group, provided every such reader comes after the leader: they are
+/// then also group results. These are reductions, values no larger than a
+/// member reduction's result or shaped as a statistic of the leader's rows
+/// (the cross-entropy's maximum and log-sum, a norm's mean and 1 / stddev,
+/// which the backward reads again), and, with `neighbours`, cheap ops of
+/// the leader's shape that are stored anyway (a residual add before a
+/// norm, which the norm's output leads).
 Group growGroup(Operation *leader,
                 const llvm::DenseMap<Operation *, unsigned> &position,
                 const llvm::DenseSet<Operation *> &grouped,
                 const llvm::DenseSet<Operation *> &recomputed,
                 RowReductions mode, Recomputation &recomputation,
-                bool oneReduction) {
+                bool oneReduction, bool neighbours) {
   Group group;
   group.ops.push_back(leader);
   group.hasReduction = roleOf(leader, mode) == Role::Reduction;
@@ -269,10 +289,19 @@ Group growGroup(Operation *leader,
     bool onlyInside = llvm::all_of(producer->getUsers(), [&](Operation *user) {
       return members.contains(user);
     });
-    bool alsoResult = !onlyInside && shareRows &&
-                      !recomputed.contains(producer) && readLater(producer) &&
-                      (role == Role::Reduction ||
-                       numElementsOf(producer->getResult(0)) <= statisticSize);
+    // (A cheap value the group's readers could recompute is copied rather
+    // than stored: the log-probabilities.)
+    bool alsoResult =
+        !onlyInside && shareRows && !recomputed.contains(producer) &&
+        readLater(producer) &&
+        (role == Role::Reduction ||
+         numElementsOf(producer->getResult(0)) <= statisticSize ||
+         (neighbours &&
+          (isRowStatisticOf(producer->getResult(0), leader->getResult(0)) ||
+           (isCheap(producer) &&
+            producer->getResult(0).getType() ==
+                leader->getResult(0).getType() &&
+            !recomputation.isRecomputable(producer)))));
     if (!onlyInside && !alsoResult) {
       // (Not a member: the original stays for its other readers, and so
       // must what it reads.)
@@ -282,6 +311,9 @@ Group growGroup(Operation *leader,
       }
       continue;
     }
+    group.tookNeighbours |=
+        alsoResult && role == Role::Loop &&
+        numElementsOf(producer->getResult(0)) > statisticSize;
     members.insert(producer);
     group.ops.push_back(producer);
     if (role == Role::Reduction) {
@@ -333,7 +365,22 @@ bool keepsToRows(const Group &group,
       fromReductions.insert(result);
     }
   }
-  return true;
+  if (!rows)
+    return true;
+  // What the kernel writes (the leader's results, and those read outside
+  // the group) has the rows leading too.
+  llvm::DenseSet<Operation *> members(group.ops.begin(), group.ops.end());
+  members.insert(group.copies.begin(), group.copies.end());
+  return llvm::all_of(ops, [&](Operation *op) {
+    return llvm::all_of(op->getResults(), [&](Value result) {
+      bool written = op == group.ops.front() ||
+                     llvm::any_of(result.getUsers(), [&](Operation *user) {
+                       return !members.contains(user);
+                     });
+      auto shape = cast<RankedTensorType>(result.getType()).getShape();
+      return !written || shape.take_front(rows->size()) == *rows;
+    });
+  });
 }
 
 /// Replaces the group's ops with one dtc.fusion at its last op, whose
@@ -493,17 +540,26 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
     SmallVector<Group> groups;
     Recomputation recomputation;
     for (Operation &op : llvm::reverse(block.without_terminator())) {
+      // (Under `rows`, a reshape leads no group: see the pass's
+      // description.)
       if (grouped.contains(&op) || recomputed.contains(&op) ||
-          roleOf(&op, *mode) == Role::None || isCopiedIntoGroups(&op))
+          roleOf(&op, *mode) == Role::None || isCopiedIntoGroups(&op) ||
+          (*mode == RowReductions::Rows && isa<ReshapeOp>(op)))
         continue;
-      Group group = growGroup(&op, position, grouped, recomputed, *mode,
-                              recomputation, /*oneReduction=*/false);
-      // (Under `rows`, a group that would read another row of a reduction
-      // grows again with its leader's reduction only.)
+      auto grow = [&](bool oneReduction, bool neighbours) {
+        return growGroup(&op, position, grouped, recomputed, *mode,
+                         recomputation, oneReduction, neighbours);
+      };
+      Group group = grow(/*oneReduction=*/false, /*neighbours=*/true);
+      // (Under `rows`, a group that took neighbours but no reduction grows
+      // again without them: they are a row kernel's. One that would read
+      // another row of a reduction grows again with its leader's reduction
+      // only.)
+      if (group.tookNeighbours && !group.hasReduction)
+        group = grow(/*oneReduction=*/false, /*neighbours=*/false);
       if (*mode == RowReductions::Rows && group.hasReduction &&
           !keepsToRows(group, position))
-        group = growGroup(&op, position, grouped, recomputed, *mode,
-                          recomputation, /*oneReduction=*/true);
+        group = grow(/*oneReduction=*/true, /*neighbours=*/false);
       if (group.ops.size() < 2)
         continue;
       grouped.insert(group.ops.begin(), group.ops.end());

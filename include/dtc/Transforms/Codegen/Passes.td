@@ -36,7 +36,14 @@ def Fuse : Pass<"dtc-fuse", "mlir::func::FuncOp"> {
     dimensions, several to a group when they fold rows of one shape, with
     the elementwise ops that feed them and those that read their results,
     where each such op reads only its own row of them; every reduction's
-    result is a group result; softmax and norms stay alone), or `none`
+    result is a group result, and so may be values read outside the group
+    too, after it: values no larger than a member reduction's result or
+    shaped as statistics of the group's rows, and cheap ops of the
+    leader's shape (a residual add before a norm that `dtc-expand-row-ops`
+    wrote out); softmax and norms stay alone, and reshapes
+    lead no group: the CPU program reads a lone reshape's result in its
+    operand's buffer, so that a group ending in one writes the value
+    before it, whose rows a row kernel keeps), or `none`
     (reductions, softmax and norms lead no group and join none).
   }];
   let options = [
@@ -48,18 +55,45 @@ def Fuse : Pass<"dtc-fuse", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
-def ExpandLogSoftmax : Pass<"dtc-expand-log-softmax", "mlir::func::FuncOp"> {
-  let summary = "Write f32/f64 log-softmax as x - max - log(sum(exp(x - max)))";
+def FoldIntoMatmuls : Pass<"dtc-fold-into-matmuls", "mlir::func::FuncOp"> {
+  let summary = "Fold transposes and batch sums into the matmuls' operands";
   let description = [{
-    Replaces each f32 or f64 `dtc.log_softmax` by its arithmetic: the row
-    maximum and the sum of exponentials as reductions kept as size-1
-    dimensions, and `(x - max) - log(sum)`, elementwise. Run before
-    `dtc-fuse`, it lets the cross-entropy's readers of the log-softmax
-    (the forward's pick of each label, the backward's exponential)
-    recompute it from the logits, so that no [tokens, vocab] value beyond
-    the logits and their gradient is stored. bf16 and f16 log-softmaxes
-    stay (the expansion would round three results where the op rounds
-    one).
+    Makes the transposes around matmuls the matmuls' own, as a GEMM reads
+    either operand transposed at no cost:
+    `matmul(transpose(a), b)` (a transpose of the last two dimensions)
+    becomes `matmul(a, b)` with `transpose_lhs` flipped, and likewise for
+    the rhs (a Linear's `x @ W.T`); `transpose(matmul(a, b))` becomes
+    `matmul(b, a)` with both flags flipped; and
+    `reduce_sum(matmul(x, g, transpose_lhs), dims = the batch)`, with `x`
+    and `g` of one batch shape (a weight's gradient summed over the
+    batch), becomes one matmul of `x` and `g` reshaped to
+    `[batch * tokens, ...]`: the batch joins the GEMM's inner dimension. A
+    product is rewritten only when nothing else reads it. The same sums in
+    another grouping: values change by rounding only.
+  }];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
+def ExpandRowOps : Pass<"dtc-expand-row-ops", "mlir::func::FuncOp"> {
+  let summary = "Write f32/f64 softmaxes and norms as reductions and "
+                "elementwise ops";
+  let description = [{
+    Replaces each f32 or f64 `dtc.layer_norm`, `dtc.rms_norm`, and
+    `dtc.softmax` or `dtc.log_softmax` along the last dimension, by the
+    arithmetic its kernel computes: the row statistics as reductions kept
+    as size-1 dimensions (a layer norm's mean, then the mean of squared
+    deviations; an RMS norm's mean of squares; a softmax's maximum, then
+    the sum of exponentials) and the rest elementwise:
+    `(x - mean) * rsqrt(var + epsilon) * scale + bias`,
+    `x * rsqrt(mean(x^2) + epsilon) * scale`, `exp(x - max) / sum` and
+    `(x - max) - log(sum)`. Run before `dtc-fuse` with
+    `row-reductions=rows`, each becomes one row kernel together with the
+    elementwise ops feeding it and reading it (a residual add before a
+    norm), and the cross-entropy's readers of the log-softmax (the
+    forward's pick of each label, the backward's exponential) recompute it
+    from the logits, so that no [tokens, vocab] value beyond the logits and
+    their gradient is stored. bf16 and f16 ops stay (the expansion would
+    round every intermediate where the op rounds its results once).
   }];
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }

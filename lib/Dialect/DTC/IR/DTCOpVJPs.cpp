@@ -33,14 +33,6 @@ public:
     return SelectOp::create(b, loc, c, t, f);
   }
 
-  /// A scalar of `like`'s element type.
-  Value scalar(double value, Value like) {
-    Type elementType = cast<RankedTensorType>(like.getType()).getElementType();
-    auto type = RankedTensorType::get({}, elementType);
-    return ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(type, FloatAttr::get(elementType, value)));
-  }
   Value scale(Value x, double factor) { return mul(x, scalar(factor, x)); }
   Value zeros(Type type) {
     auto tensorType = cast<RankedTensorType>(type);
@@ -48,9 +40,6 @@ public:
         b, loc,
         DenseElementsAttr::get(tensorType,
                                FloatAttr::get(tensorType.getElementType(), 0)));
-  }
-  Value reduceMean(Value x, ArrayRef<int64_t> dims) {
-    return ReduceMeanOp::create(b, loc, x, dims, /*keep_dims=*/true);
   }
   Value broadcastTo(Value x, Type type) {
     if (x.getType() == type)
@@ -73,13 +62,6 @@ SmallVector<int64_t> keptShape(Value input, ArrayRef<int64_t> dims) {
   for (int64_t dim : dims)
     shape[dim] = 1;
   return shape;
-}
-
-SmallVector<int64_t> trailingDims(int64_t from, int64_t rank) {
-  SmallVector<int64_t> dims;
-  for (int64_t i = from; i < rank; ++i)
-    dims.push_back(i);
-  return dims;
 }
 
 /// The gradient of max (isMax) or min with respect to its lhs: all of g

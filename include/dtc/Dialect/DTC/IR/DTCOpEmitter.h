@@ -14,6 +14,14 @@
 
 namespace mlir::dtc {
 
+/// The dimensions [from, rank): those a norm normalizes from `from` on.
+inline SmallVector<int64_t> trailingDims(int64_t from, int64_t rank) {
+  SmallVector<int64_t> dims;
+  for (int64_t i = from; i < rank; ++i)
+    dims.push_back(i);
+  return dims;
+}
+
 /// Builds elementwise dtc ops with `b` at `loc`.
 class OpEmitter {
 public:
@@ -38,6 +46,21 @@ public:
   Value sigmoid(Value x) { return SigmoidOp::create(b, loc, x); }
   Value reduceSum(Value x, ArrayRef<int64_t> dims, bool keepDims) {
     return ReduceSumOp::create(b, loc, x, dims, keepDims);
+  }
+  /// The mean and the maximum over `dims`, kept as size-1 dimensions.
+  Value reduceMean(Value x, ArrayRef<int64_t> dims) {
+    return ReduceMeanOp::create(b, loc, x, dims, /*keep_dims=*/true);
+  }
+  Value reduceMax(Value x, ArrayRef<int64_t> dims) {
+    return ReduceMaxOp::create(b, loc, x, dims, /*keep_dims=*/true);
+  }
+  /// A float scalar of `like`'s element type.
+  Value scalar(double value, Value like) {
+    Type elementType = cast<RankedTensorType>(like.getType()).getElementType();
+    auto type = RankedTensorType::get({}, elementType);
+    return ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(type, FloatAttr::get(elementType, value)));
   }
   Value reshape(Value x, ArrayRef<int64_t> shape) {
     auto type = cast<RankedTensorType>(x.getType());
