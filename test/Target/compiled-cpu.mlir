@@ -139,6 +139,22 @@
 // RUN: %python %S/../Utils/compare_training.py %t/zcpu %t/zref %S/../Integration/Inputs/hf5/gpt2-names/initial --mask-from %S/../Integration/Inputs/hf5/gpt2-names/adamw | FileCheck %s --check-prefix=SAME
 // RUN: cmp %t/zcpu/loss.npy %t/zpoisoned/loss.npy
 // RUN: cmp %t/zcpu/param/m.lm_head.weight.npy %t/zpoisoned/param/m.lm_head.weight.npy
+// Under ZeRO-3 each parameter bucket's all-gather but the first moves up,
+// with the concat packing its shards, to just after the first reader of
+// the gather before it; it starts there and is waited for before its own
+// first reader, so that it overlaps the compute of the bucket before (one
+// bucket ahead: h.1's parameters are gathered while h.0 computes).
+// RUN: dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/zero3 --lr 0.01 --mesh dp=2 --zero 3 --target cpu 2> /dev/null
+// RUN: FileCheck %s --check-prefix=PREFETCH < %t/zero3/program.txt
+// PREFETCH: all_gather axes=dp dim=0 {{.*}}parameter%20bucket%203%20of%208{{.*}}h.1.ln_1.weight{{.*}} async=[[REQ:[0-9]+]]
+// PREFETCH-COUNT-8: kernel sym=
+// PREFETCH: wait req=[[REQ]]
+// RUN: %mpirun -np 2 dtc-run %t/zero3 --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/z3cpu > /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/zero3 --check-arena --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/z3poisoned > /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/zero3 --engine reference --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/z3ref > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/z3cpu %t/z3ref %S/../Integration/Inputs/hf5/gpt2-names/initial --mask-from %S/../Integration/Inputs/hf5/gpt2-names/adamw | FileCheck %s --check-prefix=SAME
+// RUN: cmp %t/z3cpu/loss.npy %t/z3poisoned/loss.npy
+// RUN: cmp %t/z3cpu/param/m.lm_head.weight.npy %t/z3poisoned/param/m.lm_head.weight.npy
 // A wait for nothing started, a started collective never waited for:
 // RUN: cp -r %t/buckets %t/nowait && sed -i '0,/^wait req=.*$/s///' %t/nowait/program.txt
 // RUN: not dtc-launch %t/nowait --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=NOWAIT

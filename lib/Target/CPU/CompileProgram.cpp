@@ -113,6 +113,56 @@ void sinkGradientReductionReaders(func::FuncOp step) {
       op->moveBefore(first);
 }
 
+/// The pure ops computing `value` from the step's arguments and constants
+/// alone (a ZeRO-3 bucket packed from parameter shards), in program order,
+/// or none when it reads anything else.
+std::optional<SmallVector<Operation *>> fromArgumentsAlone(Value value) {
+  SmallVector<Operation *> ops;
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  SmallVector<Value> pending{value};
+  while (!pending.empty()) {
+    Operation *op = pending.pop_back_val().getDefiningOp();
+    if (!op || !seen.insert(op).second)
+      continue;
+    if (!isMemoryEffectFree(op) || op->getNumRegions() || seen.size() > 256)
+      return std::nullopt;
+    ops.push_back(op);
+    llvm::append_range(pending, op->getOperands());
+  }
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ops;
+}
+
+/// ZeRO-3's prefetch: each all-gather of parameters (of a value computed
+/// from the step's arguments alone) moves up, with the ops packing its
+/// operand, to just after the first reader of the all-gather before it.
+/// startCollectives then starts it there and waits for it before its own
+/// first reader: it runs during the compute of the bucket before, one
+/// bucket ahead, as DeepSpeed's prefetch does (at the cost of one more
+/// gathered bucket alive).
+void prefetchParameterGathers(func::FuncOp step) {
+  Block &body = step.getBody().front();
+  SmallVector<AllGatherOp> gathers(body.getOps<AllGatherOp>());
+  for (auto [previous, gather] :
+       llvm::zip(gathers, llvm::drop_begin(gathers))) {
+    Operation *after = firstReader(body, previous->getResults());
+    if (!after || !after->isBeforeInBlock(gather))
+      continue;
+    std::optional<SmallVector<Operation *>> packing =
+        fromArgumentsAlone(gather.getInput());
+    if (!packing)
+      continue;
+    // (Ops already before the new place stay: others may read them there.)
+    for (Operation *op : *packing)
+      if (after->isBeforeInBlock(op)) {
+        op->moveAfter(after);
+        after = op;
+      }
+    gather->moveAfter(after);
+  }
+}
+
 /// The collectives started without blocking, and what that costs the
 /// arena.
 struct StartedCollectives {
@@ -471,6 +521,7 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
   // the values it wraps.)
   wrapLoneLoopOps(step, [](Operation *op) { return isa<ReshapeOp>(op); });
   sinkGradientReductionReaders(step);
+  prefetchParameterGathers(step);
   ReshapesInPlace reshapes(step);
   wrapLoneLoopOps(step,
                   [&](Operation *op) { return reshapes.ops.contains(op); });
