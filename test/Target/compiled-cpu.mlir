@@ -32,6 +32,7 @@
 // the same OUT: loss 1e-5, gradients 1e-4, updates 1e-3 relative.
 // RUN: dtc-run %t/gpt2 --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/cpu | FileCheck %s --check-prefix=TRAIN
 // TRAIN-COUNT-3: step {{ *[0-9]}}/3 loss
+// TRAIN: peak intermediate memory: [[ARENA:[0-9]+]] B (planned [[ARENA]] B)
 // TRAIN: throughput: {{[0-9]+}} tokens/s
 // RUN: dtc-run %t/gpt2 --engine reference --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/ref > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/cpu %t/ref %S/../Integration/Inputs/hf5/gpt2-names/initial --mask-from %S/../Integration/Inputs/hf5/gpt2-names/adamw | FileCheck %s --check-prefix=SAME

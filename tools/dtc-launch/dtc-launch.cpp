@@ -137,6 +137,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   readCompiledDir(out, options);
+  // (Its peak is the arena, planned at compile time; the report's
+  // activation peak is the unfused step's, which the interpreter runs.)
+  options.plannedPeak = program.arenaBytes;
   const StepSignature &signature = program.signature;
   if (signature.stage) {
     std::fprintf(stderr,

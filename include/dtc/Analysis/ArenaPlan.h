@@ -41,7 +41,8 @@ struct ArenaPlan {
 /// a collective started without blocking, read until its wait).
 ArenaPlan planArena(llvm::ArrayRef<ScheduledOp> schedule,
                     llvm::function_ref<bool(Value)> counted,
-                    const llvm::DenseMap<Value, size_t> &heldUntil = {});
+                    const llvm::DenseMap<Value, size_t> &heldUntil =
+                        llvm::DenseMap<Value, size_t>());
 /// Places `step`'s intermediate values, run in program order.
 ArenaPlan planArena(func::FuncOp step);
 
