@@ -1,7 +1,8 @@
 //===- Passes.h - code generation passes ------------------------*- C++ -*-===//
 //
 // The target-independent passes between the per-rank program and a
-// backend's kernels (so far: fusion).
+// backend's kernels: folds into matmuls, softmaxes and norms written out,
+// fusion.
 //
 //===----------------------------------------------------------------------===//
 
