@@ -65,6 +65,11 @@ emitFor(OpBuilder &b, Location loc, int64_t from, int64_t to, int64_t step,
         ValueRange inits,
         llvm::function_ref<SmallVector<Value>(Value, ValueRange)> body);
 
+/// The larger and the smaller of `x` and `y`: for floats NaN if either is
+/// (as torch.maximum), for integers signed.
+Value emitMax(OpBuilder &b, Location loc, Value x, Value y);
+Value emitMin(OpBuilder &b, Location loc, Value x, Value y);
+
 /// How many partial results emitLaneFold keeps.
 constexpr int64_t kFoldLanes = 8;
 

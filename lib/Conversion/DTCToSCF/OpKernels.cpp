@@ -138,9 +138,7 @@ struct Emitter {
         [&](Value x, Value y) { return fadd(x, y); });
   }
   Value maximum(int64_t n, Value init, function_ref<Value(Value)> term) {
-    auto max = [&](Value x, Value y) -> Value {
-      return arith::MaximumFOp::create(b, loc, x, y);
-    };
+    auto max = [&](Value x, Value y) { return emitMax(b, loc, x, y); };
     return emitLaneFold(
         b, loc, n, init, [&](Value i, Value acc) { return max(acc, term(i)); },
         max);
@@ -308,16 +306,13 @@ Value combine(Emitter &e, Operation *op, Value old, Value update) {
   auto scatter = dyn_cast<ScatterReduceOp>(op);
   if (!scatter)
     return e.fadd(old, update);
-  bool isFloat = isa<FloatType>(old.getType());
   switch (scatter.getKind()) {
   case ScatterReduction::Mul:
     return e.fmul(old, update);
   case ScatterReduction::Max:
-    return isFloat ? Value(arith::MaximumFOp::create(e.b, e.loc, old, update))
-                   : Value(arith::MaxSIOp::create(e.b, e.loc, old, update));
+    return emitMax(e.b, e.loc, old, update);
   case ScatterReduction::Min:
-    return isFloat ? Value(arith::MinimumFOp::create(e.b, e.loc, old, update))
-                   : Value(arith::MinSIOp::create(e.b, e.loc, old, update));
+    return emitMin(e.b, e.loc, old, update);
   }
   return old;
 }
@@ -418,15 +413,11 @@ void reduceKernel(Emitter &e, Operation *op, ArrayRef<int64_t> dims,
       loopShape.push_back(size);
     }
   auto combine = [&](Value acc, Value x) -> Value {
-    if (kind == ReduceKind::Sum || kind == ReduceKind::Mean)
-      return e.fadd(acc, x);
-    if (isFloat)
-      return kind == ReduceKind::Max
-                 ? Value(arith::MaximumFOp::create(e.b, e.loc, acc, x))
-                 : Value(arith::MinimumFOp::create(e.b, e.loc, acc, x));
-    return kind == ReduceKind::Max
-               ? Value(arith::MaxSIOp::create(e.b, e.loc, acc, x))
-               : Value(arith::MinSIOp::create(e.b, e.loc, acc, x));
+    if (kind == ReduceKind::Max)
+      return emitMax(e.b, e.loc, acc, x);
+    if (kind == ReduceKind::Min)
+      return emitMin(e.b, e.loc, acc, x);
+    return e.fadd(acc, x);
   };
   auto finish = [&](Value acc) {
     if (kind != ReduceKind::Mean)
@@ -624,7 +615,7 @@ LogicalResult attentionKernel(Emitter &e, AttentionOp op, Buffers &buf) {
                 : Value(arith::SelectOp::create(e.b, e.loc, m, s, masked));
       }
       e.store(s, scratch, j);
-      return arith::MaximumFOp::create(e.b, e.loc, acc, s);
+      return emitMax(e.b, e.loc, acc, s);
     });
     Value sum = e.sum(keys, e.fconst(0, t), [&](Value j) {
       Value p = e.exp(e.fsub(e.load(scratch, j), max));
@@ -1099,6 +1090,18 @@ Value mlir::dtc::emitDropout(OpBuilder &b, Location loc, Value x, Value global,
   Value scaled = arith::DivFOp::create(b, loc, wide, f64Const(1.0 - ratio));
   Value y = arith::SelectOp::create(b, loc, keep, scaled, f64Const(0));
   return type == f64 ? y : Value(arith::TruncFOp::create(b, loc, type, y));
+}
+
+Value mlir::dtc::emitMax(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::MaximumFOp::create(b, loc, x, y);
+  return arith::MaxSIOp::create(b, loc, x, y);
+}
+
+Value mlir::dtc::emitMin(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::MinimumFOp::create(b, loc, x, y);
+  return arith::MinSIOp::create(b, loc, x, y);
 }
 
 SmallVector<Value>

@@ -636,9 +636,9 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
             if (x.getType() != element)
               x = arith::ExtFOp::create(in, loc, element, x);
             if (isa<ReduceMaxOp>(reduce))
-              return arith::MaximumFOp::create(in, loc, acc, x);
+              return emitMax(in, loc, acc, x);
             if (isa<ReduceMinOp>(reduce))
-              return arith::MinimumFOp::create(in, loc, acc, x);
+              return emitMin(in, loc, acc, x);
             return arith::AddFOp::create(in, loc, acc, x);
           };
           Value total = emitFoldOver(

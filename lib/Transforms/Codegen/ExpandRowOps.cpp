@@ -69,8 +69,8 @@ SmallVector<Value> expand(OpEmitter &e, Operation *op) {
   return {e.div(exp, sum)};
 }
 
-/// Whether `op` is expanded: f32 or f64 (bf16 and f16 ops round their
-/// results once, the expansion would round each step's), and a softmax
+/// Whether `op` is expanded: f32 or f64 (a bf16 or f16 op rounds its
+/// results once; expanded, every intermediate would round), and a softmax
 /// along the last dimension (the rows of a row kernel).
 bool expands(Operation *op) {
   if (!isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp>(op))
