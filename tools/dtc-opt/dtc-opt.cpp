@@ -18,6 +18,7 @@
 namespace mlir::dtc::test {
 void registerTestShardingRulesPass();
 void registerTestCheckKernelsPass();
+void registerTestVectorizeKernelsPass();
 } // namespace mlir::dtc::test
 
 int main(int argc, char **argv) {
@@ -25,6 +26,7 @@ int main(int argc, char **argv) {
   mlir::dtc::registerDTCPasses();
   mlir::dtc::test::registerTestShardingRulesPass();
   mlir::dtc::test::registerTestCheckKernelsPass();
+  mlir::dtc::test::registerTestVectorizeKernelsPass();
   mlir::dtc::test::registerTestKernels();
   mlir::DialectRegistry registry;
   registry.insert<mlir::dtc::DTCDialect, mlir::func::FuncDialect>();

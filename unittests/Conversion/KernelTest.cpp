@@ -48,52 +48,64 @@ func.func @f(%x: tensor<8x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
   return %y : tensor<8x32xf32>
 })mlir"},
     {"activations_broadcast_columns", R"mlir(
-func.func @f(%x: tensor<4x1xf32>, %z: tensor<4x6xf32>) -> tensor<4x6xf32> {
-  %y = dtc.fusion loop(%x, %z) : (tensor<4x1xf32>, tensor<4x6xf32>) -> tensor<4x6xf32> {
-  ^bb0(%a: tensor<4x1xf32>, %c: tensor<4x6xf32>):
-    %t = dtc.gelu %c approximate = tanh : tensor<4x6xf32>
+func.func @f(%x: tensor<4x1xf32>, %z: tensor<4x13xf32>) -> tensor<4x13xf32> {
+  %y = dtc.fusion loop(%x, %z) : (tensor<4x1xf32>, tensor<4x13xf32>) -> tensor<4x13xf32> {
+  ^bb0(%a: tensor<4x1xf32>, %c: tensor<4x13xf32>):
+    %t = dtc.gelu %c approximate = tanh : tensor<4x13xf32>
     %s = dtc.sigmoid %a : tensor<4x1xf32>
-    %u = dtc.silu %t : tensor<4x6xf32>
-    %p = dtc.softplus %u : tensor<4x6xf32>
-    %b = dtc.broadcast %s : tensor<4x1xf32> to tensor<4x6xf32>
-    %m = dtc.mul %p, %b : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
-    %r = dtc.tanh %m : tensor<4x6xf32>
-    dtc.yield %r : tensor<4x6xf32>
+    %u = dtc.silu %t : tensor<4x13xf32>
+    %p = dtc.softplus %u : tensor<4x13xf32>
+    %b = dtc.broadcast %s : tensor<4x1xf32> to tensor<4x13xf32>
+    %m = dtc.mul %p, %b : (tensor<4x13xf32>, tensor<4x13xf32>) -> tensor<4x13xf32>
+    %r = dtc.tanh %m : tensor<4x13xf32>
+    dtc.yield %r : tensor<4x13xf32>
   }
-  return %y : tensor<4x6xf32>
+  return %y : tensor<4x13xf32>
 })mlir"},
     {"arithmetic_and_masks", R"mlir(
-func.func @f(%x: tensor<5x7xf32>, %w: tensor<5x7xf32>) -> tensor<5x7xf32> {
-  %y = dtc.fusion loop(%x, %w) : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32> {
-  ^bb0(%a: tensor<5x7xf32>, %c: tensor<5x7xf32>):
-    %d = dtc.div %a, %c : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
-    %e = dtc.sub %d, %a : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
-    %mx = dtc.max %e, %c : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
-    %mn = dtc.min %mx, %a : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
-    %r = dtc.relu %mn : tensor<5x7xf32>
-    %ab = dtc.abs %c : tensor<5x7xf32>
-    %sq = dtc.sqrt %ab : tensor<5x7xf32>
-    %rs = dtc.rsqrt %ab : tensor<5x7xf32>
-    %lg = dtc.log %ab : tensor<5x7xf32>
-    %ex = dtc.exp %a : tensor<5x7xf32>
-    %rc = dtc.reciprocal %ex : tensor<5x7xf32>
-    %md = dtc.mod %a, %c : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
-    %mt = dtc.mod %a, %c {truncated} : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
+func.func @f(%x: tensor<5x19xf32>, %w: tensor<5x19xf32>) -> tensor<5x19xf32> {
+  %y = dtc.fusion loop(%x, %w) : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32> {
+  ^bb0(%a: tensor<5x19xf32>, %c: tensor<5x19xf32>):
+    %d = dtc.div %a, %c : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32>
+    %e = dtc.sub %d, %a : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32>
+    %mx = dtc.max %e, %c : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32>
+    %mn = dtc.min %mx, %a : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32>
+    %r = dtc.relu %mn : tensor<5x19xf32>
+    %ab = dtc.abs %c : tensor<5x19xf32>
+    %sq = dtc.sqrt %ab : tensor<5x19xf32>
+    %rs = dtc.rsqrt %ab : tensor<5x19xf32>
+    %lg = dtc.log %ab : tensor<5x19xf32>
+    %ex = dtc.exp %a : tensor<5x19xf32>
+    %rc = dtc.reciprocal %ex : tensor<5x19xf32>
+    %md = dtc.mod %a, %c : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32>
+    %mt = dtc.mod %a, %c {truncated} : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32>
     %two = dtc.constant dense<2.0> : tensor<f32>
-    %pw = dtc.pow %ab, %two : (tensor<5x7xf32>, tensor<f32>) -> tensor<5x7xf32>
-    %k = dtc.compare gt, %a, %c : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xi1>
-    %nk = dtc.not %k : tensor<5x7xi1>
-    %s1 = dtc.select %nk, %sq, %rs : (tensor<5x7xi1>, tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
-    %t1 = dtc.add %s1, %lg : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
-    %t2 = dtc.add %t1, %rc : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
-    %t3 = dtc.add %t2, %md : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
-    %t4 = dtc.add %t3, %mt : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
-    %t5 = dtc.add %t4, %pw : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
-    %t6 = dtc.add %t5, %r : (tensor<5x7xf32>, tensor<5x7xf32>) -> tensor<5x7xf32>
-    %n = dtc.neg %t6 : tensor<5x7xf32>
-    dtc.yield %n : tensor<5x7xf32>
+    %pw = dtc.pow %ab, %two : (tensor<5x19xf32>, tensor<f32>) -> tensor<5x19xf32>
+    %k = dtc.compare gt, %a, %c : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xi1>
+    %nk = dtc.not %k : tensor<5x19xi1>
+    %s1 = dtc.select %nk, %sq, %rs : (tensor<5x19xi1>, tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32>
+    %t1 = dtc.add %s1, %lg : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32>
+    %t2 = dtc.add %t1, %rc : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32>
+    %t3 = dtc.add %t2, %md : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32>
+    %t4 = dtc.add %t3, %mt : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32>
+    %t5 = dtc.add %t4, %pw : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32>
+    %t6 = dtc.add %t5, %r : (tensor<5x19xf32>, tensor<5x19xf32>) -> tensor<5x19xf32>
+    %n = dtc.neg %t6 : tensor<5x19xf32>
+    dtc.yield %n : tensor<5x19xf32>
   }
-  return %y : tensor<5x7xf32>
+  return %y : tensor<5x19xf32>
+})mlir"},
+    // Bool buffers (a byte per element) read and written, 19 columns.
+    {"bool_buffers", R"mlir(
+func.func @f(%x: tensor<2x19xi64>, %m: tensor<2x19xi1>) -> tensor<2x19xi1> {
+  %y = dtc.fusion loop(%x, %m) : (tensor<2x19xi64>, tensor<2x19xi1>) -> tensor<2x19xi1> {
+  ^bb0(%a: tensor<2x19xi64>, %b: tensor<2x19xi1>):
+    %z = dtc.constant dense<3> : tensor<i64>
+    %k = dtc.compare gt, %a, %z : (tensor<2x19xi64>, tensor<i64>) -> tensor<2x19xi1>
+    %r = dtc.and %k, %b : (tensor<2x19xi1>, tensor<2x19xi1>) -> tensor<2x19xi1>
+    dtc.yield %r : tensor<2x19xi1>
+  }
+  return %y : tensor<2x19xi1>
 })mlir"},
     // Reshapes between elementwise ops: each value is read at its own
     // index (heads split and merged, a bias broadcast over the split
@@ -115,30 +127,30 @@ func.func @f(%x: tensor<6x8xf32>, %b: tensor<2x4xf32>) -> tensor<48xf32> {
     // Two parameters' SGD updates in one multi-tensor group: a loop nest
     // per result, the learning rate shared.
     {"multi_tensor_updates", R"mlir(
-func.func @f(%w: tensor<4x3xf32>, %g: tensor<4x3xf32>, %b: tensor<5xf32>, %h: tensor<5xf32>, %lr: tensor<f32>) -> (tensor<4x3xf32>, tensor<5xf32>, tensor<f32>) {
-  %y:3 = dtc.fusion multi_tensor(%w, %g, %b, %h, %lr) : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<5xf32>, tensor<5xf32>, tensor<f32>) -> (tensor<4x3xf32>, tensor<5xf32>, tensor<f32>) {
-  ^bb0(%w0: tensor<4x3xf32>, %g0: tensor<4x3xf32>, %b0: tensor<5xf32>, %h0: tensor<5xf32>, %l: tensor<f32>):
-    %s = dtc.mul %g0, %l : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
-    %n = dtc.sub %w0, %s : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
-    %t = dtc.mul %h0, %l : (tensor<5xf32>, tensor<f32>) -> tensor<5xf32>
-    %m = dtc.sub %b0, %t : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
+func.func @f(%w: tensor<4x11xf32>, %g: tensor<4x11xf32>, %b: tensor<21xf32>, %h: tensor<21xf32>, %lr: tensor<f32>) -> (tensor<4x11xf32>, tensor<21xf32>, tensor<f32>) {
+  %y:3 = dtc.fusion multi_tensor(%w, %g, %b, %h, %lr) : (tensor<4x11xf32>, tensor<4x11xf32>, tensor<21xf32>, tensor<21xf32>, tensor<f32>) -> (tensor<4x11xf32>, tensor<21xf32>, tensor<f32>) {
+  ^bb0(%w0: tensor<4x11xf32>, %g0: tensor<4x11xf32>, %b0: tensor<21xf32>, %h0: tensor<21xf32>, %l: tensor<f32>):
+    %s = dtc.mul %g0, %l : (tensor<4x11xf32>, tensor<f32>) -> tensor<4x11xf32>
+    %n = dtc.sub %w0, %s : (tensor<4x11xf32>, tensor<4x11xf32>) -> tensor<4x11xf32>
+    %t = dtc.mul %h0, %l : (tensor<21xf32>, tensor<f32>) -> tensor<21xf32>
+    %m = dtc.sub %b0, %t : (tensor<21xf32>, tensor<21xf32>) -> tensor<21xf32>
     %one = dtc.constant dense<1.0> : tensor<f32>
     %c = dtc.add %l, %one : (tensor<f32>, tensor<f32>) -> tensor<f32>
-    dtc.yield %n, %m, %c : tensor<4x3xf32>, tensor<5xf32>, tensor<f32>
+    dtc.yield %n, %m, %c : tensor<4x11xf32>, tensor<21xf32>, tensor<f32>
   }
-  return %y#0, %y#1, %y#2 : tensor<4x3xf32>, tensor<5xf32>, tensor<f32>
+  return %y#0, %y#1, %y#2 : tensor<4x11xf32>, tensor<21xf32>, tensor<f32>
 })mlir"},
     {"f64_erf_sin_cos", R"mlir(
-func.func @f(%x: tensor<3x4x5xf64>, %v: tensor<5xf64>) -> tensor<3x4x5xf64> {
-  %y = dtc.fusion loop(%x, %v) : (tensor<3x4x5xf64>, tensor<5xf64>) -> tensor<3x4x5xf64> {
-  ^bb0(%a: tensor<3x4x5xf64>, %c: tensor<5xf64>):
-    %s = dtc.sin %a : tensor<3x4x5xf64>
-    %k = dtc.cos %c : tensor<5xf64>
-    %e = dtc.erf %s : tensor<3x4x5xf64>
-    %m = dtc.mul %e, %k : (tensor<3x4x5xf64>, tensor<5xf64>) -> tensor<3x4x5xf64>
-    dtc.yield %m : tensor<3x4x5xf64>
+func.func @f(%x: tensor<3x4x9xf64>, %v: tensor<9xf64>) -> tensor<3x4x9xf64> {
+  %y = dtc.fusion loop(%x, %v) : (tensor<3x4x9xf64>, tensor<9xf64>) -> tensor<3x4x9xf64> {
+  ^bb0(%a: tensor<3x4x9xf64>, %c: tensor<9xf64>):
+    %s = dtc.sin %a : tensor<3x4x9xf64>
+    %k = dtc.cos %c : tensor<9xf64>
+    %e = dtc.erf %s : tensor<3x4x9xf64>
+    %m = dtc.mul %e, %k : (tensor<3x4x9xf64>, tensor<9xf64>) -> tensor<3x4x9xf64>
+    dtc.yield %m : tensor<3x4x9xf64>
   }
-  return %y : tensor<3x4x5xf64>
+  return %y : tensor<3x4x9xf64>
 })mlir"},
     {"dropout_in_a_group", R"mlir(
 func.func @f(%x: tensor<4x8xf32>, %s: tensor<i64>, %o: tensor<2xi64>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {

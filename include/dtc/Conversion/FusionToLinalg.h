@@ -6,7 +6,8 @@
 // inputs read through affine indexing maps (broadcasts, reshapes), writing
 // into a buffer the caller owns (destination passing); then the kernels of
 // a module are lowered to the LLVM dialect, ready for in-process code
-// generation.
+// generation, each contiguous nest computed in vectors of 8 elements
+// (dtc-vectorize-kernels).
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,8 +53,14 @@ void registerKernelDialects(DialectRegistry &registry);
 /// math ops LLVM intrinsics or libm calls.
 LogicalResult lowerKernelsToLLVM(ModuleOp module, bool barePointers = false);
 
+/// dtc-vectorize-kernels: each linalg.generic of a kernel whose operands
+/// read the innermost dimension contiguously (or not at all) computes all
+/// but its last (columns mod 8) columns as vector<8xT> tiles, the rest
+/// scalar. (lowerKernelsToLLVM runs it.)
+std::unique_ptr<Pass> createVectorizeKernelsPass();
+
 /// dtc-split-kernel-rows: in each kernel with kKernelRowsAttr, once its
-/// linalg ops are loops, every outermost loop runs only rows
+/// linalg ops are loops, every outermost loop runs only iterations
 /// [n * part / parts, n * (part + 1) / parts) of its n.
 /// (lowerKernelsToLLVM runs it.)
 std::unique_ptr<Pass> createSplitKernelRowsPass();

@@ -313,8 +313,14 @@ void collectAccesses(Access access, llvm::SetVector<Access> &ops,
     inputs.insert(access);
     return;
   }
-  for (Value operand : op->getOperands())
+  for (Value operand : op->getOperands()) {
+    // (A dropout's offsets are not elementwise: dropoutAt reads them from
+    // their buffer.)
+    auto dropout = dyn_cast<DropoutOp>(op);
+    if (dropout && operand == dropout.getOffset())
+      continue;
     collectAccesses({operand, operandMap(op, map, operand)}, ops, inputs);
+  }
   ops.insert(access);
 }
 

@@ -1,6 +1,7 @@
 //===- LowerToLLVM.cpp - kernels to the LLVM dialect ----------------------===//
 //
-// linalg on memrefs -> loops -> control flow -> LLVM; f32 exp, tanh and
+// linalg on memrefs -> vector tiles and loops -> control flow -> LLVM; f32
+// exp, tanh and
 // erf as polynomials, powers by small constants as products, other math
 // ops as LLVM intrinsics or libm calls. No fast-math flags: inf and NaN
 // behave as IEEE says, which fp16 loss scaling's overflow checks rely on.
@@ -18,6 +19,7 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -25,11 +27,13 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -67,10 +71,13 @@ std::unique_ptr<Pass> createKernelMath() {
 } // namespace
 
 void mlir::dtc::registerKernelDialects(DialectRegistry &registry) {
-  registry.insert<
-      DTCDialect, func::FuncDialect, arith::ArithDialect, math::MathDialect,
-      linalg::LinalgDialect, memref::MemRefDialect, scf::SCFDialect,
-      cf::ControlFlowDialect, affine::AffineDialect, LLVM::LLVMDialect>();
+  registry
+      .insert<DTCDialect, func::FuncDialect, arith::ArithDialect,
+              math::MathDialect, linalg::LinalgDialect, memref::MemRefDialect,
+              scf::SCFDialect, cf::ControlFlowDialect, affine::AffineDialect,
+              vector::VectorDialect, LLVM::LLVMDialect>();
+  // (Tiling and splitting linalg ops for dtc-vectorize-kernels.)
+  linalg::registerTilingInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
 }
@@ -78,6 +85,7 @@ void mlir::dtc::registerKernelDialects(DialectRegistry &registry) {
 LogicalResult mlir::dtc::lowerKernelsToLLVM(ModuleOp module,
                                             bool barePointers) {
   PassManager pm(module.getContext());
+  pm.addNestedPass<func::FuncOp>(createVectorizeKernelsPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createSplitKernelRowsPass());
   // The kernels compute bf16 and f16 values in f32 and round each op's
@@ -94,7 +102,10 @@ LogicalResult mlir::dtc::lowerKernelsToLLVM(ModuleOp module,
   pm.addPass(createKernelMath());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
+  // (Math ops on vectors that become libm calls are unrolled to scalars
+  // by vector ops: vector to LLVM after them.)
   pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   ConvertFuncToLLVMPassOptions funcOptions;

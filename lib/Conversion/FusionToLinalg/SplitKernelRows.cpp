@@ -1,8 +1,9 @@
 //===- SplitKernelRows.cpp - a kernel's rows shared among parts -----------===//
 //
 // A loop kernel that takes `%part, %parts` (buildLoopKernel) runs each of
-// its outermost loops over its part's contiguous share of the rows only. The
-// loops are its linalg ops lowered to scf, so their bounds are constants;
+// its outermost loops over its part's contiguous share of the iterations
+// only (a rank-1 nest's vector loop steps by 8). The loops are its linalg
+// ops tiled or lowered to scf, so their bounds are constants;
 // everything else at the top of the kernel only reads (hoisted scalars,
 // views), so parts may run at once on different threads, each computing its
 // elements exactly as the whole kernel would.
@@ -36,23 +37,28 @@ struct SplitKernelRows
       std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()),
                              upper = getConstantIntValue(loop.getUpperBound()),
                              step = getConstantIntValue(loop.getStep());
-      if (!lower || !upper || step != 1) {
+      if (!lower || !upper || !step || *step <= 0 ||
+          (*upper - *lower) % *step != 0) {
         loop.emitError("a kernel's rows are split among threads only over "
-                       "constant unit-step loops");
+                       "constant loops of whole steps");
         return signalPassFailure();
       }
       OpBuilder b(loop);
       Location loc = loop.getLoc();
-      auto boundOf = [&](Value p) -> Value {
-        // lower + rows * p / parts (rows * parts fits: both are small).
-        Value rows = arith::ConstantIndexOp::create(b, loc, *upper - *lower);
-        Value share = arith::DivUIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, rows, p), parts);
-        return arith::AddIOp::create(
-            b, loc, arith::ConstantIndexOp::create(b, loc, *lower), share);
+      auto constant = [&](int64_t v) {
+        return arith::ConstantIndexOp::create(b, loc, v);
       };
-      Value next = arith::AddIOp::create(
-          b, loc, part, arith::ConstantIndexOp::create(b, loc, 1));
+      auto boundOf = [&](Value p) -> Value {
+        // lower + step * (n * p / parts), n iterations (n * parts fits:
+        // both are small).
+        Value n = constant((*upper - *lower) / *step);
+        Value share = arith::DivUIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, n, p), parts);
+        return arith::AddIOp::create(
+            b, loc, constant(*lower),
+            arith::MulIOp::create(b, loc, constant(*step), share));
+      };
+      Value next = arith::AddIOp::create(b, loc, part, constant(1));
       loop.getLowerBoundMutable().assign(boundOf(part));
       loop.getUpperBoundMutable().assign(boundOf(next));
     }
