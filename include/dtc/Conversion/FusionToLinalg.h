@@ -29,7 +29,8 @@ namespace mlir::dtc {
 
 /// Adds to `kernels` `func.func @name(%input0: memref<...>, ...,
 /// %result0: memref<...>, ...)` computing `fusion`: a `loop` or
-/// `multi_tensor` group (one loop nest per result) whose ops are
+/// `multi_tensor` group (one loop nest per result, or per results of one
+/// shape that read a common tensor) whose ops are
 /// elementwise (dropout included), broadcasts, row-major reshapes, index
 /// grids or scalar constants, or a `row_reduction` group of such ops and
 /// float reduce_sum, reduce_mean, reduce_max and reduce_min along the

@@ -30,6 +30,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -459,34 +461,38 @@ void computeAccesses(ScalarEmitter &e, const llvm::SetVector<Access> &accesses,
   }
 }
 
-/// Writes group value `root` into `out`, element by element: one
-/// linalg.generic over its elements, reading the kernel's `inputs` (the
-/// group's block arguments' buffers) at the indexes its ops need.
-void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
-                  ValueRange inputs, llvm::DenseMap<Value, Value> &hoisted,
-                  Operation *&failedOp) {
+/// Writes group values `roots`, all of one shape, into `outs`, element by
+/// element: one linalg.generic over their elements, reading the kernel's
+/// `inputs` (the group's block arguments' buffers) at the indexes their ops
+/// need, each value they share computed once per element.
+void emitLoopNest(OpBuilder &b, Location loc, ArrayRef<Value> roots,
+                  ValueRange outs, ValueRange inputs,
+                  llvm::DenseMap<Value, Value> &hoisted, Operation *&failedOp) {
   MLIRContext *context = b.getContext();
-  int64_t rank = cast<RankedTensorType>(root.getType()).getRank();
+  int64_t rank = cast<RankedTensorType>(roots.front().getType()).getRank();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, context);
   llvm::SetVector<Access> accesses, reads;
-  Access rootAccess{root, AffineMap::getMultiDimIdentityMap(rank, context)};
-  collectAccesses(rootAccess, accesses, reads);
+  for (Value root : roots)
+    collectAccesses({root, identity}, accesses, reads);
   hoistScalars(b, loc, accesses, inputs, hoisted);
-  // One generic input per (input, index) read; the result written in order.
+  // One generic input per (input, index) read; the results written in
+  // order.
   SmallVector<Value> operands;
   SmallVector<AffineMap> maps;
   for (auto [arg, map] : reads) {
     operands.push_back(inputs[cast<BlockArgument>(arg).getArgNumber()]);
     maps.push_back(map);
   }
-  maps.push_back(rootAccess.second);
+  maps.append(roots.size(), identity);
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   linalg::GenericOp::create(
-      b, loc, TypeRange(), operands, out, maps, iterators,
+      b, loc, TypeRange(), operands, outs, maps, iterators,
       [&](OpBuilder &nested, Location bodyLoc, ValueRange scalars) {
         ScalarEmitter e{nested, bodyLoc};
         llvm::DenseMap<Access, Value> values;
-        for (auto [read, scalar] : llvm::zip(reads, scalars.drop_back()))
+        for (auto [read, scalar] :
+             llvm::zip(reads, scalars.drop_back(roots.size())))
           values[read] = scalar;
         auto indexesAt = [&](AffineMap map) {
           SmallVector<Value> loopIndexes;
@@ -496,8 +502,53 @@ void emitLoopNest(OpBuilder &b, Location loc, Value root, Value out,
         };
         computeAccesses(e, accesses, values, hoisted, inputs, indexesAt,
                         failedOp);
-        linalg::YieldOp::create(nested, bodyLoc, values.lookup(rootAccess));
+        SmallVector<Value> results;
+        for (Value root : roots)
+          results.push_back(values.lookup({root, identity}));
+        linalg::YieldOp::create(nested, bodyLoc, results);
       });
+}
+
+/// The results of a loop or multi-tensor group, as the nests that compute
+/// them: results of one shape (rank >= 1) that read a common input tensor
+/// share a nest (an optimizer's new parameter, first and second moments,
+/// which all read its gradient and moments: each read once per element,
+/// the moments computed once); any other result is a nest of its own.
+SmallVector<SmallVector<unsigned>> nestsOf(ArrayRef<Value> roots) {
+  SmallVector<llvm::DenseSet<Value>> tensorsRead(roots.size());
+  for (auto [i, root] : llvm::enumerate(roots)) {
+    int64_t rank = cast<RankedTensorType>(root.getType()).getRank();
+    llvm::SetVector<Access> accesses, reads;
+    collectAccesses(
+        {root, AffineMap::getMultiDimIdentityMap(rank, root.getContext())},
+        accesses, reads);
+    for (auto [arg, map] : reads)
+      if (cast<RankedTensorType>(arg.getType()).getRank() > 0)
+        tensorsRead[i].insert(arg);
+  }
+  // (Union-find over the results, joined by a common read.)
+  auto leader = llvm::to_vector(llvm::seq<unsigned>(0, roots.size()));
+  auto find = [&](unsigned i) {
+    while (leader[i] != i)
+      i = leader[i] = leader[leader[i]];
+    return i;
+  };
+  for (unsigned i = 0; i < roots.size(); ++i)
+    for (unsigned j = 0; j < i; ++j)
+      if (roots[i].getType() == roots[j].getType() &&
+          cast<RankedTensorType>(roots[i].getType()).getRank() > 0 &&
+          llvm::any_of(tensorsRead[i],
+                       [&](Value v) { return tensorsRead[j].contains(v); }))
+        leader[find(i)] = find(j);
+  SmallVector<SmallVector<unsigned>> nests;
+  llvm::DenseMap<unsigned, unsigned> nestOf;
+  for (unsigned i = 0; i < roots.size(); ++i) {
+    auto [it, fresh] = nestOf.try_emplace(find(i), nests.size());
+    if (fresh)
+      nests.emplace_back();
+    nests[it->second].push_back(i);
+  }
+  return nests;
 }
 
 /// Folds (or, with no `init`, visits) every index of `shape`, row-major,
@@ -733,10 +784,15 @@ mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
       return failure();
     }
   } else {
-    // One loop nest per result (a multi-tensor group's are independent).
-    for (auto [root, out] : llvm::zip(roots, outs)) {
-      if (!firstPart || cast<RankedTensorType>(root.getType()).getRank()) {
-        emitLoopNest(b, loc, root, out, inputs, hoisted, failedOp);
+    for (ArrayRef<unsigned> nest : nestsOf(roots)) {
+      SmallVector<Value> nestRoots, nestOuts;
+      for (unsigned i : nest) {
+        nestRoots.push_back(roots[i]);
+        nestOuts.push_back(outs[i]);
+      }
+      if (!firstPart ||
+          cast<RankedTensorType>(nestRoots.front().getType()).getRank()) {
+        emitLoopNest(b, loc, nestRoots, nestOuts, inputs, hoisted, failedOp);
         continue;
       }
       auto ifFirst = scf::IfOp::create(b, loc, firstPart);
@@ -744,7 +800,7 @@ mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
       b.setInsertionPointToStart(ifFirst.thenBlock());
       // (Scalars hoisted inside it are for it alone.)
       llvm::DenseMap<Value, Value> own;
-      emitLoopNest(b, loc, root, out, inputs, own, failedOp);
+      emitLoopNest(b, loc, nestRoots, nestOuts, inputs, own, failedOp);
     }
   }
   func::ReturnOp::create(b, loc);

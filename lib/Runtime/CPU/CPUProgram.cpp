@@ -98,6 +98,16 @@ bool planGemm(Thunk &thunk) {
   Shape batch(out.begin(), out.end() - 2);
   g.lhsAt = batchIndexes(batch, Shape(lhs.begin(), lhs.end() - 2));
   g.rhsAt = batchIndexes(batch, Shape(rhs.begin(), rhs.end() - 2));
+  // A batch of untransposed lhs matrices, stored one after another, times
+  // one rhs matrix (a Linear over [batch, tokens, in]) is one product of
+  // their stacked rows: one larger GEMM instead of one per matrix.
+  bool stacked = !g.ta && g.lhsAt.size() > 1;
+  for (size_t i = 0; stacked && i < g.lhsAt.size(); ++i)
+    stacked = g.lhsAt[i] == static_cast<int64_t>(i) && g.rhsAt[i] == 0;
+  if (stacked) {
+    g.m *= static_cast<int64_t>(g.lhsAt.size());
+    g.lhsAt = g.rhsAt = {0};
+  }
   return true;
 }
 

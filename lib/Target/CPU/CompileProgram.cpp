@@ -507,6 +507,7 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
   auto step = owned->lookupSymbol<func::FuncOp>(original.getSymName());
   {
     PassManager pm(context, func::FuncOp::getOperationName());
+    pm.addPass(createExpandAttention());
     pm.addPass(createFoldIntoMatmuls());
     pm.addPass(createExpandRowOps());
     FuseOptions fuseOptions;

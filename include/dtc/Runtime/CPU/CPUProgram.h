@@ -51,7 +51,8 @@ struct Thunk {
   int64_t rows = 0, work = 0;
   /// A GEMM's plan, made once at load: out[b] = op(lhs[lhsAt[b]]) x
   /// op(rhs[rhsAt[b]]), each an m x k by k x n product (the operands'
-  /// batch dimensions broadcast as numpy does).
+  /// batch dimensions broadcast as numpy does; untransposed lhs matrices
+  /// times one rhs are one product of their stacked rows).
   struct Gemm {
     bool ta = false, tb = false;
     int64_t m = 0, n = 0, k = 0;

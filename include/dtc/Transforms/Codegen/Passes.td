@@ -98,4 +98,24 @@ def ExpandRowOps : Pass<"dtc-expand-row-ops", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def ExpandAttention : Pass<"dtc-expand-attention", "mlir::func::FuncOp"> {
+  let summary = "Write f32/f64 attention as matmuls around a softmax";
+  let description = [{
+    `dtc.attention` computes two batched products of [queries, keys] by
+    [keys, d] around its softmax; a fused kernel of scalar loops computes
+    them at a fraction of a GEMM's rate. Since the probabilities are a
+    result the backward reads anyway, nothing is saved by not storing the
+    scores: the op becomes `matmul(q, k, transpose_rhs)`, the scale (and
+    softcap), the mask (added, or selected with `masked_value`), a
+    softmax along the keys, the dropout (`dtc.dropout` with the op's
+    seed, stream, step and offset: the mask the backward draws) and
+    `matmul(probs, v)`. Grouped-query attention needs no repeated heads:
+    the queries of one key/value head's group are reshaped into its rows
+    (`[batch, kv_heads, group * queries, d]`). bf16 and f16 ops stay (the
+    op rounds its results once). The same sums in another order: values
+    change by rounding only.
+  }];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 #endif // DTC_TRANSFORMS_CODEGEN_PASSES_TD
