@@ -29,7 +29,7 @@ using namespace mlir::dtc;
 namespace {
 
 /// `x` ([batch, heads, rows, cols]) with each key/value head's group of
-/// `group` query heads as one block of rows, or back (`heads` given).
+/// `group` query heads as one block of rows (`toGroups`), or back.
 Value regroup(OpEmitter &e, Value x, int64_t group, bool toGroups) {
   ArrayRef<int64_t> shape = cast<RankedTensorType>(x.getType()).getShape();
   if (group == 1)
