@@ -75,14 +75,16 @@ startingValues(const StepSignature &signature,
 
 /// Prints, on rank 0, one line per rank: its time and the collectives it
 /// ran per step, as its Communicator counted them; then one line per rank
-/// with its measured peak of intermediate memory. Every rank runs the same
-/// program, so the counted kinds line up across ranks.
+/// with its measured peak of intermediate memory, its tokens/s, and the
+/// communication no computation hid (where the engine counts it, else
+/// `exposedPerStep` is negative). Every rank runs the same program, so the
+/// counted kinds line up across ranks.
 void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
-                   int64_t tokensPerStep, int64_t peakBytes,
-                   const std::string &planned, bool lead) {
+                   double exposedPerStep, int64_t tokensPerStep,
+                   int64_t peakBytes, const std::string &planned, bool lead) {
   std::map<CollectiveKind, CollectiveCount> counts = comm.counts();
   std::vector<double> mine{secondsPerStep, static_cast<double>(peakBytes),
-                           tokensPerStep / secondsPerStep};
+                           tokensPerStep / secondsPerStep, exposedPerStep};
   for (const auto &[kind, count] : counts) {
     mine.push_back(static_cast<double>(count.calls) / steps);
     mine.push_back(count.busBytes / steps);
@@ -96,7 +98,7 @@ void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
     const double *values = all.floats().data() + r * mine.size();
     std::printf("rank %lld per step: %.4f s", static_cast<long long>(r),
                 values[0]);
-    size_t i = 3;
+    size_t i = 4;
     for (const auto &entry : counts) {
       std::printf(", %s %.0f calls, %.0f bus bytes",
                   collectiveName(entry.first), values[i], values[i + 1]);
@@ -112,6 +114,10 @@ void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
     for (int64_t r = 0, e = all.shape()[0]; r < e; ++r)
       std::printf("rank %lld throughput: %.0f tokens/s\n",
                   static_cast<long long>(r), all.floats()[r * mine.size() + 2]);
+  if (exposedPerStep >= 0)
+    for (int64_t r = 0, e = all.shape()[0]; r < e; ++r)
+      std::printf("rank %lld exposed communication: %.4f s per step\n",
+                  static_cast<long long>(r), all.floats()[r * mine.size() + 3]);
 }
 
 /// The tokens one rank trains on per step: the elements of its token ids,
@@ -312,7 +318,7 @@ private:
   /// Step `step`'s loss is not finite: says where, on one rank.
   int stopOnNonFinite(int64_t step, double loss);
   void writeMetrics(int64_t step, double loss, double lossScale,
-                    double stepSeconds);
+                    double stepSeconds, double exposedComm);
   /// The per-rank report: time per step, collectives, memory, tokens/s.
   void report(int64_t steps);
   bool writeDumps();
@@ -336,6 +342,8 @@ private:
   /// Time spent evaluating and on metrics, not training; the time spent
   /// training.
   double asideSeconds = 0, trainingSeconds = 0;
+  /// The training steps' exposed communication (StepEngine), if counted.
+  double exposedCommSeconds = 0;
   Tensor losses;
 };
 
@@ -466,8 +474,11 @@ std::optional<int> TrainingRun::train() {
           !error.empty())
         return fail(error), 1;
     double scale = lossScale ? engine.argument(*lossScale).at(0) : 0;
+    double commBefore = engine.exposedCommunicationSeconds();
     if (!engine.step())
       return 1;
+    double stepComm = engine.exposedCommunicationSeconds() - commBefore;
+    exposedCommSeconds += stepComm;
     double loss = engine.result(signature.loss).at(0);
     losses.floats()[k - first] = loss;
     // (fp16's loss scaling skips non-finite steps by itself.)
@@ -476,7 +487,7 @@ std::optional<int> TrainingRun::train() {
     double stepSeconds = secondsSince(stepStart);
     if (!options.metricsPath.empty()) {
       auto metricsStart = Clock::now();
-      writeMetrics(k + 1, loss, scale, stepSeconds);
+      writeMetrics(k + 1, loss, scale, stepSeconds, stepComm);
       asideSeconds += secondsSince(metricsStart);
     }
     if (lead && ((k + 1 - first) % logEvery == 0 || k + 1 == options.steps)) {
@@ -534,11 +545,12 @@ int TrainingRun::stopOnNonFinite(int64_t step, double loss) {
 }
 
 void TrainingRun::writeMetrics(int64_t step, double loss, double scale,
-                               double stepSeconds) {
+                               double stepSeconds, double exposedComm) {
   double norm = gradientNorm(signature, engine, comm);
   double peak = static_cast<double>(engine.peakIntermediateBytes());
-  std::vector<double> peaks =
-      comm ? comm->everyRank({peak}) : std::vector<double>{peak};
+  std::vector<double> perRank = comm ? comm->everyRank({peak, exposedComm})
+                                     : std::vector<double>{peak, exposedComm};
+  bool counted = comm && engine.exposedCommunicationSeconds() >= 0;
   if (!metrics)
     return;
   std::FILE *out = metrics.get();
@@ -562,8 +574,13 @@ void TrainingRun::writeMetrics(int64_t step, double loss, double scale,
                    flops / (options.peakTflops * 1e12 * ranks));
   }
   std::fprintf(out, ", \"peak_intermediate_bytes\": [");
-  for (size_t r = 0; r < peaks.size(); ++r)
-    std::fprintf(out, "%s%.0f", r ? ", " : "", peaks[r]);
+  for (size_t r = 0; r < perRank.size(); r += 2)
+    std::fprintf(out, "%s%.0f", r ? ", " : "", perRank[r]);
+  if (counted) {
+    std::fprintf(out, "], \"exposed_comm_seconds\": [");
+    for (size_t r = 1; r < perRank.size(); r += 2)
+      std::fprintf(out, "%s%.6g", r > 1 ? ", " : "", perRank[r]);
+  }
   std::fprintf(out, "]}\n");
   std::fflush(out);
 }
@@ -631,8 +648,11 @@ void TrainingRun::report(int64_t steps) {
   double secondsPerStep = trainingSeconds / steps;
   int64_t tokens = tokensPerStep(signature);
   if (comm) {
-    reportPerRank(*comm, steps, secondsPerStep, tokens, peakBytes, planned,
-                  lead);
+    double exposed = engine.exposedCommunicationSeconds() >= 0
+                         ? exposedCommSeconds / steps
+                         : -1;
+    reportPerRank(*comm, steps, secondsPerStep, exposed, tokens, peakBytes,
+                  planned, lead);
   } else {
     std::printf("peak intermediate memory: %lld B%s\n",
                 static_cast<long long>(peakBytes), planned.c_str());

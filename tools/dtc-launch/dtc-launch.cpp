@@ -50,7 +50,11 @@ static const char *kEngineUsage =
     "  --min-work-per-thread E\n"
     "                     a kernel gets one more thread per E elements it\n"
     "                     computes (default 16384: below about 10 us of\n"
-    "                     work, waking a thread costs more than it saves)\n";
+    "                     work, waking a thread costs more than it saves)\n"
+    "  --no-overlap       complete each collective where the program starts\n"
+    "                     it, rather than behind the kernels that follow\n"
+    "                     until its wait (the report's exposed\n"
+    "                     communication then shows what overlap hides)\n";
 
 static void printUsage() {
   std::printf("%s%s%s", kUsage, kRunOptionsHelp, kEngineUsage);
@@ -67,7 +71,7 @@ int main(int argc, char **argv) {
   }
   std::string out;
   int64_t threads = 1, minWorkPerThread = 16384;
-  bool checkArena = false;
+  CPUEngineOptions engineOptions;
   std::string tracePath;
   for (size_t i = 0; i < rest.size(); ++i) {
     std::string arg = rest[i];
@@ -78,7 +82,8 @@ int main(int argc, char **argv) {
       value = arg.substr(eq + 1);
       arg = arg.substr(0, eq);
     } else if (arg.rfind("--", 0) == 0 && arg != "--help" &&
-               arg != "--check-arena" && i + 1 < rest.size()) {
+               arg != "--check-arena" && arg != "--no-overlap" &&
+               i + 1 < rest.size()) {
       value = rest[++i];
     }
     auto atLeastOne = [&](int64_t &to) {
@@ -93,7 +98,9 @@ int main(int argc, char **argv) {
       }
     };
     if (arg == "--check-arena") {
-      checkArena = true;
+      engineOptions.checkArena = true;
+    } else if (arg == "--no-overlap") {
+      engineOptions.overlap = false;
     } else if (arg == "--help" || arg == "-h") {
       printUsage();
       return 0;
@@ -161,9 +168,11 @@ int main(int argc, char **argv) {
 
   auto train = [&](Communicator *comm) {
     CPUTrace trace;
-    std::unique_ptr<StepEngine> engine = createCPUEngine(
-        program, comm, checkArena, tracePath.empty() ? nullptr : &trace,
-        KernelThreads{static_cast<int>(threads), minWorkPerThread});
+    CPUEngineOptions setup = engineOptions;
+    setup.trace = tracePath.empty() ? nullptr : &trace;
+    setup.threads = static_cast<int>(threads);
+    setup.minWork = minWorkPerThread;
+    std::unique_ptr<StepEngine> engine = createCPUEngine(program, comm, setup);
     int status = runTraining(signature, options, *engine, builtin,
                              readTensorDir, exportTrainedModel, comm);
     if (status != 0 || tracePath.empty())

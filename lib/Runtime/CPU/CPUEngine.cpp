@@ -3,19 +3,23 @@
 // Buffers hold elements in their own type (f32 as 4 bytes, bool as one);
 // the step's Tensors (f64 storage) are converted only when the loop hands
 // in the first arguments or asks for a value to print or dump. Collectives
-// run on the buffers themselves; an `async` all-reduce, all-gather or
-// reduce-scatter is started where the program has it and progressed by
-// MPI_Test between the thunks that follow (Open MPI moves data only inside
-// MPI calls) until its `wait`.
+// run on the buffers themselves, on the rank's CollectiveWorker thread; an
+// `async` all-reduce, all-gather or reduce-scatter runs there while the
+// thunks that follow it run here, until its `wait`. The time this thread
+// spends handing collectives over and waiting for them is what computation
+// did not hide: the exposed communication the report and the metrics
+// show.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dtc/Runtime/CPU/CPUProgram.h"
 
+#include "dtc/Runtime/CPU/CollectiveWorker.h"
 #include "dtc/Runtime/CPU/KernelWorkers.h"
 
 #include "dtc/Runtime/Communicator.h"
 
+#include <atomic>
 #include <cblas.h>
 #include <chrono>
 #include <cstdio>
@@ -62,11 +66,12 @@ struct Buffer {
 
 class CPUEngine : public StepEngine {
 public:
-  CPUEngine(const CPUProgram &program, Communicator *comm, bool checkArena,
-            CPUTrace *trace, KernelThreads threads)
+  CPUEngine(const CPUProgram &program, Communicator *comm,
+            const CPUEngineOptions &options)
       : program(program), signature(program.signature), comm(comm),
-        checkArena(checkArena), trace(trace), workers(threads.threads),
-        minWork(threads.minWork), arena(program.arenaBytes) {
+        checkArena(options.checkArena), overlap(options.overlap),
+        trace(options.trace), workers(options.threads),
+        minWork(options.minWork), arena(program.arenaBytes) {
     for (const StepArgument &arg : signature.arguments)
       args.emplace_back(numElementsOf(arg.shape) * dtypeSize(arg.dtype));
     for (const StepResult &result : signature.results)
@@ -76,9 +81,11 @@ public:
       packed.resize(std::max(packed.size(), thunk.buffers.size()));
       partsOf.push_back(partsFor(thunk));
       if (thunk.collective.request >= 0)
-        pending.resize(
-            std::max<size_t>(pending.size(), thunk.collective.request + 1));
+        tickets.resize(
+            std::max<size_t>(tickets.size(), thunk.collective.request + 1));
     }
+    if (comm)
+      collectives = std::make_unique<CollectiveWorker>();
     // bf16 and f16 matmuls run in f32 (OpenBLAS has no f16 GEMM, and
     // Debian's builds no bf16 one): scratch for the widest, made once.
     for (const Thunk &thunk : program.thunks)
@@ -127,6 +134,12 @@ public:
         if (!run(thunk))
           return false;
     }
+    // (The program waits for every collective it starts; this keeps the
+    // communicator to one thread between steps even if it did not.)
+    if (collectives && posted > 0)
+      collectives->waitFor(posted - 1);
+    if (collectiveFailed)
+      return false;
     // Each donated argument takes its update; the update's buffer (the old
     // value) is written over by the next step.
     for (size_t i = 0; i < signature.arguments.size(); ++i)
@@ -146,6 +159,7 @@ public:
     return Tensor::fromBytes(result.dtype, result.shape, results[index].data);
   }
   int64_t peakIntermediateBytes() const override { return program.arenaBytes; }
+  double exposedCommunicationSeconds() const override { return commSeconds; }
 
 private:
   double microseconds() const {
@@ -184,14 +198,10 @@ private:
       else
         workers.run(parts,
                     [&](int part) { thunk.entry(packed.data(), part, parts); });
-      progress();
       return true;
     }
     case Thunk::Kind::Gemm:
-      if (!gemm(thunk))
-        return false;
-      progress();
-      return true;
+      return gemm(thunk);
     case Thunk::Kind::Copy:
       std::memmove(address(thunk.buffers[1]), address(thunk.buffers[0]),
                    bytesOf(thunk.buffers[0]));
@@ -200,16 +210,45 @@ private:
       if (checkArena)
         std::memset(address(thunk.buffers[0]), 0xFF, thunk.bytes);
       return true;
-    case Thunk::Kind::Collective:
-      return collective(thunk);
-    case Thunk::Kind::Wait:
-      wait(thunk.collective.request);
-      return true;
+    case Thunk::Kind::Collective: {
+      if (!comm)
+        return fail(thunk, "a collective needs ranks: run under mpirun");
+      auto start = std::chrono::steady_clock::now();
+      // (Addresses hold for the step: donated buffers swap after it.)
+      char *from = address(thunk.buffers[0]), *to = address(thunk.buffers[1]);
+      // An all-reduce runs in place on its result's buffer, its operand
+      // copied there now: the program may let the operand die at once.
+      if (thunk.collective.kind == Thunk::Collective::AllReduce && to != from)
+        std::memcpy(to, from, bytesOf(thunk.buffers[1]));
+      int64_t ticket = posted++;
+      collectives->post([this, &thunk, from, to] {
+        double start = trace ? microseconds() : 0;
+        if (!collective(thunk, from, to))
+          collectiveFailed = true;
+        if (trace)
+          trace->collectiveEvents.push_back(
+              {static_cast<size_t>(&thunk - program.thunks.data()), start,
+               microseconds() - start});
+      });
+      if (thunk.collective.request >= 0 && overlap)
+        tickets[thunk.collective.request] = ticket;
+      else
+        collectives->waitFor(ticket);
+      commSeconds += secondsSince(start);
+      return !collectiveFailed;
+    }
+    case Thunk::Kind::Wait: {
+      auto start = std::chrono::steady_clock::now();
+      if (overlap)
+        collectives->waitFor(tickets[thunk.collective.request]);
+      commSeconds += secondsSince(start);
+      return !collectiveFailed;
+    }
     }
     return false;
   }
 
-  /// How many threads share a kernel (KernelThreads).
+  /// How many threads share a kernel (CPUEngineOptions).
   int partsFor(const Thunk &thunk) const {
     if (thunk.tag != Thunk::Kind::Kernel || thunk.rows < 2)
       return 1;
@@ -270,40 +309,23 @@ private:
     }
   }
 
-  bool collective(const Thunk &thunk) {
-    if (!comm)
-      return fail(thunk, "a collective needs ranks: run under mpirun");
+  /// Runs `thunk` (on the collective worker), from and to its buffers.
+  bool collective(const Thunk &thunk, char *from, char *to) {
     const BufferRef &in = thunk.buffers[0], &out = thunk.buffers[1];
-    char *from = address(in), *to = address(out);
     const Thunk::Collective &c = thunk.collective;
     const std::vector<std::string> &axes = thunk.axes;
     comm->setReason(thunk.reason);
     switch (c.kind) {
     case Thunk::Collective::AllReduce:
-      // In place on the result's buffer: the operand may die at once.
-      if (to != from)
-        std::memcpy(to, from, bytesOf(out));
-      if (c.request >= 0)
-        pending[c.request] = comm->allReduceStart(
-            to, out.dtype, numElementsOf(out.shape), axes, c.reduce);
-      else
-        comm->allReduce(to, out.dtype, numElementsOf(out.shape), axes,
-                        c.reduce);
+      // (In place: `run` copied the operand.)
+      comm->allReduce(to, out.dtype, numElementsOf(out.shape), axes, c.reduce);
       return true;
     case Thunk::Collective::AllGather:
-      // (Started: the program keeps the operand alive until the wait.)
-      if (c.request >= 0)
-        pending[c.request] =
-            comm->allGatherStart(from, to, in.dtype, in.shape, axes, c.dim);
-      else
-        comm->allGather(from, to, in.dtype, in.shape, axes, c.dim);
+      // (Asynchronous: the program keeps the operand alive until the wait.)
+      comm->allGather(from, to, in.dtype, in.shape, axes, c.dim);
       return true;
     case Thunk::Collective::ReduceScatter:
-      if (c.request >= 0)
-        pending[c.request] =
-            comm->reduceScatterStart(from, to, in.dtype, in.shape, axes, c.dim);
-      else
-        comm->reduceScatter(from, to, in.dtype, in.shape, axes, c.dim);
+      comm->reduceScatter(from, to, in.dtype, in.shape, axes, c.dim);
       return true;
     case Thunk::Collective::Broadcast:
       if (to != from)
@@ -332,24 +354,17 @@ private:
     return fail(thunk, "unknown collective");
   }
 
-  /// Progresses the started collectives (between thunks).
-  void progress() {
-    for (std::unique_ptr<PendingCollective> &request : pending)
-      if (request && request->test())
-        request.reset();
-  }
-
-  void wait(int64_t request) {
-    if (pending[request]) {
-      pending[request]->wait();
-      pending[request].reset();
-    }
+  static double secondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
   }
 
   const CPUProgram &program;
   const StepSignature &signature;
   Communicator *comm;
   bool checkArena;
+  bool overlap;
   CPUTrace *trace;
   KernelWorkers workers;
   int64_t minWork;
@@ -361,16 +376,23 @@ private:
   std::vector<float> scratch[3];
   /// A kernel's buffer addresses.
   std::vector<void *> packed;
-  /// The started collectives, by request number (null once done).
-  std::vector<std::unique_ptr<PendingCollective>> pending;
   std::vector<Buffer> args, results;
+  /// How many collectives the worker was given, the ticket of each
+  /// asynchronous one by request number, and whether one failed (it
+  /// printed why).
+  int64_t posted = 0;
+  std::vector<int64_t> tickets;
+  std::atomic<bool> collectiveFailed{false};
+  /// The seconds this thread spent handing collectives over and waiting.
+  double commSeconds = 0;
+  /// The thread the collectives run on (on a mesh). Last: it stops first.
+  std::unique_ptr<CollectiveWorker> collectives;
 };
 
 } // namespace
 
 std::unique_ptr<StepEngine>
 mlir::dtc::createCPUEngine(const CPUProgram &program, Communicator *comm,
-                           bool checkArena, CPUTrace *trace,
-                           KernelThreads threads) {
-  return std::make_unique<CPUEngine>(program, comm, checkArena, trace, threads);
+                           const CPUEngineOptions &options) {
+  return std::make_unique<CPUEngine>(program, comm, options);
 }

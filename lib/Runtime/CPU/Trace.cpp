@@ -56,14 +56,20 @@ std::string mlir::dtc::writeChromeTrace(const std::string &path,
                                         const CPUTrace &trace,
                                         Communicator *comm) {
   // Every rank runs the same thunks as often: rows of (thunk, start,
-  // duration) line up, and rank 0 gathers them.
-  int64_t n = static_cast<int64_t>(trace.events.size());
+  // duration), the step thread's then the communication thread's, line up,
+  // and rank 0 gathers them.
+  std::vector<const CPUTrace::Event *> events;
+  for (const CPUTrace::Event &event : trace.events)
+    events.push_back(&event);
+  for (const CPUTrace::Event &event : trace.collectiveEvents)
+    events.push_back(&event);
+  int64_t n = static_cast<int64_t>(events.size());
+  int64_t onStepThread = static_cast<int64_t>(trace.events.size());
   Tensor mine(DType::F64, {1, 3 * n});
   for (int64_t i = 0; i < n; ++i) {
-    const CPUTrace::Event &event = trace.events[i];
-    mine.floats()[3 * i] = static_cast<double>(event.thunk);
-    mine.floats()[3 * i + 1] = event.start;
-    mine.floats()[3 * i + 2] = event.duration;
+    mine.floats()[3 * i] = static_cast<double>(events[i]->thunk);
+    mine.floats()[3 * i + 1] = events[i]->start;
+    mine.floats()[3 * i + 2] = events[i]->duration;
   }
   Tensor all = comm ? comm->allGather(mine, comm->mesh().axes, 0) : mine;
   if (comm && comm->rank() != 0)
@@ -78,6 +84,10 @@ std::string mlir::dtc::writeChromeTrace(const std::string &path,
          << "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": " << rank
          << ", \"args\": {\"name\": \"rank " << rank << "\"}}";
     first = false;
+    for (int tid : {0, 1})
+      file << ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " << rank
+           << ", \"tid\": " << tid << ", \"args\": {\"name\": \""
+           << (tid ? "collectives" : "step") << "\"}}";
     const double *row = all.floats().data() + rank * 3 * n;
     for (int64_t i = 0; i < n; ++i) {
       const Thunk &thunk = program.thunks[static_cast<size_t>(row[3 * i])];
@@ -85,8 +95,9 @@ std::string mlir::dtc::writeChromeTrace(const std::string &path,
         continue;
       file << ",\n{\"name\": \"" << escaped(nameOf(thunk)) << "\", \"cat\": \""
            << categoryOf(thunk) << "\", \"ph\": \"X\", \"pid\": " << rank
-           << ", \"tid\": 0, \"ts\": " << row[3 * i + 1]
-           << ", \"dur\": " << row[3 * i + 2] << "}";
+           << ", \"tid\": " << (i >= onStepThread)
+           << ", \"ts\": " << row[3 * i + 1] << ", \"dur\": " << row[3 * i + 2]
+           << "}";
     }
   }
   file << "\n]}\n";

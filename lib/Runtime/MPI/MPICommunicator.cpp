@@ -411,9 +411,18 @@ std::unique_ptr<Communicator> createMPICommunicator(const MeshShape &mesh,
 
 int runOnMPIRanks(int &argc, char **&argv, const MeshShape &mesh,
                   const std::function<int(Communicator *)> &body) {
-  MPI_Init(&argc, &argv);
+  // (A compiled program's collectives run on a thread of their own, one
+  // thread calling MPI at a time: CollectiveWorker.)
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   std::string error;
-  std::unique_ptr<Communicator> comm = createMPICommunicator(mesh, error);
+  std::unique_ptr<Communicator> comm;
+  if (provided < MPI_THREAD_SERIALIZED)
+    error = "this MPI library does not let a thread other than the main "
+            "one call it (MPI_THREAD_SERIALIZED), which the ranks' "
+            "communication threads need";
+  else
+    comm = createMPICommunicator(mesh, error);
   if (!comm) {
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

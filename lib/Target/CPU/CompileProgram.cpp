@@ -107,10 +107,15 @@ void sinkGradientReductionReaders(func::FuncOp step) {
       order.push_back(&op);
     }
   }
-  // Last first, so that a chain moves down together.
+  // Last first, so that a chain moves down together; ops with one first
+  // reader keep their order before it.
+  llvm::DenseMap<Operation *, Operation *> earliestMovedBefore;
   for (Operation *op : llvm::reverse(order))
-    if (Operation *first = firstReader(body, op->getResults()))
-      op->moveBefore(first);
+    if (Operation *first = firstReader(body, op->getResults())) {
+      Operation *&at = earliestMovedBefore[first];
+      op->moveBefore(at ? at : first);
+      at = op;
+    }
 }
 
 /// The pure ops computing `value` from the step's arguments and constants
@@ -177,14 +182,15 @@ struct StartedCollectives {
 
 /// A collective whose result is first read later than by the next thunk is
 /// started and waited for just before that reader: the thunks between
-/// overlap it. An all-reduce runs in place on its result's buffer, so its
-/// operand may die at once. An all-gather or reduce-scatter reads its
-/// operand until its wait, which then lives until then; it is started when
-/// operand and result are arena values, split along the outermost
-/// dimension (nothing to rearrange), and waited for before its first reader
-/// or the next all-gather or reduce-scatter, whichever comes first: at most
-/// one such operand is held at a time (one gradient bucket in flight, as
-/// DeepSpeed's overlap_comm keeps).
+/// overlap it. An all-reduce runs in place on its result's buffer (its
+/// operand's, where it alone reads that: ReshapesInPlace), its operand
+/// copied there when it starts, so that the operand may die at once. An
+/// all-gather or reduce-scatter reads its operand until its wait, which then
+/// lives until then; it is started when operand and result are arena values,
+/// split along the outermost dimension (nothing to rearrange), and waited for
+/// before its first reader or the next all-gather or reduce-scatter, whichever
+/// comes first: at most one such operand is held at a time (one gradient bucket
+/// in flight, as DeepSpeed's overlap_comm keeps).
 StartedCollectives startCollectives(ArrayRef<ScheduledOp> schedule,
                                     func::FuncOp step,
                                     const std::function<bool(Value)> &inArena) {
@@ -237,14 +243,20 @@ StartedCollectives startCollectives(ArrayRef<ScheduledOp> schedule,
   return started;
 }
 
-/// The lone reshapes that need no thunk: row-major, a reshape's result is
-/// its operand's bytes (as XLA's bitcasts). A view reads its operand's
-/// buffer; a reshape that is a step result has its operand computed into
-/// that result's buffer (a bias gradient's [1, n] sum returned as [n]),
-/// unless the operand is an argument, another result or a view (then it is
-/// a copy).
+/// The values that live in another's buffer. The lone reshapes need no
+/// thunk: row-major, a reshape's result is its operand's bytes (as XLA's
+/// bitcasts). A view reads its operand's buffer; a reshape that is a step
+/// result has its operand computed into that result's buffer (a bias
+/// gradient's [1, n] sum returned as [n]), unless the operand is an
+/// argument, another result or a view (then it is a copy). An all-reduce
+/// whose operand it alone reads (a gradient bucket, packed for it) reduces
+/// in that operand's buffer: its result is a view too, but has its thunk;
+/// or, where its result is a step result, the operand is computed into
+/// that result's buffer. Either way nothing is copied on the step's
+/// thread.
 struct ReshapesInPlace {
-  /// The views, and the reshapes that are step results in place.
+  /// The views, and the reshapes that are step results in place or views
+  /// (no thunk).
   llvm::DenseSet<Operation *> views, ops;
   /// A reshaped step result's operand → that result's index.
   llvm::DenseMap<Value, unsigned> resultIndex;
@@ -255,17 +267,29 @@ struct ReshapesInPlace {
     for (auto [i, value] : llvm::enumerate(body.getTerminator()->getOperands()))
       firstIndex.try_emplace(value, i);
     for (Operation &op : body.without_terminator()) {
+      if (isa<AllReduceOp>(op)) {
+        Value source = op.getOperand(0), result = op.getResult(0);
+        if (isa<BlockArgument>(source) || !source.hasOneUse() ||
+            firstIndex.count(source) || isView(source))
+          continue;
+        if (firstIndex.count(result))
+          resultIndex.try_emplace(source, firstIndex[result]);
+        else if (!result.use_empty())
+          views.insert(&op);
+        continue;
+      }
       if (!isa<ReshapeOp>(op))
         continue;
       Value source = op.getOperand(0), result = op.getResult(0);
-      if (!firstIndex.count(result))
+      if (!firstIndex.count(result)) {
         views.insert(&op);
-      else if (!isa<BlockArgument>(source) && !firstIndex.count(source) &&
-               !isView(source) &&
-               resultIndex.try_emplace(source, firstIndex[result]).second)
         ops.insert(&op);
+      } else if (!isa<BlockArgument>(source) && !firstIndex.count(source) &&
+                 !isView(source) &&
+                 resultIndex.try_emplace(source, firstIndex[result]).second) {
+        ops.insert(&op);
+      }
     }
-    ops.insert(views.begin(), views.end());
   }
   bool isView(Value value) const {
     return views.contains(value.getDefiningOp());

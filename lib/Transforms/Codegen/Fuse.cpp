@@ -16,9 +16,10 @@
 // smaller values, elementwise ops of those and scalars, cheap elementwise
 // ops reading one stored value of their size) are copied into each group
 // that reads them. On a training step the optimizer's
-// elementwise groups then merge into one multi-tensor group (horizontal
-// fusion), where no outside reader of their results comes before the last
-// of them.
+// elementwise groups then merge into multi-tensor groups (horizontal
+// fusion), one per latest collective they read (so that a gradient
+// bucket's updates need not wait for the buckets reduced after it), where
+// no outside reader of their results comes before the last of them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <functional>
+#include <map>
 #include <queue>
 
 namespace mlir::dtc {
@@ -455,11 +457,31 @@ void outline(Group &group, FusionKind kind, RowReductions mode,
     }
 }
 
+/// For each op of `step`, the position of the latest collective it reads
+/// the result of, directly or through other ops (-1: none).
+llvm::DenseMap<Operation *, int>
+latestCollectiveRead(func::FuncOp step,
+                     const llvm::DenseMap<Operation *, unsigned> &position) {
+  llvm::DenseMap<Operation *, int> latest;
+  for (Operation &op : step.getBody().front().without_terminator()) {
+    int read = -1;
+    for (Value operand : op.getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        read = std::max(read, isa<CollectiveOpInterface>(def)
+                                  ? static_cast<int>(position.lookup(def))
+                                  : latest.lookup(def));
+    latest[&op] = read;
+  }
+  return latest;
+}
+
 /// Merges the optimizer's elementwise groups (and lone elementwise ops)
-/// into one multi-tensor group where that is legal: placed at the last of
-/// their ops, it needs every outside reader of their results after it.
-/// Returns the merged group, or none.
-std::optional<Group>
+/// into multi-tensor groups where that is legal: one per latest collective
+/// they read (a gradient bucket's all-reduce: its parameters' updates run
+/// while the later buckets are still being reduced), placed at the last of
+/// its ops, and needing every outside reader of their results after it.
+/// Returns the merged groups.
+SmallVector<Group>
 mergeOptimizerGroups(func::FuncOp step, SmallVector<Group> &groups,
                      const llvm::DenseSet<Operation *> &grouped,
                      const llvm::DenseMap<Operation *, unsigned> &position) {
@@ -467,52 +489,87 @@ mergeOptimizerGroups(func::FuncOp step, SmallVector<Group> &groups,
   auto inOptimizer = [&](Operation *op) {
     return phases.lookup(op) == StepPhase::Optimizer;
   };
-  // Candidates: loop groups wholly in the optimizer, and lone loop ops.
-  SmallVector<Group> candidates;
+  // Candidates: loop groups wholly in the optimizer, and lone loop ops, by
+  // the latest collective they read.
+  llvm::DenseMap<Operation *, int> awaited =
+      latestCollectiveRead(step, position);
+  std::map<int, SmallVector<Group>> candidates;
   SmallVector<Group> kept;
+  auto addCandidate = [&](Group group) {
+    int key = -1;
+    for (Operation *op : group.ops)
+      key = std::max(key, awaited.lookup(op));
+    candidates[key].push_back(std::move(group));
+  };
   for (Group &group : groups) {
     if (!group.hasReduction && llvm::all_of(group.ops, inOptimizer))
-      candidates.push_back(std::move(group));
+      addCandidate(std::move(group));
     else
       kept.push_back(std::move(group));
   }
   for (Operation &op : step.getBody().front().without_terminator())
     if (!grouped.contains(&op) && inOptimizer(&op) &&
         roleOf(&op) == Role::Loop && !isCopiedIntoGroups(&op))
-      candidates.push_back(Group{{&op}, {}, false});
-  auto restore = [&] {
-    groups = std::move(kept);
-    for (Group &group : candidates)
-      if (group.ops.size() > 1)
-        groups.push_back(std::move(group));
-  };
-  if (candidates.size() < 2) {
-    restore();
-    return std::nullopt;
-  }
-  llvm::DenseSet<Operation *> members;
-  for (Group &group : candidates)
-    members.insert(group.ops.begin(), group.ops.end());
-  unsigned last = 0, firstOutsideUse = ~0u;
-  for (Operation *op : members) {
-    last = std::max(last, position.lookup(op));
-    for (Operation *user : op->getUsers())
-      if (!members.contains(user))
-        firstOutsideUse = std::min(firstOutsideUse, position.count(user)
-                                                        ? position.lookup(user)
-                                                        : ~0u); // the return
-  }
-  if (last >= firstOutsideUse) {
-    restore();
-    return std::nullopt;
-  }
+      addCandidate(Group{{&op}, {}, false});
   groups = std::move(kept);
-  Group merged;
-  for (Group &group : candidates) {
-    llvm::append_range(merged.ops, group.ops);
-    llvm::append_range(merged.copies, group.copies);
+  SmallVector<Group> mergedGroups;
+  for (auto &[key, members] : candidates) {
+    auto restore = [&, &members = members] {
+      for (Group &group : members)
+        if (group.ops.size() > 1)
+          groups.push_back(std::move(group));
+    };
+    if (members.size() < 2) {
+      restore();
+      continue;
+    }
+    llvm::DenseSet<Operation *> inside;
+    for (Group &group : members)
+      inside.insert(group.ops.begin(), group.ops.end());
+    unsigned last = 0, firstOutsideUse = ~0u;
+    for (Operation *op : inside) {
+      last = std::max(last, position.lookup(op));
+      for (Operation *user : op->getUsers())
+        if (!inside.contains(user))
+          firstOutsideUse = std::min(
+              firstOutsideUse,
+              position.count(user) ? position.lookup(user) : ~0u); // the return
+    }
+    if (last >= firstOutsideUse) {
+      restore();
+      continue;
+    }
+    Group merged;
+    for (Group &group : members) {
+      llvm::append_range(merged.ops, group.ops);
+      llvm::append_range(merged.copies, group.copies);
+    }
+    mergedGroups.push_back(std::move(merged));
   }
-  return merged;
+  return mergedGroups;
+}
+
+/// Moves the multi-tensor groups that only the return reads to the end of
+/// `step`, in the order of the latest collective each reads: the step then
+/// waits for its gradient buckets in the order it started them, the
+/// earliest (most likely done) first.
+void orderUpdatesByCollective(func::FuncOp step) {
+  Block &block = step.getBody().front();
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (Operation &op : block.without_terminator())
+    position[&op] = position.size();
+  llvm::DenseMap<Operation *, int> awaited =
+      latestCollectiveRead(step, position);
+  Operation *terminator = block.getTerminator();
+  SmallVector<std::pair<int, Operation *>> updates;
+  for (FusionOp fusion : block.getOps<FusionOp>())
+    if (fusion.getKind() == FusionKind::MultiTensor &&
+        llvm::all_of(fusion->getUsers(),
+                     [&](Operation *user) { return user == terminator; }))
+      updates.push_back({awaited.lookup(fusion), fusion});
+  llvm::stable_sort(updates, llvm::less_first());
+  for (auto [key, op] : updates)
+    op->moveBefore(terminator);
 }
 
 struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
@@ -566,7 +623,7 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
       recomputed.insert(group.copies.begin(), group.copies.end());
       groups.push_back(std::move(group));
     }
-    std::optional<Group> multiTensor;
+    SmallVector<Group> multiTensor;
     if (getLossResult(func))
       multiTensor = mergeOptimizerGroups(func, groups, grouped, position);
     llvm::SetVector<Operation *> copied;
@@ -574,8 +631,8 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
       outline(group,
               group.hasReduction ? FusionKind::RowReduction : FusionKind::Loop,
               *mode, position, copied);
-    if (multiTensor)
-      outline(*multiTensor, FusionKind::MultiTensor, *mode, position, copied);
+    for (Group &group : multiTensor)
+      outline(group, FusionKind::MultiTensor, *mode, position, copied);
     // Latest first: a copied producer's own operands may be copied ones.
     SmallVector<Operation *> unread(copied.begin(), copied.end()), kept;
     llvm::sort(unread, [&](Operation *a, Operation *b) {
@@ -599,6 +656,8 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
       if (last)
         op->moveAfter(last);
     }
+    if (!multiTensor.empty())
+      orderUpdatesByCollective(func);
   }
 };
 

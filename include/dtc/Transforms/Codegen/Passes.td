@@ -21,9 +21,11 @@ def Fuse : Pass<"dtc-fuse", "mlir::func::FuncOp"> {
     `row_reduction`, with the elementwise ops that feed it and read it);
     without one it is a `loop`. On a training step, the optimizer's loop
     groups and lone elementwise ops (the updates of every parameter and its
-    state) then become one `multi_tensor` group with a result per updated
-    value, placed at the last of them when every other reader of those
-    values comes after it (else they stay apart). Scalar and splat
+    state) then become `multi_tensor` groups with a result per updated
+    value, one per latest collective they read (a gradient bucket's
+    updates need not wait for the buckets reduced after it), each placed at
+    the last of its ops when every other reader of those values comes after
+    it (else they stay apart). Scalar and splat
     constants are copied into each group that reads them. Matmuls (a library call), attention,
     gathers and scatters, concats, slices, transposes and collectives stay
     outside groups, as do lone ops. Values and their rounding are

@@ -1,0 +1,42 @@
+//===- CollectiveWorker.h - collectives on their own thread ---*- C++ -*-===//
+//
+// The compiled CPU program's communication thread: every collective of the
+// step runs on it, in program order (the order every rank of a group
+// calls them in). One the program starts asynchronously proceeds while the
+// step's thread runs the kernels that follow, until the step waits for it;
+// the communicator's calls poll with back-off, leaving the core to those
+// kernels. Only one thread calls the communicator at a time: the step's
+// thread does so only between steps, when every collective is done (MPI's
+// MPI_THREAD_SERIALIZED).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_RUNTIME_CPU_COLLECTIVEWORKER_H
+#define DTC_RUNTIME_CPU_COLLECTIVEWORKER_H
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+namespace mlir::dtc {
+
+class CollectiveWorker {
+public:
+  CollectiveWorker();
+  ~CollectiveWorker();
+  CollectiveWorker(const CollectiveWorker &) = delete;
+  CollectiveWorker &operator=(const CollectiveWorker &) = delete;
+
+  /// Queues `task` behind the ones posted before; returns its ticket.
+  int64_t post(std::function<void()> task);
+  /// Returns once the task of `ticket`, and so every earlier one, is done.
+  void waitFor(int64_t ticket);
+
+private:
+  struct State;
+  std::unique_ptr<State> state;
+};
+
+} // namespace mlir::dtc
+
+#endif // DTC_RUNTIME_CPU_COLLECTIVEWORKER_H
