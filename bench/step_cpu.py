@@ -5,7 +5,7 @@ AdamW and thread count.
 
 Run with Debian's Python from the repository root, after building:
   /usr/bin/python3 bench/step_cpu.py [--models tiny_gpt,tiny_llama,medium_gpt]
-      [--blocks 5] [--steps 20] [--warmup 3] [--threads 1]
+      [--blocks 5] [--steps 20] [--warmup 3] [--threads 1] [--parts peers,dtc-alone]
 The models come from bench/step_models.py (exported here into a temporary
 directory). ONNX Runtime training (onnxruntime-training-cpu 1.19.2) is
 installed from the Python index into its own venv (--ort-venv, over Debian's
@@ -30,6 +30,13 @@ medium_gpt it also splits each step into time inside GEMM calls and
 outside them (dtc: the --trace's blas events; PyTorch: torch.profiler's
 self time of its matrix products) and times dtc's GEMM shapes on OpenBLAS
 alone.
+
+Then (--parts dtc-alone) dtc alone on medium_gpt, in interleaved blocks:
+its step on THREADS and on 2 x THREADS threads, and on dp=2 (two ranks
+under mpirun, each of THREADS threads) with its collectives overlapped
+with the compute and with each completed where it starts (dtc-run
+--no-overlap), with each run's exposed communication per step (the
+metrics' exposed_comm_seconds, the mean over the ranks).
 """
 import argparse
 import ctypes
@@ -260,21 +267,32 @@ def program_gemms(out):
     return gemms
 
 
-def run_dtc(tools, out, work, steps, threads, trace=None):
+def run_dtc(tools, out, work, steps, threads, trace=None, ranks=1, extra=()):
+    """dtc's step times (and each step's exposed communication, the mean
+    over the ranks, on a mesh of `ranks`)."""
     metrics = os.path.join(work, "metrics.jsonl")
+    if os.path.exists(metrics):
+        os.remove(metrics)
     command = [os.path.join(tools, "dtc-run"), out, "--batch", os.path.join(work, "task"),
                "--steps", str(steps), "--threads", str(threads), "--metrics", metrics,
-               "--log-every", str(steps)]
+               "--log-every", str(steps)] + list(extra)
     if trace:
         command += ["--trace", trace]
-    subprocess.run(command, check=True, capture_output=True, text=True)
-    losses, times = [], []
+    env = dict(os.environ)
+    if ranks > 1:
+        command = ["mpirun", "--oversubscribe", "-np", str(ranks)] + command
+        if os.geteuid() == 0:
+            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    subprocess.run(command, check=True, capture_output=True, text=True, env=env)
+    losses, times, exposed = [], [], []
     with open(metrics) as f:
         for line in f:
             record = json.loads(line)
             losses.append(record["loss"])
             times.append(record["step_seconds"])
-    return {"losses": losses, "times": times}
+            if "exposed_comm_seconds" in record:
+                exposed.append(statistics.mean(record["exposed_comm_seconds"]))
+    return {"losses": losses, "times": times, "exposed": exposed}
 
 
 def trace_blas_seconds(trace, steps):
@@ -321,6 +339,10 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--parts", default="peers,dtc-alone",
+                        help="peers: dtc against PyTorch and ORT on every model; dtc-alone: "
+                             "dtc on medium_gpt with THREADS and 2 x THREADS threads, and on "
+                             "dp=2 with and without overlap")
     parser.add_argument("--tools", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--ort-venv", default=os.path.expanduser("~/.cache/dtc-bench/ort-venv"))
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -333,7 +355,10 @@ def main():
     if args.worker == "ort":
         return worker_ort(args.models, args.work, args.steps, args.threads)
 
-    ort_python = ensure_ort_venv(args.ort_venv)
+    parts = set(args.parts.split(","))
+    if parts - {"peers", "dtc-alone"}:
+        sys.exit("unknown --parts %s (peers, dtc-alone)" % ",".join(parts - {"peers", "dtc-alone"}))
+    ort_python = ensure_ort_venv(args.ort_venv) if "peers" in parts else None
     blas_path, blas = openblas(args.tools, args.threads)
     print("load average %.2f %.2f %.2f; %d threads per engine; OPENBLAS_CORETYPE=%s"
           % (os.getloadavg() + (args.threads, os.environ.get("OPENBLAS_CORETYPE", "(unset)"))))
@@ -344,10 +369,16 @@ def main():
     # A reference BLAS runs near 3.5 GFLOP/s: PyTorch must reach 100, or
     # half of what OpenBLAS alone reaches here where one core does less.
     floor = min(100.0, 0.5 * dtc_gflops)
-    for name in args.models.split(","):
+    for name in args.models.split(",") if "peers" in parts else []:
         work = tempfile.mkdtemp(prefix="dtc-bench-%s-" % name)
         try:
             bench_model(name, work, args, ort_python, blas, total, floor)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    if "dtc-alone" in parts:
+        work = tempfile.mkdtemp(prefix="dtc-bench-alone-")
+        try:
+            bench_dtc_alone("medium_gpt", work, args, total)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -406,6 +437,60 @@ def bench_model(name, work, args, ort_python, blas, total, floor):
                   % (statistics.median(ratios), peer))
     if name == "medium_gpt":
         split_medium(name, work, out, args, blas, total, step["pytorch"])
+
+
+def bench_dtc_alone(name, work, args, total):
+    """dtc's step on THREADS and 2 x THREADS threads, and on dp=2 with its
+    collectives overlapped and not: interleaved blocks, medians."""
+    import step_models
+    print("\n== %s, dtc alone (%d parameters)" % (name, step_models.parameter_count(name)),
+          flush=True)
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "bench", "step_models.py"), name,
+                    work], check=True, capture_output=True)
+    compiled = {}
+    for mesh in ("", "dp=2"):
+        out = os.path.join(work, "dtc" + mesh.replace("=", ""))
+        subprocess.run([os.path.join(args.tools, "dtc-compile"), os.path.join(work, "model.onnx"),
+                        "-o", out, "--optimizer", "adamw", "--lr", str(LR), "--beta1",
+                        str(BETAS[0]), "--beta2", str(BETAS[1]), "--eps", str(EPS),
+                        "--weight-decay", str(DECAY)] + (["--mesh", mesh] if mesh else []),
+                       check=True, capture_output=True)
+        compiled[mesh] = out
+    more = 2 * args.threads
+    runs = {
+        "%d thread(s)" % args.threads:
+            lambda: run_dtc(args.tools, compiled[""], work, total, args.threads),
+        "%d threads" % more: lambda: run_dtc(args.tools, compiled[""], work, total, more),
+        "dp=2 overlapped": lambda: run_dtc(args.tools, compiled["dp=2"], work, total,
+                                           args.threads, ranks=2),
+        "dp=2 not overlapped": lambda: run_dtc(args.tools, compiled["dp=2"], work, total,
+                                               args.threads, ranks=2, extra=["--no-overlap"]),
+    }
+    step = {run: [] for run in runs}
+    exposed = {run: [] for run in runs}
+    for block in range(args.blocks):
+        for run, go in runs.items():
+            result = go()
+            step[run].append(statistics.median(result["times"][args.warmup:]))
+            if result["exposed"]:
+                exposed[run].append(statistics.median(result["exposed"][args.warmup:]))
+        print("block %d: %s (load %.2f)" % (block + 1, ", ".join(
+            "%s %.1f ms%s" % (run, 1e3 * step[run][-1],
+                              " (%.1f ms exposed)" % (1e3 * exposed[run][-1])
+                              if exposed[run] else "") for run in runs),
+            os.getloadavg()[0]), flush=True)
+    names = list(runs)
+    scaling = [a / b for a, b in zip(step[names[0]], step[names[1]])]
+    print("%s: step %.1f ms on %s, %.1f ms on %s: %.2fx (median of the blocks' ratios)"
+          % (name, 1e3 * statistics.median(step[names[0]]), names[0],
+             1e3 * statistics.median(step[names[1]]), names[1], statistics.median(scaling)))
+    hidden = [a / b for a, b in zip(exposed[names[2]], exposed[names[3]])]
+    print("%s on dp=2 (%d ranks of %d thread(s)): step %.1f ms overlapped, %.1f ms not; exposed "
+          "communication per step (mean over the ranks) %.1f ms overlapped, %.1f ms not: %.2f "
+          "of it (median of the blocks' ratios)"
+          % (name, 2, args.threads, 1e3 * statistics.median(step[names[2]]),
+             1e3 * statistics.median(step[names[3]]), 1e3 * statistics.median(exposed[names[2]]),
+             1e3 * statistics.median(exposed[names[3]]), statistics.median(hidden)))
 
 
 def split_medium(name, work, out, args, blas, total, torch_step):

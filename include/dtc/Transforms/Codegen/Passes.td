@@ -25,7 +25,8 @@ def Fuse : Pass<"dtc-fuse", "mlir::func::FuncOp"> {
     value, one per latest collective they read (a gradient bucket's
     updates need not wait for the buckets reduced after it), each placed at
     the last of its ops when every other reader of those values comes after
-    it (else they stay apart). Scalar and splat
+    it (else they stay apart); those that only the return reads then go to
+    the step's end in the order of the collectives they read. Scalar and splat
     constants are copied into each group that reads them. Matmuls (a library call), attention,
     gathers and scatters, concats, slices, transposes and collectives stay
     outside groups, as do lone ops. Values and their rounding are
