@@ -58,8 +58,10 @@ TEST(CollectiveWorkerTest, InOrderOnOneOtherThread) {
 // A task posted runs while the poster goes on (the overlap it exists for):
 // the poster sees the task start without waiting for it, and the task sees
 // the poster's later write before it ends.
+// idle() says whether every task posted is done.
 TEST(CollectiveWorkerTest, RunsWhileThePosterWorks) {
   CollectiveWorker worker;
+  EXPECT_TRUE(worker.idle());
   std::atomic<bool> started{false}, posterWent{false}, sawPoster{false};
   int64_t ticket = worker.post([&] {
     started = true;
@@ -70,8 +72,10 @@ TEST(CollectiveWorkerTest, RunsWhileThePosterWorks) {
   });
   while (!started)
     std::this_thread::yield();
+  EXPECT_FALSE(worker.idle());
   posterWent = true;
   worker.waitFor(ticket);
+  EXPECT_TRUE(worker.idle());
   EXPECT_TRUE(sawPoster);
 }
 

@@ -3,12 +3,13 @@
 // Buffers hold elements in their own type (f32 as 4 bytes, bool as one);
 // the step's Tensors (f64 storage) are converted only when the loop hands
 // in the first arguments or asks for a value to print or dump. Collectives
-// run on the buffers themselves, on the rank's CollectiveWorker thread; an
-// `async` all-reduce, all-gather or reduce-scatter runs there while the
-// thunks that follow it run here, until its `wait`. The time this thread
-// spends handing collectives over and waiting for them is what computation
-// did not hide: the exposed communication the report and the metrics
-// show.
+// run on the buffers themselves. An `async` all-reduce, all-gather or
+// reduce-scatter runs on the rank's CollectiveWorker thread while the
+// thunks that follow it run here, until its `wait`; a blocking one runs
+// here, or behind those in flight on that thread. The time this thread
+// spends on collectives (running them, handing them over, waiting for
+// them) is what computation did not hide: the exposed communication the
+// report and the metrics show.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,10 @@
 using namespace mlir::dtc;
 
 namespace {
+
+/// The size below which a started collective runs on the step's thread
+/// (when none is in flight) rather than on the communication thread.
+constexpr int64_t kHandOverBytes = 1 << 20;
 
 int64_t bytesOf(const BufferRef &ref) {
   return numElementsOf(ref.shape) * dtypeSize(ref.dtype);
@@ -136,8 +141,8 @@ public:
     }
     // (The program waits for every collective it starts; this keeps the
     // communicator to one thread between steps even if it did not.)
-    if (collectives && posted > 0)
-      collectives->waitFor(posted - 1);
+    if (lastTicket >= 0)
+      collectives->waitFor(lastTicket);
     if (collectiveFailed)
       return false;
     // Each donated argument takes its update; the update's buffer (the old
@@ -220,8 +225,7 @@ private:
       // copied there now: the program may let the operand die at once.
       if (thunk.collective.kind == Thunk::Collective::AllReduce && to != from)
         std::memcpy(to, from, bytesOf(thunk.buffers[1]));
-      int64_t ticket = posted++;
-      collectives->post([this, &thunk, from, to] {
+      auto task = [this, &thunk, from, to] {
         double start = trace ? microseconds() : 0;
         if (!collective(thunk, from, to))
           collectiveFailed = true;
@@ -229,11 +233,24 @@ private:
           trace->collectiveEvents.push_back(
               {static_cast<size_t>(&thunk - program.thunks.data()), start,
                microseconds() - start});
-      });
-      if (thunk.collective.request >= 0 && overlap)
-        tickets[thunk.collective.request] = ticket;
-      else
-        collectives->waitFor(ticket);
+      };
+      // A blocking one, or a small one, runs here when nothing is in
+      // flight: a hand-over costs two thread wake-ups, more than a small
+      // collective takes (and much more with more ranks than cores).
+      bool async = thunk.collective.request >= 0 && overlap;
+      bool small = bytesOf(thunk.buffers[1]) < kHandOverBytes &&
+                   bytesOf(thunk.buffers[0]) < kHandOverBytes;
+      if ((!async || small) && collectives->idle()) {
+        task();
+        if (async)
+          tickets[thunk.collective.request] = -1; // (done)
+      } else {
+        int64_t ticket = lastTicket = collectives->post(task);
+        if (async)
+          tickets[thunk.collective.request] = ticket;
+        else
+          collectives->waitFor(ticket);
+      }
       commSeconds += secondsSince(start);
       return !collectiveFailed;
     }
@@ -377,10 +394,9 @@ private:
   /// A kernel's buffer addresses.
   std::vector<void *> packed;
   std::vector<Buffer> args, results;
-  /// How many collectives the worker was given, the ticket of each
-  /// asynchronous one by request number, and whether one failed (it
-  /// printed why).
-  int64_t posted = 0;
+  /// The last ticket the worker gave, that of each asynchronous collective
+  /// by request number, and whether one failed (it printed why).
+  int64_t lastTicket = -1;
   std::vector<int64_t> tickets;
   std::atomic<bool> collectiveFailed{false};
   /// The seconds this thread spent handing collectives over and waiting.

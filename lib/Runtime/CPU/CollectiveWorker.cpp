@@ -56,6 +56,11 @@ int64_t CollectiveWorker::post(std::function<void()> task) {
   return state->tickets++;
 }
 
+bool CollectiveWorker::idle() const {
+  std::lock_guard<std::mutex> lock(state->mutex);
+  return state->done == state->tickets;
+}
+
 void CollectiveWorker::waitFor(int64_t ticket) {
   std::unique_lock<std::mutex> lock(state->mutex);
   state->finished.wait(lock, [&] { return state->done > ticket; });

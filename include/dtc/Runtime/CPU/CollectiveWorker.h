@@ -1,13 +1,13 @@
 //===- CollectiveWorker.h - collectives on their own thread ---*- C++ -*-===//
 //
-// The compiled CPU program's communication thread: every collective of the
-// step runs on it, in program order (the order every rank of a group
-// calls them in). One the program starts asynchronously proceeds while the
-// step's thread runs the kernels that follow, until the step waits for it;
-// the communicator's calls poll with back-off, leaving the core to those
-// kernels. Only one thread calls the communicator at a time: the step's
-// thread does so only between steps, when every collective is done (MPI's
-// MPI_THREAD_SERIALIZED).
+// The compiled CPU program's communication thread: the collectives the
+// program starts asynchronously run on it, in program order (the order
+// every rank of a group calls them in), while the step's thread runs the
+// kernels that follow, until the step waits for them; the communicator's
+// calls poll with back-off, leaving the core to those kernels. A blocking
+// (or small) collective queues behind those in flight, or runs on the
+// step's thread when the worker is idle. Either way one thread calls the
+// communicator at a time (MPI's MPI_THREAD_SERIALIZED).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +31,9 @@ public:
   int64_t post(std::function<void()> task);
   /// Returns once the task of `ticket`, and so every earlier one, is done.
   void waitFor(int64_t ticket);
+  /// Whether every task posted is done: the poster may then call the
+  /// communicator itself (no hand-over), until it posts again.
+  bool idle() const;
 
 private:
   struct State;
