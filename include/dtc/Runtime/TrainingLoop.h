@@ -43,8 +43,8 @@ public:
   /// The most bytes of intermediate values live at once in a step so far.
   virtual int64_t peakIntermediateBytes() const = 0;
   /// The seconds this rank's steps so far spent on collectives that no
-  /// computation hid (blocking calls, starting and progressing
-  /// asynchronous ones, waiting for them); negative where not counted.
+  /// computation hid (running them, handing them to another thread,
+  /// waiting for them); negative where not counted.
   virtual double exposedCommunicationSeconds() const { return -1; }
 };
 

@@ -338,7 +338,7 @@ private:
       comm->allReduce(to, out.dtype, numElementsOf(out.shape), axes, c.reduce);
       return true;
     case Thunk::Collective::AllGather:
-      // (Asynchronous: the program keeps the operand alive until the wait.)
+      // (Started, the program keeps the operand alive until the wait.)
       comm->allGather(from, to, in.dtype, in.shape, axes, c.dim);
       return true;
     case Thunk::Collective::ReduceScatter:
@@ -399,7 +399,8 @@ private:
   int64_t lastTicket = -1;
   std::vector<int64_t> tickets;
   std::atomic<bool> collectiveFailed{false};
-  /// The seconds this thread spent handing collectives over and waiting.
+  /// The seconds this thread spent on collectives: running them, handing
+  /// them over, waiting for them.
   double commSeconds = 0;
   /// The thread the collectives run on (on a mesh). Last: it stops first.
   std::unique_ptr<CollectiveWorker> collectives;
