@@ -19,9 +19,12 @@ Value mlir::dtc::chunkStart(OpBuilder &b, Location loc, int64_t partSize,
                             ArrayAttr axes) {
   Value indices = IotaOp::create(
       b, loc, RankedTensorType::get({partSize * ranks}, type), 0);
-  Value mine = ShardOp::create(b, loc, RankedTensorType::get({partSize}, type),
-                               indices, mesh, axes, b.getI64IntegerAttr(0),
-                               b.getI64IntegerAttr(1), StringAttr());
+  // (With a reason: a later partition of the same axis, ZeRO's, takes it
+  // as this rank's value already, not as a part to place.)
+  Value mine = ShardOp::create(
+      b, loc, RankedTensorType::get({partSize}, type), indices, mesh, axes,
+      b.getI64IntegerAttr(0), b.getI64IntegerAttr(1),
+      b.getStringAttr("where this rank's chunk starts"));
   return ReshapeOp::create(b, loc, RankedTensorType::get({}, type),
                            SliceOp::create(b, loc, mine, {0}, {1}, {1}));
 }

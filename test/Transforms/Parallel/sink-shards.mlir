@@ -10,7 +10,7 @@
 // CHECK-LABEL: func.func @one_hot(
 // CHECK-SAME: %[[LABELS:[a-z0-9]+]]: tensor<2x4x1xi64>, %[[G:[a-z0-9]+]]: tensor<2x4x1xf32>
 // CHECK-DAG: %[[CLASSES:.*]] = dtc.iota dim = 0 : tensor<8xi64>
-// CHECK-DAG: %[[MINE:.*]] = dtc.shard %[[CLASSES]] on @mesh axes = ["tp"] dim = 0 : tensor<8xi64> -> tensor<4xi64>
+// CHECK-DAG: %[[MINE:.*]] = dtc.shard %[[CLASSES]] on @mesh axes = ["tp"] dim = 0 {reason = "where this rank{{.}}s chunk starts"} : tensor<8xi64> -> tensor<4xi64>
 // CHECK-DAG: %[[FIRST:.*]] = dtc.slice %[[MINE]]
 // CHECK-DAG: %[[START:.*]] = dtc.reshape %[[FIRST]] : tensor<1xi64> to tensor<i64>
 // CHECK-DAG: %[[LOCAL:.*]] = dtc.iota dim = 2 : tensor<1x1x4xi64>

@@ -125,7 +125,7 @@ func.func @softmax_features(%x: tensor<2x8xf32> {dtc.input = "x"},
 // shape and where the rank's features start.
 // CHECK-LABEL: func.func @dropout_features(
 // CHECK: %[[IOTA:.*]] = dtc.iota dim = 0 : tensor<16xi64>
-// CHECK: %[[MINE:.*]] = dtc.shard %[[IOTA]] on @mesh axes = ["tp"] dim = 0 : tensor<16xi64> -> tensor<8xi64>
+// CHECK: %[[MINE:.*]] = dtc.shard %[[IOTA]] on @mesh axes = ["tp"] dim = 0 {reason = "where this rank{{.}}s chunk starts"} : tensor<16xi64> -> tensor<8xi64>
 // CHECK: dtc.dropout %{{.*}}, %{{.*}} at %{{.*}} in [2, 16] ratio = 5.000000e-01 seed = 1 stream = 0 : (tensor<2x8xf32>, tensor<i64>, tensor<2xi64>) -> tensor<2x8xf32>
 // CHECK-NOT: dtc.all_gather
 func.func @dropout_features(%x: tensor<2x8xf32> {dtc.input = "x"}, %step: tensor<i64> {dtc.state = #dtc.state<step>},
