@@ -79,11 +79,15 @@ ArenaPlan mlir::dtc::planArena(ArrayRef<ScheduledOp> schedule,
   llvm::stable_sort(byArea,
                     [&](size_t a, size_t b) { return area(a) > area(b); });
   std::pair<int64_t, std::vector<ArenaPlan::Slot>> best = place(bySize, true);
+  // Each placement is quadratic in the buffers: a large step (an 80-layer
+  // graph has 40,000) keeps the first.
+  constexpr size_t kMaxBuffersForMoreOrders = 10000;
   for (bool bestFit : {true, false})
     for (ArrayRef<size_t> order :
          {ArrayRef<size_t>(bySize), ArrayRef<size_t>(byArea),
           ArrayRef<size_t>(byAllocation)}) {
-      if (best.first == plan.lowerBound)
+      if (best.first == plan.lowerBound ||
+          buffers.size() > kMaxBuffersForMoreOrders)
         break;
       if (bestFit && order.data() == bySize.data())
         continue; // the first plan

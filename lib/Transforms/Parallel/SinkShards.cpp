@@ -13,9 +13,11 @@
 // Its backward also sums the one-hot selection of the loss gradient over
 // the vocabulary, a reader of the whole that would keep it: that sum is the
 // selected value itself where the label is in range, and is rewritten so.
-// A cut that reaches an all-reduce whose readers all keep the same part
-// makes it a reduce-scatter; cuts along one dimension of an all-gather
-// along another make it an all-to-all.
+// A batch partitioner's slice of an iota or a broadcast (rows all equal)
+// is the iota or broadcast of the slice's shape. A cut that reaches an
+// all-reduce whose readers all keep the same part makes it a reduce-scatter;
+// cuts along one dimension of an all-gather along another make it an
+// all-to-all.
 //
 //===----------------------------------------------------------------------===//
 
@@ -265,11 +267,60 @@ struct AllToAllInsteadOfGather : OpRewritePattern<AllGatherOp> {
   }
 };
 
+/// slice(broadcast(x)) -> broadcast(x) to the slice's shape, when the slice
+/// cuts only dimensions the broadcast made (x has 1 or nothing there): all
+/// their rows are equal, so any of them are the first ones. (A batch
+/// partitioner's rows of the cross-entropy's [batch, sequence, vocabulary]
+/// index grid, which would otherwise be made whole.)
+struct SliceOfBroadcast : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto broadcast = slice.getInput().getDefiningOp<BroadcastOp>();
+    if (!broadcast)
+      return failure();
+    ArrayRef<int64_t> in =
+        cast<RankedTensorType>(broadcast.getInput().getType()).getShape();
+    ArrayRef<int64_t> whole = broadcast.getType().getShape();
+    auto sliced = cast<RankedTensorType>(slice.getType());
+    int64_t offset = whole.size() - in.size();
+    for (auto [d, size] : llvm::enumerate(sliced.getShape())) {
+      int64_t dim = d;
+      bool broadcastHere = dim < offset || in[dim - offset] == 1;
+      if (size != whole[dim] &&
+          (!broadcastHere || slice.getStrides()[dim] != 1))
+        return failure();
+    }
+    rewriter.replaceOpWithNewOp<BroadcastOp>(slice, sliced,
+                                             broadcast.getInput());
+    return success();
+  }
+};
+
+/// slice(iota) -> iota of the slice's shape, when the slice starts at 0
+/// along the iota's dimension (rows along the others are all equal).
+struct SliceOfIota : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto iota = slice.getInput().getDefiningOp<IotaOp>();
+    if (!iota)
+      return failure();
+    int64_t dim = iota.getDim();
+    if (slice.getStarts()[dim] != 0 || slice.getStrides()[dim] != 1)
+      return failure();
+    rewriter.replaceOpWithNewOp<IotaOp>(slice, slice.getType(), dim);
+    return success();
+  }
+};
+
 struct SinkShardsPass : public dtc::impl::SinkShardsBase<SinkShardsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SinkShard, SumOfOneHot, ScatterInsteadOfSum,
-                 AllToAllInsteadOfGather>(&getContext());
+    patterns.add<SinkShard, SliceOfBroadcast, SliceOfIota, SumOfOneHot,
+                 ScatterInsteadOfSum, AllToAllInsteadOfGather>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
