@@ -35,10 +35,36 @@ StepMemory mlir::dtc::analyzeMemory(func::FuncOp step,
           bytes *= mesh.axisSize("dp");
     memory.gradients += bytes;
   }
-  memory.activationPeak = activationPeak(step, schedule);
+  MemoryTimeline timeline = computeLiveness(schedule, intermediatesOf(step));
+  memory.activationPeak = timeline.peak;
+  if (timeline.peakIndex >= 0)
+    memory.peakOp = schedule[timeline.peakIndex].op;
   return memory;
 }
 
 StepMemory mlir::dtc::analyzeMemory(func::FuncOp step) {
   return analyzeMemory(step, programOrder(step.getBody().front()));
+}
+
+double mlir::dtc::parseByteSize(StringRef text) {
+  static const std::pair<StringRef, double> units[] = {{"KiB", 1024.0},
+                                                       {"MiB", 1048576.0},
+                                                       {"GiB", 1073741824.0},
+                                                       {"TiB", 1099511627776.0},
+                                                       {"KB", 1e3},
+                                                       {"MB", 1e6},
+                                                       {"GB", 1e9},
+                                                       {"TB", 1e12},
+                                                       {"B", 1}};
+  double scale = 1;
+  text = text.trim();
+  for (auto [unit, factor] : units)
+    if (text.consume_back_insensitive(unit)) {
+      scale = factor;
+      break;
+    }
+  double value;
+  if (text.trim().getAsDouble(value) || value < 0)
+    return -1;
+  return value * scale;
 }

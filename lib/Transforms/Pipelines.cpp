@@ -4,6 +4,7 @@
 #include "dtc/Transforms/Comm/Passes.h"
 #include "dtc/Transforms/Parallel/Passes.h"
 #include "dtc/Transforms/Passes.h"
+#include "dtc/Transforms/Remat/Passes.h"
 #include "dtc/Transforms/Training/Passes.h"
 
 #include "dtc/Runtime/Communicator.h"
@@ -72,6 +73,11 @@ std::string TrainingPipelineOptions::check(bool asFlags) const {
     return name("grad-accum") + " must be at least 1";
   if (bucketMB < 0)
     return name("bucket-mb") + " must not be negative";
+  RematPolicy policy;
+  if (std::string error = RematPolicy::parse(remat, policy); !error.empty())
+    return name("remat") + ": " + error;
+  if (policy.budgetAuto && memoryLimit.empty())
+    return name("remat") + " budget=auto needs " + name("memory-limit");
   return "";
 }
 
@@ -193,6 +199,13 @@ void mlir::dtc::buildRankProgramPipeline(
   if (options.bucketMB > 0)
     pm.addNestedPass<func::FuncOp>(createFuseScalarReductions());
   buildSimplifyPipeline(pm, SimplifyPipelineOptions());
+  // After the last CSE, which would merge the recomputed copies back.
+  if (options.remat != "none") {
+    RematOptions remat;
+    remat.policy = options.remat;
+    remat.memoryLimit = options.memoryLimit;
+    pm.addNestedPass<func::FuncOp>(createRemat(remat));
+  }
   pm.addNestedPass<func::FuncOp>(createVerifyRankProgram());
 }
 
@@ -200,6 +213,7 @@ void mlir::dtc::registerDTCPasses() {
   registerDTCTransformsPasses();
   registerTrainingPasses();
   registerParallelPasses();
+  registerRematPasses();
   registerCommPasses();
   registerCodegenPasses();
   PassPipelineRegistration<SimplifyPipelineOptions>(

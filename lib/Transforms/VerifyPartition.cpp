@@ -47,7 +47,8 @@ struct VerifyPartitionPass
                         MeshShape::parse(options.mesh, mesh).empty() &&
                         mesh.numDevices() > 1) ||
                        options.gradAccum > 1;
-    if (!partitioned) {
+    // Recomputation is checked against the step without it, too.
+    if (!partitioned && options.remat == "none") {
       llvm::errs() << "dtc-verify-partition: one device, nothing to compare\n";
       if (failed(runPipeline(ranks, module)))
         signalPassFailure();
@@ -59,6 +60,7 @@ struct VerifyPartitionPass
     oneDevice.shardingSpec = "";
     oneDevice.bucketMB = 0;
     oneDevice.gradAccum = 1;
+    oneDevice.remat = "none";
 
     // The single-device step, from a tagged copy nested here while its
     // pipeline runs.

@@ -14,6 +14,8 @@
 #include "dtc/Analysis/Memory.h"
 #include "dtc/Analysis/Roofline.h"
 #include "dtc/Analysis/StepCost.h"
+#include "dtc/Dialect/DTC/IR/DTCLocations.h"
+#include "dtc/Transforms/Remat/Passes.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -45,6 +47,75 @@ static llvm::json::Object bytesObject(const OpCost &cost) {
                             {"written", cost.bytesWritten}};
 }
 
+/// What dtc-remat's recomputation costs and saves: the activation peak
+/// with and without it, the FLOPs of the copies (and their share of the
+/// step without them), and the collectives they issue again.
+static std::optional<llvm::json::Object>
+reportRemat(func::FuncOp step, const StepMemory &memory, const StepCost &cost,
+            const StepCollectives &collectives) {
+  auto remat = step->getAttrOfType<DictionaryAttr>(kRematAttrName);
+  if (!remat)
+    return std::nullopt;
+  auto text = [&](StringRef key) {
+    auto value = remat.getAs<StringAttr>(key);
+    return value ? value.getValue().str() : std::string();
+  };
+  auto integer = [&](StringRef key, int64_t otherwise) {
+    auto value = remat.getAs<IntegerAttr>(key);
+    return value ? value.getInt() : otherwise;
+  };
+  int64_t peakWithout =
+      integer("activation_peak_without", memory.activationPeak);
+  int64_t units = integer("transformer_units", 0);
+  OpCost recomputed;
+  int64_t ops = 0;
+  for (Operation &op : step.getBody().front())
+    if (op.hasAttr(kRecomputeAttrName)) {
+      recomputed += getOpCost(&op);
+      ++ops;
+    }
+  std::map<std::string, CollectiveTotal> byKind;
+  CollectiveTotal reissued;
+  for (const CollectiveCall &call : collectives.calls)
+    if (call.op->hasAttr(kRecomputeAttrName))
+      for (CollectiveTotal *total : {&byKind[call.kind], &reissued}) {
+        ++total->calls;
+        total->busBytes += call.busBytes;
+      }
+  llvm::json::Object perKind;
+  for (const auto &[kind, total] : byKind)
+    perKind[kind] = llvm::json::Object{{"calls", total.calls},
+                                       {"bus_bytes", total.busBytes}};
+  double baseFlops = cost.total.flops() - recomputed.flops();
+  double share = baseFlops > 0 ? recomputed.flops() / baseFlops : 0;
+  llvm::errs() << llvm::format(
+      "dtc-compile: per rank: remat %s (%s, %lld transformer units): "
+      "activation peak %lld B against "
+      "%lld B without (%lld B saved); %lld ops recomputed, %.4g FLOPs "
+      "(+%.1f%% of the step's), %lld collectives issued again (%.0f bus "
+      "bytes)\n",
+      text("policy").c_str(), text("plan").c_str(),
+      static_cast<long long>(units),
+      static_cast<long long>(memory.activationPeak),
+      static_cast<long long>(peakWithout),
+      static_cast<long long>(peakWithout - memory.activationPeak),
+      static_cast<long long>(ops), recomputed.flops(), 100 * share,
+      static_cast<long long>(reissued.calls), reissued.busBytes);
+  return llvm::json::Object{
+      {"policy", text("policy")},
+      {"plan", text("plan")},
+      {"transformer_units", units},
+      {"activation_peak", memory.activationPeak},
+      {"activation_peak_without", peakWithout},
+      {"activation_bytes_saved", peakWithout - memory.activationPeak},
+      {"recomputed_ops", ops},
+      {"recompute_flops", flopsObject(recomputed)},
+      {"recompute_flops_share", share},
+      {"collectives", std::move(perKind)},
+      {"collective_calls", reissued.calls},
+      {"collective_bus_bytes", reissued.busBytes}};
+}
+
 llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
                                          const DeviceSpec &device) {
   StepMemory memory = analyzeMemory(step);
@@ -69,6 +140,17 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
                                  memory.masterWeights, memory.optimizerState,
                                  memory.activationPeak)
                << "\n";
+  std::string peakAt;
+  if (memory.peakOp) {
+    auto phases = classifyStepPhases(step);
+    auto phase = phases.find(memory.peakOp);
+    peakAt = describeOp(memory.peakOp) + " in the " +
+             (phase == phases.end() ? "optimizer"
+                                    : getStepPhaseName(phase->second).str()) +
+             " pass";
+    llvm::errs() << "dtc-compile: per rank: the activation peak is reached at "
+                 << peakAt << "\n";
+  }
   llvm::errs() << llvm::format(
       "dtc-compile: per rank: one arena of %lld B for the intermediate values "
       "(%zu buffers; the most live at once, aligned to %lld B: %lld B, "
@@ -120,7 +202,7 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
   }
   roofline["phase_seconds"] = std::move(phaseSeconds);
 
-  return llvm::json::Object{
+  llvm::json::Object report{
       {"memory_bytes_per_rank",
        llvm::json::Object{{"parameters", memory.parameters},
                           {"gradients", memory.gradients},
@@ -137,35 +219,27 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
       {"flops_per_step", std::move(flops)},
       {"bytes_per_step", std::move(bytes)},
       {"roofline_per_step", std::move(roofline)}};
-}
-
-/// "80GB" (10^9), "512MiB" (2^20), "1e6" (bytes) as bytes; -1 if malformed.
-static double parseSize(StringRef text) {
-  static const std::pair<StringRef, double> units[] = {{"KiB", 1024.0},
-                                                       {"MiB", 1048576.0},
-                                                       {"GiB", 1073741824.0},
-                                                       {"TiB", 1099511627776.0},
-                                                       {"KB", 1e3},
-                                                       {"MB", 1e6},
-                                                       {"GB", 1e9},
-                                                       {"TB", 1e12},
-                                                       {"B", 1}};
-  double scale = 1;
-  text = text.trim();
-  for (auto [unit, factor] : units)
-    if (text.consume_back_insensitive(unit)) {
-      scale = factor;
-      break;
-    }
-  double value;
-  if (text.trim().getAsDouble(value) || value < 0)
-    return -1;
-  return value * scale;
+  if (!peakAt.empty())
+    report["activation_peak_reached_at"] = peakAt;
+  if (auto remat = reportRemat(step, memory, cost, collectives))
+    report["remat"] = std::move(*remat);
+  std::vector<int64_t> perUnit = savedBytesPerTransformerUnit(step);
+  if (!perUnit.empty()) {
+    auto [least, most] = std::minmax_element(perUnit.begin(), perUnit.end());
+    llvm::errs() << llvm::format(
+        "dtc-compile: per rank: %zu transformer units each hold %lld to %lld "
+        "B of activations from their forward to their backward\n",
+        perUnit.size(), static_cast<long long>(*least),
+        static_cast<long long>(*most));
+    report["saved_activation_bytes_per_transformer_unit"] =
+        llvm::json::Array(perUnit);
+  }
+  return report;
 }
 
 bool mlir::dtc::fitsMemoryLimit(const llvm::json::Object &report,
                                 StringRef limit) {
-  double bytes = parseSize(limit);
+  double bytes = parseByteSize(limit);
   if (bytes < 0) {
     llvm::errs() << "error: --memory-limit: cannot read '" << limit
                  << "' as a size (e.g. 80GB, 512MiB, 1000000)\n";

@@ -43,7 +43,7 @@ static cl::OptionCategory categoryOutput("Output options");
 static cl::OptionCategory categoryImport("Import options");
 static cl::OptionCategory categoryLoss("Loss options");
 static cl::OptionCategory categoryPrecision("Precision options");
-static cl::OptionCategory categoryParallel("Parallelism options");
+static cl::OptionCategory categoryParallel("Parallelism and memory options");
 static cl::OptionCategory categoryOptimizer("Optimizer options");
 
 static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
@@ -109,11 +109,6 @@ static cl::opt<std::string> teacherPath(
     "teacher", cl::cat(categoryLoss),
     cl::desc("Teacher model (.onnx) for knowledge distillation: the loss "
              "becomes alpha*T^2*KL(teacher/T || student/T) + (1-alpha)*CE"));
-static cl::opt<std::string> memoryLimit(
-    "memory-limit", cl::cat(categoryParallel), cl::value_desc("SIZE"),
-    cl::desc("Fail, with the breakdown, when a rank would need more than "
-             "this (parameters, gradients, master weights, optimizer state "
-             "and activation peak), e.g. 80GB, 512MiB, 1e6 (bytes)"));
 static cl::opt<bool>
     timing("timing", cl::cat(categoryOutput),
            cl::desc("Print the time of each compile phase and pass (the "
@@ -363,7 +358,8 @@ int main(int argc, char **argv) {
   TimingScope reportTiming = rootTiming.nest("Report");
   llvm::json::Object report = reportStep(func, *device);
   reportTiming.stop();
-  if (!memoryLimit.empty() && !fitsMemoryLimit(report, memoryLimit))
+  if (!options.memoryLimit.empty() &&
+      !fitsMemoryLimit(report, options.memoryLimit))
     return 1;
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir)) {

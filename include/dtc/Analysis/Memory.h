@@ -25,8 +25,10 @@ struct StepMemory {
   int64_t masterWeights = 0;
   /// Other optimizer state (moments, step counter, loss scale).
   int64_t optimizerState = 0;
-  /// The most bytes of intermediate values live at once.
+  /// The most bytes of intermediate values live at once, and the first op
+  /// at which they are (null for a step without ops).
   int64_t activationPeak = 0;
+  Operation *peakOp = nullptr;
 
   int64_t total() const {
     return parameters + gradients + masterWeights + optimizerState +
@@ -39,6 +41,10 @@ StepMemory analyzeMemory(func::FuncOp step);
 /// The same, its intermediates run in `schedule`.
 StepMemory analyzeMemory(func::FuncOp step,
                          llvm::ArrayRef<ScheduledOp> schedule);
+
+/// A size as --memory-limit reads it: "80GB" (10^9), "512MiB" (2^20),
+/// "1e6" (bytes), in bytes; -1 if malformed.
+double parseByteSize(llvm::StringRef text);
 
 } // namespace mlir::dtc
 

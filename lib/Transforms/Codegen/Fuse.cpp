@@ -404,6 +404,15 @@ void outline(Group &group, FusionKind kind, RowReductions mode,
     return position.lookup(a) < position.lookup(b);
   });
   llvm::DenseSet<Operation *> members(ops.begin(), ops.end());
+  // Copies also read outside the group stay where they are, reading what
+  // the group then gives (an output), as do the copies they read.
+  llvm::DenseSet<Operation *> escaping;
+  for (Operation *op : llvm::reverse(ops))
+    if (copies.contains(op) &&
+        llvm::any_of(op->getUsers(), [&](Operation *user) {
+          return !members.contains(user) || escaping.contains(user);
+        }))
+      escaping.insert(op);
   // The inputs: values from outside, but for copied constants and index
   // grids.
   llvm::SetVector<Value> inputs;
@@ -423,7 +432,7 @@ void outline(Group &group, FusionKind kind, RowReductions mode,
           (mode == RowReductions::Rows &&
            roleOf(op, mode) == Role::Reduction) ||
           llvm::any_of(result.getUsers(), [&](Operation *user) {
-            return !members.contains(user);
+            return !members.contains(user) || escaping.contains(user);
           }))
         outputs.push_back(result);
   }
