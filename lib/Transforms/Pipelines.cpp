@@ -199,8 +199,11 @@ void mlir::dtc::buildRankProgramPipeline(
   if (options.bucketMB > 0)
     pm.addNestedPass<func::FuncOp>(createFuseScalarReductions());
   buildSimplifyPipeline(pm, SimplifyPipelineOptions());
-  // After the last CSE, which would merge the recomputed copies back.
-  if (options.remat != "none") {
+  // After the last CSE, which would merge the recomputed copies back. (With
+  // sequence parallelism or a half precision, policy none still gathers
+  // and widens activations again in the backward rather than hold them.)
+  if (options.remat != "none" || options.sequenceParallel ||
+      options.precision != Precision::FP32) {
     RematOptions remat;
     remat.policy = options.remat;
     remat.memoryLimit = options.memoryLimit;

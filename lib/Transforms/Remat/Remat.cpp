@@ -41,6 +41,9 @@ namespace {
 struct Segment {
   size_t begin = 0, end = 0;
   llvm::SetVector<Value> recomputed;
+  /// Values of the segment held for its recomputation although the
+  /// backward does not read them (a widening cast's narrow operand).
+  llvm::DenseSet<Value> kept;
 };
 
 /// What carrying out a plan did, to measure and to undo it.
@@ -61,6 +64,8 @@ public:
   SmallVector<StringAttr> unitNames;
   /// The units holding an attention op, as [begin, end) in `ops`.
   SmallVector<std::pair<size_t, size_t>> transformerUnits;
+  /// The forward ops that compute from parameters and constants alone.
+  llvm::DenseSet<Operation *> fromParameters;
 
   bool isForward(Operation *op) const { return index.contains(op); }
   /// Whether `value` is computed in `segment`.
@@ -84,12 +89,17 @@ public:
   /// Whether the backward can read `value` as is under `segment`'s plan:
   /// computed outside it, or kept.
   bool available(Value value, const Segment &segment) const {
+    // What parameters alone make, a copy makes again from them, wherever
+    // it is (a weight's cast or ZeRO-3 gather is not held for it).
+    if (Operation *def = value.getDefiningOp();
+        def && fromParameters.contains(def) && canRecompute(def))
+      return false;
     if (!inSegment(value, segment))
       return true;
     if (segment.recomputed.contains(value))
       return false;
-    return readByBackward(value) || readAfter(value, segment) ||
-           !canRecompute(value.getDefiningOp());
+    return segment.kept.contains(value) || readByBackward(value) ||
+           readAfter(value, segment) || !canRecompute(value.getDefiningOp());
   }
   /// The ops a segment's recomputation runs, in program order.
   SmallVector<Operation *> recomputation(const Segment &segment) const;
@@ -149,6 +159,7 @@ ForwardPass::ForwardPass(func::FuncOp step) {
     if (!unit)
       continue;
     if (!activation) {
+      fromParameters.insert(op);
       for (Value result : op->getResults())
         unitOf[result] = unit;
       continue;
@@ -219,15 +230,20 @@ ForwardPass::recomputation(const Segment &segment) const {
 
 Applied ForwardPass::apply(ArrayRef<Segment> plan) const {
   Applied applied;
-  for (const Segment &segment : plan) {
+  // Whether `user` reads a value after the forward: a backward op, or a
+  // later segment's copy (made first, so that this segment's copies serve
+  // it too: a widened norm input the next unit's recomputed norm reads).
+  auto afterForward = [&](Operation *user) {
+    return !isForward(user) && !user->hasTrait<OpTrait::IsTerminator>();
+  };
+  for (const Segment &segment : llvm::reverse(plan)) {
     if (segment.recomputed.empty())
       continue;
-    // Before the first backward op that reads a recomputed value.
+    // Before the first op after the forward that reads a recomputed value.
     Operation *first = nullptr;
     for (Value value : segment.recomputed)
       for (Operation *user : value.getUsers())
-        if (phases.contains(user) && !isForward(user) &&
-            (!first || user->isBeforeInBlock(first)))
+        if (afterForward(user) && (!first || user->isBeforeInBlock(first)))
           first = user;
     OpBuilder builder(first);
     IRMapping mapping;
@@ -238,8 +254,7 @@ Applied ForwardPass::apply(ArrayRef<Segment> plan) const {
     }
     for (Value value : segment.recomputed)
       value.replaceUsesWithIf(mapping.lookup(value), [&](OpOperand &use) {
-        Operation *user = use.getOwner();
-        return phases.contains(user) && !isForward(user);
+        return afterForward(use.getOwner());
       });
   }
   return applied;
@@ -261,6 +276,34 @@ static OpCost recomputedCost(const Applied &applied) {
   return cost;
 }
 
+/// Adds to `segment` the values every policy recomputes because holding
+/// them costs memory and recomputing them next to nothing: those computed
+/// from parameters alone (casts and gathers of weights), sequence
+/// parallelism's all-gathers of activations (gathered again from the rank's
+/// part, which is held, as Megatron-LM does), and casts to a wider type
+/// (cast again from the narrow value, which is held: a bf16 step's f32
+/// norm inputs).
+static void addFreeRecomputation(const ForwardPass &forward, Segment &segment,
+                                 bool keepOperands = true) {
+  for (Value value : forward.saved(segment)) {
+    Operation *def = value.getDefiningOp();
+    if (!ForwardPass::canRecompute(def))
+      continue;
+    bool free = forward.fromParameters.contains(def) || isa<AllGatherOp>(def);
+    if (auto cast = dyn_cast<CastOp>(def))
+      free = getElementTypeOrSelf(cast.getType()).getIntOrFloatBitWidth() >
+             getElementTypeOrSelf(cast.getInput().getType())
+                 .getIntOrFloatBitWidth();
+    if (!free)
+      continue;
+    segment.recomputed.insert(value);
+    if (keepOperands && !forward.fromParameters.contains(def))
+      for (Value operand : def->getOperands())
+        if (forward.inSegment(operand, segment))
+          segment.kept.insert(operand);
+  }
+}
+
 /// Full over groups of `k` transformer units: every value the backward
 /// reads is recomputed but the groups' inputs (and what later units read).
 static SmallVector<Segment> everyPlan(const ForwardPass &forward, int64_t k) {
@@ -274,6 +317,19 @@ static SmallVector<Segment> everyPlan(const ForwardPass &forward, int64_t k) {
       if (!forward.readAfter(value, segment) &&
           ForwardPass::canRecompute(value.getDefiningOp()))
         segment.recomputed.insert(value);
+    // (Those read after the segment too: its recomputation makes them.)
+    addFreeRecomputation(forward, segment, /*keepOperands=*/false);
+    plan.push_back(std::move(segment));
+  }
+  return plan;
+}
+
+/// What every policy recomputes (addFreeRecomputation), nothing else.
+static SmallVector<Segment> freePlan(const ForwardPass &forward) {
+  SmallVector<Segment> plan;
+  for (auto [begin, end] : forward.transformerUnits) {
+    Segment segment{begin, end, {}, {}};
+    addFreeRecomputation(forward, segment);
     plan.push_back(std::move(segment));
   }
   return plan;
@@ -283,11 +339,12 @@ static SmallVector<Segment> everyPlan(const ForwardPass &forward, int64_t k) {
 static SmallVector<Segment> selectivePlan(const ForwardPass &forward) {
   SmallVector<Segment> plan;
   for (auto [begin, end] : forward.transformerUnits) {
-    Segment segment{begin, end, {}};
+    Segment segment{begin, end, {}, {}};
     for (Value value : forward.saved(segment))
       if (isa<AttentionOp>(value.getDefiningOp()) &&
           !forward.readAfter(value, segment))
         segment.recomputed.insert(value);
+    addFreeRecomputation(forward, segment);
     plan.push_back(std::move(segment));
   }
   return plan;
@@ -311,7 +368,7 @@ knapsackItems(const ForwardPass &forward) {
   for (const Segment &full : everyPlan(forward, 1)) {
     SmallVector<KnapsackItem> items;
     for (Value value : full.recomputed) {
-      Segment alone{full.begin, full.end, {}};
+      Segment alone{full.begin, full.end, {}, {}};
       alone.recomputed.insert(value);
       double flops = 0;
       for (Operation *op : forward.recomputation(alone))
@@ -373,9 +430,10 @@ std::vector<int64_t>
 mlir::dtc::savedBytesPerTransformerUnit(func::FuncOp step) {
   ForwardPass forward(step);
   std::vector<int64_t> bytes;
+
   for (auto [begin, end] : forward.transformerUnits) {
     int64_t sum = 0;
-    for (Value value : forward.saved(Segment{begin, end, {}}))
+    for (Value value : forward.saved(Segment{begin, end, {}, {}}))
       sum += tensorByteSize(value.getType());
     bytes.push_back(sum);
   }
@@ -414,9 +472,9 @@ struct RematPass : public dtc::impl::RematBase<RematPass> {
 
   /// The plan of least recomputation whose peak fits the budget.
   FailureOr<Outcome> budgetPlan(func::FuncOp step, const ForwardPass &forward,
-                                int64_t budget, int64_t peakWithout) {
+                                int64_t budget) {
     SmallVector<Outcome> tried;
-    tried.push_back(Outcome{"none", {}, peakWithout, {}});
+    tried.push_back(measure(step, forward, "none", freePlan(forward)));
     tried.push_back(
         measure(step, forward, "selective", selectivePlan(forward)));
     Outcome full = measure(step, forward, "full", everyPlan(forward, 1));
@@ -487,14 +545,13 @@ struct RematPass : public dtc::impl::RematBase<RematPass> {
       step.emitError() << "dtc-remat: policy: " << error;
       return signalPassFailure();
     }
-    if (parsed.kind == RematPolicy::Kind::None)
-      return;
     ForwardPass forward(step);
     if (forward.transformerUnits.empty()) {
-      step.emitWarning() << "dtc-remat: no transformer unit (a module "
-                            "holding an attention op) to recompute; "
-                            "policy '"
-                         << policy << "' changes nothing";
+      if (parsed.kind != RematPolicy::Kind::None)
+        step.emitWarning() << "dtc-remat: no transformer unit (a module "
+                              "holding an attention op) to recompute; "
+                              "policy '"
+                           << policy << "' changes nothing";
       return;
     }
     int64_t peakWithout = activationPeak(step);
@@ -502,7 +559,8 @@ struct RematPass : public dtc::impl::RematBase<RematPass> {
     std::string chosenPlan = parsed.str();
     switch (parsed.kind) {
     case RematPolicy::Kind::None:
-      return;
+      plan = freePlan(forward);
+      break;
     case RematPolicy::Kind::Full:
     case RematPolicy::Kind::Every:
       plan = everyPlan(forward, parsed.every);
@@ -530,8 +588,7 @@ struct RematPass : public dtc::impl::RematBase<RematPass> {
           return signalPassFailure();
         }
       }
-      FailureOr<Outcome> chosen =
-          budgetPlan(step, forward, budget, peakWithout);
+      FailureOr<Outcome> chosen = budgetPlan(step, forward, budget);
       if (failed(chosen))
         return signalPassFailure();
       plan = std::move(chosen->plan);

@@ -23,11 +23,20 @@ def Remat : Pass<"dtc-remat", "mlir::func::FuncOp"> {
     redraws the same mask from its counter-based generator.
 
     The forward is cut into units: a unit starts at the first forward op
-    that reads a trainable parameter of a `dtc.unit` not met before (the
-    module FSDP would wrap: `h.3`, `layers.3`), and a transformer unit is
-    one holding an attention op (`dtc.attention`). `policy`:
+    that combines an activation with a trainable parameter of a `dtc.unit`
+    not met before (the module FSDP would wrap: `h.3`, `layers.3`; the
+    first unit met again starts the next microbatch), and a transformer
+    unit is one holding an attention op (`dtc.attention`).
 
-    - `none`: nothing recomputed;
+    Every policy recomputes what costs memory to hold and next to nothing
+    to make again: values computed from parameters alone, sequence
+    parallelism's all-gathers of activations (gathered again from the
+    rank's part, as Megatron-LM does) and casts to a wider type (a bf16
+    step's f32 norm inputs, cast again from the bf16 value); dtc-training
+    runs the pass with policy `none` for them under sequence parallelism or
+    a half precision. `policy`:
+
+    - `none`: nothing else recomputed;
     - `full`: each transformer unit keeps only its input (and what later
       units read); everything else the backward reads is recomputed;
     - `every=K`: the same over groups of K consecutive transformer units:
