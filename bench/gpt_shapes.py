@@ -74,8 +74,7 @@ def build(config, seq, batch, layers=None):
     for layer in range(n_layers):
         p = f"h.{layer}"
         qkv = linear(layer_norm(h, f"{p}.ln_1"), f"{p}.attn.c_attn", dim, 3 * dim)
-        q, k, v = (heads_of(part) for part in
-                   g_split(g, qkv, dim))
+        q, k, v = (heads_of(part) for part in split3(g, qkv, dim))
         scores = g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])])
         scores = g.op("Add", [g.op("Div", [scores, g.const([math.sqrt(hd)], TensorProto.FLOAT,
                                                             [])]), mask])
@@ -85,19 +84,11 @@ def build(config, seq, batch, layers=None):
         h = g.op("Add", [h, dropout(linear(att, f"{p}.attn.c_proj", dim, dim))])
         x = gelu(linear(layer_norm(h, f"{p}.ln_2"), f"{p}.mlp.c_fc", dim, 4 * dim))
         h = g.op("Add", [h, dropout(linear(x, f"{p}.mlp.c_proj", 4 * dim, dim))])
-    logits = g.op("MatMul", [layer_norm(h, "ln_f"), g.weight("lm_head.weight_t", [dim, vocab])])
-    g.nodes[-1].output[0] = "logits"
-
-    graph = helper.make_graph(
-        g.nodes, f"{config}_{n_layers}l",
-        [helper.make_tensor_value_info("ids", TensorProto.INT64, [batch, seq])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, seq, vocab])],
-        initializer=g.initializers)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)],
-                             producer_name="bench/gpt_shapes.py")
+    g.op("MatMul", [layer_norm(h, "ln_f"), g.weight("lm_head.weight_t", [dim, vocab])])
+    return g.model(f"{config}_{n_layers}l", batch, seq, vocab, 20, "bench/gpt_shapes.py")
 
 
-def g_split(g, x, dim):
+def split3(g, x, dim):
     """Split's three outputs along the last axis (q, k, v)."""
     names = [g.fresh("split") for _ in range(3)]
     g.nodes.append(helper.make_node("Split", [x, g.const([dim, dim, dim])], names,

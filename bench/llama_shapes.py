@@ -63,6 +63,18 @@ class GraphWriter:
         self.initializers.append(tensor)
         return name
 
+    def model(self, name, batch, seq, vocab, opset, producer):
+        """The graph written so far, its last node's output renamed logits:
+        ids [batch, seq] in, logits [batch, seq, vocab] out."""
+        self.nodes[-1].output[0] = "logits"
+        graph = helper.make_graph(
+            self.nodes, name,
+            [helper.make_tensor_value_info("ids", TensorProto.INT64, [batch, seq])],
+            [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, seq, vocab])],
+            initializer=self.initializers)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                                 producer_name=producer)
+
 
 def build(config, seq, batch, layers=None):
     n_layers, dim, heads, kv_heads, ffn, vocab = CONFIGS[config]
@@ -131,16 +143,8 @@ def build(config, seq, batch, layers=None):
         up = linear(x, f"{p}.mlp.w3", dim, ffn)
         silu = g.op("Mul", [gate, g.op("Sigmoid", [gate])])
         h = g.op("Add", [h, linear(g.op("Mul", [silu, up]), f"{p}.mlp.w2", ffn, dim)])
-    logits = linear(rms_norm(h, "norm"), "lm_head", dim, vocab)
-    g.nodes[-1].output[0] = "logits"
-
-    graph = helper.make_graph(
-        g.nodes, f"{config}_{n_layers}l",
-        [helper.make_tensor_value_info("ids", TensorProto.INT64, [batch, seq])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, seq, vocab])],
-        initializer=g.initializers)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                             producer_name="bench/llama_shapes.py")
+    linear(rms_norm(h, "norm"), "lm_head", dim, vocab)
+    return g.model(f"{config}_{n_layers}l", batch, seq, vocab, 17, "bench/llama_shapes.py")
 
 
 def main():
