@@ -236,9 +236,9 @@ Applied ForwardPass::apply(ArrayRef<Segment> plan) const {
   auto afterForward = [&](Operation *user) {
     return !isForward(user) && !user->hasTrait<OpTrait::IsTerminator>();
   };
-  for (const Segment &segment : llvm::reverse(plan)) {
+  auto place = [&](const Segment &segment) {
     if (segment.recomputed.empty())
-      continue;
+      return;
     // Before the first op after the forward that reads a recomputed value.
     Operation *first = nullptr;
     for (Value value : segment.recomputed)
@@ -256,6 +256,21 @@ Applied ForwardPass::apply(ArrayRef<Segment> plan) const {
       value.replaceUsesWithIf(mapping.lookup(value), [&](OpOperand &use) {
         return afterForward(use.getOwner());
       });
+  };
+  for (const Segment &segment : llvm::reverse(plan)) {
+    // What a later segment's copies read is made on its own, before them;
+    // the rest before this segment's own backward, not that early.
+    Segment early = segment, rest = segment;
+    early.recomputed.clear();
+    rest.recomputed.clear();
+    for (Value value : segment.recomputed) {
+      bool readByCopy = llvm::any_of(value.getUsers(), [&](Operation *user) {
+        return afterForward(user) && !phases.contains(user);
+      });
+      (readByCopy ? early : rest).recomputed.insert(value);
+    }
+    place(early);
+    place(rest);
   }
   return applied;
 }

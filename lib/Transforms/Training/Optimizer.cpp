@@ -180,10 +180,13 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
     // Global-norm clipping, as torch.nn.utils.clip_grad_norm_: the norm of
     // the per-parameter norms; gradients scaled by min(max / (norm + 1e-6), 1).
     llvm::StringMap<Value> applied;
+    SmallVector<Operation *> widened;
     for (BlockArgument param : params) {
       Value g = grads[parameterName(param)];
-      if (g.getType() != masterOf(param))
+      if (g.getType() != masterOf(param)) {
         g = CastOp::create(b, u.loc, masterOf(param), g);
+        widened.push_back(g.getDefiningOp());
+      }
       applied[parameterName(param)] = g;
     }
     Value foundInf;
@@ -292,6 +295,18 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
         {b.getNamedAttr(kOutputAttrName,
                         b.getStringAttr(kLearningRateOutputName))});
     signature.commit();
+    // Each gradient is widened just before it is first read, not all of
+    // them first: an f32 copy of every gradient live at once was a bf16
+    // step's activation peak.
+    for (Operation *cast : widened) {
+      Operation *first = nullptr;
+      for (Operation *user : cast->getUsers())
+        if (user->getBlock() == cast->getBlock() &&
+            (!first || user->isBeforeInBlock(first)))
+          first = user;
+      if (first)
+        cast->moveBefore(first);
+    }
   }
 
   /// The type `param` is updated in: f32 for a parameter stored in a
