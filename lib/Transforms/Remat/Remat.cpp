@@ -350,26 +350,20 @@ static SmallVector<Segment> freePlan(const ForwardPass &forward) {
   return plan;
 }
 
-/// The attention ops' results recomputed, everything else kept.
+/// The attention ops' results recomputed too, everything else kept.
 static SmallVector<Segment> selectivePlan(const ForwardPass &forward) {
-  SmallVector<Segment> plan;
-  for (auto [begin, end] : forward.transformerUnits) {
-    Segment segment{begin, end, {}, {}};
+  SmallVector<Segment> plan = freePlan(forward);
+  for (Segment &segment : plan)
     for (Value value : forward.saved(segment))
       if (isa<AttentionOp>(value.getDefiningOp()) &&
           !forward.readAfter(value, segment))
         segment.recomputed.insert(value);
-    addFreeRecomputation(forward, segment);
-    plan.push_back(std::move(segment));
-  }
   return plan;
 }
 
-/// Per transformer unit, the values full recomputation drops that a
-/// knapsack of `capacity` bytes keeps: those whose recomputation costs the
-/// most FLOPs within the capacity, each valued at the FLOPs of recomputing
-/// it alone with the others kept.
 namespace {
+/// A value full recomputation drops, as the knapsack weighs it: its bytes,
+/// and the FLOPs of recomputing it alone with the others kept.
 struct KnapsackItem {
   Value value;
   int64_t bytes;
@@ -429,6 +423,8 @@ static llvm::DenseSet<Value> solveKnapsack(ArrayRef<KnapsackItem> items,
   return keep;
 }
 
+/// Full recomputation less, per transformer unit, what a knapsack of
+/// `capacity` bytes keeps (the most FLOPs within the capacity).
 static SmallVector<Segment>
 knapsackPlan(const ForwardPass &forward,
              ArrayRef<SmallVector<KnapsackItem>> items, int64_t capacity) {
