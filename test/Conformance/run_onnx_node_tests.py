@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Runs ONNX's node conformance tests through dtc.
+"""Runs ONNX's conformance tests (node tests, and the model tests of
+`pytorch-converted`, `pytorch-operator` and `simple`) through dtc.
 
 For every test directory (model.onnx + test_data_set_*/), imports the model
 with `dtc-translate --import-onnx --bind-inputs <data set>`, runs it with
 `dtc-run`, and compares each output with the expected one (rtol 1e-3,
 atol 1e-7, as ONNX's backend tests do; integer and bool outputs exactly).
+As ONNX's backend runner does, an unnamed input_N.pb binds the N-th graph
+input and an unnamed output_N.pb is the N-th graph output.
 
 A test whose import ends in a clean "unsupported" diagnostic (an op, element
 type or feature dtc does not handle) is skipped and counted by reason. Any
@@ -33,7 +36,6 @@ UNSUPPORTED = [
     re.compile(r"op domain '([\w.]+)' is not supported"),
     re.compile(r"(unsupported (?:target )?element type \w+)"),
     re.compile(r"is not a tensor; dtc supports tensors only"),
-    re.compile(r"(legacy broadcasting)"),
     re.compile(r"(sparse and string constants are not supported)"),
     re.compile(r"(unsupported \w+ reduction '\w+')"),
     re.compile(r"(unsupported \w+ (?:input|output|attribute) \w+)"),
@@ -51,7 +53,7 @@ def classify_skip(stderr):
     return None
 
 
-def load_pb(path, declared_types):
+def load_pb(path, declared_types, positional=()):
     tensor = onnx.TensorProto()
     with open(path, "rb") as f:
         tensor.ParseFromString(f.read())
@@ -61,6 +63,9 @@ def load_pb(path, declared_types):
         # numpy has no bfloat16: onnx 1.12 returns the bit patterns of
         # int32_data (raw_data it converts to float32 itself).
         array = (array.astype(np.uint32) << 16).view(np.float32)
+    if not tensor.name and positional:
+        # Unnamed: the graph value at the file's position (output_N.pb).
+        return positional[int(re.search(r"_(\d+)\.pb$", path).group(1))], array
     return tensor.name, array
 
 
@@ -116,7 +121,8 @@ def run_test(tools, test_dir, workdir):
             return "fail", "run: " + (run.stderr.strip() or f"exit {run.returncode}")[-400:]
         outputs = sorted(f for f in os.listdir(data_dir) if f.startswith("output_"))
         for output in outputs:
-            name, expected = load_pb(os.path.join(data_dir, output), declared)
+            name, expected = load_pb(os.path.join(data_dir, output), declared,
+                                     [v.name for v in graph.output])
             ours = os.path.join(out_dir, name + ".npy")
             if not os.path.exists(ours):
                 return "fail", f"no output '{name}'"
@@ -131,7 +137,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tools", required=True, help="directory holding dtc-translate and dtc-run")
-    parser.add_argument("--node-dir", default="/usr/share/libonnx-testdata/data/node")
+    parser.add_argument("--node-dir", nargs="+", default=["/usr/share/libonnx-testdata/data/node"],
+                        help="directories of tests (several: each test is named DIR/TEST)")
     parser.add_argument("--node-archive",
                         help="a .tar.xz of node tests (make_onnx_node_tests.py writes one), "
                              "run instead of --node-dir")
@@ -161,14 +168,20 @@ def main():
         extracted = tempfile.TemporaryDirectory()
         with tarfile.open(args.node_archive) as archive:
             archive.extractall(extracted.name)
-        args.node_dir = os.path.join(extracted.name, "node")
-    tests = sorted(d for d in os.listdir(args.node_dir) if args.filter in d)
+        args.node_dir = [os.path.join(extracted.name, "node")]
+    prefix = len(args.node_dir) > 1
+    tests = {}
+    for root in args.node_dir:
+        for d in sorted(os.listdir(root)):
+            name = os.path.join(os.path.basename(root.rstrip("/")), d) if prefix else d
+            if args.filter in name:
+                tests[name] = os.path.join(root, d)
     if not tests:
-        print(f"no node tests found in {args.node_dir}", file=sys.stderr)
+        print(f"no tests found in {' '.join(args.node_dir)}", file=sys.stderr)
         return 1
 
     def job(test):
-        test_dir = os.path.join(args.node_dir, test)
+        test_dir = tests[test]
         ops = {node.op_type for node in onnx.load(os.path.join(test_dir, "model.onnx")).graph.node}
         with tempfile.TemporaryDirectory() as workdir:
             try:

@@ -77,6 +77,15 @@ def main():
         mask = np.abs(mask_g) >= 1e-4 * rms
         err = rel_l2((p - before)[mask].astype(np.float64), (ref_p - before)[mask].astype(np.float64))
         report(err <= args.update_rl2, f"update {name[:-4]:23} rel L2 {err:.2e} over {mask.sum()}/{mask.size}")
+    # State a step updates without a gradient (batch norms' running
+    # statistics): its change over training, as an update's.
+    extra = sorted(set(os.listdir(f"{ref}/param")) - set(names)) if os.path.isdir(f"{ref}/param") else []
+    for name in extra:
+        before = np.load(f"{initial}/{name}").astype(np.float64)
+        p = np.load(f"{dump}/param/{name}").astype(np.float64)
+        ref_p = np.load(f"{ref}/param/{name}").astype(np.float64)
+        err = rel_l2(p - before, ref_p - before) if p.shape == ref_p.shape else np.inf
+        report(err <= args.update_rl2, f"state  {name[:-4]:23} rel L2 {err:.2e} of its change")
     print(f"{failures} failed")
     return 1 if failures else 0
 

@@ -99,6 +99,18 @@ static cl::opt<bool> strictParams(
              "parameter and other values (GPT-2's position rows, Gemma's "
              "1 + w), instead of training it in the parameter's place with a "
              "warning"));
+using RV = dtc::ONNXImportOptions::RunningVariance;
+static cl::opt<RV> runningVariance(
+    "batch-norm-variance", cl::cat(categoryImport),
+    cl::desc(
+        "Running variance of training-mode BatchNormalization: 'unbiased' "
+        "(PyTorch's BatchNorm), 'population' (ONNX's reference), or 'auto' "
+        "(unbiased for models whose producer is pytorch, else population)"),
+    cl::init(RV::Auto),
+    cl::values(
+        clEnumValN(RV::Auto, "auto", "unbiased for pytorch models"),
+        clEnumValN(RV::Unbiased, "unbiased", "n / (n - 1) times the batch's"),
+        clEnumValN(RV::Population, "population", "the batch's variance")));
 static cl::opt<bool> listParams(
     "list-params", cl::cat(categoryImport),
     cl::desc("Print the initializers (name, shape, type, whether each trains "
@@ -291,6 +303,7 @@ int main(int argc, char **argv) {
   importOptions.training = true;
   importOptions.dropoutSeed = seed;
   importOptions.freeze = freeze;
+  importOptions.runningVariance = runningVariance;
   importOptions.retie = !noRetie;
   importOptions.strictParams = strictParams;
   importOptions.trainable = trainable;

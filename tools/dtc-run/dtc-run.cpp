@@ -8,8 +8,9 @@
 // another version of the step ABI (docs/StepABI.md) is refused.
 //
 // Reads the function's inputs from DIR (.npy files named after the input, or
-// ONNX TensorProto .pb files whose name field names it; files matching no
-// argument are ignored), takes parameters from the module unless DIR
+// ONNX TensorProto .pb files whose name field names it, or, unnamed,
+// input_N.pb for the N-th graph input; files matching no argument are
+// ignored), takes parameters from the module unless DIR
 // overrides them, runs the function and writes each result as
 // OUTDIR/<output name>.npy. Prints a one-line summary of each output.
 //
@@ -58,7 +59,8 @@ static llvm::cl::opt<std::string>
     inputsDir("inputs", llvm::cl::cat(runCat),
               llvm::cl::desc("Directory of input tensors (.npy or "
                              "ONNX TensorProto .pb), matched to "
-                             "function arguments by name"));
+                             "function arguments by name; an unnamed "
+                             "input_N.pb binds the N-th graph input"));
 static llvm::cl::opt<std::string>
     outputsDir("outputs", llvm::cl::cat(runCat),
                llvm::cl::desc("Directory to write each result to, "
@@ -145,6 +147,22 @@ static void printSummary(llvm::raw_ostream &os, const std::string &name,
   os << "\n";
 }
 
+/// The model's inputs in their graph order, which unnamed `input_N.pb`
+/// files bind by: as the importer recorded it where it folded some into
+/// constants, else the order of the `dtc.input` arguments.
+static std::vector<std::string> graphInputNames(func::FuncOp func) {
+  std::vector<std::string> names;
+  if (auto recorded = func->getAttrOfType<ArrayAttr>(kGraphInputsAttrName)) {
+    for (auto name : recorded.getAsValueRange<StringAttr>())
+      names.push_back(name.str());
+    return names;
+  }
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, kInputAttrName))
+      names.push_back(name.str());
+  return names;
+}
+
 /// Runs the function once on the inputs and writes its outputs. With several
 /// ranks, DIR/rank<N>/ overrides DIR's files for rank N, and the outputs go
 /// to OUTDIR/rank<N>/.
@@ -162,6 +180,7 @@ static int runOnce(func::FuncOp func, Communicator *comm) {
   }
   for (auto &[name, tensor] : own)
     provided[name] = tensor;
+  bindPositionalTensors(provided, graphInputNames(func));
   FailureOr<SmallVector<Tensor>> arguments = bindArguments(func, provided);
   if (failed(arguments))
     return 1;

@@ -63,12 +63,26 @@ static llvm::cl::opt<bool> noRetie(
                    "ONNX optimizer stored of it (a tie it broke), instead of "
                    "training them as one"));
 
+using RV = dtc::ONNXImportOptions::RunningVariance;
+static llvm::cl::opt<RV> runningVariance(
+    "batch-norm-variance",
+    llvm::cl::desc(
+        "Running variance of training-mode BatchNormalization: 'unbiased' "
+        "(PyTorch's BatchNorm), 'population' (ONNX's reference), or 'auto' "
+        "(unbiased for models whose producer is pytorch, else population)"),
+    llvm::cl::init(RV::Auto),
+    llvm::cl::values(
+        clEnumValN(RV::Auto, "auto", "unbiased for pytorch models"),
+        clEnumValN(RV::Unbiased, "unbiased", "n / (n - 1) times the batch's"),
+        clEnumValN(RV::Population, "population", "the batch's variance")));
+
 static OwningOpRef<Operation *> importONNX(llvm::SourceMgr &sourceMgr,
                                            MLIRContext *context) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   dtc::ONNXImportOptions options;
   options.freeze = freeze;
+  options.runningVariance = runningVariance;
   options.trainable = trainable;
   options.shapesOnly = shapesOnly;
   options.trainingDropout = dropout;

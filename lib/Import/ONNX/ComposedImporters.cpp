@@ -152,22 +152,9 @@ LogicalResult importPad(NodeImporter &n) {
     end = std::max<int64_t>(end, 0);
     if (!begin && !end)
       continue;
-    auto xType = cast<RankedTensorType>(x.getType());
     FailureOr<Value> padded;
     if (mode == "constant") {
-      SmallVector<Value> parts;
-      auto block = [&](int64_t width) {
-        SmallVector<int64_t> shape(xType.getShape());
-        shape[axis] = width;
-        return BroadcastOp::create(n.builder, n.loc, xType.clone(shape), fill)
-            .getResult();
-      };
-      if (begin)
-        parts.push_back(block(begin));
-      parts.push_back(x);
-      if (end)
-        parts.push_back(block(end));
-      padded = n.create<ConcatOp>(parts, axis);
+      padded = n.padWith(x, axis, begin, end, fill);
     } else {
       if (size == 0) {
         n.error() << "cannot pad the empty dimension " << axis << " in mode '"

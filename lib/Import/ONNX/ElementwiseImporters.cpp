@@ -21,27 +21,42 @@ template <typename OpTy> LogicalResult importUnary(NodeImporter &n) {
   return n.setResult(OpTy::create(n.builder, n.loc, n.input(0)).getResult());
 }
 
-/// Elementwise binary ops broadcast as numpy does from opset 7 on; earlier
-/// opsets had an explicit `broadcast` attribute, which dtc does not support.
-LogicalResult checkNumpyBroadcasting(NodeImporter &n) {
-  if (n.attribute("broadcast") || n.attribute("axis")) {
-    n.error() << "legacy broadcasting (opset < 7 'broadcast'/'axis' "
-                 "attributes) is not supported";
+/// The second operand of an elementwise binary op, broadcastable against
+/// the first as numpy does (opset 7 on). Before opset 7 an op broadcasts
+/// only with `broadcast = 1`, the second operand lining up with the first's
+/// dimensions from `axis` on (the trailing ones without it): trailing 1s
+/// make that numpy's rule.
+FailureOr<Value> broadcastableRhs(NodeImporter &n) {
+  Value rhs = n.input(1);
+  if (n.opset >= 7 || n.intAttr("broadcast", 0) == 0 || !n.attribute("axis"))
+    return rhs;
+  int64_t lhsRank = n.inputType(0).getRank(),
+          rhsRank = n.inputType(1).getRank();
+  FailureOr<int64_t> axis = n.normalizeAxis(n.intAttr("axis", 0), lhsRank);
+  if (failed(axis))
+    return failure();
+  if (*axis + rhsRank > lhsRank) {
+    n.error() << "broadcast axis " << *axis << " leaves no room for the "
+              << rhsRank << " dimensions of the second operand";
     return failure();
   }
-  return success();
+  SmallVector<int64_t> shape(n.inputType(1).getShape());
+  shape.append(lhsRank - *axis - rhsRank, 1);
+  return n.reshape(rhs, shape);
 }
 
 template <typename OpTy> LogicalResult importBinary(NodeImporter &n) {
-  if (failed(checkNumpyBroadcasting(n)))
+  FailureOr<Value> rhs = broadcastableRhs(n);
+  if (failed(rhs))
     return failure();
-  return n.setResult(n.create<OpTy>(n.input(0), n.input(1)));
+  return n.setResult(n.create<OpTy>(n.input(0), *rhs));
 }
 
 LogicalResult importCompare(NodeImporter &n, ComparisonPredicate predicate) {
-  if (failed(checkNumpyBroadcasting(n)))
+  FailureOr<Value> rhs = broadcastableRhs(n);
+  if (failed(rhs))
     return failure();
-  return n.setResult(n.create<CompareOp>(predicate, n.input(0), n.input(1)));
+  return n.setResult(n.create<CompareOp>(predicate, n.input(0), *rhs));
 }
 
 /// Folds a variadic op (Max, Min, Sum) over its inputs with a binary op.

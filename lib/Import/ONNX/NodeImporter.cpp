@@ -141,6 +141,25 @@ Value NodeImporter::slice(Value value, int64_t dim, int64_t start,
   return SliceOp::create(builder, loc, value, starts, sizes, strides);
 }
 
+FailureOr<Value> NodeImporter::padWith(Value value, int64_t dim, int64_t begin,
+                                       int64_t end, Value fill) {
+  if (!begin && !end)
+    return value;
+  auto type = cast<RankedTensorType>(value.getType());
+  auto block = [&](int64_t width) -> Value {
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] = width;
+    return BroadcastOp::create(builder, loc, type.clone(shape), fill);
+  };
+  SmallVector<Value> parts;
+  if (begin)
+    parts.push_back(block(begin));
+  parts.push_back(value);
+  if (end)
+    parts.push_back(block(end));
+  return create<ConcatOp>(parts, dim);
+}
+
 Value NodeImporter::convertElementType(Value value, Type elementType) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getElementType() == elementType)

@@ -15,6 +15,7 @@
 #include "dtc/Runtime/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -36,6 +37,16 @@ struct ModelContext {
   /// Sequence-typed values by ONNX name: lists of tensors, resolved at
   /// import (their lengths and positions must be static).
   llvm::StringMap<SmallVector<Value>> sequences;
+  /// The model's buffers: initializers a node updates (training-mode batch
+  /// norms' running statistics), imported as frozen parameters whose next
+  /// values the step returns.
+  llvm::StringSet<> buffers;
+  /// The next value of each buffer, set by the node that updates it.
+  llvm::StringMap<Value> bufferUpdates;
+  /// Training-mode batch norms update the running variance with the
+  /// batch's unbiased variance (PyTorch) rather than its population
+  /// variance (ONNX's reference).
+  bool unbiasedRunningVariance = false;
 };
 
 class NodeImporter {
@@ -132,6 +143,10 @@ public:
   /// from `start`, every `step`-th; the other dimensions whole.
   Value slice(Value value, int64_t dim, int64_t start, int64_t size,
               int64_t step = 1);
+  /// `value` with `begin` leading and `end` trailing copies of the scalar
+  /// `fill` along `dim` (no op when both are 0).
+  FailureOr<Value> padWith(Value value, int64_t dim, int64_t begin, int64_t end,
+                           Value fill);
   /// `value` converted to `elementType` (no op when it already is).
   Value convertElementType(Value value, Type elementType);
 
@@ -177,6 +192,9 @@ void addEinsumImporter(OpImporterTable &table);
 void addElementwiseImporters(OpImporterTable &table);
 void addMathImporters(OpImporterTable &table);
 void addShapeImporters(OpImporterTable &table);
+/// Conv, ConvTranspose, the pools, the batch and instance norms, and the
+/// activations vision models use.
+void addVisionImporters(OpImporterTable &table);
 
 /// For op types whose operands determine result shapes: the indices of those
 /// operands, which must be constants.

@@ -148,6 +148,7 @@ static const OpImporterTable &opImporters() {
     addMathImporters(t);
     addSequenceImporters(t);
     addShapeImporters(t);
+    addVisionImporters(t);
     return t;
   }();
   return table;
@@ -310,23 +311,43 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
   std::map<std::string, const onnx::TensorProto *> initializers;
   for (const onnx::TensorProto &init : graph.initializer())
     initializers[init.name()] = &init;
+  // Buffers: the running statistics a training-mode batch norm updates.
+  for (const onnx::NodeProto &node : graph.node()) {
+    if (node.op_type() != "BatchNormalization" || opset < 14)
+      continue;
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.name() == "training_mode" && attr.i() != 0)
+        for (int i : {3, 4})
+          if (node.input_size() > i && initializers.count(node.input(i)))
+            modelContext.buffers.insert(node.input(i));
+  }
 
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
   // Per argument its name and, for parameters, its initial value.
   SmallVector<std::pair<std::string, std::optional<Tensor>>> argValues;
   SmallVector<std::pair<std::string, Tensor>> folded;
+  // Older exporters list initializers as inputs too; the others are the
+  // graph's inputs, which tensors bind by name or by position.
+  std::vector<std::string> graphInputs;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (!initializers.count(input.name()))
+      graphInputs.push_back(input.name());
+  std::map<std::string, Tensor> boundInputs = options.boundInputs;
+  bindPositionalTensors(boundInputs, graphInputs);
+  bool foldedInput = false;
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (initializers.count(input.name()))
-      continue; // older exporters list initializers as inputs too
-    auto bound = options.boundInputs.find(input.name());
+      continue;
+    auto bound = boundInputs.find(input.name());
     const Tensor *boundValue =
-        bound == options.boundInputs.end() ? nullptr : &bound->second;
+        bound == boundInputs.end() ? nullptr : &bound->second;
     FailureOr<RankedTensorType> type = typeOf(input, boundValue);
     if (failed(type))
       return failure();
     if (boundValue && staticNames.contains(input.name())) {
       folded.emplace_back(input.name(), *boundValue);
+      foldedInput = true;
       continue;
     }
     argTypes.push_back(*type);
@@ -393,6 +414,10 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
     auto kind = inputKinds.find(init.name());
     if (!selected) {
       reason = "not a float tensor";
+    } else if (modelContext.buffers.contains(init.name())) {
+      selected = false;
+      reason = "buffer: a running statistic of a training-mode "
+               "BatchNormalization";
     } else if (!options.freeze.empty() && freeze.match(init.name())) {
       selected = false;
       reason = "--freeze";
@@ -475,7 +500,8 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
     if (options.initializers)
       options.initializers->push_back(
           {init.name(), shape, *dtype, selected, reason});
-    if (!selected && !byShape) {
+    bool buffer = modelContext.buffers.contains(init.name());
+    if (!selected && !byShape && !buffer) {
       folded.emplace_back(init.name(), std::move(*value));
       continue;
     }
@@ -533,6 +559,13 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
   func = func::FuncOp::create(fileLoc, "forward",
                               builder.getFunctionType(argTypes, {}));
   func.setAllArgAttrs(argAttrs);
+  // Where an input became a constant, the arguments no longer say which
+  // graph input is at which position: a runner binding by position reads
+  // them here.
+  if (foldedInput)
+    func->setAttr(kGraphInputsAttrName,
+                  builder.getStrArrayAttr(SmallVector<StringRef>(
+                      graphInputs.begin(), graphInputs.end())));
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
   for (auto [arg, named] : llvm::zip(body->getArguments(), argValues)) {
@@ -693,6 +726,19 @@ LogicalResult ModelImporter::buildReturn(const onnx::GraphProto &graph) {
     resultAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
         kOutputAttrName, builder.getStringAttr(output.name()))));
   }
+  // Each buffer's next value, the result its argument is donated to.
+  for (BlockArgument arg : func.getArguments()) {
+    auto name =
+        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttrName);
+    Value next =
+        name ? modelContext.bufferUpdates.lookup(name.getValue()) : Value();
+    if (!next)
+      continue;
+    func.setArgAttr(arg.getArgNumber(), kAliasingOutputAttrName,
+                    builder.getI64IntegerAttr(results.size()));
+    results.push_back(next);
+    resultAttrs.push_back(builder.getDictionaryAttr({}));
+  }
   func::ReturnOp::create(builder, fileLoc, results);
   func.setFunctionType(builder.getFunctionType(func.getArgumentTypes(),
                                                ValueRange(results).getTypes()));
@@ -789,6 +835,11 @@ ModelImporter::importModel(const onnx::ModelProto &model) {
   }
   const onnx::GraphProto &graph =
       model.functions_size() ? inlined : model.graph();
+  using RunningVariance = ONNXImportOptions::RunningVariance;
+  modelContext.unbiasedRunningVariance =
+      options.runningVariance == RunningVariance::Unbiased ||
+      (options.runningVariance == RunningVariance::Auto &&
+       model.producer_name() == "pytorch");
   if (failed(buildSignature(graph)))
     return nullptr;
   module->push_back(func);

@@ -216,8 +216,7 @@ bool readTensorDir(const std::string &dir, std::map<std::string, Tensor> &out,
     } else if (path.extension() == ".pb" && name.rfind("output_", 0) != 0) {
       std::string protoName;
       tensor = readTensorProtoFile(path.string(), protoName, error);
-      if (!protoName.empty())
-        name = protoName;
+      name = protoName.empty() ? path.filename().string() : protoName;
     } else {
       continue;
     }
@@ -230,6 +229,22 @@ bool readTensorDir(const std::string &dir, std::map<std::string, Tensor> &out,
     out.emplace(name, std::move(*tensor));
   }
   return true;
+}
+
+std::string positionalInputKey(size_t index) {
+  return "input_" + std::to_string(index) + ".pb";
+}
+
+void bindPositionalTensors(std::map<std::string, Tensor> &tensors,
+                           const std::vector<std::string> &inputNames) {
+  for (size_t i = 0; i < inputNames.size(); ++i) {
+    auto it = tensors.find(positionalInputKey(i));
+    if (it == tensors.end())
+      continue;
+    Tensor tensor = std::move(it->second);
+    tensors.erase(it);
+    tensors.try_emplace(inputNames[i], std::move(tensor));
+  }
 }
 
 } // namespace mlir::dtc

@@ -321,8 +321,16 @@ struct SinkShardsPass : public dtc::impl::SinkShardsBase<SinkShardsPass> {
     RewritePatternSet patterns(&getContext());
     patterns.add<SinkShard, SliceOfBroadcast, SliceOfIota, SumOfOneHot,
                  ScatterInsteadOfSum, AllToAllInsteadOfGather>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    // Each sweep sinks a shard one op further: a long chain of small ops
+    // (a pool's window slices) takes more than the default 10.
+    GreedyRewriteConfig config;
+    config.setMaxIterations(1000);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config))) {
+      getOperation().emitError("dtc-sink-shards: the rewrites did not "
+                               "converge");
       return signalPassFailure();
+    }
   }
 };
 

@@ -167,8 +167,22 @@ struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
           << loss << "' (expected cross-entropy, distillation or output:NAME)";
       return signalPassFailure();
     }
-    // The function is a training step now: its one result, the loss.
-    setResults(func, {lossValue}, {b.getDictionaryAttr({})});
+    // The function is a training step now: its results are the loss and
+    // the next values of the arguments donated to results (the buffers a
+    // model updates, as batch norms' running statistics).
+    SmallVector<Value> results = {lossValue};
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+      auto alias =
+          func.getArgAttrOfType<IntegerAttr>(i, kAliasingOutputAttrName);
+      if (!alias)
+        continue;
+      func.setArgAttr(i, kAliasingOutputAttrName,
+                      b.getI64IntegerAttr(results.size()));
+      results.push_back(ret.getOperand(alias.getInt()));
+    }
+    setResults(
+        func, results,
+        SmallVector<DictionaryAttr>(results.size(), b.getDictionaryAttr({})));
     setStepLoss(func, 0);
   }
 };

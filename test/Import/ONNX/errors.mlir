@@ -11,7 +11,7 @@
 // GARBAGE: error: '{{.*}}garbage.onnx' is not a valid ONNX model
 
 // RUN: not dtc-translate --import-onnx %S/Inputs/unsupported_op.onnx 2>&1 | FileCheck %s --check-prefix=UNKNOWNOP
-// UNKNOWNOP: error: Conv node '/conv/Conv': unsupported ONNX op 'Conv'
+// UNKNOWNOP: error: LpPool node '/pool/LpPool': unsupported ONNX op 'LpPool'
 
 // RUN: not dtc-translate --import-onnx %S/Inputs/foreign_domain.onnx 2>&1 | FileCheck %s --check-prefix=DOMAIN
 // DOMAIN: error: FusedGemm node '/fused': op domain 'com.microsoft' is not supported

@@ -79,6 +79,16 @@ struct ONNXImportOptions {
   /// computed from a parameter and other values (it would train in the
   /// parameter's place, unlike PyTorch).
   bool strictParams = false;
+  /// How a training-mode BatchNormalization updates its running variance
+  /// (PyTorch's BatchNorm uses the batch's unbiased variance, ONNX's
+  /// reference its population variance, and torch.onnx does not say).
+  enum class RunningVariance {
+    /// Unbiased when the model's producer is "pytorch", else population.
+    Auto,
+    Unbiased,
+    Population,
+  };
+  RunningVariance runningVariance = RunningVariance::Auto;
   /// When set, receives one entry per initializer.
   std::vector<InitializerInfo> *initializers = nullptr;
 };

@@ -42,10 +42,21 @@ std::optional<Tensor> readTensorProtoFile(const std::string &path,
                                           std::string &error);
 
 /// Reads every `.npy` (named by file stem) and `.pb` (named by its name
-/// field, or by the stem where that is empty) file in `dir`. As in ONNX
-/// test-data sets, `output_*.pb` files are expected outputs and are skipped.
+/// field) file in `dir`. As in ONNX test-data sets, `output_*.pb` files are
+/// expected outputs and are skipped, and a `.pb` file that names no tensor
+/// is filed under its file name: `input_N.pb` is the N-th graph input's
+/// (positionalInputKey), as ONNX's backend test runner binds it.
 bool readTensorDir(const std::string &dir, std::map<std::string, Tensor> &out,
                    std::string &error);
+
+/// The key of the tensor readTensorDir read from an unnamed `input_N.pb`.
+std::string positionalInputKey(size_t index);
+
+/// Files each positional tensor of `tensors` under the name of the input at
+/// its position in `inputNames`, unless a tensor of that name was given by
+/// name too.
+void bindPositionalTensors(std::map<std::string, Tensor> &tensors,
+                           const std::vector<std::string> &inputNames);
 
 } // namespace mlir::dtc
 

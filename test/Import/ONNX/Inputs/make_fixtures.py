@@ -56,8 +56,8 @@ with open("garbage.onnx", "wb") as f:
 
 # Well-formed protobufs that dtc must reject with a diagnostic.
 save("unsupported_op",
-     [helper.make_node("Conv", ["x", "w"], ["y"], name="/conv/Conv")],
-     [f32("x", [1, 1, 4, 4]), f32("w", [1, 1, 3, 3])], [f32("y", [1, 1, 2, 2])])
+     [helper.make_node("LpPool", ["x"], ["y"], name="/pool/LpPool", kernel_shape=[3, 3])],
+     [f32("x", [1, 1, 4, 4])], [f32("y", [1, 1, 2, 2])])
 save("unsorted",
      [helper.make_node("Relu", ["t"], ["y"], name="/second"),
       helper.make_node("Neg", ["x"], ["t"], name="/first")],

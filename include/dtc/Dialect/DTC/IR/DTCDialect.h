@@ -33,6 +33,9 @@ inline constexpr int64_t kMaxFoldedElements = 4096;
 inline constexpr llvm::StringLiteral kParamAttrName = "dtc.param";
 /// Argument attribute: the parameter's initial value (an ElementsAttr).
 inline constexpr llvm::StringLiteral kValueAttrName = "dtc.value";
+/// Function attribute: the names of the ONNX graph's inputs in order, where
+/// some became constants (bound at import) and are no arguments.
+inline constexpr llvm::StringLiteral kGraphInputsAttrName = "dtc.graph_inputs";
 /// Argument attribute: the argument is a model input; the value is its name.
 inline constexpr llvm::StringLiteral kInputAttrName = "dtc.input";
 /// On a labels input: the number of classes its values index.
