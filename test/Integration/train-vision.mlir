@@ -10,6 +10,14 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/vision/resnet %t/resnet 1 | FileCheck %s
 // RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/vision/resnet %t/resnet-dp2 2 --mesh dp=2 | FileCheck %s --check-prefixes=QUIET,CHECK
+// Convolutions split by channels (Inputs/vision/specs/resnet-channels.json):
+// block1's first convolution by output channels (its batch norm's channels
+// with it), the second by input channels, whose partial sums are
+// all-reduced, as Megatron pairs a column- and a row-parallel linear.
+// RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/vision/resnet %t/resnet-tp2 2 --mesh tp=2 --sharding-spec %S/Inputs/vision/specs/resnet-channels.json | FileCheck %s --check-prefixes=QUIET,CHECK
+// RUN: FileCheck %s --check-prefix=TP-IR < %t/resnet-tp2/train_step.mlir
+// TP-IR: %arg{{[0-9]+}}: tensor<4x8x3x3xf32> {dtc.aliasing_output = {{[0-9]+}} : i64, dtc.param = "block1.conv1.weight", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"], [], [], []]>
+// TP-IR: dtc.all_reduce {{.*}} on @mesh axes = ["tp"] kind = sum {reason = "tensor-parallel: 'dtc.reshape' (/block1/conv2/Conv) makes a partial sum that several ops read"}
 // RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/vision/vit %t/vit 1 | FileCheck %s
 // RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/vision/vit %t/vit-dp2 2 --mesh dp=2 | FileCheck %s --check-prefixes=QUIET,CHECK
 // RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/vision/vit %t/vit-tp2 2 --mesh tp=2 | FileCheck %s
@@ -17,6 +25,22 @@
 // CHECK: 0 failed
 // CHECK: compiled vs PyTorch: {{.*}}0 failed
 // CHECK: compiled vs reference: {{.*}}0 failed
+
+// --batch-norm-stats per-rank: each dp rank's rows normalized by their own
+// statistics, the running statistics rank 0's, as PyTorch's
+// DistributedDataParallel without SyncBatchNorm trains (reference:
+// Inputs/vision/resnet/adamw-per-rank-dp2). Only rank 0's statistics of C
+// values per norm travel (an all-reduce), no activation-sized sums.
+// RUN: dtc-compile %S/Inputs/vision/resnet/model.onnx -o %t/per-rank --lr 0.01 --weight-decay 0.01 --bucket-mb 0 --verify --mesh dp=2 --batch-norm-stats per-rank 2>&1 | FileCheck %s --check-prefix=QUIET --allow-empty
+// RUN: %mpirun -np 2 dtc-run %t/per-rank --batch %S/Inputs/vision/resnet/batch --steps 3 --dump %t/per-rank/dump > %t/per-rank.log
+// RUN: %python %S/../Utils/compare_training.py %t/per-rank/dump %S/Inputs/vision/resnet/adamw-per-rank-dp2 %S/Inputs/vision/resnet/initial | FileCheck %s --check-prefix=PER-RANK
+// PER-RANK: ok   state  bn.running_mean
+// PER-RANK: 0 failed
+// RUN: FileCheck %s --check-prefix=PER-RANK-LOG < %t/per-rank.log
+// PER-RANK-LOG: rank 0 per step: {{.*}}, all_reduce 34 calls, 21648 bus bytes
+// A batch the groups do not divide is an error naming the node.
+// RUN: not dtc-compile %S/Inputs/vision/resnet/model.onnx -o %t/bad --mesh dp=3 --batch-norm-stats per-rank 2>&1 | FileCheck %s --check-prefix=GROUPS
+// GROUPS: error: BatchNormalization node '/bn/BatchNormalization': a batch of 4 does not split into 3 groups for per-rank batch statistics
 
 // The running statistics are buffers: frozen parameters whose next values
 // the step returns (the argument donated to that result).

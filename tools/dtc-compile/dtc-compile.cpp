@@ -17,6 +17,7 @@
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
+#include "dtc/Runtime/Communicator.h"
 #include "dtc/Runtime/ONNX/TensorProto.h"
 #include "dtc/Runtime/Tensor.h"
 #include "dtc/Target/CPU/CompileProgram.h"
@@ -111,6 +112,14 @@ static cl::opt<RV> runningVariance(
         clEnumValN(RV::Auto, "auto", "unbiased for pytorch models"),
         clEnumValN(RV::Unbiased, "unbiased", "n / (n - 1) times the batch's"),
         clEnumValN(RV::Population, "population", "the batch's variance")));
+static cl::opt<std::string> batchNormStats(
+    "batch-norm-stats", cl::cat(categoryImport),
+    cl::desc("Statistics of training-mode batch norms under --mesh dp=N: "
+             "'global' (the whole batch's, as on one device and with "
+             "PyTorch's SyncBatchNorm) or 'per-rank' (each dp rank's rows "
+             "apart, as PyTorch's DistributedDataParallel without "
+             "SyncBatchNorm; the running statistics are rank 0's)"),
+    cl::init("global"));
 static cl::opt<bool> listParams(
     "list-params", cl::cat(categoryImport),
     cl::desc("Print the initializers (name, shape, type, whether each trains "
@@ -304,6 +313,16 @@ int main(int argc, char **argv) {
   importOptions.dropoutSeed = seed;
   importOptions.freeze = freeze;
   importOptions.runningVariance = runningVariance;
+  if (batchNormStats == "per-rank") {
+    MeshShape mesh;
+    if (!options.mesh.empty() && MeshShape::parse(options.mesh, mesh).empty())
+      if (int64_t dp = mesh.axisIndex("dp"); dp >= 0)
+        importOptions.batchNormGroups = mesh.sizes[dp];
+  } else if (batchNormStats != "global") {
+    llvm::errs() << "error: unknown --batch-norm-stats '" << batchNormStats
+                 << "' (global, per-rank)\n";
+    return 1;
+  }
   importOptions.retie = !noRetie;
   importOptions.strictParams = strictParams;
   importOptions.trainable = trainable;

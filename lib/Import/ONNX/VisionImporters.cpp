@@ -16,6 +16,7 @@
 
 #include "NodeImporter.h"
 
+#include "dtc/Import/ONNX/ONNXImporter.h"
 #include "dtc/Interpreter/TensorAttr.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -665,17 +666,60 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
         perChannel(n, n.input(4), rank, element), scale, bias, epsilon);
     return n.setResult(y);
   }
+  // The statistics over the batch and the spatial dimensions; with
+  // groups, of each group's rows apart ([groups, batch / groups, C,
+  // spatial...] reduced over all but the group and the channel).
+  int64_t groups = n.model.options.batchNormGroups, batch = type.getDimSize(0);
+  if (groups < 1 || batch % groups) {
+    n.error() << "a batch of " << batch << " does not split into " << groups
+              << " groups for per-rank batch statistics";
+    return failure();
+  }
+  Value x = n.input(0);
   SmallVector<int64_t> dims = {0};
   llvm::append_range(dims, llvm::seq<int64_t>(2, rank));
-  FailureOr<std::pair<Value, Value>> stats = moments(n, n.input(0), dims);
+  if (groups > 1) {
+    SmallVector<int64_t> grouped = {groups, batch / groups};
+    llvm::append_range(grouped, type.getShape().drop_front());
+    x = n.reshape(x, grouped);
+    for (int64_t &dim : dims)
+      ++dim;
+  }
+  FailureOr<std::pair<Value, Value>> stats = moments(n, x, dims);
   if (failed(stats))
     return failure();
   auto [mean, variance] = *stats;
-  FailureOr<Value> y =
-      normalize(n, n.input(0), mean, variance, scale, bias, epsilon);
-  if (failed(y))
+  FailureOr<Value> normalized =
+      normalize(n, x, mean, variance, scale, bias, epsilon);
+  if (failed(normalized))
     return failure();
-  int64_t count = type.getNumElements() / channels;
+  Value y = n.reshape(*normalized, type.getShape());
+  if (groups > 1) {
+    // The first group's statistics, as a sum over the groups of the first
+    // one's alone: where the groups are ranks, a sum of C values the
+    // partitioner all-reduces (DDP broadcasts rank 0's buffers).
+    auto firstGroup = [&](Value stat) -> FailureOr<Value> {
+      auto statType = cast<RankedTensorType>(stat.getType());
+      Type i64 = n.builder.getI64Type();
+      Value group = IotaOp::create(n.builder, n.loc, statType.clone(i64), 0);
+      FailureOr<Value> first =
+          n.create<CompareOp>(ComparisonPredicate::EQ, group, n.scalar(0, i64));
+      if (failed(first))
+        return failure();
+      FailureOr<Value> kept =
+          n.create<SelectOp>(*first, stat, n.scalar(0, element));
+      if (failed(kept))
+        return failure();
+      return n.create<ReduceSumOp>(*kept, ArrayRef<int64_t>{0}, true);
+    };
+    FailureOr<Value> firstMean = firstGroup(mean),
+                     firstVariance = firstGroup(variance);
+    if (failed(firstMean) || failed(firstVariance))
+      return failure();
+    mean = *firstMean;
+    variance = *firstVariance;
+  }
+  int64_t count = type.getNumElements() / channels / groups;
   Value runningVariance = variance;
   if (n.model.unbiasedRunningVariance) {
     if (count < 2) {
@@ -696,7 +740,7 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
       runningUpdate(n, n.input(4), runningVariance, momentum);
   if (failed(newMean) || failed(newVariance))
     return failure();
-  n.results = {*y, *newMean, *newVariance};
+  n.results = {y, *newMean, *newVariance};
   // Running statistics held in initializers are the model's buffers: the
   // step returns their next values.
   for (auto [input, next] :

@@ -100,8 +100,9 @@ tensorParallelSeeds(func::FuncOp func, int64_t tp, TPStrategy strategy,
 /// when there is none).
 FailureOr<int64_t> sequenceLengthOf(func::FuncOp func);
 
-/// The gradient of a split parameter stays split like it: result i's
-/// split, for partitionOverAxis.
+/// The gradient of a split parameter, and the next value of a split
+/// argument the step updates (a batch norm's running statistics), stay
+/// split like it: result i's split, for partitionOverAxis.
 class ResultSplits {
 public:
   ResultSplits(func::FuncOp func, ArrayRef<SplitArgument> seeds);
@@ -110,6 +111,7 @@ public:
 private:
   mutable func::FuncOp func;
   llvm::StringMap<SplitArgument> byName;
+  llvm::DenseMap<unsigned, SplitArgument> byUpdate;
 };
 
 /// A parameter as an op reads it: through casts and transposes.

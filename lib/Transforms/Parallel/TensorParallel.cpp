@@ -394,12 +394,17 @@ mlir::dtc::tensorParallelSeeds(func::FuncOp func, int64_t tp,
 mlir::dtc::ResultSplits::ResultSplits(func::FuncOp func,
                                       ArrayRef<SplitArgument> seeds)
     : func(func) {
-  for (const SplitArgument &seed : seeds)
+  for (const SplitArgument &seed : seeds) {
     byName[dtc::getArgumentName(func, seed.index)] = seed;
+    if (std::optional<unsigned> next = getAliasingOutput(func, seed.index))
+      byUpdate[*next] = seed;
+  }
 }
 
 std::optional<SplitArgument>
 mlir::dtc::ResultSplits::operator()(unsigned index) const {
+  if (auto update = byUpdate.find(index); update != byUpdate.end())
+    return update->second;
   auto grad = func.getResultAttrOfType<StringAttr>(index, kGradAttrName);
   auto it = grad ? byName.find(grad.getValue()) : byName.end();
   if (it == byName.end())

@@ -89,6 +89,11 @@ struct ONNXImportOptions {
     Population,
   };
   RunningVariance runningVariance = RunningVariance::Auto;
+  /// Training-mode batch norms take their statistics over this many equal
+  /// groups of the batch apart, the running statistics from the first
+  /// group's: PyTorch's DistributedDataParallel without SyncBatchNorm, a
+  /// group per data-parallel rank (rank 0's buffers are the ones kept).
+  int64_t batchNormGroups = 1;
   /// When set, receives one entry per initializer.
   std::vector<InitializerInfo> *initializers = nullptr;
 };

@@ -18,6 +18,8 @@ Each as the training fixtures are (Inputs/hf/make_hf_models.py):
   <model>/adamw/                 loss.npy, grad/ (last step), param/ (the
                                  parameters and the batch norms' running
                                  statistics after three AdamW steps)
+  resnet/adamw-per-rank-dp2/     the same as PyTorch's DistributedDataParallel
+                                 without SyncBatchNorm trains it on 2 ranks
 The outputs are committed, so the tests need no framework.
 """
 import os
@@ -28,6 +30,7 @@ import onnx
 import onnx.numpy_helper
 import torch
 from torch import nn
+from torch.nn.utils.stateless import functional_call
 
 BATCH, CLASSES, SIZE = 4, 10, 16
 STEPS = 3
@@ -123,7 +126,7 @@ def state(model):
     return {n: t.detach().clone() for n, t in tensors.items()}
 
 
-def make(name, model):
+def make(name, model, per_rank_groups=1):
     os.makedirs(name, exist_ok=True)
     with torch.no_grad():  # non-trivial norms
         for module in model.modules():
@@ -151,29 +154,52 @@ def make(name, model):
         assert np.array_equal(stored[n], t.numpy()), n
     save_dir(f"{name}/batch", {"pixels": pixels, "labels": labels})
     save_dir(f"{name}/initial", initial)
+    start = {n: t.clone() for n, t in model.state_dict().items()}
+    train(model, pixels, labels, f"{name}/adamw", groups=1)
+    if per_rank_groups > 1:
+        model.load_state_dict(start)
+        train(model, pixels, labels, f"{name}/adamw-per-rank-dp{per_rank_groups}",
+              groups=per_rank_groups)
+
+
+def train(model, pixels, labels, out, groups):
+    """STEPS AdamW steps, recorded in out/. With groups > 1, as PyTorch's
+    DistributedDataParallel without SyncBatchNorm on that many ranks: each
+    rank's rows (a group) normalized by their own statistics, the gradients
+    averaged, and the running statistics rank 0's (DDP broadcasts rank 0's
+    buffers before every forward)."""
     params = dict(model.named_parameters())
     optimizer = torch.optim.AdamW(params.values(), lr=1e-2, betas=(0.9, 0.999), eps=1e-8,
                                   weight_decay=0.01)
+    rows = BATCH // groups
     losses = []
     for _ in range(STEPS):
         optimizer.zero_grad()
-        loss = nn.functional.cross_entropy(model(pixels), labels)
+        loss = 0
+        for g in range(groups):
+            part = slice(g * rows, (g + 1) * rows)
+            if g == 0:
+                logits = model(pixels[part])
+            else:  # on copies of the buffers, which are not kept
+                copies = {n: b.clone() for n, b in model.named_buffers()}
+                logits = functional_call(model, {**params, **copies}, (pixels[part],))
+            loss = loss + nn.functional.cross_entropy(logits, labels[part]) / groups
         loss.backward()
         losses.append(loss.item())
         grads = {n: p.grad.clone() for n, p in params.items()}
         optimizer.step()
-    os.makedirs(f"{name}/adamw", exist_ok=True)
-    np.save(f"{name}/adamw/loss.npy", np.array(losses, np.float32))
-    save_dir(f"{name}/adamw/grad", grads)
-    save_dir(f"{name}/adamw/param", state(model))
-    print(f"{name}: {sum(p.numel() for p in params.values())} parameters, "
+    os.makedirs(out, exist_ok=True)
+    np.save(f"{out}/loss.npy", np.array(losses, np.float32))
+    save_dir(f"{out}/grad", grads)
+    save_dir(f"{out}/param", state(model))
+    print(f"{out}: {sum(p.numel() for p in params.values())} parameters, "
           f"losses {', '.join(f'{l:.6f}' for l in losses)}")
 
 
 def main():
     os.chdir(os.path.dirname(os.path.abspath(__file__)))
     torch.manual_seed(0)
-    make("resnet", ResNet())
+    make("resnet", ResNet(), per_rank_groups=2)
     torch.manual_seed(1)
     make("vit", ViT())
 
