@@ -259,6 +259,12 @@ PlanOptions AxisPartitioner::planOptions(Operation *op) const {
 bool AxisPartitioner::passesPartials(Operation *op) const {
   if (anyOperand(op, Kind::Split))
     return false;
+  // A partial sum a broadcast enlarges (the VJP of a mean over the batch,
+  // in a batch norm's backward) is summed before it, where it is small.
+  if (auto broadcast = dyn_cast<BroadcastOp>(op);
+      broadcast && broadcast.getType().getNumElements() >
+                       broadcast.getInput().getType().getNumElements())
+    return false;
   // Microbatches' gradients add up before a cast narrows them (bf16
   // gradients accumulate in f32); ranks' sums may travel narrow.
   if (auto cast = dyn_cast<CastOp>(op); cast && !rankIndexed) {
@@ -614,6 +620,12 @@ void AxisPartitioner::reduceSharedPartials(Operation *op) {
   for (Value result : op->getResults()) {
     if (!layoutOf(result).isPartial() || result.hasOneUse() ||
         result.use_empty())
+      continue;
+    // Slices read parts of it (the window slices of a convolution's
+    // columns, in its input's gradient): the parts stay partial sums, to be
+    // summed where they meet again, after col2im.
+    if (llvm::all_of(result.getUsers(),
+                     [](Operation *user) { return isa<SliceOp>(user); }))
       continue;
     SeenValue whole =
         sumOverAxis(result, op->getLoc(),
