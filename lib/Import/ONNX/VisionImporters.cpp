@@ -572,6 +572,26 @@ template <typename ReduceOpTy> LogicalResult importGlobalPool(NodeImporter &n) {
   return n.setResult(n.create<ReduceOpTy>(n.input(0), dims, true));
 }
 
+/// Marks the ops a node's importer creates while it lives to compute in f32
+/// under mixed precision (kComputeInF32AttrName): a norm's statistics and
+/// normalization, whose cancellations 16-bit arithmetic would ruin.
+class ComputedInF32 {
+public:
+  explicit ComputedInF32(NodeImporter &n)
+      : block(n.builder.getInsertionBlock()),
+        before(block->empty() ? nullptr : &block->back()) {}
+  ~ComputedInF32() {
+    auto begin = before ? std::next(before->getIterator()) : block->begin();
+    UnitAttr unit = UnitAttr::get(block->getParentOp()->getContext());
+    for (Operation &op : llvm::make_range(begin, block->end()))
+      op.setAttr(kComputeInF32AttrName, unit);
+  }
+
+private:
+  Block *block;
+  Operation *before;
+};
+
 /// (x - mean) / sqrt(variance + epsilon) * scale + bias, with the statistics
 /// of `dims` kept as size-1 dimensions, and the per-channel scale and bias.
 FailureOr<Value> normalize(NodeImporter &n, Value x, Value mean, Value variance,
@@ -633,6 +653,7 @@ FailureOr<Value> runningUpdate(NodeImporter &n, Value running, Value batch,
 LogicalResult importBatchNormalization(NodeImporter &n) {
   if (failed(checkImageInput(n, 2)))
     return failure();
+  ComputedInF32 precision(n);
   if (n.intAttr("spatial", 1) != 1) {
     n.error() << "unsupported BatchNormalization attribute spatial = 0 "
                  "(per-activation statistics, opset < 9)";
@@ -761,6 +782,7 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
 LogicalResult importInstanceNormalization(NodeImporter &n) {
   if (failed(checkImageInput(n)))
     return failure();
+  ComputedInF32 precision(n);
   auto type = n.inputType(0);
   int64_t rank = type.getRank();
   for (unsigned i = 1; i < 3; ++i)

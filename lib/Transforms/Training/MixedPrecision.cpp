@@ -68,7 +68,10 @@ struct MixedPrecisionPass
                      llvm::any_of(op.getResultTypes(), isFloatTensor);
       if (!floatOp)
         continue;
-      Type target = op.hasTrait<OpTrait::dtc::ComputesInF32>() ? f32 : low;
+      Type target = op.hasTrait<OpTrait::dtc::ComputesInF32>() ||
+                            op.hasAttr(kComputeInF32AttrName)
+                        ? f32
+                        : low;
       b.setInsertionPoint(&op);
       // A cast per use: a value used twice gets two casts, whose gradients
       // meet in the higher precision.

@@ -44,6 +44,11 @@ inline constexpr llvm::StringLiteral kClassesAttrName = "dtc.classes";
 inline constexpr llvm::StringLiteral kOutputAttrName = "dtc.output";
 /// Argument attribute: `false` excludes a parameter from training.
 inline constexpr llvm::StringLiteral kTrainableAttrName = "dtc.trainable";
+/// Op attribute (unit): dtc-mixed-precision leaves the op in f32, as ops
+/// with the ComputesInF32 trait (the ops the importer builds a batch or
+/// instance norm from: PyTorch computes those in f32 on 16-bit inputs).
+inline constexpr llvm::StringLiteral kComputeInF32AttrName =
+    "dtc.compute_in_f32";
 /// Result attribute: the result is the gradient of the named parameter.
 inline constexpr llvm::StringLiteral kGradAttrName = "dtc.grad";
 /// Argument attribute: training state that persists from step to step (a
