@@ -149,7 +149,9 @@ def training_module(text, inputs, trainable, seed, as_input=None):
     body = "\n    ".join(lines)
     ret = RETURN.search(text)
     text = text[:ret.start()] + "\n    " + body + text[ret.end():]
-    # The signature's results: the one loss.
+    # The signature's results: the one loss (and no record of the graph's
+    # input order, for binding by position: the step binds by name).
+    text = re.sub(r" attributes \{dtc\.graph_inputs = \[[^\]]*\]\}", "", text, count=1)
     text = re.sub(r"-> \(.*\) \{\n", '-> (tensor<f32> {dtc.output = "loss"}) {\n', text, count=1)
     text = re.sub(r"-> (tensor<[^>]*>) \{\n", '-> (tensor<f32> {dtc.output = "loss"}) {\n',
                   text, count=1)
