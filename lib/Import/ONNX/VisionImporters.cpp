@@ -178,6 +178,27 @@ LogicalResult checkImageInput(NodeImporter &n, int64_t minRank = 3) {
   return success();
 }
 
+/// Records a convolution's result `y` [N, O, spatial...], plus its bias
+/// (input 2) per output channel where the node has one.
+LogicalResult setBiasedResult(NodeImporter &n, Value y) {
+  if (!n.hasInput(2))
+    return n.setResult(y);
+  auto type = cast<RankedTensorType>(y.getType());
+  return n.setResult(n.create<AddOp>(
+      y, perChannel(n, n.input(2), type.getRank(), type.getElementType())));
+}
+
+/// Checks the kernel_shape attribute, where given, against the kernel of
+/// the weights (their dimensions 2, 3, ...).
+LogicalResult checkKernelShape(NodeImporter &n, RankedTensorType weights) {
+  std::optional<SmallVector<int64_t>> given = n.intsAttr("kernel_shape");
+  if (given && ArrayRef<int64_t>(*given) != weights.getShape().drop_front(2)) {
+    n.error() << "kernel_shape disagrees with the weights " << weights;
+    return failure();
+  }
+  return success();
+}
+
 /// Conv: Y[n, o, p] = sum over c, k of W[o, c, k] * X[n, c, window(p) at k]
 /// (within o's group), as a GEMM of W [G, O/G, C/G * K] with the columns
 /// [N, G, C/G * K, P].
@@ -199,12 +220,9 @@ LogicalResult importConv(NodeImporter &n) {
               << " input channels and weights " << wType;
     return failure();
   }
-  SmallVector<int64_t> kernel(wType.getShape().drop_front(2));
-  if (std::optional<SmallVector<int64_t>> given = n.intsAttr("kernel_shape");
-      given && *given != kernel) {
-    n.error() << "kernel_shape disagrees with the weights " << wType;
+  if (failed(checkKernelShape(n, wType)))
     return failure();
-  }
+  SmallVector<int64_t> kernel(wType.getShape().drop_front(2));
   FailureOr<Window> w =
       readWindow(n, xType.getShape().drop_front(2), kernel, false);
   if (failed(w))
@@ -266,14 +284,7 @@ LogicalResult importConv(NodeImporter &n) {
   SmallVector<int64_t> shape = {batch, outChannels};
   shape.append(w->out);
   Value y = n.reshape(*product, shape);
-  if (n.hasInput(2)) {
-    FailureOr<Value> biased =
-        n.create<AddOp>(y, perChannel(n, n.input(2), rank + 2, element));
-    if (failed(biased))
-      return failure();
-    y = *biased;
-  }
-  return n.setResult(y);
+  return setBiasedResult(n, y);
 }
 
 /// ConvTranspose: every input position scatters W[c, o, k] * X[n, c, p] to
@@ -295,12 +306,9 @@ LogicalResult importConvTranspose(NodeImporter &n) {
     return failure();
   }
   int64_t outChannels = wType.getDimSize(1) * groups;
-  SmallVector<int64_t> kernel(wType.getShape().drop_front(2));
-  if (std::optional<SmallVector<int64_t>> given = n.intsAttr("kernel_shape");
-      given && *given != kernel) {
-    n.error() << "kernel_shape disagrees with the weights " << wType;
+  if (failed(checkKernelShape(n, wType)))
     return failure();
-  }
+  SmallVector<int64_t> kernel(wType.getShape().drop_front(2));
   FailureOr<SmallVector<int64_t>> strides = spatialInts(n, "strides", 1, rank),
                                   dilations =
                                       spatialInts(n, "dilations", 1, rank),
@@ -394,14 +402,7 @@ LogicalResult importConvTranspose(NodeImporter &n) {
   cropSizes.append(out);
   if (cropSizes != fullShape)
     y = SliceOp::create(n.builder, n.loc, y, cropStarts, cropSizes, ones);
-  if (n.hasInput(2)) {
-    FailureOr<Value> biased =
-        n.create<AddOp>(y, perChannel(n, n.input(2), rank + 2, element));
-    if (failed(biased))
-      return failure();
-    y = *biased;
-  }
-  return n.setResult(y);
+  return setBiasedResult(n, y);
 }
 
 /// The kernel_shape a pool needs, checked against the input's rank.
