@@ -405,15 +405,19 @@ LogicalResult importConvTranspose(NodeImporter &n) {
   return setBiasedResult(n, y);
 }
 
-/// The kernel_shape a pool needs, checked against the input's rank.
-FailureOr<SmallVector<int64_t>> poolKernel(NodeImporter &n) {
+/// A pool's window over its [N, C, spatial...] input: kernel_shape (one
+/// entry per spatial dimension), strides, dilations, pads, ceil_mode.
+FailureOr<Window> poolWindow(NodeImporter &n) {
+  if (failed(checkImageInput(n)))
+    return failure();
+  auto type = n.inputType(0);
   std::optional<SmallVector<int64_t>> kernel = n.intsAttr("kernel_shape");
-  if (!kernel ||
-      static_cast<int64_t>(kernel->size()) != n.inputType(0).getRank() - 2) {
+  if (!kernel || static_cast<int64_t>(kernel->size()) != type.getRank() - 2) {
     n.error() << "needs a kernel_shape with one entry per spatial dimension";
     return failure();
   }
-  return *kernel;
+  return readWindow(n, type.getShape().drop_front(2), *kernel,
+                    n.intAttr("ceil_mode", 0) != 0);
 }
 
 /// For MaxPool's Indices: the flat index into the input [N, C, D...] of the
@@ -449,14 +453,8 @@ Value windowIndices(NodeImporter &n, const Window &w, int64_t k,
 /// MaxPool: the maximum of the window slices, padded with the lowest value;
 /// Indices, where used, the index of the first maximum of each window.
 LogicalResult importMaxPool(NodeImporter &n) {
-  if (failed(checkImageInput(n)))
-    return failure();
   bool withIndices = n.node.output_size() > 1 && !n.node.output(1).empty();
-  FailureOr<SmallVector<int64_t>> kernel = poolKernel(n);
-  if (failed(kernel))
-    return failure();
-  FailureOr<Window> w = readWindow(n, n.inputType(0).getShape().drop_front(2),
-                                   *kernel, n.intAttr("ceil_mode", 0) != 0);
+  FailureOr<Window> w = poolWindow(n);
   if (failed(w))
     return failure();
   Type element = n.inputType(0).getElementType();
@@ -508,13 +506,7 @@ LogicalResult importMaxPool(NodeImporter &n) {
 /// of positions each window covers: of the input alone, or of the input and
 /// its pads with count_include_pad.
 LogicalResult importAveragePool(NodeImporter &n) {
-  if (failed(checkImageInput(n)))
-    return failure();
-  FailureOr<SmallVector<int64_t>> kernel = poolKernel(n);
-  if (failed(kernel))
-    return failure();
-  FailureOr<Window> w = readWindow(n, n.inputType(0).getShape().drop_front(2),
-                                   *kernel, n.intAttr("ceil_mode", 0) != 0);
+  FailureOr<Window> w = poolWindow(n);
   if (failed(w))
     return failure();
   auto type = n.inputType(0);
