@@ -585,18 +585,18 @@ private:
   Operation *before;
 };
 
-/// (x - mean) / sqrt(variance + epsilon) * scale + bias, with the statistics
-/// of `dims` kept as size-1 dimensions, and the per-channel scale and bias.
-FailureOr<Value> normalize(NodeImporter &n, Value x, Value mean, Value variance,
+/// `centered` (x - mean) / sqrt(variance + epsilon) * scale + bias, the
+/// variance with the normalized dimensions kept as size 1, the per-channel
+/// scale and bias shaped to broadcast.
+FailureOr<Value> normalize(NodeImporter &n, Value centered, Value variance,
                            Value scale, Value bias, double epsilon) {
-  Type element = getElementTypeOrSelf(x.getType());
-  FailureOr<Value> centered = n.create<SubOp>(x, mean);
+  Type element = getElementTypeOrSelf(centered.getType());
   FailureOr<Value> padded =
       n.create<AddOp>(variance, n.scalar(epsilon, element));
-  if (failed(centered) || failed(padded))
+  if (failed(padded))
     return failure();
   FailureOr<Value> scaled = n.create<MulOp>(
-      *centered, RsqrtOp::create(n.builder, n.loc, *padded).getResult());
+      centered, RsqrtOp::create(n.builder, n.loc, *padded).getResult());
   if (failed(scaled))
     return failure();
   FailureOr<Value> weighted = n.create<MulOp>(*scaled, scale);
@@ -605,10 +605,13 @@ FailureOr<Value> normalize(NodeImporter &n, Value x, Value mean, Value variance,
   return n.create<AddOp>(*weighted, bias);
 }
 
-/// The mean and (population) variance of `x` over `dims`, kept as size-1
-/// dimensions.
-FailureOr<std::pair<Value, Value>> moments(NodeImporter &n, Value x,
-                                           ArrayRef<int64_t> dims) {
+/// The statistics of `x` over `dims` (kept as size-1 dimensions).
+struct Moments {
+  Value mean, variance, centered; // centered: x - mean
+};
+
+/// The mean and population variance of `x` over `dims`.
+FailureOr<Moments> moments(NodeImporter &n, Value x, ArrayRef<int64_t> dims) {
   FailureOr<Value> mean = n.create<ReduceMeanOp>(x, dims, true);
   if (failed(mean))
     return failure();
@@ -621,7 +624,7 @@ FailureOr<std::pair<Value, Value>> moments(NodeImporter &n, Value x,
   FailureOr<Value> variance = n.create<ReduceMeanOp>(*squared, dims, true);
   if (failed(variance))
     return failure();
-  return std::pair(*mean, *variance);
+  return Moments{*mean, *variance, *centered};
 }
 
 /// `running * momentum + batch * (1 - momentum)` in `running`'s type.
@@ -675,10 +678,13 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
   Value scale = perChannel(n, n.input(1), rank, element),
         bias = perChannel(n, n.input(2), rank, element);
   if (!training) {
-    FailureOr<Value> y = normalize(
-        n, n.input(0), perChannel(n, n.input(3), rank, element),
-        perChannel(n, n.input(4), rank, element), scale, bias, epsilon);
-    return n.setResult(y);
+    FailureOr<Value> centered =
+        n.create<SubOp>(n.input(0), perChannel(n, n.input(3), rank, element));
+    if (failed(centered))
+      return failure();
+    return n.setResult(normalize(n, *centered,
+                                 perChannel(n, n.input(4), rank, element),
+                                 scale, bias, epsilon));
   }
   // The statistics over the batch and the spatial dimensions; with
   // groups, of each group's rows apart ([groups, batch / groups, C,
@@ -699,12 +705,12 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
     for (int64_t &dim : dims)
       ++dim;
   }
-  FailureOr<std::pair<Value, Value>> stats = moments(n, x, dims);
+  FailureOr<Moments> stats = moments(n, x, dims);
   if (failed(stats))
     return failure();
-  auto [mean, variance] = *stats;
+  Value mean = stats->mean, variance = stats->variance;
   FailureOr<Value> normalized =
-      normalize(n, x, mean, variance, scale, bias, epsilon);
+      normalize(n, stats->centered, variance, scale, bias, epsilon);
   if (failed(normalized))
     return failure();
   Value y = n.reshape(*normalized, type.getShape());
@@ -784,11 +790,11 @@ LogicalResult importInstanceNormalization(NodeImporter &n) {
       return failure();
     }
   SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(2, rank));
-  FailureOr<std::pair<Value, Value>> stats = moments(n, n.input(0), dims);
+  FailureOr<Moments> stats = moments(n, n.input(0), dims);
   if (failed(stats))
     return failure();
   Type element = type.getElementType();
-  return n.setResult(normalize(n, n.input(0), stats->first, stats->second,
+  return n.setResult(normalize(n, stats->centered, stats->variance,
                                perChannel(n, n.input(1), rank, element),
                                perChannel(n, n.input(2), rank, element),
                                n.floatAttr("epsilon", 1e-5f)));
