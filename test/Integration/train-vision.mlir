@@ -18,6 +18,9 @@
 // RUN: FileCheck %s --check-prefix=TP-IR < %t/resnet-tp2/train_step.mlir
 // TP-IR: %arg{{[0-9]+}}: tensor<4x8x3x3xf32> {dtc.aliasing_output = {{[0-9]+}} : i64, dtc.param = "block1.conv1.weight", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"], [], [], []]>
 // TP-IR: dtc.all_reduce {{.*}} on @mesh axes = ["tp"] kind = sum {reason = "tensor-parallel: 'dtc.reshape' (/block1/conv2/Conv) makes a partial sum that several ops read"}
+// Without a spec no convolution gets a layout, and the compiler says so.
+// RUN: dtc-compile %S/Inputs/vision/resnet/model.onnx -o %t/tp-none --mesh tp=2 --target reference 2>&1 | FileCheck %s --check-prefix=NO-LAYOUT
+// NO-LAYOUT: warning: dtc-tensor-parallel: no parameter gets a layout over 'tp' (the Megatron matcher found no projections it knows): every rank computes the whole step; give layouts with --sharding-spec
 // RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/vision/vit %t/vit 1 | FileCheck %s
 // RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/vision/vit %t/vit-dp2 2 --mesh dp=2 | FileCheck %s --check-prefixes=QUIET,CHECK
 // RUN: %S/../Utils/train_layout.sh %dtc_tools_dir %python %S/Inputs/vision/vit %t/vit-tp2 2 --mesh tp=2 | FileCheck %s

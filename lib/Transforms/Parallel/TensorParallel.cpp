@@ -440,6 +440,15 @@ LogicalResult tensorParallel(ModuleOp module, int64_t size, TPStrategy strategy,
         tensorParallelSeeds(func, size, strategy, shardingSpec);
     if (failed(seeds))
       return failure();
+    // Without a layout for any parameter every rank computes the whole
+    // step: say so, rather than pay tp ranks for one's work in silence.
+    if (seeds->empty())
+      func.emitWarning(pass)
+          << ": no parameter gets a layout over 'tp' (the Megatron matcher "
+             "found no projections it knows"
+          << (shardingSpec.empty() ? "" : " and --sharding-spec names none")
+          << "): every rank computes the whole step; give layouts with "
+             "--sharding-spec";
     ResultSplits resultSplit(func, *seeds);
     if (failed(partitionOverAxis(func, size, meshRef, "tp", "tensor-parallel",
                                  *seeds, resultSplit, sequence, strict)))
