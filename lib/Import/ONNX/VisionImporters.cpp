@@ -43,8 +43,8 @@ struct Window {
   int64_t span(size_t i) const { return (kernel[i] - 1) * dilations[i] + 1; }
 };
 
-/// An ints attribute with one entry per spatial dimension (`perDim` of
-/// them), or `fallback` for each when absent.
+/// An ints attribute of `count` entries (per spatial dimension, or twice
+/// that for pads), or `fallback` for each when absent.
 FailureOr<SmallVector<int64_t>> spatialInts(NodeImporter &n, StringRef name,
                                             int64_t fallback, size_t count) {
   std::optional<SmallVector<int64_t>> given = n.intsAttr(name);
