@@ -56,6 +56,16 @@
 // RUN: FileCheck %s --check-prefix=BF16-IR < %t/bf16/train_step.mlir
 // BF16-IR: dtc.rsqrt {{.*}} {dtc.compute_in_f32} : tensor<1x8x1x1xf32>
 
+// Checkpoints hold the running statistics: on dp=2 (compiled), saved at
+// step 2 and resumed to step 4, every parameter and statistic is bit for
+// bit the uninterrupted run's.
+// RUN: %mpirun -np 2 dtc-run %t/resnet-dp2 --batch %S/Inputs/vision/resnet/batch --steps 4 --dump %t/ckpt-full > /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/resnet-dp2 --batch %S/Inputs/vision/resnet/batch --steps 2 --save %t/ckpt > /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/resnet-dp2 --batch %S/Inputs/vision/resnet/batch --steps 4 --resume %t/ckpt --dump %t/ckpt-resumed > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/ckpt-full %t/ckpt-resumed --from 2 --exact | FileCheck %s --check-prefix=RESUMED
+// RESUMED: ok {{.*}}block1.bn1.running_mean
+// RESUMED: 0 failed
+
 // The running statistics are buffers: frozen parameters whose next values
 // the step returns (the argument donated to that result).
 // RUN: FileCheck %s --check-prefix=ABI < %t/resnet/train_step.mlir
