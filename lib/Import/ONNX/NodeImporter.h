@@ -195,6 +195,10 @@ void addShapeImporters(OpImporterTable &table);
 /// Conv, ConvTranspose, the pools, the batch and instance norms, and the
 /// activations vision models use.
 void addVisionImporters(OpImporterTable &table);
+/// Whether `node` is a BatchNormalization in training mode (training_mode
+/// from opset 14, its statistics outputs used before), whose running
+/// statistics the step updates.
+bool isTrainingBatchNorm(const onnx::NodeProto &node, int64_t opset);
 
 /// For op types whose operands determine result shapes: the indices of those
 /// operands, which must be constants.

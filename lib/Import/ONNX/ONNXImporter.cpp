@@ -312,15 +312,11 @@ LogicalResult ModelImporter::buildSignature(const onnx::GraphProto &graph) {
   for (const onnx::TensorProto &init : graph.initializer())
     initializers[init.name()] = &init;
   // Buffers: the running statistics a training-mode batch norm updates.
-  for (const onnx::NodeProto &node : graph.node()) {
-    if (node.op_type() != "BatchNormalization" || opset < 14)
-      continue;
-    for (const onnx::AttributeProto &attr : node.attribute())
-      if (attr.name() == "training_mode" && attr.i() != 0)
-        for (int i : {3, 4})
-          if (node.input_size() > i && initializers.count(node.input(i)))
-            modelContext.buffers.insert(node.input(i));
-  }
+  for (const onnx::NodeProto &node : graph.node())
+    if (isTrainingBatchNorm(node, opset))
+      for (int i : {3, 4})
+        if (node.input_size() > i && initializers.count(node.input(i)))
+          modelContext.buffers.insert(node.input(i));
 
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;

@@ -58,6 +58,18 @@ FailureOr<SmallVector<int64_t>> spatialInts(NodeImporter &n, StringRef name,
   return *given;
 }
 
+/// The auto_pad attribute (NOTSET when absent or empty), checked.
+FailureOr<std::string> readAutoPad(NodeImporter &n) {
+  const onnx::AttributeProto *attr = n.attribute("auto_pad");
+  std::string autoPad = attr && !attr->s().empty() ? attr->s() : "NOTSET";
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER") {
+    n.error() << "unsupported auto_pad '" << autoPad << "'";
+    return failure();
+  }
+  return autoPad;
+}
+
 /// Reads strides, dilations, pads and auto_pad for a window of `kernel` over
 /// `spatial`. In ceil mode a partial last window counts, unless it would
 /// start in the end padding (ONNX's reference and PyTorch drop it).
@@ -72,11 +84,11 @@ FailureOr<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> spatial,
                                   pads = spatialInts(n, "pads", 0, 2 * rank);
   if (failed(strides) || failed(dilations) || failed(pads))
     return failure();
+  FailureOr<std::string> autoPad = readAutoPad(n);
+  if (failed(autoPad))
+    return failure();
   w.strides = *strides;
   w.dilations = *dilations;
-  std::string autoPad = "NOTSET";
-  if (const onnx::AttributeProto *attr = n.attribute("auto_pad"))
-    autoPad = attr->s();
   for (size_t i = 0; i < rank; ++i) {
     if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1) {
       n.error() << "kernel_shape, strides and dilations must be positive";
@@ -84,13 +96,13 @@ FailureOr<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> spatial,
     }
     int64_t in = spatial[i], stride = w.strides[i];
     int64_t begin = (*pads)[i], end = (*pads)[i + rank], out;
-    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    if (*autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER") {
       out = (in + stride - 1) / stride;
       int64_t total = std::max<int64_t>((out - 1) * stride + w.span(i) - in, 0);
-      begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      begin = *autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
       end = total - begin;
-    } else if (autoPad == "NOTSET" || autoPad == "VALID" || autoPad.empty()) {
-      if (autoPad == "VALID")
+    } else {
+      if (*autoPad == "VALID")
         begin = end = 0;
       if (begin < 0 || end < 0) {
         n.error() << "pads must be non-negative";
@@ -106,9 +118,6 @@ FailureOr<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> spatial,
       out = (ceilMode ? (room + stride - 1) / stride : room / stride) + 1;
       if (ceilMode && (out - 1) * stride >= in + begin)
         --out;
-    } else {
-      n.error() << "unsupported auto_pad '" << autoPad << "'";
-      return failure();
     }
     w.padBegin.push_back(begin);
     w.padEnd.push_back(end);
@@ -318,10 +327,10 @@ LogicalResult importConvTranspose(NodeImporter &n) {
   if (failed(strides) || failed(dilations) || failed(pads) ||
       failed(outputPadding))
     return failure();
+  FailureOr<std::string> autoPad = readAutoPad(n);
+  if (failed(autoPad))
+    return failure();
   std::optional<SmallVector<int64_t>> outputShape = n.intsAttr("output_shape");
-  std::string autoPad = "NOTSET";
-  if (const onnx::AttributeProto *attr = n.attribute("auto_pad"))
-    autoPad = attr->s();
   if (outputShape && outputShape->size() > static_cast<size_t>(rank))
     outputShape->erase(outputShape->begin(),
                        outputShape->end() - rank); // given as [N, C, ...]
@@ -340,7 +349,7 @@ LogicalResult importConvTranspose(NodeImporter &n) {
     std::optional<int64_t> target;
     if (outputShape && static_cast<int64_t>(outputShape->size()) == rank)
       target = (*outputShape)[i];
-    else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
+    else if (*autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER")
       target = in[i] * stride;
     if (target) {
       // A target beyond the full extent adds zeros at the end.
@@ -349,9 +358,9 @@ LogicalResult importConvTranspose(NodeImporter &n) {
         full[i] = *target;
         total = 0;
       }
-      lead = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      lead = *autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
       trail = total - lead;
-    } else if (autoPad == "VALID") {
+    } else if (*autoPad == "VALID") {
       lead = trail = 0;
     }
     if (lead < 0 || trail < 0 || full[i] - lead - trail < 1) {
@@ -666,8 +675,7 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
   auto outputUsed = [&](int i) {
     return n.node.output_size() > i && !n.node.output(i).empty();
   };
-  bool training = n.opset >= 14 ? n.intAttr("training_mode", 0) != 0
-                                : outputUsed(1) || outputUsed(2);
+  bool training = isTrainingBatchNorm(n.node, n.opset);
   if (outputUsed(3) || outputUsed(4)) {
     n.error() << "unsupported BatchNormalization output saved_mean/saved_var "
                  "(opset < 14)";
@@ -876,6 +884,23 @@ LogicalResult importShrink(NodeImporter &n) {
 }
 
 } // namespace
+
+bool mlir::dtc::isTrainingBatchNorm(const onnx::NodeProto &node,
+                                    int64_t opset) {
+  if (node.op_type() != "BatchNormalization")
+    return false;
+  if (opset >= 14) {
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.name() == "training_mode")
+        return attr.i() != 0;
+    return false;
+  }
+  // Before opset 14, training mode is a node that returns the statistics.
+  for (int i : {1, 2})
+    if (node.output_size() > i && !node.output(i).empty())
+      return true;
+  return false;
+}
 
 void mlir::dtc::addVisionImporters(OpImporterTable &table) {
   table.add("Conv", 2, importConv);

@@ -42,6 +42,8 @@
 // WINDOW: error: Conv node '/conv/Conv': the window spans 3 positions of spatial dimension 0, larger than its padded size 2
 // RUN: not dtc-translate --import-onnx %S/Inputs/vision/conv_auto_pad.onnx 2>&1 | FileCheck %s --check-prefix=AUTOPAD
 // AUTOPAD: error: Conv node '/conv/Conv': unsupported auto_pad 'FOO'
+// RUN: not dtc-translate --import-onnx %S/Inputs/vision/conv_transpose_auto_pad.onnx 2>&1 | FileCheck %s --check-prefix=AUTOPAD-T
+// AUTOPAD-T: error: ConvTranspose node '/up/ConvTranspose': unsupported auto_pad 'FOO'
 // RUN: not dtc-translate --import-onnx %S/Inputs/vision/pool_kernel.onnx 2>&1 | FileCheck %s --check-prefix=KERNEL
 // KERNEL: error: MaxPool node '/pool/MaxPool': needs a kernel_shape with one entry per spatial dimension
 // RUN: not dtc-translate --import-onnx %S/Inputs/vision/norm_rank.onnx 2>&1 | FileCheck %s --check-prefix=RANK

@@ -68,3 +68,7 @@ save("norm_rank",
                        name="/bn/BatchNormalization")],
      [f32("x", [4]), f32("s", [4]), f32("b", [4]), f32("m", [4]), f32("v", [4])],
      [f32("y", [4])])
+save("conv_transpose_auto_pad",
+     [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="/up/ConvTranspose",
+                       auto_pad="FOO")],
+     [f32("x", [1, 1, 4, 4]), f32("w", [1, 1, 3, 3])], [f32("y", [1, 1, 6, 6])])
