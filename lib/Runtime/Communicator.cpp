@@ -272,6 +272,14 @@ void chunkOf(const void *in, void *out, DType dtype, const Shape &shape,
 
 Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r,
                int64_t blocks) {
+  if (blocks < 0) {
+    // Mirrored: odd-numbered blocks give rank r chunk n - 1 - r.
+    std::vector<Tensor> parts;
+    for (int64_t b = 0; b < -blocks; ++b)
+      parts.push_back(chunkOf(chunkOf(tensor, dim, -blocks, b), dim, n,
+                              b % 2 ? n - 1 - r : r));
+    return concatenated(parts, dim);
+  }
   std::vector<char> in = tensor.toBytes(), out(in.size() / n);
   chunkOf(in.data(), out.data(), tensor.dtype(), tensor.shape(), dim, n, r,
           blocks);
@@ -299,14 +307,19 @@ Tensor concatenated(const std::vector<Tensor> &parts, int64_t dim) {
 Tensor wholeFromChunks(const Tensor &gathered, int64_t dim, int64_t n,
                        int64_t blocks) {
   // `gathered` is [outer, n, blocks, chunk * inner]; the whole tensor is
-  // [outer, blocks, n, chunk * inner].
+  // [outer, blocks, n, chunk * inner] (mirrored blocks: odd ones in reverse
+  // rank order).
+  bool mirrored = blocks < 0;
+  blocks = std::abs(blocks);
   Split3 s(gathered.shape(), dim, gathered.dtype());
   size_t piece = s.size / (n * blocks) * s.inner * s.width;
   std::vector<char> in = gathered.toBytes(), out(in.size());
   for (int64_t o = 0; o < s.outer; ++o)
     for (int64_t r = 0; r < n; ++r)
       for (int64_t b = 0; b < blocks; ++b)
-        std::memcpy(out.data() + ((o * blocks + b) * n + r) * piece,
+        std::memcpy(out.data() + ((o * blocks + b) * n +
+                                  (mirrored && b % 2 ? n - 1 - r : r)) *
+                                     piece,
                     in.data() + ((o * n + r) * blocks + b) * piece, piece);
   return Tensor::fromBytes(gathered.dtype(), gathered.shape(), out.data());
 }

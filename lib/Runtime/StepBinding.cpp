@@ -2,6 +2,8 @@
 
 #include "dtc/Runtime/StepBinding.h"
 
+#include <cstdlib>
+
 namespace mlir::dtc {
 
 namespace {
@@ -57,7 +59,7 @@ std::string StepBinding::partOf(size_t index, const Tensor &whole,
     for (const std::string &axis : arg.layout.dims[d]) {
       int64_t n = groupSize(axis);
       if (static_cast<int64_t>(d) >= part.rank() ||
-          part.shape()[d] % (n * blocks) != 0)
+          part.shape()[d] % (n * std::abs(blocks)) != 0)
         return nameOf(arg) + " (" + describe(whole.shape(), whole.dtype()) +
                ") does not split into " + std::to_string(n) +
                " equal shares along dimension " + std::to_string(d);

@@ -98,9 +98,10 @@ static std::string describeLayoutError(const TensorLayout &layout, size_t rank,
     return what + " has " + std::to_string(layout.blocks.size()) +
            " block counts for " + std::to_string(layout.dims.size()) +
            " dimensions";
+  // (Negative: mirrored blocks, as chunkOf cuts them.)
   for (int64_t blocks : layout.blocks)
-    if (blocks < 1)
-      return what + " has a block count below 1";
+    if (blocks == 0 || blocks == -1)
+      return what + " has a block count of " + std::to_string(blocks);
   return "";
 }
 

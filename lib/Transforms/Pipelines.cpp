@@ -30,17 +30,24 @@ void mlir::dtc::buildSimplifyPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
-/// The sizes of the mesh's dp and tp axes (1 where it has none); an
-/// unparsable mesh (check() says why) has neither.
-static std::pair<int64_t, int64_t> dataAndTensorRanks(StringRef spec) {
+namespace {
+/// The sizes of the mesh's axes (1 where it has none).
+struct AxisSizes {
+  int64_t dp = 1, cp = 1, tp = 1;
+  int64_t ranks() const { return dp * cp * tp; }
+};
+} // namespace
+
+/// An unparsable mesh (check() says why) has no axes.
+static AxisSizes axisSizes(StringRef spec) {
   MeshShape mesh;
   if (spec.empty() || !MeshShape::parse(spec.str(), mesh).empty())
-    return {1, 1};
+    return {};
   auto sizeOf = [&](const char *axis) {
     int64_t index = mesh.axisIndex(axis);
     return index < 0 ? 1 : mesh.sizes[index];
   };
-  return {sizeOf("dp"), sizeOf("tp")};
+  return {sizeOf("dp"), sizeOf("cp"), sizeOf("tp")};
 }
 
 std::string TrainingPipelineOptions::check(bool asFlags) const {
@@ -56,12 +63,12 @@ std::string TrainingPipelineOptions::check(bool asFlags) const {
     MeshShape shape;
     std::string error = MeshShape::parse(mesh, shape);
     for (const std::string &axis : shape.axes)
-      if (error.empty() && axis != "dp" && axis != "tp")
-        error = "unknown axis '" + axis + "' (dp or tp)";
+      if (error.empty() && axis != "dp" && axis != "cp" && axis != "tp")
+        error = "unknown axis '" + axis + "' (dp, cp or tp)";
     if (!error.empty())
       return name("mesh") + ": " + error;
   }
-  int64_t tp = dataAndTensorRanks(mesh).second;
+  int64_t tp = axisSizes(mesh).tp;
   // Options of the tp axis mean nothing without one: say so.
   for (auto [given, option] :
        {std::pair<bool, StringRef>{sequenceParallel, "sequence-parallel"},
@@ -69,6 +76,10 @@ std::string TrainingPipelineOptions::check(bool asFlags) const {
     if (given && tp < 2)
       return name(option) + " needs a tp axis of 2 or more ranks (" +
              (asFlags ? "--mesh ...,tp=N" : "mesh=...,tp=N") + ")";
+  if (contextParallel != "ring" && contextParallel != "all-gather" &&
+      contextParallel != "ulysses")
+    return name("context-parallel") + ": unknown '" +
+           contextParallel.getValue() + "' (ring, all-gather or ulysses)";
   if (gradAccum < 1)
     return name("grad-accum") + " must be at least 1";
   if (bucketMB < 0)
@@ -101,10 +112,11 @@ void mlir::dtc::buildGlobalStepPipeline(
   AttachLossOptions loss;
 #define DTC_LOSS_OPTION(TYPE, NAME, ...) loss.NAME = options.NAME;
 #include "dtc/Transforms/TrainingOptions.def"
-  auto [dataParallel, tensorParallel] = dataAndTensorRanks(options.mesh);
+  AxisSizes axes = axisSizes(options.mesh);
+  int64_t tensorParallel = axes.tp;
   // The mesh first, in the user's axis order; the parallelism passes find
   // their axes in it.
-  if (dataParallel * tensorParallel > 1) {
+  if (axes.ranks() > 1) {
     DefineMeshOptions mesh;
     mesh.shape = options.mesh;
     pm.addPass(createDefineMesh(mesh));
@@ -133,6 +145,10 @@ void mlir::dtc::buildGlobalStepPipeline(
   }
   funcPm.addPass(createAttachLoss(loss));
   funcPm.addPass(createAutodiff());
+  // Attention's backward stays one op only for context parallelism's
+  // patterns (dtc-context-parallel expands it after partitioning).
+  if (axes.cp == 1)
+    funcPm.addPass(createExpandAttentionGrad());
   // The ZeRO paper's mixed precision: bf16 parameters and gradients, f32
   // master copies in the optimizer state. (fp16 keeps f32 parameters, as
   // torch.cuda.amp does, and scales the loss.)
@@ -146,29 +162,49 @@ void mlir::dtc::buildRankProgramPipeline(
   OptimizerOptions opt;
 #define DTC_OPTIMIZER_OPTION(TYPE, NAME, ...) opt.NAME = options.NAME;
 #include "dtc/Transforms/TrainingOptions.def"
-  auto [dataParallel, tensorParallel] = dataAndTensorRanks(options.mesh);
+  AxisSizes axes = axisSizes(options.mesh);
+  int64_t tensorParallel = axes.tp;
   // The per-rank program. Data parallelism splits the batch first; tensor
-  // parallelism then partitions each rank's step.
-  if (dataParallel > 1) {
+  // parallelism then partitions each rank's step (its Megatron matcher
+  // pairs projections through the attention op, which context parallelism
+  // rewrites), and context parallelism splits the sequence of what is left.
+  // Under sequence parallelism context parallelism goes first: the
+  // sequence's tp collectives would otherwise meet its split of the same
+  // dimension.
+  if (axes.dp > 1) {
     DataParallelOptions dp;
-    dp.size = dataParallel;
+    dp.size = axes.dp;
     dp.strictSharding = options.strictSharding;
     pm.addPass(createDataParallel(dp));
   }
+  auto addContextParallel = [&] {
+    if (axes.cp == 1)
+      return;
+    ContextParallelOptions cp;
+    cp.size = axes.cp;
+    cp.attention = options.contextParallel;
+    cp.strictSharding = options.strictSharding;
+    pm.addPass(createContextParallel(cp));
+    pm.addNestedPass<func::FuncOp>(createExpandAttentionGrad());
+  };
   if (tensorParallel > 1 && options.sequenceParallel) {
+    addContextParallel();
     SequenceParallelOptions sp;
     sp.size = tensorParallel;
     sp.strategy = options.tpStrategy;
     sp.shardingSpec = options.shardingSpec;
     sp.strictSharding = options.strictSharding;
     pm.addPass(createSequenceParallel(sp));
-  } else if (tensorParallel > 1) {
-    TensorParallelOptions tp;
-    tp.size = tensorParallel;
-    tp.strategy = options.tpStrategy;
-    tp.shardingSpec = options.shardingSpec;
-    tp.strictSharding = options.strictSharding;
-    pm.addPass(createTensorParallel(tp));
+  } else {
+    if (tensorParallel > 1) {
+      TensorParallelOptions tp;
+      tp.size = tensorParallel;
+      tp.strategy = options.tpStrategy;
+      tp.shardingSpec = options.shardingSpec;
+      tp.strictSharding = options.strictSharding;
+      pm.addPass(createTensorParallel(tp));
+    }
+    addContextParallel();
   }
   if (options.gradAccum > 1) {
     GradientAccumulationOptions accumulation;
@@ -192,7 +228,7 @@ void mlir::dtc::buildRankProgramPipeline(
   // Each rank computes only its part of what it cuts from replicated
   // values (the vocabulary-parallel cross-entropy's one-hot; under ZeRO
   // the gradients fp16 unscales, whose sums so become reduce-scatters).
-  if (dataParallel > 1 || tensorParallel > 1)
+  if (axes.ranks() > 1)
     pm.addNestedPass<func::FuncOp>(createSinkShards());
   if (options.zero > 0 && options.bucketMB > 0)
     pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));

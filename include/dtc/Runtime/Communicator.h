@@ -66,11 +66,13 @@ inline constexpr int kEveryRankFailed = 2;
 /// Chunk `r` of `n` equal chunks of `tensor` along `dim` (`n` divides it):
 /// what a split over `n` ranks leaves rank `r`. With `blocks`, `dim` is
 /// first cut into that many equal blocks and the result holds chunk `r` of
-/// each, in block order (a #dtc.sharding with blocks).
+/// each, in block order (a #dtc.sharding with blocks); negative `blocks`
+/// (-b) mirror the odd-numbered of b blocks, which give chunk n - 1 - r
+/// (-2: context parallelism's zigzag, chunks r and 2n - 1 - r of 2n).
 Tensor chunkOf(const Tensor &tensor, int64_t dim, int64_t n, int64_t r,
                int64_t blocks = 1);
-/// The same on raw buffers: chunk `r` of `in` (a tensor of `shape` and
-/// `dtype`) written to `out`.
+/// The same on raw buffers (positive `blocks`): chunk `r` of `in` (a tensor
+/// of `shape` and `dtype`) written to `out`.
 void chunkOf(const void *in, void *out, DType dtype, const Shape &shape,
              int64_t dim, int64_t n, int64_t r, int64_t blocks = 1);
 /// The concatenation along `dim` of `parts` (of one shape), in order: what

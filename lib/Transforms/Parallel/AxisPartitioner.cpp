@@ -159,6 +159,8 @@ LogicalResult AxisPartitioner::run() {
     fusePlannedSums();
     return success();
   }
+  for (Operation *op : erased)
+    op->erase();
   if (!batch) {
     fuseReduceScatters();
     fuseNestedSums();
@@ -486,6 +488,8 @@ void AxisPartitioner::gatherOperand(OpOperand &use, const std::string &why,
     result = ReshapeOp::create(b, loc, type.clone(view), result);
     result = TransposeOp::create(b, loc, result, perm);
     result = ReshapeOp::create(b, loc, type.clone(shape), result);
+  } else if (zigzag) {
+    result = permuteTokens(result, layout.dim, /*toNatural=*/true, loc);
   }
   layouts[result] = AxisLayout();
   gathered[value] = {result, AxisLayout(), -1, true};
@@ -711,7 +715,10 @@ LogicalResult AxisPartitioner::localize(OpOperand &use, int64_t dim,
                             " reads this shard's rows of operand #" +
                             std::to_string(use.getOperandNumber()) +
                             ", computed without the inputs");
-    part = ShardOp::create(b, owner->getLoc(), type.clone(sizes), value, mesh,
+    Value whole = value;
+    if (zigzag && blocks == 1)
+      whole = permuteTokens(value, dim, /*toNatural=*/false, owner->getLoc());
+    part = ShardOp::create(b, owner->getLoc(), type.clone(sizes), whole, mesh,
                            b.getStrArrayAttr({axis}), b.getI64IntegerAttr(dim),
                            b.getI64IntegerAttr(blocks), why);
   }
@@ -723,6 +730,34 @@ LogicalResult AxisPartitioner::localize(OpOperand &use, int64_t dim,
 Value AxisPartitioner::chunkStart(int64_t size, Type type, Location loc) {
   return dtc::chunkStart(b, loc, size, ranks, type, mesh,
                          b.getStrArrayAttr({axis}));
+}
+
+SmallVector<int64_t> mlir::dtc::zigzagOrder(int64_t size, int64_t ranks,
+                                            bool inverse) {
+  int64_t chunk = size / (2 * ranks);
+  SmallVector<int64_t> order;
+  for (int64_t r = 0; r < ranks; ++r)
+    for (int64_t c : {r, 2 * ranks - 1 - r})
+      for (int64_t i = 0; i < chunk; ++i)
+        order.push_back(c * chunk + i);
+  if (!inverse)
+    return order;
+  SmallVector<int64_t> positions(size);
+  for (auto [position, token] : llvm::enumerate(order))
+    positions[token] = position;
+  return positions;
+}
+
+Value AxisPartitioner::permuteTokens(Value value, int64_t dim, bool toNatural,
+                                     Location loc) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t size = type.getDimSize(dim);
+  auto indexType = RankedTensorType::get({size}, b.getI64Type());
+  Value order = ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(
+          indexType, ArrayRef<int64_t>(zigzagOrder(size, ranks, toNatural))));
+  return GatherOp::create(b, loc, type, value, order, b.getI64IntegerAttr(dim));
 }
 
 Value AxisPartitioner::scalar(Location loc, Type type, int64_t value) {

@@ -42,6 +42,20 @@ struct SeenValue {
   bool collective = false;
 };
 
+/// How attention runs when its queries, keys and values are split along
+/// the tokens (context parallelism).
+enum class TokenSplitAttention {
+  /// Each rank's queries attend to the keys and values gathered whole; the
+  /// backward's key and value gradients are reduce-scattered back.
+  GatherKeys,
+  /// DeepSpeed-Ulysses: all-to-alls turn the token split into a split of
+  /// the heads around attention and its gradient, and back.
+  ExchangeHeads,
+  /// Ring attention: the key and value blocks pass around the ring of
+  /// ranks (RingAttention.cpp), the tokens in zigzag order.
+  Ring,
+};
+
 class AxisPartitioner {
 public:
   /// Partitions over the batch (no `resultSplit`: every model input split
@@ -60,6 +74,14 @@ public:
   void setAnalysisOnly() { analysis = true; }
   /// Refuse (with an error) every resharding an op's layouts force.
   void setStrict(bool refuse) { strict = refuse; }
+  void setTokenSplitAttention(TokenSplitAttention how) {
+    tokenSplitAttention = how;
+  }
+  /// The split dimensions are tokens in zigzag order (zigzagOrder): this
+  /// rank's part of a replicated value is cut from it so permuted, and a
+  /// gathered value is put back in order.
+  void setZigzag(bool zigzagOrder) { zigzag = zigzagOrder; }
+  bool isZigzag() const { return zigzag; }
 
   LogicalResult run();
 
@@ -125,6 +147,15 @@ public:
   Value chunkStart(int64_t size, Type type, Location loc);
   /// A scalar constant of `type`.
   Value scalar(Location loc, Type type, int64_t value);
+  /// `value` with dimension `dim` permuted by the zigzag order of its
+  /// tokens over the ranks, or (`toNatural`) back from it.
+  Value permuteTokens(Value value, int64_t dim, bool toNatural, Location loc);
+  /// Erases `op` once every op is partitioned (a pattern replaced it and
+  /// another op, partitioned later, still reads it).
+  void eraseLater(Operation *op) { erased.push_back(op); }
+  /// Values a pattern keeps for a later one, by op (ring attention's
+  /// forward, for its gradient).
+  SmallVector<Value> &patternState(Operation *op) { return state[op]; }
   /// Partitions `op` by its sharding rule (the engine's generic path); or,
   /// changing nothing, says why it cannot in `notApplicable`.
   LogicalResult partitionByRule(Operation *op, std::string &notApplicable);
@@ -143,6 +174,10 @@ public:
     return batch ? std::nullopt : resultSplit(index);
   }
   StringRef getAxis() const { return axis; }
+  FlatSymbolRefAttr getMeshAttr() const { return mesh; }
+  TokenSplitAttention getTokenSplitAttention() const {
+    return tokenSplitAttention;
+  }
   int64_t getRanks() const { return ranks; }
   /// "the batch" or "the split over 'tp'".
   std::string splitName() const;
@@ -190,7 +225,11 @@ private:
   bool rankIndexed = true;
   bool analysis = false;
   bool strict = false;
+  TokenSplitAttention tokenSplitAttention = TokenSplitAttention::GatherKeys;
+  bool zigzag = false;
   OpBuilder b;
+  SmallVector<Operation *> erased;
+  llvm::DenseMap<Operation *, SmallVector<Value>> state;
   llvm::DenseMap<Value, AxisLayout> layouts;
   llvm::DenseMap<Value, SeenValue> materialized, gathered;
   /// Ops the partitioner made that need no partitioning (a mean's scale).

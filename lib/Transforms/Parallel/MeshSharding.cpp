@@ -92,7 +92,7 @@ static ShardingAttr withSplit(MLIRContext *context, ShardingAttr old,
   axes.push_back(b.getStringAttr(axis));
   dims[dim] = b.getArrayAttr(axes);
   allBlocks[dim] *= blocks;
-  bool anyBlocks = llvm::any_of(allBlocks, [](int64_t n) { return n > 1; });
+  bool anyBlocks = llvm::any_of(allBlocks, [](int64_t n) { return n != 1; });
   return ShardingAttr::get(context, mesh, b.getArrayAttr(dims),
                            anyBlocks ? ArrayRef<int64_t>(allBlocks)
                                      : ArrayRef<int64_t>(),

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AxisPartitioner.h"
+#include "RingAttention.h"
 
 #include "dtc/Dialect/DTC/IR/DTCLocations.h"
 #include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
@@ -300,6 +301,11 @@ LogicalResult partitionDropout(AxisPartitioner &p, Operation *op,
                                std::string &notApplicable) {
   auto dropout = cast<DropoutOp>(op);
   AxisLayout in = p.layoutOf(dropout.getInputMutable());
+  if (p.isZigzag())
+    return op->emitError(p.getPurpose() + ": ")
+           << describeOp(op)
+           << ": dropout on tokens in zigzag order (ring attention) is not "
+              "placed yet: use --context-parallel all-gather or ulysses";
   if (!p.isRankIndexed())
     return op->emitError("dropout is not partitioned for gradient "
                          "accumulation yet (its microbatches have no rank "
@@ -423,6 +429,232 @@ LogicalResult partitionUnevenKVHeads(AxisPartitioner &p, Operation *op,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Attention over a split of the tokens (context parallelism)
+//===----------------------------------------------------------------------===//
+
+bool splitAlongTokens(AxisPartitioner &p, OpOperand &use) {
+  AxisLayout layout = p.layoutOf(use);
+  return layout.isSplit() && layout.dim == 2 && layout.blocks == 1;
+}
+
+/// The dimension of a mask (right-aligned against the scores [batch,
+/// heads, queries, keys]) that is scores dimension `d` of `size`, if any.
+std::optional<int64_t> maskDim(Value mask, int64_t d, int64_t size) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  int64_t at = d - (4 - type.getRank());
+  if (at < 0 || type.getDimSize(at) != size)
+    return std::nullopt;
+  return at;
+}
+
+/// `use`, laid out over the tokens' axis, gathered whole (for the readers
+/// after its owner too: the backward of attention reads what the forward
+/// did) and, with `heads`, cut to this rank's heads (dimension 1).
+LogicalResult gatherTokens(AxisPartitioner &p, OpOperand &use,
+                           const std::string &why, bool heads) {
+  if (p.layoutOf(use).isSplit())
+    p.gatherForLaterReaders(use, why);
+  return heads ? p.localize(use, 1) : success();
+}
+
+/// Each reader of `result`, split along the heads, reads it split along
+/// the tokens instead: gathered and cut, which dtc-sink-shards makes one
+/// all-to-all.
+LogicalResult headsToTokens(AxisPartitioner &p, Value result,
+                            const std::string &why) {
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : result.getUses())
+    uses.push_back(&use);
+  for (OpOperand *use : uses) {
+    p.gatherOperand(*use, why);
+    if (failed(p.localize(*use, 2)))
+      return failure();
+  }
+  return success();
+}
+
+/// `partial`, a result of `op` summed over the ranks' queries, is summed
+/// right after it and each reader keeps its rank's tokens (dimension 2),
+/// which dtc-sink-shards makes one reduce-scatter. (Analysing, it is left
+/// partial.)
+LogicalResult sumToTokens(AxisPartitioner &p, Operation *op, Value partial,
+                          const std::string &why) {
+  p.setLayout(partial, AxisLayout::partial());
+  if (p.isAnalysis())
+    return success();
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : partial.getUses())
+    uses.push_back(&use);
+  p.builder().setInsertionPointAfter(op);
+  Value sum = p.allReduce(partial, op->getLoc(), why).value;
+  for (OpOperand *use : uses) {
+    use->set(sum);
+    if (failed(p.localize(*use, 2)))
+      return failure();
+  }
+  return success();
+}
+
+/// A mask is whole along the keys and, exchanging heads, cut to this
+/// rank's heads where it has them; gathering keys, the rule cuts it to the
+/// rank's queries.
+LogicalResult placeTokenSplitMask(AxisPartitioner &p, Operation *op,
+                                  OpOperand *mask, int64_t heads,
+                                  bool exchangeHeads, const std::string &why) {
+  if (!mask)
+    return success();
+  if (failed(gatherTokens(p, *mask, why, /*heads=*/false)))
+    return failure();
+  if (exchangeHeads)
+    if (std::optional<int64_t> dim = maskDim(mask->get(), 1, heads))
+      return p.localize(*mask, *dim);
+  return success();
+}
+
+/// Ulysses needs whole heads per rank: the query and the key/value heads
+/// (the latter could be repeated, as DeepSpeed does; not yet) divide over
+/// the ranks.
+LogicalResult checkHeadsDivide(AxisPartitioner &p, Operation *op, int64_t heads,
+                               int64_t kvHeads) {
+  if (heads % p.getRanks() == 0 && kvHeads % p.getRanks() == 0)
+    return success();
+  return op->emitError(p.getPurpose() + ": ")
+         << describeOp(op) << " has " << heads << " query heads and " << kvHeads
+         << " key/value heads, which the all-to-all over " << p.getRanks()
+         << " ranks of '" << p.getAxis()
+         << "' must both divide: use --context-parallel all-gather";
+}
+
+/// Forward: the keys and values gathered (the queries keep their split) or
+/// q, k and v exchanged for a split of the heads, the result exchanged
+/// back.
+bool matchesTokenSplitAttention(AxisPartitioner &p, Operation *op) {
+  auto attention = dyn_cast<AttentionOp>(op);
+  return attention && !p.partitionsBatch() &&
+         splitAlongTokens(p, op->getOpOperand(0)) &&
+         splitAlongTokens(p, op->getOpOperand(1)) &&
+         splitAlongTokens(p, op->getOpOperand(2));
+}
+
+LogicalResult partitionTokenSplitAttention(AxisPartitioner &p, Operation *op,
+                                           std::string &notApplicable) {
+  auto attention = cast<AttentionOp>(op);
+  if (p.getTokenSplitAttention() == TokenSplitAttention::Ring) {
+    std::string whyNot = whyNoRingAttention(p, attention);
+    if (whyNot.empty())
+      return partitionRingAttention(p, attention);
+    // (Dropout draws by contiguous offsets, which the zigzag order lacks.)
+    if (attention.getDropoutRatio())
+      return op->emitError(p.getPurpose() + ": ")
+             << describeOp(op) << ": " << whyNot
+             << ": use --context-parallel all-gather or ulysses";
+    if (!p.isAnalysis())
+      op->emitWarning(p.getPurpose() + ": ")
+          << describeOp(op) << ": " << whyNot
+          << "; its keys and values are all-gathered instead";
+  }
+  bool exchange =
+      p.getTokenSplitAttention() == TokenSplitAttention::ExchangeHeads;
+  int64_t heads = attention.getQ().getType().getDimSize(1);
+  std::string why = p.getPurpose() + ": " + describeOp(op) +
+                    (exchange ? " runs on whole sequences of its heads"
+                              : " reads the keys and values of every token");
+  if (exchange && failed(checkHeadsDivide(
+                      p, op, heads, attention.getK().getType().getDimSize(1))))
+    return failure();
+  for (unsigned i : {0u, 1u, 2u})
+    if ((i > 0 || exchange) &&
+        failed(gatherTokens(p, op->getOpOperand(i), why, exchange)))
+      return failure();
+  OpOperand *mask =
+      attention.getMask() ? &attention.getMaskMutable()[0] : nullptr;
+  if (failed(placeTokenSplitMask(p, op, mask, heads, exchange, why)))
+    return failure();
+  if (!exchange) {
+    if (failed(p.partitionByRule(op, notApplicable)))
+      return failure();
+    if (notApplicable.empty())
+      placeAttentionDropout(p, attention);
+    return success();
+  }
+  for (Value result : op->getResults())
+    if (failed(p.split(result, 1, op)))
+      return failure();
+  placeAttentionDropout(p, attention);
+  return headsToTokens(p, attention.getResult(), why);
+}
+
+/// Backward, as the forward ran: gathering keys, dQ keeps the queries'
+/// split and dK and dV are partial sums over the whole sequence (each
+/// rank's queries contribute), which the engine sums where they are read;
+/// exchanging heads, the result's gradient is exchanged for a split of
+/// the heads and the three gradients back.
+bool matchesTokenSplitAttentionGrad(AxisPartitioner &p, Operation *op) {
+  auto grad = dyn_cast<AttentionGradOp>(op);
+  return grad && !p.partitionsBatch() &&
+         splitAlongTokens(p, grad.getResultGradMutable());
+}
+
+LogicalResult partitionTokenSplitAttentionGrad(AxisPartitioner &p,
+                                               Operation *op,
+                                               std::string &notApplicable) {
+  auto grad = cast<AttentionGradOp>(op);
+  if (p.getTokenSplitAttention() == TokenSplitAttention::Ring)
+    if (auto forward = grad.getProbs().getDefiningOp<AttentionOp>();
+        forward && !p.patternState(forward).empty())
+      return partitionRingAttentionGrad(p, grad);
+  bool exchange =
+      p.getTokenSplitAttention() == TokenSplitAttention::ExchangeHeads;
+  AxisLayout probs = p.layoutOf(grad.getProbsMutable());
+  auto laidOut = [&](unsigned i, bool split) {
+    AxisLayout layout = p.layoutOf(op->getOpOperand(i));
+    return split ? layout.isSplit() && layout.dim == 2 : layout.isReplicated();
+  };
+  // The forward's layouts: q split (gathering keys) or whole, k and v
+  // whole, the probabilities split along the queries or the heads.
+  if (!laidOut(0, !exchange) || !laidOut(1, false) || !laidOut(2, false) ||
+      !probs.isSplit() || probs.dim != (exchange ? 1 : 2)) {
+    notApplicable = "its operands are not laid out as its forward's";
+    return success();
+  }
+  int64_t heads = grad.getQ().getType().getDimSize(1);
+  std::string why =
+      p.getPurpose() + ": " + describeOp(op) +
+      (exchange ? " runs on whole sequences of its heads"
+                : " makes the gradients of the keys and values of every "
+                  "token");
+  OpOperand *mask = grad.getMask() ? &grad.getMaskMutable()[0] : nullptr;
+  if (failed(placeTokenSplitMask(p, op, mask, heads, exchange, why)))
+    return failure();
+  if (exchange) {
+    for (unsigned i : {0u, 1u, 2u})
+      if (failed(p.localize(op->getOpOperand(i), 1)))
+        return failure();
+    if (failed(gatherTokens(p, grad.getResultGradMutable(), why, true)))
+      return failure();
+  } else if (mask) {
+    int64_t queries = grad.getProbs().getType().getDimSize(2) * p.getRanks();
+    if (std::optional<int64_t> dim = maskDim(mask->get(), 2, queries))
+      if (failed(p.localize(*mask, *dim)))
+        return failure();
+  }
+  if (!p.isAnalysis() && grad.getDropoutRatio())
+    placeDropout(p, op, grad.getOffsetMutable(), grad.getOffset(),
+                 grad.getProbs().getType(), probs.dim, grad.getGlobalShape(),
+                 [&](ArrayRef<int64_t> whole) { grad.setGlobalShape(whole); });
+  if (!exchange) {
+    if (failed(p.split(grad.getQGrad(), 2, op)))
+      return failure();
+    return success(succeeded(sumToTokens(p, op, grad.getKGrad(), why)) &&
+                   succeeded(sumToTokens(p, op, grad.getVGrad(), why)));
+  }
+  for (Value result : op->getResults())
+    if (failed(p.split(result, 1, op)) || failed(headsToTokens(p, result, why)))
+      return failure();
+  return success();
+}
+
 } // namespace
 
 ArrayRef<PartitionPattern> mlir::dtc::getPartitionPatterns() {
@@ -437,6 +669,10 @@ ArrayRef<PartitionPattern> mlir::dtc::getPartitionPatterns() {
       {"dropout offsets", matchesDropout, partitionDropout},
       {"grouped-query attention over more ranks than kv heads",
        matchesUnevenKVHeads, partitionUnevenKVHeads},
+      {"attention over a split of the tokens", matchesTokenSplitAttention,
+       partitionTokenSplitAttention},
+      {"attention's gradient over a split of the tokens",
+       matchesTokenSplitAttentionGrad, partitionTokenSplitAttentionGrad},
       {"attention dropout offsets", matchesAttentionDropout,
        partitionAttentionDropout},
   };

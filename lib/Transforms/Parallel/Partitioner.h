@@ -125,6 +125,14 @@ struct WeightRead {
 /// transposes; none when it is computed otherwise.
 std::optional<WeightRead> traceParam(Value value);
 
+/// Context parallelism's zigzag order of `size` tokens over `ranks`: the
+/// token at each position of the order, rank r's contiguous part holding
+/// chunks r and 2 ranks - 1 - r of 2 ranks equal chunks (so that every
+/// rank gets as much of a causal attention's work). With `inverse`, each
+/// token's position in the order.
+SmallVector<int64_t> zigzagOrder(int64_t size, int64_t ranks,
+                                 bool inverse = false);
+
 /// The ops that compute the loss: the forward part of the step.
 llvm::DenseSet<Operation *> forwardOps(func::FuncOp func);
 

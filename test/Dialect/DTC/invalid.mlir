@@ -466,6 +466,30 @@ func.func @attention_dropout(%q: tensor<1x2x4x8xf32>, %s: tensor<i64>) {
 
 // -----
 
+func.func @attention_grad_probs(%q: tensor<1x2x4x8xf32>, %p: tensor<1x2x4x5xf32>) {
+  // expected-error @+1 {{probs must be 'tensor<1x2x4x4xf32>'}}
+  %0:3 = dtc.attention_grad %q, %q, %q, %p, %q scale = 1.0 : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x5xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_result_grad(%q: tensor<1x2x4x8xf32>, %p: tensor<1x2x4x4xf32>, %g: tensor<1x2x4x6xf32>) {
+  // expected-error @+1 {{result_grad must be 'tensor<1x2x4x8xf32>'}}
+  %0:3 = dtc.attention_grad %q, %q, %q, %p, %g scale = 1.0 : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x6xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_heads(%q: tensor<1x3x4x8xf32>, %k: tensor<1x2x4x8xf32>, %p: tensor<1x3x4x4xf32>) {
+  // expected-error @+1 {{k and v must have the same heads, which divide q's 3}}
+  %0:3 = dtc.attention_grad %q, %k, %k, %p, %q scale = 1.0 : (tensor<1x3x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x8xf32>) -> (tensor<1x3x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+  return
+}
+
+// -----
+
 func.func @attention_ratio(%q: tensor<1x2x4x8xf32>, %s: tensor<i64>) {
   // expected-error @+1 {{dropout_ratio must be in [0, 1)}}
   %0:2 = dtc.attention %q, %q, %q dropout step %s scale = 1.0 {dropout_ratio = 1.0 : f64, seed = 0 : i64, stream = 0 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<i64>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>)

@@ -129,6 +129,13 @@ func.func @rules(%nothing: tensor<0x3x4xf32>, %x: tensor<4x8xf32>, %v: tensor<8x
   %att:2 = dtc.attention %aq, %ak, %av mask %amask scale = 0.5
       : (tensor<2x4x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x6xf32>,
          tensor<3x5xf32>) -> (tensor<2x4x3x6xf32>, tensor<2x4x3x5xf32>)
+  // Its gradient: batch and kv heads pass through; a split of the group or
+  // the queries would leave dk and dv partial sums and dq split.
+  // CHECK-NEXT: dtc.attention_grad: ([i, jk, l, n], [i, j, m, n], [i, j, m, o], [i, jk, l, m], [i, jk, l, o], [l, m]) -> ([i, jk, l, n], [i, j, m, n], [i, j, m, o]) {i=2, j=2, k=2, l=3, m=5, n=4, o=6} need_replication={k, l, m, n, o}{{$}}
+  %agrad:3 = dtc.attention_grad %aq, %ak, %av, %att#1, %att#0 mask %amask scale = 0.5
+      : (tensor<2x4x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x6xf32>,
+         tensor<2x4x3x5xf32>, tensor<2x4x3x6xf32>, tensor<3x5xf32>)
+      -> (tensor<2x4x3x4xf32>, tensor<2x2x5x4xf32>, tensor<2x2x5x6xf32>)
   // CHECK-NEXT: dtc.rms_norm: ([i, j], [j]) -> ([i, j]) {i=4, j=8} need_replication={j}{{$}}
   %rms = dtc.rms_norm %x, %v dim = 1 epsilon = 1.0e-06
       : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>

@@ -119,6 +119,54 @@ def TensorParallel : Pass<"dtc-tensor-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def ContextParallel : Pass<"dtc-context-parallel", "mlir::ModuleOp"> {
+  let summary = "Split the sequence of every activation, attention included, over cp";
+  let description = [{
+    Runs after dtc-data-parallel; dtc-training runs it after
+    dtc-tensor-parallel (whose Megatron matcher keys on the attention this
+    pass rewrites), or before dtc-sequence-parallel. Adds the
+    `cp` axis to the step's mesh and rewrites the step into the program of
+    one of its ranks: every model input of shape [batch, sequence, ...]
+    is split along the sequence (the inputs record it in `dtc.sharding`),
+    the parameters are replicated, and every activation follows, so norms,
+    projections, MLPs and the loss run on the rank's part of the sequence.
+    Values computed without the inputs that span the sequence (position
+    ids, RoPE tables, causal masks) are cut to the rank's positions, so
+    positions keep their global index. Attention is the one op that needs
+    other ranks' tokens: each query part attends to every key. The weight
+    gradients are partial sums over `cp` (each rank's tokens contribute),
+    all-reduced as data parallelism's are.
+
+    Attention and its gradient (dtc.attention_grad, which this pass
+    expects; dtc-expand-attention-grad writes it out afterwards) see the
+    other ranks' tokens in one of three ways (`attention`): `ring` (ring
+    attention: each rank's key and value block passes around the ring of
+    ranks by dtc.send_recv with an online softmax, the forward keeping each
+    query's log-sum-exp; the backward passes the blocks around again and
+    each block's key and value gradients with it. The tokens are in zigzag
+    order, rank r holding chunks r and 2 cp - 1 - r of 2 cp, and a constant
+    causal mask's fully masked tiles are skipped, so that every rank does
+    the same half of the work); `all-gather` (the keys and values gathered
+    whole for the rank's queries, their gradients reduce-scattered); or
+    `ulysses` (DeepSpeed-Ulysses: all-to-alls exchange q, k and v for whole
+    sequences of 1/cp of the heads, and the result back; the same for the
+    backward: four all-to-alls each way, each moving (cp - 1)/cp of its
+    tensor's part; cp must divide the query and the key/value heads).
+  }];
+  let options = [
+    Option<"size", "cp", "int64_t", /*default=*/"2", "Number of ranks">,
+    Option<"attention", "attention", "std::string", /*default=*/"\"ring\"",
+           "ring: key and value blocks passed around the ranks (tokens in "
+           "zigzag order); all-gather: the keys and values gathered for "
+           "each rank's queries; ulysses: all-to-alls exchange the split of "
+           "the tokens for a split of the heads around attention">,
+    Option<"strictSharding", "strict-sharding", "bool", /*default=*/"false",
+           "Refuse, with an error naming the op, the operand and the bytes, "
+           "every activation an op's layouts would have all-gathered">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def SequenceParallel : Pass<"dtc-sequence-parallel", "mlir::ModuleOp"> {
   let summary = "Megatron tensor parallelism with sequence parallelism";
   let description = [{

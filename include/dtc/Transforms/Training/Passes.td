@@ -166,6 +166,20 @@ def InlineTeacher : Pass<"dtc-inline-teacher", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def ExpandAttentionGrad : Pass<"dtc-expand-attention-grad",
+                                "mlir::func::FuncOp"> {
+  let summary = "Write each dtc.attention_grad as the ops it stands for";
+  let description = [{
+    dtc-autodiff makes attention's backward one op, dtc.attention_grad, for
+    the partitioners that key on it (context parallelism). Where nothing
+    does -- dtc-training runs this pass right after dtc-autodiff without a
+    cp axis, and after dtc-context-parallel with one -- it becomes the
+    matmuls, reductions and elementwise ops it stands for, which every other
+    pass, executor and backend knows.
+  }];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def Autodiff : Pass<"dtc-autodiff", "mlir::func::FuncOp"> {
   let summary = "Reverse-mode differentiation of the loss";
   let description = [{

@@ -92,8 +92,9 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!blocks.empty() && blocks.size() != dims.size())
     return emitError() << "blocks has " << blocks.size() << " entries for "
                        << dims.size() << " dimensions";
-  if (llvm::any_of(blocks, [](int64_t b) { return b < 1; }))
-    return emitError() << "blocks must be positive";
+  // A negative count mirrors the odd-numbered blocks (zigzag).
+  if (llvm::any_of(blocks, [](int64_t b) { return b == 0 || b == -1; }))
+    return emitError() << "blocks must be positive, or below -1 (mirrored)";
   if (partial && !llvm::all_of(partial, llvm::IsaPred<StringAttr>))
     return emitError() << "partial must be an array of axis names";
   return success();

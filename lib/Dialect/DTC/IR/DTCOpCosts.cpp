@@ -190,6 +190,25 @@ OpCost costOf(AttentionOp op) {
   return cost;
 }
 
+OpCost costOf(AttentionGradOp op) {
+  // Four products (2 per score each: dP = dO v^T, dV = P'^T dO, dQ = dS k,
+  // dK = dS^T q), the softcap's fifth (q k^T again); per score: dP P, the
+  // row sum, the subtraction and product of dS, the scale, the mask's
+  // select, the dropout's 2 x 2, the softcap's 4 and tanh.
+  OpCost cost = dataMovementCost(op);
+  auto q = op.getQ().getType(), k = op.getK().getType(),
+       v = op.getV().getType();
+  double scores = static_cast<double>(q.getDimSize(0)) * q.getDimSize(1) *
+                  q.getDimSize(2) * k.getDimSize(2);
+  int64_t d = q.getDimSize(3), dv = v.getDimSize(3);
+  cost.matmulFlops = 2 * scores * (2 * dv + 2 * d + (op.getSoftcap() ? d : 0));
+  cost.elementwiseFlops =
+      scores * (5 + (op.getMask() ? 1 : 0) + (op.getDropoutRatio() ? 4 : 0) +
+                (op.getSoftcap() ? 4 : 0));
+  cost.transcendentalFlops = op.getSoftcap() ? scores : 0;
+  return cost;
+}
+
 OpCost costOf(LogSoftmaxOp op) {
   // Per line of n: max (n - 1), subtract (n), exp (n), sum (n - 1), log (1),
   // subtract (n).

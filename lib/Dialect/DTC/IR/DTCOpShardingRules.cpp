@@ -270,6 +270,25 @@ OpShardingRule RotaryOp::getShardingRule(ArrayRef<RankedTensorType> operands,
   return rule;
 }
 
+/// Where operand `mask` of an attention (right-aligned against the scores
+/// [batch, heads, queries, keys]) has scores dimension `d` of `size`, not
+/// broadcast; nothing without a mask.
+static Dims attentionMaskDim(ArrayRef<RankedTensorType> operands,
+                             std::optional<unsigned> mask, int64_t d,
+                             int64_t size) {
+  if (!mask)
+    return {};
+  int64_t at = d - (4 - operands[*mask].getRank());
+  if (at < 0 || operands[*mask].getDimSize(at) != size)
+    return {};
+  return {{*mask, at}};
+}
+
+static Dims with(Dims dims, const Dims &more) {
+  dims.append(more.begin(), more.end());
+  return dims;
+}
+
 /// Batch, query heads and queries pass through (the heads as [kv_heads,
 /// group], so that k and v split with the query heads they serve), as do
 /// v's features; the keys and the contracted features are whole. A mask is
@@ -282,17 +301,8 @@ AttentionOp::getShardingRule(ArrayRef<RankedTensorType> operands,
   std::optional<unsigned> mask;
   if (getMask())
     mask = 1 + 2; // after q, k, v
-  int64_t maskRank = mask ? operands[*mask].getRank() : 0;
-  // Where the mask has scores dimension d (not broadcast).
-  auto maskDim = [&](int64_t d, int64_t size) -> Dims {
-    int64_t at = d - (4 - maskRank);
-    if (!mask || at < 0 || operands[*mask].getDimSize(at) != size)
-      return {};
-    return {{*mask, at}};
-  };
-  auto with = [](Dims dims, Dims more) {
-    dims.append(more.begin(), more.end());
-    return dims;
+  auto maskDim = [&](int64_t d, int64_t size) {
+    return attentionMaskDim(operands, mask, d, size);
   };
   // The result, then the probabilities [batch, heads, queries, keys].
   rule.addShared(q.getDimSize(0), kParallel,
@@ -311,6 +321,55 @@ AttentionOp::getShardingRule(ArrayRef<RankedTensorType> operands,
   rule.addShared(v.getDimSize(3), kParallel, {{2, 3}}, {{0, 3}});
   // The dropout's step and offset.
   for (unsigned i = mask ? 4 : 3; i < operands.size(); ++i)
+    for (int64_t d = 0; d < operands[i].getRank(); ++d)
+      rule.addShared(operands[i].getDimSize(d), kWhole, {{i, d}}, {});
+  return rule;
+}
+
+/// The batch and the key/value heads pass through (a key/value head with
+/// the query heads it serves). Everything else is whole: a split of the
+/// queries or of a key/value head's group of query heads leaves dK and dV
+/// partial sums and dQ split, which a rule cannot state (context
+/// parallelism's patterns partition the queries); keys and features are
+/// contracted on one side and kept on the other.
+OpShardingRule
+AttentionGradOp::getShardingRule(ArrayRef<RankedTensorType> operands,
+                                 ArrayRef<RankedTensorType> results) {
+  RankedTensorType q = operands[0], k = operands[1];
+  OpShardingRule rule(operands, results);
+  constexpr unsigned probs = 3, resultGrad = 4;
+  std::optional<unsigned> mask;
+  if (getMask())
+    mask = 5;
+  auto maskDim = [&](int64_t d, int64_t size) {
+    return attentionMaskDim(operands, mask, d, size);
+  };
+  rule.addShared(q.getDimSize(0), kParallel,
+                 with({{0, 0}, {1, 0}, {2, 0}, {probs, 0}, {resultGrad, 0}},
+                      maskDim(0, q.getDimSize(0))),
+                 {{0, 0}, {1, 0}, {2, 0}});
+  int64_t kvHeads = k.getDimSize(1), group = q.getDimSize(1) / kvHeads;
+  Dims maskHeads = maskDim(1, q.getDimSize(1));
+  rule.addShared(
+      kvHeads, kParallel,
+      with({{0, 1}, {1, 1}, {2, 1}, {probs, 1}, {resultGrad, 1}}, maskHeads),
+      {{0, 1}, {1, 1}, {2, 1}});
+  rule.addShared(group, kWhole,
+                 with({{0, 1}, {probs, 1}, {resultGrad, 1}}, maskHeads),
+                 {{0, 1}});
+  int64_t queries = q.getDimSize(2), keys = k.getDimSize(2);
+  rule.addShared(
+      queries, kWhole,
+      with({{0, 2}, {probs, 2}, {resultGrad, 2}}, maskDim(2, queries)),
+      {{0, 2}});
+  rule.addShared(keys, kWhole,
+                 with({{1, 2}, {2, 2}, {probs, 3}}, maskDim(3, keys)),
+                 {{1, 2}, {2, 2}});
+  rule.addShared(q.getDimSize(3), kWhole, {{0, 3}, {1, 3}}, {{0, 3}, {1, 3}});
+  rule.addShared(operands[2].getDimSize(3), kWhole, {{2, 3}, {resultGrad, 3}},
+                 {{2, 3}});
+  // The dropout's step and offset.
+  for (unsigned i = mask ? 6 : 5; i < operands.size(); ++i)
     for (int64_t d = 0; d < operands[i].getRank(); ++d)
       rule.addShared(operands[i].getDimSize(d), kWhole, {{i, d}}, {});
   return rule;

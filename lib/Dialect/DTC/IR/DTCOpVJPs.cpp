@@ -388,36 +388,46 @@ static Value sumHeads(Emitter &e, Value grad, int64_t group) {
   return e.reduceSum(groups, {2}, /*keepDims=*/false);
 }
 
-/// With the probabilities P the forward saved (recomputing them from q and
-/// k, as FlashAttention does, is a rematerialization choice): dV = P'^T dO,
-/// dP' = dO V^T (P' = dropout(P), and dP its dropout), dS = P (dP -
-/// rowsum(dP P)), dQ = dS K s, dK = dS^T Q s.
-LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
-                                    SmallVectorImpl<Value> &operandGrads) {
-  if (resultGrads[1])
-    return emitOpError("cannot differentiate through the probabilities");
-  Emitter e(b, getLoc());
-  Value dOut = resultGrads[0], q = getQ();
-  int64_t group = getGroupSize();
-  Value k = expandHeads(e, getK(), group), v = expandHeads(e, getV(), group);
-  auto drop = [&](Value x) -> Value {
-    if (!getDropoutRatio())
-      return x;
-    return DropoutOp::create(b, getLoc(), x.getType(), x, getStep(),
-                             getOffset(), getDropoutRatioAttr(), getSeedAttr(),
-                             getStreamAttr(), getGlobalShapeAttr());
-  };
-  Value mask = getMask();
-  bool keepMask = mask && cast<RankedTensorType>(mask.getType())
-                              .getElementType()
-                              .isInteger(1);
-  Value probs = getProbs();
-  Value dV = MatmulOp::create(b, getLoc(), drop(probs), dOut, true, false);
-  Value dProbs = drop(MatmulOp::create(b, getLoc(), dOut, v, false, true));
+/// `x`, of the probabilities' shape, dropped as the attention `op`
+/// (dtc.attention or its gradient) drops its probabilities.
+template <typename OpTy>
+static Value attentionDropout(OpBuilder &b, OpTy op, Value x) {
+  if (!op.getDropoutRatio())
+    return x;
+  return DropoutOp::create(b, op.getLoc(), x.getType(), x, op.getStep(),
+                           op.getOffset(), op.getDropoutRatioAttr(),
+                           op.getSeedAttr(), op.getStreamAttr(),
+                           op.getGlobalShapeAttr());
+}
+
+/// The gradient of the attention `op`'s (capped, masked) scores, given its
+/// result's: dS = P (dP - rowsum(dP P)) with dP = dropout(dOut V^T), zero
+/// where an i1 mask masks.
+template <typename OpTy>
+static Value attentionScoresGrad(OpBuilder &b, OpTy op, Value dOut) {
+  Emitter e(b, op.getLoc());
+  Value probs = op.getProbs();
+  Value v = expandHeads(e, op.getV(), op.getGroupSize());
+  Value dProbs = attentionDropout(
+      b, op, MatmulOp::create(b, op.getLoc(), dOut, v, false, true));
   Value dot = e.reduceSum(e.mul(dProbs, probs), {3}, /*keepDims=*/true);
   Value dScores = e.mul(probs, e.sub(dProbs, dot));
-  if (keepMask)
+  Value mask = op.getMask();
+  if (mask &&
+      cast<RankedTensorType>(mask.getType()).getElementType().isInteger(1))
     dScores = e.select(mask, dScores, e.zeros(dScores.getType()));
+  return dScores;
+}
+
+/// dV = P'^T dO, dQ = dS K s, dK = dS^T Q s (P' = dropout(P)).
+SmallVector<Value> AttentionGradOp::expand(OpBuilder &b) {
+  Emitter e(b, getLoc());
+  Value dOut = getResultGrad(), q = getQ();
+  int64_t group = getGroupSize();
+  Value k = expandHeads(e, getK(), group);
+  Value dV = MatmulOp::create(
+      b, getLoc(), attentionDropout(b, *this, getProbs()), dOut, true, false);
+  Value dScores = attentionScoresGrad(b, *this, dOut);
   double scale = getScale().convertToDouble();
   if (std::optional<APFloat> softcap = getSoftcap()) {
     // cap(s) = c tanh(s / c): d cap / d s = 1 - tanh(s / c)^2, with s the
@@ -430,14 +440,36 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   Value scaled = e.mul(dScores, e.scalar(scale, q));
   Value dQ = MatmulOp::create(b, getLoc(), scaled, k, false, false);
   Value dK = MatmulOp::create(b, getLoc(), scaled, q, true, false);
-  operandGrads.append({dQ, sumHeads(e, dK, group), sumHeads(e, dV, group)});
-  if (mask)
-    operandGrads.push_back(keepMask ? Value()
-                                    : e.sumTo(e.castTo(dScores,
-                                                       cast<RankedTensorType>(
-                                                           mask.getType())
-                                                           .getElementType()),
-                                              mask.getType()));
+  return {dQ, sumHeads(e, dK, group), sumHeads(e, dV, group)};
+}
+
+/// Attention's backward is one op, dtc.attention_grad, with the
+/// probabilities P the forward saved (recomputing them from q and k, as
+/// FlashAttention does, is a rematerialization choice). A float mask's
+/// gradient, dS summed to its shape, is made apart: dead (and removed)
+/// unless the mask is computed from parameters.
+LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  if (resultGrads[1])
+    return emitOpError("cannot differentiate through the probabilities");
+  auto grad = AttentionGradOp::create(
+      b, getLoc(), getQ(), getK(), getV(), getProbs(), resultGrads[0],
+      getMask(), getStep(), getOffset(), getScaleAttr(), getMaskedValueAttr(),
+      getDropoutRatioAttr(), getSeedAttr(), getStreamAttr(),
+      getGlobalShapeAttr(), getSoftcapAttr());
+  operandGrads.append(grad->result_begin(), grad->result_end());
+  Value mask = getMask();
+  if (mask) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    if (maskType.getElementType().isInteger(1)) {
+      operandGrads.push_back(Value());
+    } else {
+      Emitter e(b, getLoc());
+      Value dScores = attentionScoresGrad(b, *this, resultGrads[0]);
+      operandGrads.push_back(
+          e.sumTo(e.castTo(dScores, maskType.getElementType()), maskType));
+    }
+  }
   if (getStep())
     operandGrads.push_back(Value());
   if (getOffset())

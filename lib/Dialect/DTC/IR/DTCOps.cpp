@@ -322,53 +322,83 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult AttentionOp::verify() {
-  RankedTensorType q = getQ().getType(), k = getK().getType(),
-                   v = getV().getType();
+/// What dtc.attention and its gradient check alike: q, k, v, the mask and
+/// the dropout and softcap attributes.
+template <typename OpTy> static LogicalResult verifyAttention(OpTy op) {
+  RankedTensorType q = op.getQ().getType(), k = op.getK().getType(),
+                   v = op.getV().getType();
   if (q.getElementType() != k.getElementType() ||
       q.getElementType() != v.getElementType())
-    return emitOpError("q, k and v must have one element type");
+    return op.emitOpError("q, k and v must have one element type");
   if (k.getDimSize(0) != q.getDimSize(0) || v.getDimSize(0) != q.getDimSize(0))
-    return emitOpError("q, k and v must have the same batch");
+    return op.emitOpError("q, k and v must have the same batch");
   if (k.getDimSize(1) != v.getDimSize(1) ||
       q.getDimSize(1) % k.getDimSize(1) != 0)
-    return emitOpError("k and v must have the same heads, which divide "
-                       "q's ")
+    return op.emitOpError("k and v must have the same heads, which divide "
+                          "q's ")
            << q.getDimSize(1);
   if (k.getDimSize(2) != v.getDimSize(2))
-    return emitOpError("k and v must have the same keys");
+    return op.emitOpError("k and v must have the same keys");
   if (k.getDimSize(3) != q.getDimSize(3))
-    return emitOpError("q and k must have the same d");
-  if (Value mask = getMask()) {
+    return op.emitOpError("q and k must have the same d");
+  if (Value mask = op.getMask()) {
     SmallVector<int64_t> scores{q.getDimSize(0), q.getDimSize(1),
                                 q.getDimSize(2), k.getDimSize(2)};
     ArrayRef<int64_t> shape = cast<RankedTensorType>(mask.getType()).getShape();
     FailureOr<SmallVector<int64_t>> both = broadcastShapes({shape, scores});
     if (failed(both) || ArrayRef<int64_t>(*both) != ArrayRef<int64_t>(scores))
-      return emitOpError("the mask must broadcast to the scores ")
+      return op.emitOpError("the mask must broadcast to the scores ")
              << RankedTensorType::get(scores, q.getElementType());
   }
-  bool dropout = getDropoutRatio().has_value();
-  if (dropout != static_cast<bool>(getStep()) ||
-      dropout != getSeed().has_value() || dropout != getStream().has_value())
-    return emitOpError("dropout needs dropout_ratio, step, seed and stream");
+  bool dropout = op.getDropoutRatio().has_value();
+  if (dropout != static_cast<bool>(op.getStep()) ||
+      dropout != op.getSeed().has_value() ||
+      dropout != op.getStream().has_value())
+    return op.emitOpError("dropout needs dropout_ratio, step, seed and stream");
   if (dropout) {
-    double ratio = getDropoutRatio()->convertToDouble();
+    double ratio = op.getDropoutRatio()->convertToDouble();
     if (!(ratio >= 0 && ratio < 1))
-      return emitOpError("dropout_ratio must be in [0, 1)");
-    if (getStep().getType().getRank() != 0)
-      return emitOpError("step must be a scalar");
+      return op.emitOpError("dropout_ratio must be in [0, 1)");
+    if (op.getStep().getType().getRank() != 0)
+      return op.emitOpError("step must be a scalar");
   }
-  if (std::optional<APFloat> softcap = getSoftcap();
+  if (std::optional<APFloat> softcap = op.getSoftcap();
       softcap && !(softcap->convertToDouble() > 0))
-    return emitOpError("softcap must be positive");
-  if (static_cast<bool>(getOffset()) != getGlobalShape().has_value())
-    return emitOpError("offset and global_shape go together");
-  if (getOffset() && (!dropout || getGlobalShape()->size() != 4 ||
-                      getOffset().getType().getShape() != ArrayRef<int64_t>{4}))
-    return emitOpError("offset and global_shape place the dropped "
-                       "probabilities, [batch, heads, queries, keys], in a "
-                       "larger tensor");
+    return op.emitOpError("softcap must be positive");
+  if (static_cast<bool>(op.getOffset()) != op.getGlobalShape().has_value())
+    return op.emitOpError("offset and global_shape go together");
+  if (op.getOffset() &&
+      (!dropout || op.getGlobalShape()->size() != 4 ||
+       op.getOffset().getType().getShape() != ArrayRef<int64_t>{4}))
+    return op.emitOpError("offset and global_shape place the dropped "
+                          "probabilities, [batch, heads, queries, keys], in a "
+                          "larger tensor");
+  return success();
+}
+
+LogicalResult AttentionOp::verify() { return verifyAttention(*this); }
+
+LogicalResult
+AttentionGradOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                  Adaptor adaptor,
+                                  SmallVectorImpl<Type> &inferred) {
+  inferred.append({adaptor.getQ().getType(), adaptor.getK().getType(),
+                   adaptor.getV().getType()});
+  return success();
+}
+
+LogicalResult AttentionGradOp::verify() {
+  if (failed(verifyAttention(*this)))
+    return failure();
+  RankedTensorType q = getQ().getType(), k = getK().getType(),
+                   v = getV().getType();
+  auto expected = [&](int64_t last) {
+    return q.clone({q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), last});
+  };
+  if (getProbs().getType() != expected(k.getDimSize(2)))
+    return emitOpError("probs must be ") << expected(k.getDimSize(2));
+  if (getResultGrad().getType() != expected(v.getDimSize(3)))
+    return emitOpError("result_grad must be ") << expected(v.getDimSize(3));
   return success();
 }
 

@@ -18,7 +18,9 @@ def DTC_ShardingAttr : AttrDef<DTC_Dialect, "Sharding"> {
     `blocks`, the first split views the dimension as `blocks[d]` equal
     blocks and splits every block: the rank holds chunk r of each block, in
     block order (a fused QKV weight split by heads holds its heads' q, k
-    and v). `partial` names
+    and v); a negative count -b mirrors the odd-numbered of b blocks, which
+    give rank r chunk n - 1 - r (-2: context parallelism's zigzag order,
+    chunks r and 2n - 1 - r of 2n). `partial` names
     the axes over which the ranks' values are partial sums of the whole.
 
     The partitioners put it on the arguments of the per-rank program

@@ -511,6 +511,58 @@ def DTC_AttentionOp : DTC_Op<"attention", [Pure, InferTypeOpAdaptor,
   }];
 }
 
+def DTC_AttentionGradOp : DTC_Op<"attention_grad", [Pure, InferTypeOpAdaptor,
+    AttrSizedOperandSegments, DTC_Sharded]> {
+  let summary = "The gradients of dtc.attention's q, k and v";
+  let description = [{
+    Given `result_grad`, the gradient of a `dtc.attention`'s result, and
+    the `probs` it saved, the gradients of its q, k and v (with P' =
+    dropout(P) and dP' = result_grad v^T, dP its dropout):
+
+        dV = P'^T result_grad, dS = P (dP - rowsum(dP P)),
+        dQ = dS k scale, dK = dS^T q scale
+
+    per query head, the query heads' dK and dV summed into their key/value
+    head. An i1 mask zeroes dS where it masks (the scores there are a
+    constant); a softcap multiplies dS by the derivative of the cap.
+    Operands and attributes other than `probs` and `result_grad` are the
+    forward's. The gradient of a float mask is not a result: it is dS
+    summed to the mask's shape, which dtc.attention's VJP makes apart.
+
+    dtc-autodiff makes it as attention's backward, so that a partitioner
+    that keys on attention sees the backward as one op too (context
+    parallelism moves keys and values around it);
+    dtc-expand-attention-grad writes it as the matmuls and elementwise ops
+    it stands for where nothing keys on it.
+  }];
+  let arguments = (ins DTC_FloatTensor:$q, DTC_FloatTensor:$k,
+                   DTC_FloatTensor:$v, DTC_FloatTensor:$probs,
+                   DTC_FloatTensor:$result_grad,
+                   Optional<StaticShapeTensorOf<[DTC_Float, I1]>>:$mask,
+                   Optional<StaticShapeTensorOf<[I64]>>:$step,
+                   Optional<StaticShapeTensorOf<[I64]>>:$offset,
+                   F64Attr:$scale, OptionalAttr<F64Attr>:$masked_value,
+                   OptionalAttr<F64Attr>:$dropout_ratio,
+                   OptionalAttr<I64Attr>:$seed, OptionalAttr<I64Attr>:$stream,
+                   OptionalAttr<DenseI64ArrayAttr>:$global_shape,
+                   OptionalAttr<F64Attr>:$softcap);
+  let results = (outs DTC_FloatTensor:$q_grad, DTC_FloatTensor:$k_grad,
+                 DTC_FloatTensor:$v_grad);
+  let assemblyFormat = "$q `,` $k `,` $v `,` $probs `,` $result_grad "
+      "(`mask` $mask^)? (`dropout` `step` $step^)? (`at` $offset^)? "
+      "`scale` `=` $scale attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Query heads per key/value head.
+    int64_t getGroupSize() {
+      return getQ().getType().getDimSize(1) / getK().getType().getDimSize(1);
+    }
+    /// Builds, at `b`'s insertion point, the ops this op stands for and
+    /// returns its results' values.
+    SmallVector<Value> expand(OpBuilder &b);
+  }];
+}
+
 def DTC_LayerNormOp : DTC_Op<"layer_norm",
     [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_Sharded,
      DTC_ComputesInF32]> {
