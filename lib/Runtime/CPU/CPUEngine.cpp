@@ -3,8 +3,9 @@
 // Buffers hold elements in their own type (f32 as 4 bytes, bool as one);
 // the step's Tensors (f64 storage) are converted only when the loop hands
 // in the first arguments or asks for a value to print or dump. Collectives
-// run on the buffers themselves. An `async` all-reduce, all-gather or
-// reduce-scatter runs on the rank's CollectiveWorker thread while the
+// run on the buffers themselves. An `async` all-reduce, all-gather,
+// reduce-scatter or send/receive runs on the rank's CollectiveWorker thread
+// while the
 // thunks that follow it run here, until its `wait`; a blocking one runs
 // here, or behind those in flight on that thread. The time this thread
 // spends on collectives (running them, handing them over, waiting for

@@ -172,6 +172,8 @@ std::string parseCollective(Thunk &thunk, const MeshShape &mesh) {
     number("shift", c.shift);
     int64_t size = mesh.sizes[c.axis];
     c.shift = ((c.shift % size) + size) % size;
+    if (thunk.field("async"))
+      number("async", c.request);
     break;
   }
   }

@@ -217,27 +217,33 @@ StartedCollectives startCollectives(ArrayRef<ScheduledOp> schedule,
   for (auto [index, entry] : llvm::enumerate(schedule)) {
     Operation *op = entry.op;
     std::optional<int64_t> dim = splitDim(op);
-    if (!isa<AllReduceOp>(op) && !dim)
+    // A send/receive (ring attention's next block) reads its operand until
+    // its wait, as a gather does, but holds no more than one block.
+    bool pointToPoint = isa<SendRecvOp>(op);
+    bool readsOperand = dim || pointToPoint;
+    if (!isa<AllReduceOp>(op) && !readsOperand)
       continue;
     Operation *reader = firstReader(body, op->getResults());
     size_t wait =
         reader && indexOf.count(reader) ? indexOf[reader] : schedule.size();
     Value operand = op->getOperand(0);
-    if (dim) {
+    if (readsOperand) {
       auto shape = cast<RankedTensorType>(operand.getType()).getShape();
-      if (!llvm::all_of(shape.take_front(*dim),
-                        [](int64_t size) { return size == 1; }) ||
+      if ((dim && !llvm::all_of(shape.take_front(*dim),
+                                [](int64_t size) { return size == 1; })) ||
           !operand.getDefiningOp() || !inArena(operand) ||
           !inArena(op->getResult(0)))
         continue;
       // (Waited for before the last thunk at the latest: its operand's
       // slot dies after that thunk.)
-      wait = std::min({wait, nextSplit[index], schedule.size() - 1});
+      wait = std::min(wait, schedule.size() - 1);
+      if (dim)
+        wait = std::min(wait, nextSplit[index]);
     }
     if (wait <= index + 1)
       continue;
     started.entries[index] = {started.count++, wait};
-    if (dim)
+    if (readsOperand)
       started.heldUntil[operand] = wait;
   }
   return started;
