@@ -141,6 +141,16 @@
 // MEMORY: ok activation peak
 // MEMORY-NOT: FAIL
 //
+// Attention dropout draws one device's mask: its offsets place each rank's
+// queries (all-gather) or heads (Ulysses) in the whole, checked against
+// one device on simulated ranks (GPT-2 style, 4 blocks, dropout on the
+// attention probabilities); ring attention refuses it by name.
+// RUN: dtc-compile %S/Inputs/remat/gpt4/model.onnx -o %t/drop-gather --dropout --seed 3 --mesh cp=2 --context-parallel all-gather --verify 2>&1 | FileCheck %s --check-prefix=DROPOUT
+// RUN: dtc-compile %S/Inputs/remat/gpt4/model.onnx -o %t/drop-ulysses --dropout --seed 3 --mesh cp=2 --context-parallel ulysses --verify 2>&1 | FileCheck %s --check-prefix=DROPOUT
+// DROPOUT: dtc-verify-partition: single-device step {{.*}} per-rank program on 2 simulated ranks (cp=2)
+// RUN: not dtc-compile %S/Inputs/remat/gpt4/model.onnx -o %t/drop-ring --dropout --seed 3 --mesh cp=2 2>&1 | FileCheck %s --check-prefix=DROPOUT-RING
+// DROPOUT-RING: error: context-parallel: 'dtc.attention' (/blocks.0/Softmax): ring attention does not take attention dropout or a softcap yet: use --context-parallel all-gather or ulysses
+//
 // Errors name the problem:
 // RUN: not dtc-compile %S/Inputs/context/gpt/model.onnx -o %t/bad --mesh cp=3 2>&1 | FileCheck %s --check-prefix=UNEVEN
 // UNEVEN: error: context parallelism needs a sequence length that 6 equal chunks divide, not 64
