@@ -22,6 +22,8 @@
 #include "dtc/Dialect/DTC/IR/DTCLocations.h"
 #include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::dtc;
 
@@ -458,11 +460,31 @@ LogicalResult gatherTokens(AxisPartitioner &p, OpOperand &use,
   return heads ? p.localize(use, 1) : success();
 }
 
+/// [batch, heads * repeats, tokens, d] as [batch, heads, repeats, tokens,
+/// d], summed over the repeats (or, `repeat`, the heads repeated so).
+Value repeatHeads(OpBuilder &b, Location loc, Value x, int64_t repeats,
+                  bool repeat) {
+  auto type = cast<RankedTensorType>(x.getType());
+  ArrayRef<int64_t> s = type.getShape();
+  int64_t heads = repeat ? s[1] : s[1] / repeats;
+  auto split = type.clone({s[0], heads, repeats, s[2], s[3]});
+  if (!repeat)
+    return ReduceSumOp::create(b, loc, ReshapeOp::create(b, loc, split, x),
+                               ArrayRef<int64_t>{2},
+                               /*keep_dims=*/false);
+  Value one =
+      ReshapeOp::create(b, loc, type.clone({s[0], heads, 1, s[2], s[3]}), x);
+  return ReshapeOp::create(b, loc,
+                           type.clone({s[0], heads * repeats, s[2], s[3]}),
+                           BroadcastOp::create(b, loc, split, one));
+}
+
 /// Each reader of `result`, split along the heads, reads it split along
 /// the tokens instead: gathered and cut, which dtc-sink-shards makes one
-/// all-to-all.
+/// all-to-all; with `repeats`, a gradient of repeated key/value heads is
+/// summed back into its heads.
 LogicalResult headsToTokens(AxisPartitioner &p, Value result,
-                            const std::string &why) {
+                            const std::string &why, int64_t repeats = 1) {
   SmallVector<OpOperand *> uses;
   for (OpOperand &use : result.getUses())
     uses.push_back(&use);
@@ -470,6 +492,13 @@ LogicalResult headsToTokens(AxisPartitioner &p, Value result,
     p.gatherOperand(*use, why);
     if (failed(p.localize(*use, 2)))
       return failure();
+    if (repeats > 1 && !p.isAnalysis()) {
+      p.builder().setInsertionPoint(use->getOwner());
+      Value summed = repeatHeads(p.builder(), use->getOwner()->getLoc(),
+                                 use->get(), repeats, /*repeat=*/false);
+      use->set(summed);
+      p.setLayout(summed, AxisLayout::split(2));
+    }
   }
   return success();
 }
@@ -512,18 +541,39 @@ LogicalResult placeTokenSplitMask(AxisPartitioner &p, Operation *op,
   return success();
 }
 
-/// Ulysses needs whole heads per rank: the query and the key/value heads
-/// (the latter could be repeated, as DeepSpeed does; not yet) divide over
-/// the ranks.
-LogicalResult checkHeadsDivide(AxisPartitioner &p, Operation *op, int64_t heads,
-                               int64_t kvHeads) {
-  if (heads % p.getRanks() == 0 && kvHeads % p.getRanks() == 0)
-    return success();
+/// Ulysses needs whole heads per rank: the ranks divide the query heads,
+/// and the key/value heads, repeated (as DeepSpeed and Megatron do) so
+/// that they divide if they do not; how many times each is repeated.
+FailureOr<int64_t> kvHeadRepeats(AxisPartitioner &p, Operation *op,
+                                 int64_t heads, int64_t kvHeads) {
+  int64_t ranks = p.getRanks();
+  int64_t repeats = ranks / std::gcd(kvHeads, ranks);
+  if (heads % ranks == 0 && (heads / kvHeads) % repeats == 0)
+    return repeats;
   return op->emitError(p.getPurpose() + ": ")
          << describeOp(op) << " has " << heads << " query heads and " << kvHeads
-         << " key/value heads, which the all-to-all over " << p.getRanks()
-         << " ranks of '" << p.getAxis()
-         << "' must both divide: use --context-parallel all-gather";
+         << " key/value heads: the all-to-all over " << ranks << " ranks of '"
+         << p.getAxis()
+         << "' needs them to divide the query heads (and repeats the "
+            "key/value heads until they do): use --context-parallel ring or "
+            "all-gather";
+}
+
+/// Operand `use` of `attention` (its k or v, split along the tokens) and
+/// the same operand of its gradients read its heads repeated.
+void repeatKeyValueHeads(AxisPartitioner &p, AttentionOp attention,
+                         OpOperand &use, int64_t repeats) {
+  Value original = use.get();
+  p.builder().setInsertionPoint(attention);
+  Value repeated = repeatHeads(p.builder(), attention.getLoc(), original,
+                               repeats, /*repeat=*/true);
+  p.setLayout(repeated, AxisLayout::split(2));
+  unsigned index = use.getOperandNumber();
+  original.replaceUsesWithIf(repeated, [&](OpOperand &other) {
+    auto grad = dyn_cast<AttentionGradOp>(other.getOwner());
+    return &other == &use || (grad && grad.getProbs() == attention.getProbs() &&
+                              other.getOperandNumber() == index);
+  });
 }
 
 /// Forward: the keys and values gathered (the queries keep their split) or
@@ -560,9 +610,15 @@ LogicalResult partitionTokenSplitAttention(AxisPartitioner &p, Operation *op,
   std::string why = p.getPurpose() + ": " + describeOp(op) +
                     (exchange ? " runs on whole sequences of its heads"
                               : " reads the keys and values of every token");
-  if (exchange && failed(checkHeadsDivide(
-                      p, op, heads, attention.getK().getType().getDimSize(1))))
-    return failure();
+  if (exchange) {
+    FailureOr<int64_t> repeats =
+        kvHeadRepeats(p, op, heads, attention.getK().getType().getDimSize(1));
+    if (failed(repeats))
+      return failure();
+    if (*repeats > 1 && !p.isAnalysis())
+      for (unsigned i : {1u, 2u})
+        repeatKeyValueHeads(p, attention, op->getOpOperand(i), *repeats);
+  }
   for (unsigned i : {0u, 1u, 2u})
     if ((i > 0 || exchange) &&
         failed(gatherTokens(p, op->getOpOperand(i), why, exchange)))
@@ -627,6 +683,15 @@ LogicalResult partitionTokenSplitAttentionGrad(AxisPartitioner &p,
   OpOperand *mask = grad.getMask() ? &grad.getMaskMutable()[0] : nullptr;
   if (failed(placeTokenSplitMask(p, op, mask, heads, exchange, why)))
     return failure();
+  // The key/value heads the forward repeated: their gradients are made
+  // per repeated head, then summed back.
+  int64_t repeats = grad.getK().getType().getDimSize(1) /
+                    grad.getKGrad().getType().getDimSize(1);
+  if (repeats > 1) {
+    SmallVector<Value> changed;
+    if (failed(reinferResultTypes(op, changed)))
+      return op->emitError("cannot retype the gradient of repeated heads");
+  }
   if (exchange) {
     for (unsigned i : {0u, 1u, 2u})
       if (failed(p.localize(op->getOpOperand(i), 1)))
@@ -650,7 +715,9 @@ LogicalResult partitionTokenSplitAttentionGrad(AxisPartitioner &p,
                    succeeded(sumToTokens(p, op, grad.getVGrad(), why)));
   }
   for (Value result : op->getResults())
-    if (failed(p.split(result, 1, op)) || failed(headsToTokens(p, result, why)))
+    if (failed(p.split(result, 1, op)) ||
+        failed(headsToTokens(p, result, why,
+                             result == grad.getQGrad() ? 1 : repeats)))
       return failure();
   return success();
 }

@@ -151,7 +151,8 @@ def ContextParallel : Pass<"dtc-context-parallel", "mlir::ModuleOp"> {
     `ulysses` (DeepSpeed-Ulysses: all-to-alls exchange q, k and v for whole
     sequences of 1/cp of the heads, and the result back; the same for the
     backward: four all-to-alls each way, each moving (cp - 1)/cp of its
-    tensor's part; cp must divide the query and the key/value heads).
+    tensor's part; cp must divide the query heads, and key/value heads it
+    does not divide are repeated until it does).
   }];
   let options = [
     Option<"size", "cp", "int64_t", /*default=*/"2", "Number of ranks">,
