@@ -112,13 +112,14 @@ private:
   Value causalTile();
   Value visibleKeysMask(Value keys);
   Value ringStep(Value x, const std::string &why);
-  /// The key and value block at hand, as its halves; with `more`,
-  /// `keys` and `values` become the next block, sent on now (before the
-  /// step computes on this one, so that the transfer overlaps it).
+  /// The key and value block at hand and its keys' positions (if any);
+  /// with `more`, `keys`, `values` and `positions` become the next
+  /// block's, sent on now (before the step computes on this one, so that
+  /// the transfer overlaps it).
   struct Block {
-    Value k, v, ka, kb, va, vb;
+    Value k, v, at;
   };
-  Block takeBlock(Value &keys, Value &values, bool more,
+  Block takeBlock(Value &keys, Value &values, Value &positions, bool more,
                   const std::string &why);
   Value rankAtOrAbove(int64_t step);
   Rows emptyRows(Value q, int64_t dv);
@@ -143,10 +144,10 @@ private:
   Type elementType;
 };
 
-/// The forward keeps, for the backward: q, k, v, the normalized result,
-/// the log-sum-exp of each query's scores, and (a mask read at the keys'
-/// positions) this rank's positions.
-enum KeptValue : unsigned { kQ, kK, kV, kOut, kLogSumExp, kPositions };
+/// The forward keeps, for the backward (which reads q, k and v as its
+/// operands): the normalized result, the log-sum-exp of each query's
+/// scores, and (a mask read at the keys' positions) this rank's positions.
+enum KeptValue : unsigned { kOut, kLogSumExp, kPositions };
 
 Value Ring::i64Constant(ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
   auto type = RankedTensorType::get(shape, e.b.getI64Type());
@@ -230,13 +231,14 @@ Value Ring::ringStep(Value x, const std::string &why) {
   return op.getResult();
 }
 
-Ring::Block Ring::takeBlock(Value &keys, Value &values, bool more,
-                            const std::string &why) {
-  Block block{keys, values, half(keys, Half::A), half(keys, Half::B),
-              half(values, Half::A), half(values, Half::B)};
+Ring::Block Ring::takeBlock(Value &keys, Value &values, Value &positions,
+                            bool more, const std::string &why) {
+  Block block{keys, values, positions};
   if (more) {
     keys = ringStep(keys, why);
     values = ringStep(values, why);
+    if (positions)
+      positions = ringStep(positions, why);
   }
   return block;
 }
@@ -334,8 +336,9 @@ LogicalResult Ring::forward(AttentionOp op) {
     Rows a = emptyRows(qa, dv), rowsB = emptyRows(qb, dv);
     Value diagonal = causalTile();
     for (int64_t step = 0; step < ranks; ++step) {
-      auto [k, v, ka, kb, va, vb] =
-          takeBlock(keys, values, step + 1 < ranks, why);
+      Block block = takeBlock(keys, values, positions, step + 1 < ranks, why);
+      Value ka = half(block.k, Half::A), kb = half(block.k, Half::B);
+      Value va = half(block.v, Half::A), vb = half(block.v, Half::B);
       // Every "b" query sees every "a" key of every block.
       if (step == 0) {
         a = update(a, maskScores(scores(qa, ka), diagonal), va);
@@ -365,23 +368,19 @@ LogicalResult Ring::forward(AttentionOp op) {
     Rows rows = emptyRows(queries, dv);
     Value blockPositions = positions;
     for (int64_t step = 0; step < ranks; ++step) {
-      Value k = keys, v = values, at = blockPositions;
-      if (step + 1 < ranks) {
-        keys = ringStep(keys, why);
-        values = ringStep(values, why);
-        if (at)
-          blockPositions = ringStep(at, why);
-      }
-      Value s = scores(queries, k);
-      rows = update(rows, at ? maskScores(s, visibleKeysMask(at)) : s, v);
+      Block block =
+          takeBlock(keys, values, blockPositions, step + 1 < ranks, why);
+      Value s = scores(queries, block.k);
+      rows =
+          update(rows, block.at ? maskScores(s, visibleKeysMask(block.at)) : s,
+                 block.v);
     }
     result = e.div(rows.out, rows.sum);
     logSumExp = e.add(rows.max, e.log(rows.sum));
   }
   op.getResult().replaceAllUsesWith(result);
   p.setLayout(result, AxisLayout::split(2));
-  p.patternState(op) = {op.getQ(), op.getK(), op.getV(),
-                        result,    logSumExp, positions};
+  p.patternState(op) = {result, logSumExp, positions};
   if (op.getProbs().use_empty())
     p.eraseLater(op);
   return success();
@@ -414,7 +413,8 @@ LogicalResult Ring::backward(AttentionGradOp op, ArrayRef<Value> kept) {
               gradsWhy = p.getPurpose() + ": ring attention passes " +
                          describeOp(op) +
                          "'s key and value gradients on with their block";
-  Value queries = kept[kQ], keys = kept[kK], values = kept[kV];
+  Value queries = op.getQ(), keys = op.getK(), values = op.getV();
+  Value positions = kept[kPositions];
   Value dOut = op.getResultGrad(), logSumExp = kept[kLogSumExp];
   Value delta = e.reduceSum(e.mul(dOut, kept[kOut]), {3}, /*keepDims=*/true);
   auto zerosLike = [&](Value x) {
@@ -433,8 +433,10 @@ LogicalResult Ring::backward(AttentionGradOp op, ArrayRef<Value> kept) {
     Value dva = zerosLike(half(values, Half::A)), dvb = dva;
     Value diagonal = causalTile();
     for (int64_t step = 0; step < ranks; ++step) {
-      auto [k, v, ka, kb, va, vb] =
-          takeBlock(keys, values, step + 1 < ranks, keysWhy);
+      Block block =
+          takeBlock(keys, values, positions, step + 1 < ranks, keysWhy);
+      Value ka = half(block.k, Half::A), kb = half(block.k, Half::B);
+      Value va = half(block.v, Half::A), vb = half(block.v, Half::B);
       auto add = [&](Value &acc, Value grad) { acc = e.add(acc, grad); };
       TileGrads t = tileGrads(qb, ob, lb, db, ka, va, Value());
       add(dqb, t.q);
@@ -472,20 +474,14 @@ LogicalResult Ring::backward(AttentionGradOp op, ArrayRef<Value> kept) {
     }
     dQ = concatTokens(dqa, dqb);
   } else {
-    Value positions = kept[kPositions];
     dQ = zerosLike(queries);
     dK = zerosLike(keys);
     dV = zerosLike(values);
     for (int64_t step = 0; step < ranks; ++step) {
-      Value k = keys, v = values, at = positions;
-      if (step + 1 < ranks) {
-        keys = ringStep(keys, keysWhy);
-        values = ringStep(values, keysWhy);
-        if (at)
-          positions = ringStep(at, keysWhy);
-      }
-      TileGrads t = tileGrads(queries, dOut, logSumExp, delta, k, v,
-                              at ? visibleKeysMask(at) : Value());
+      Block block =
+          takeBlock(keys, values, positions, step + 1 < ranks, keysWhy);
+      TileGrads t = tileGrads(queries, dOut, logSumExp, delta, block.k, block.v,
+                              block.at ? visibleKeysMask(block.at) : Value());
       dQ = e.add(dQ, t.q);
       dK = ringStep(e.add(dK, t.k), gradsWhy);
       dV = ringStep(e.add(dV, t.v), gradsWhy);
