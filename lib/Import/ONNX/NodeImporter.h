@@ -14,6 +14,7 @@
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Runtime/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -24,6 +25,19 @@
 namespace mlir::dtc {
 
 struct ONNXImportOptions;
+
+/// NonZero's static form (StaticPositionsImporters.cpp): every position of
+/// `mask`, in `order` (its dimensions, the first outermost).
+struct PositionsForm {
+  Value mask;
+  SmallVector<int64_t> order;
+  std::string node;
+  /// The ops that mask the rows of the padding positions and scatter them
+  /// back.
+  llvm::SmallPtrSet<Operation *, 4> scatters;
+  /// The rows gathered at the positions.
+  SmallVector<Value> rows;
+};
 
 /// What importers of some nodes need from the model importer beyond the
 /// node: the options, and the training step (which training-mode dropout
@@ -47,6 +61,9 @@ struct ModelContext {
   /// batch's unbiased variance (PyTorch) rather than its population
   /// variance (ONNX's reference).
   bool unbiasedRunningVariance = false;
+  /// NonZero results by the constant of their static form.
+  llvm::DenseMap<Value, PositionsForm> positions =
+      llvm::DenseMap<Value, PositionsForm>();
 };
 
 class NodeImporter {
@@ -79,6 +96,15 @@ public:
   /// The constant value of input `i`; emits an error saying it must be a
   /// constant (with how to make it one) when it is not.
   FailureOr<Tensor> constantInput(unsigned i, StringRef what);
+  /// The constant value of input `i` if it is known (small constant
+  /// subgraphs are evaluated), without an error when it is not.
+  std::optional<Tensor> knownConstant(unsigned i) {
+    return hasInput(i) ? resolveConstant(inputs[i]) : std::nullopt;
+  }
+  /// `value` as a constant if it is known (the same).
+  std::optional<Tensor> knownConstant(Value value) {
+    return resolveConstant(value);
+  }
   /// The integers of a constant input (e.g. a shape or axes operand).
   FailureOr<SmallVector<int64_t>> constantInts(unsigned i, StringRef what);
 
@@ -192,6 +218,30 @@ void addEinsumImporter(OpImporterTable &table);
 void addElementwiseImporters(OpImporterTable &table);
 void addMathImporters(OpImporterTable &table);
 void addShapeImporters(OpImporterTable &table);
+/// NonZero as every position (the others masked where ScatterElements puts
+/// the rows back), and ScatterElements.
+void addStaticPositionsImporters(OpImporterTable &table);
+/// R where the constant `indices` (flattened) are 0 R times, 1 R times, ...
+/// up to `size` - 1: reading them gathers each of `size` rows R times in
+/// order (R = 1: every row once), so a gather is a broadcast and a
+/// scatter-add a sum over R. None for any other indices.
+std::optional<int64_t> repeatedRows(const Tensor &indices, int64_t size);
+/// The static-shape gather or scatter-add of rows repeated `repeats` times
+/// (repeatedRows) along `dim`: `table` broadcast to `resultShape`, or the
+/// sum of `updates` over each row's repeats.
+Value gatherRepeatedRows(NodeImporter &n, Value table, int64_t dim,
+                         int64_t repeats, ArrayRef<int64_t> resultShape);
+Value sumRepeatedRows(NodeImporter &n, Value updates, int64_t dim,
+                      int64_t repeats);
+/// Whether the node's indices (input 1) come from NonZero's static form.
+bool readsPositions(NodeImporter &n);
+/// Records `rows`, what a Gather node read at its indices, as rows of a
+/// NonZero's positions when its indices come from one.
+void noteGatheredRows(NodeImporter &n, Value rows);
+/// After import: each NonZero's positions are scattered back, and no
+/// reduction counts the padding positions; an error naming the node
+/// otherwise.
+LogicalResult checkStaticPositions(ModelContext &model);
 /// Conv, ConvTranspose, the pools, the batch and instance norms, and the
 /// activations vision models use.
 void addVisionImporters(OpImporterTable &table);

@@ -148,6 +148,7 @@ static const OpImporterTable &opImporters() {
     addMathImporters(t);
     addSequenceImporters(t);
     addShapeImporters(t);
+    addStaticPositionsImporters(t);
     addVisionImporters(t);
     return t;
   }();
@@ -842,6 +843,8 @@ ModelImporter::importModel(const onnx::ModelProto &model) {
   for (const onnx::NodeProto &node : graph.node())
     if (failed(importNode(node)))
       return nullptr;
+  if (failed(checkStaticPositions(modelContext)))
+    return nullptr;
   if (failed(buildReturn(graph)))
     return nullptr;
   // Constants folded into shapes, and nodes whose outputs nothing uses, leave

@@ -450,12 +450,32 @@ LogicalResult importSplit(NodeImporter &n) {
   return success();
 }
 
+/// Gather. Where NonZero's static form gives the indices and they read
+/// each row in order, once or repeated, it is a reshape or a broadcast: no
+/// indices, and a layout a split of the rows carries through.
 LogicalResult importGather(NodeImporter &n) {
+  RankedTensorType tableType = n.inputType(0);
   FailureOr<int64_t> dim =
-      n.normalizeAxis(n.intAttr("axis", 0), n.inputType(0).getRank());
+      n.normalizeAxis(n.intAttr("axis", 0), tableType.getRank());
   if (failed(dim))
     return failure();
-  return n.setResult(n.create<GatherOp>(n.input(0), n.input(1), *dim));
+  std::optional<int64_t> repeats;
+  if (readsPositions(n))
+    if (std::optional<Tensor> indices = n.knownConstant(1))
+      repeats = repeatedRows(*indices, tableType.getDimSize(*dim));
+  FailureOr<Value> result;
+  if (repeats) {
+    ArrayRef<int64_t> shape = tableType.getShape();
+    SmallVector<int64_t> resultShape(shape.take_front(*dim));
+    llvm::append_range(resultShape, n.inputType(1).getShape());
+    llvm::append_range(resultShape, shape.drop_front(*dim + 1));
+    result = gatherRepeatedRows(n, n.input(0), *dim, *repeats, resultShape);
+  } else {
+    result = n.create<GatherOp>(n.input(0), n.input(1), *dim);
+  }
+  if (succeeded(result))
+    noteGatheredRows(n, *result);
+  return n.setResult(result);
 }
 
 LogicalResult importGatherElements(NodeImporter &n) {

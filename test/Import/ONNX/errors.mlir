@@ -49,3 +49,10 @@
 
 // RUN: not dtc-translate --import-onnx %S/Inputs/huge_expand.onnx 2>&1 | FileCheck %s --check-prefix=HUGEEXPAND
 // HUGEEXPAND: error: Expand node '/expand': a result of type 'tensor<1099511627776x1099511627776x4xf32>' is absurdly large
+
+// NonZero's static form (every position, the others masked where
+// ScatterElements adds the rows back into zeros) serves no other use:
+// RUN: not dtc-translate --import-onnx %S/Inputs/nonzero_unscattered.onnx 2>&1 | FileCheck %s --check-prefix=NONZERO
+// NONZERO: error: NonZero node '/NonZero': its positions (as many as the nonzero elements, known only at run time) are not scattered back by a ScatterElements into zeros (index_add_), the one use the static form of every position can express
+// RUN: not dtc-translate --import-onnx %S/Inputs/nonzero_counted.onnx 2>&1 | FileCheck %s --check-prefix=COUNTED
+// COUNTED: error: NonZero node '/NonZero': its positions reach 'dtc.reduce_sum', which would count the padding of the static form (every position, the others masked)

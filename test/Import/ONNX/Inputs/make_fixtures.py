@@ -158,3 +158,33 @@ save("kv_cache_attention",
       f32("past_key", [1, 2, 5, 4]), f32("past_value", [1, 2, 5, 4])],
      [f32("y", [1, 2, 3, 4]), f32("present_key", [1, 2, 8, 4]),
       f32("present_value", [1, 2, 8, 4])], opset=23)
+
+# NonZero's positions have a data-dependent count: the importer's static form
+# (every position, the others masked) serves only rows scattered back into
+# zeros; a count of them, or a reduction over the rows, is an error naming
+# the node.
+nonzero_inputs = [f32("x", [4, 3])]
+nonzero_positions = [
+    helper.make_node("Cast", ["x"], ["mask"], name="/Cast", to=TensorProto.BOOL),
+    helper.make_node("NonZero", ["mask"], ["nz"], name="/NonZero"),
+    helper.make_node("Gather", ["nz", "zero"], ["rows"], name="/GatherRow", axis=0),
+    helper.make_node("Gather", ["x", "rows"], ["picked"], name="/Gather", axis=0),
+]
+save("nonzero_unscattered",
+     nonzero_positions + [helper.make_node("ReduceSum", ["picked"], ["y"], name="/ReduceSum",
+                                           keepdims=0)],
+     nonzero_inputs, [f32("y", [3])], [init("zero", np.array(0, dtype=np.int64))])
+save("nonzero_counted",
+     nonzero_positions + [
+         helper.make_node("ReduceSum", ["picked"], ["count"], name="/ReduceSum", keepdims=0),
+         helper.make_node("Unsqueeze", ["rows", "one"], ["index"], name="/Unsqueeze"),
+         helper.make_node("Shape", ["picked"], ["shape"], name="/Shape"),
+         helper.make_node("Expand", ["index", "shape"], ["indices"], name="/Expand"),
+         helper.make_node("Constant", [], ["zeros"], name="/Zeros",
+                          value=numpy_helper.from_array(np.zeros((4, 3), dtype=np.float32))),
+         helper.make_node("ScatterElements", ["zeros", "indices", "picked"], ["scattered"],
+                          name="/ScatterElements", axis=0),
+         helper.make_node("Add", ["scattered", "count"], ["y"], name="/Add"),
+     ],
+     nonzero_inputs, [f32("y", [4, 3])],
+     [init("zero", np.array(0, dtype=np.int64)), init("one", np.array([1], dtype=np.int64))])
