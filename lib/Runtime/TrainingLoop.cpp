@@ -337,7 +337,7 @@ private:
   std::optional<DataFeed> data, evalData;
   std::unique_ptr<std::FILE, int (*)(std::FILE *)> metrics{nullptr,
                                                            std::fclose};
-  std::optional<size_t> lossScale, learningRate;
+  std::optional<size_t> lossScale, learningRate, expertTokens;
   int64_t globalTokens = 0;
   /// Time spent evaluating and on metrics, not training; the time spent
   /// training.
@@ -406,6 +406,7 @@ std::string TrainingRun::start(const BuiltinValue &builtinValue,
   }
   lossScale = signature.stateArgument(StepStateKind::LossScale, "");
   learningRate = signature.outputResult(kLearningRateOutputName);
+  expertTokens = signature.outputResult(kExpertTokensOutputName);
   if (std::optional<size_t> ids = signature.tokenInput())
     globalTokens = numElementsOf(wholeShapeOf(signature.arguments[*ids], comm));
 
@@ -544,6 +545,18 @@ int TrainingRun::stopOnNonFinite(int64_t step, double loss) {
   return comm ? kEveryRankFailed : 1;
 }
 
+/// A [routers, experts] count as JSON rows: [[30, 32], [24, 40]].
+static std::string expertTokenRows(const Tensor &counts) {
+  std::string text = "[";
+  int64_t experts = counts.shape().back();
+  for (int64_t i = 0; i < counts.numElements(); ++i)
+    text += (i % experts ? ", "
+             : i         ? "], ["
+                         : "[") +
+            std::to_string(std::llround(counts.at(i)));
+  return text + "]]";
+}
+
 void TrainingRun::writeMetrics(int64_t step, double loss, double scale,
                                double stepSeconds, double exposedComm) {
   double norm = gradientNorm(signature, engine, comm);
@@ -581,7 +594,11 @@ void TrainingRun::writeMetrics(int64_t step, double loss, double scale,
     for (size_t r = 1; r < perRank.size(); r += 2)
       std::fprintf(out, "%s%.6g", r > 1 ? ", " : "", perRank[r]);
   }
-  std::fprintf(out, "]}\n");
+  std::fprintf(out, "]");
+  if (expertTokens)
+    std::fprintf(out, ", \"expert_tokens\": %s",
+                 expertTokenRows(engine.result(*expertTokens)).c_str());
+  std::fprintf(out, "}\n");
   std::fflush(out);
 }
 
@@ -659,6 +676,10 @@ void TrainingRun::report(int64_t steps) {
     if (tokens > 0)
       std::printf("throughput: %.0f tokens/s\n", tokens / secondsPerStep);
   }
+  // Every rank's result is the whole count.
+  if (expertTokens && lead)
+    std::printf("expert tokens in the last step (per router): %s\n",
+                expertTokenRows(engine.result(*expertTokens)).c_str());
   std::fflush(stdout);
 }
 

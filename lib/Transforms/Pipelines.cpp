@@ -33,8 +33,8 @@ void mlir::dtc::buildSimplifyPipeline(OpPassManager &pm,
 namespace {
 /// The sizes of the mesh's axes (1 where it has none).
 struct AxisSizes {
-  int64_t dp = 1, cp = 1, tp = 1;
-  int64_t ranks() const { return dp * cp * tp; }
+  int64_t dp = 1, cp = 1, tp = 1, ep = 1;
+  int64_t ranks() const { return dp * cp * tp * ep; }
 };
 } // namespace
 
@@ -47,7 +47,7 @@ static AxisSizes axisSizes(StringRef spec) {
     int64_t index = mesh.axisIndex(axis);
     return index < 0 ? 1 : mesh.sizes[index];
   };
-  return {sizeOf("dp"), sizeOf("cp"), sizeOf("tp")};
+  return {sizeOf("dp"), sizeOf("cp"), sizeOf("tp"), sizeOf("ep")};
 }
 
 std::string TrainingPipelineOptions::check(bool asFlags) const {
@@ -63,8 +63,9 @@ std::string TrainingPipelineOptions::check(bool asFlags) const {
     MeshShape shape;
     std::string error = MeshShape::parse(mesh, shape);
     for (const std::string &axis : shape.axes)
-      if (error.empty() && axis != "dp" && axis != "cp" && axis != "tp")
-        error = "unknown axis '" + axis + "' (dp, cp or tp)";
+      if (error.empty() && axis != "dp" && axis != "cp" && axis != "tp" &&
+          axis != "ep")
+        error = "unknown axis '" + axis + "' (dp, cp, tp or ep)";
     if (!error.empty())
       return name("mesh") + ": " + error;
   }
@@ -127,6 +128,9 @@ void mlir::dtc::buildGlobalStepPipeline(
   // Attention as one op before anything keys on it (mixed precision,
   // autodiff, the partitioners).
   funcPm.addPass(createRaiseAttention());
+  // A mixture's experts as one batched computation before anything splits
+  // them (expert and tensor parallelism).
+  funcPm.addPass(createBatchExperts());
   // Vocabulary parallelism needs the vocabulary to divide over tp. (A
   // distillation loss compares with the teacher's unpadded logits.)
   if (tensorParallel > 1 && options.loss != "distillation") {
@@ -145,6 +149,7 @@ void mlir::dtc::buildGlobalStepPipeline(
   }
   funcPm.addPass(createAttachLoss(loss));
   funcPm.addPass(createAutodiff());
+  funcPm.addPass(createExpertLoad());
   // Attention's backward stays one op only for context parallelism's
   // patterns (dtc-context-parallel expands it after partitioning).
   if (axes.cp == 1)
@@ -205,6 +210,15 @@ void mlir::dtc::buildRankProgramPipeline(
       pm.addPass(createTensorParallel(tp));
     }
     addContextParallel();
+  }
+  // Expert parallelism last: tensor parallelism then splits the experts'
+  // projections of the whole batch, and the exchanges of tokens for
+  // experts carry the tp split along.
+  if (axes.ep > 1) {
+    ExpertParallelOptions ep;
+    ep.size = axes.ep;
+    ep.strictSharding = options.strictSharding;
+    pm.addPass(createExpertParallel(ep));
   }
   if (options.gradAccum > 1) {
     GradientAccumulationOptions accumulation;

@@ -25,6 +25,9 @@ namespace mlir::dtc {
 
 /// The output name (`dtc.output`) of the learning rate a training step used.
 inline constexpr char kLearningRateOutputName[] = "learning_rate";
+/// The output name of a mixture of experts' tokens per expert, [routers,
+/// experts] (dtc-expert-load).
+inline constexpr char kExpertTokensOutputName[] = "expert_tokens";
 
 /// The version of the step ABI this build writes and reads. Bump it with
 /// any change a runner of the old version would misread (docs/StepABI.md).

@@ -42,6 +42,32 @@ def FoldConstants : Pass<"dtc-fold-constants", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def BatchExperts : Pass<"dtc-batch-experts", "mlir::func::FuncOp"> {
+  let summary = "Compute an unrolled loop over a mixture's experts as one "
+                "batched computation";
+  let description = [{
+    Exporters unroll a mixture of experts' loop over its E experts (Hugging
+    Face's Mixtral: per expert, its tokens, its slice of the stacked expert
+    weights `w[e]`, its MLP, its output added to the others'). This pass
+    finds each sum of E terms that are the same computation but for the
+    expert index -- each reads `dtc.gather %stack[e] dim = 0` of the same
+    stacks of E (the weights, the routing masks) where the others read
+    other slices, and otherwise the same values or the same computation of
+    them -- and replaces it with that computation over a leading experts
+    dimension, reading each stack whole, followed by a sum over it. Values
+    every expert shares are read once (numpy broadcasting carries them), so
+    the experts' matmuls become batched matmuls over the stacked weights,
+    which expert parallelism (dtc-expert-parallel) splits. Elementwise ops,
+    matmuls, reshapes, broadcasts, transposes, slices and sums are
+    batched; a sum with any other difference between its terms stays as it
+    is. dtc-training runs it after dtc-raise-attention.
+  }];
+  let statistics = [
+    Statistic<"numBatched", "num-batched", "Sums over experts batched">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def RaiseAttention : Pass<"dtc-raise-attention", "mlir::func::FuncOp"> {
   let summary = "Replace each attention chain by one dtc.attention";
   let description = [{

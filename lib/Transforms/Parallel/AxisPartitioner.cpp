@@ -338,8 +338,9 @@ LogicalResult AxisPartitioner::applyPlan(Operation *op, const OpPlan &plan) {
                                      : std::string("the others")) +
           ")";
       // Sequence parallelism's gather of the sequence before a projection
-      // is its design, not a resharding.
-      if (isSequencePart(seen(use).value))
+      // is its design, not a resharding; so is expert parallelism's
+      // exchange of tokens for experts.
+      if (isSequencePart(seen(use).value) || exchangesAreDesign)
         gatherOperand(use, purpose + ": " + describeOp(op) + " " + why);
       else if (failed(reshard(use, "it " + why)))
         return failure();

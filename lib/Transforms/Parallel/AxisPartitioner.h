@@ -81,6 +81,12 @@ public:
   /// rank's part of a replicated value is cut from it so permuted, and a
   /// gathered value is put back in order.
   void setZigzag(bool zigzagOrder) { zigzag = zigzagOrder; }
+  /// A gather that resolves a conflict between operands split along
+  /// different dimensions is the layouts' design, not a resharding: expert
+  /// parallelism's exchange of the tokens a rank holds for the experts it
+  /// holds (an all-to-all where the gathered operand is cut along the
+  /// experts, an all-gather of the tokens where every expert reads them).
+  void setExchangesAreDesign(bool design) { exchangesAreDesign = design; }
   bool isZigzag() const { return zigzag; }
 
   LogicalResult run();
@@ -227,6 +233,7 @@ private:
   bool strict = false;
   TokenSplitAttention tokenSplitAttention = TokenSplitAttention::GatherKeys;
   bool zigzag = false;
+  bool exchangesAreDesign = false;
   OpBuilder b;
   SmallVector<Operation *> erased;
   llvm::DenseMap<Operation *, SmallVector<Value>> state;

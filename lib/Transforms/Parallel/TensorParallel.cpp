@@ -71,11 +71,14 @@ public:
       if (!forward.contains(op) || traceParam(op.getLhs()))
         return;
       std::optional<WeightRead> w = traceParam(op.getRhs());
-      if (!w || op.getRhs().getType().getRank() != 2)
+      int64_t rank = op.getRhs().getType().getRank();
+      // A mixture of experts' stacked weights [experts, in, out] are one
+      // projection per expert.
+      if (!w || rank > 3 || (rank == 3 && op.getLhs().getType().getRank() != 3))
         return;
       bool t = op.getTransposeRhs();
-      projections[op] = {op, *w, w->paramDim[t ? 1 : 0],
-                         w->paramDim[t ? 0 : 1]};
+      projections[op] = {op, *w, w->paramDim[rank - (t ? 1 : 2)],
+                         w->paramDim[rank - (t ? 2 : 1)]};
     });
     // A row-parallel projection reads what column-parallel ones made,
     // without a normalization in between.
@@ -93,7 +96,9 @@ public:
           producers.insert(def);
           continue;
         }
-        if (!isNormalization(def))
+        // A router's choices are no activation a projection made (the
+        // experts' inputs are dispatched by them).
+        if (!isNormalization(def) && !isa<TopKOp>(def))
           llvm::append_range(work, def->getOperands());
       }
       if (!producers.empty())
@@ -119,7 +124,9 @@ public:
         }
         pair.push_back({p.weight.param.getArgNumber(), p.outDim, blocks});
         if (std::optional<BlockArgument> bias = biasOf(p.op))
-          pair.push_back({bias->getArgNumber(), 0, blocks});
+          pair.push_back({bias->getArgNumber(),
+                          cast<RankedTensorType>(bias->getType()).getRank() - 1,
+                          blocks});
       }
       Projection &r = projections[row];
       if (pair.empty()) {
@@ -213,12 +220,21 @@ private:
   /// features: each piece is split by heads, so the weight in as many
   /// blocks.
   int64_t blocksOf(Value result) {
-    int64_t last = cast<RankedTensorType>(result.getType()).getRank() - 1;
-    for (Operation *user : usersOf(result))
+    auto type = cast<RankedTensorType>(result.getType());
+    int64_t last = type.getRank() - 1;
+    for (Operation *user : usersOf(result)) {
       if (auto split = dyn_cast<SplitOp>(user);
           split && static_cast<int64_t>(split.getDim()) == last &&
           llvm::all_equal(split.getSizes()))
         return split.getSizes().size();
+      // Or as slices (a chunk(2) of a fused gate and up projection).
+      if (auto slice = dyn_cast<SliceOp>(user);
+          slice && slice.getSizes()[last] < type.getDimSize(last) &&
+          type.getDimSize(last) % slice.getSizes()[last] == 0 &&
+          slice.getStarts()[last] % slice.getSizes()[last] == 0 &&
+          slice.getStrides()[last] == 1)
+        return type.getDimSize(last) / slice.getSizes()[last];
+    }
     return 1;
   }
 
@@ -253,17 +269,29 @@ private:
     return true;
   }
 
-  /// The 1-d parameter added to a projection's result.
+  /// The parameter added to a projection's result: 1-d, or for stacked
+  /// experts [experts, out] (both through reshapes).
   std::optional<BlockArgument> biasOf(MatmulOp op) {
-    for (Operation *user : op.getResult().getUsers()) {
-      if (!isa<AddOp>(user))
-        continue;
-      for (Value operand : user->getOperands())
-        if (operand != op.getResult())
-          if (std::optional<WeightRead> w = traceParam(operand);
-              w && w->paramDim.size() == 1)
-            return w->param;
-    }
+    auto throughReshapes = [](Value value) {
+      while (auto reshape = value.getDefiningOp<ReshapeOp>())
+        value = reshape.getInput();
+      return value;
+    };
+    int64_t rank = op.getRhs().getType().getRank();
+    SmallVector<Value> results{op.getResult()};
+    for (unsigned i = 0; i < results.size(); ++i)
+      for (Operation *user : results[i].getUsers()) {
+        if (isa<ReshapeOp>(user))
+          results.push_back(user->getResult(0));
+        if (!isa<AddOp>(user))
+          continue;
+        for (Value operand : user->getOperands())
+          if (operand != results[i])
+            if (std::optional<WeightRead> w =
+                    traceParam(throughReshapes(operand));
+                w && static_cast<int64_t>(w->paramDim.size()) == rank - 1)
+              return w->param;
+      }
     return std::nullopt;
   }
 

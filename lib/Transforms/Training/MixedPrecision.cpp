@@ -24,6 +24,41 @@ bool isFloatTensor(Type type) {
   return tensor && isa<FloatType>(tensor.getElementType());
 }
 
+/// A mixture of experts' router computes in f32 (Megatron's
+/// --moe-router-dtype fp32): the scores a top_k chooses experts by, back
+/// through their softmax, scaling, bias and casts to the projection that
+/// makes them, and its weight's transpose. A choice that flips on a 16-bit
+/// rounding would send a token to another expert.
+void markRoutersF32(func::FuncOp func) {
+  UnitAttr unit = UnitAttr::get(func.getContext());
+  func.walk([&](TopKOp topK) {
+    Value scores = topK.getInput();
+    while (Operation *def = scores.getDefiningOp()) {
+      if (!isa<SoftmaxOp, LogSoftmaxOp, CastOp, AddOp, SubOp, MulOp, DivOp,
+               MatmulOp>(def))
+        break;
+      def->setAttr(kComputeInF32AttrName, unit);
+      if (auto matmul = dyn_cast<MatmulOp>(def)) {
+        for (Value operand : {matmul.getLhs(), matmul.getRhs()})
+          if (auto transpose = operand.getDefiningOp<TransposeOp>();
+              transpose && isa<BlockArgument>(transpose.getInput()))
+            transpose->setAttr(kComputeInF32AttrName, unit);
+        break;
+      }
+      // Through the operand that carries the scores (the others are
+      // biases and constants).
+      Value next;
+      for (Value operand : def->getOperands())
+        if (operand.getType() == def->getResult(0).getType() ||
+            (isa<CastOp>(def) && isFloatTensor(operand.getType())))
+          next = operand;
+      if (!next)
+        break;
+      scores = next;
+    }
+  });
+}
+
 struct MixedPrecisionPass
     : public dtc::impl::MixedPrecisionBase<MixedPrecisionPass> {
   using Base::Base;
@@ -59,6 +94,7 @@ struct MixedPrecisionPass
       return CastOp::create(b, loc, type.clone(elementType), value);
     };
 
+    markRoutersF32(func);
     Block &body = func.getBody().front();
     for (Operation &op :
          llvm::make_early_inc_range(body.without_terminator())) {

@@ -168,6 +168,34 @@ def ContextParallel : Pass<"dtc-context-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def ExpertParallel : Pass<"dtc-expert-parallel", "mlir::ModuleOp"> {
+  let summary = "Split the batch and the experts of a mixture of experts over ep";
+  let description = [{
+    Expert parallelism as GShard, DeepSpeed-MoE and Megatron-Core have it:
+    the `ep` ranks are data-parallel ranks that also split the experts.
+    Runs after dtc-data-parallel and dtc-tensor-parallel. Adds the `ep`
+    axis to the step's mesh; every model input is split along the batch and
+    every expert parameter (a parameter stacked by the experts,
+    [experts, ...], that no matmul reads as a projection; the experts are
+    the routed dimension of the routers' top_k) along the experts, which ep
+    must divide. The propagation engine carries both: the tokens dispatched
+    to the experts (the rank's rows of every expert's buffer) are exchanged
+    for all rows of the rank's experts by an all-to-all before the expert
+    matmuls, and back before the combine. The expert parameters' gradients
+    stay split; the other parameters' gradients are summed over ep, as data
+    parallelism's are over dp. Capacity is counted per routing group as the
+    model writes it (GShard's groups, or each row's tokens), so a rank's
+    rows route as they do on one device.
+  }];
+  let options = [
+    Option<"size", "ep", "int64_t", /*default=*/"2", "Number of ranks">,
+    Option<"strictSharding", "strict-sharding", "bool", /*default=*/"false",
+           "Refuse, with an error naming the op, the operand and the bytes, "
+           "every activation an op's layouts would have all-gathered">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def SequenceParallel : Pass<"dtc-sequence-parallel", "mlir::ModuleOp"> {
   let summary = "Megatron tensor parallelism with sequence parallelism";
   let description = [{

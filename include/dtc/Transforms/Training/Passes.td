@@ -166,6 +166,19 @@ def InlineTeacher : Pass<"dtc-inline-teacher", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def ExpertLoad : Pass<"dtc-expert-load", "mlir::func::FuncOp"> {
+  let summary = "Return how many tokens each expert of a mixture receives";
+  let description = [{
+    For a training step (after dtc-autodiff) whose routers are top_k ops
+    choosing among the same number of experts: adds the result
+    `expert_tokens` (`dtc.output`), f32 [routers, experts], how many of
+    the batch's (token, choice) pairs each router sent to each expert (as
+    routed, before a capacity drops any), the routers in program order.
+    dtc-run writes it to --metrics and prints the last step's. A step
+    without routers is left as it is.
+  }];
+}
+
 def ExpandAttentionGrad : Pass<"dtc-expand-attention-grad",
                                 "mlir::func::FuncOp"> {
   let summary = "Write each dtc.attention_grad as the ops it stands for";

@@ -537,10 +537,19 @@ OpShardingRule SliceOp::getShardingRule(ArrayRef<RankedTensorType> operands,
   RankedTensorType input = operands[0];
   OpShardingRule rule(operands, results);
   for (int64_t d = 0; d < input.getRank(); ++d) {
+    int64_t size = getSizes()[d];
     bool full = getStarts()[d] == 0 && getStrides()[d] == 1 &&
-                getSizes()[d] == input.getDimSize(d);
+                size == input.getDimSize(d);
     if (full) {
       rule.addShared(input.getDimSize(d), kParallel, {{0, d}}, {{0, d}});
+      continue;
+    }
+    // One of equal pieces (a fused projection's chunk): the dimension is
+    // [pieces, piece], and an input split in as many blocks splits it.
+    if (getStrides()[d] == 1 && size > 0 && input.getDimSize(d) % size == 0 &&
+        getStarts()[d] % size == 0) {
+      rule.addShared(input.getDimSize(d) / size, kWhole, {{0, d}}, {});
+      rule.addShared(size, kParallel, {{0, d}}, {{0, d}});
       continue;
     }
     rule.addShared(input.getDimSize(d), kWhole, {{0, d}}, {});
@@ -550,7 +559,16 @@ OpShardingRule SliceOp::getShardingRule(ArrayRef<RankedTensorType> operands,
   return rule;
 }
 
-void SliceOp::adaptToLocalTypes() { setSizes(getType().getShape()); }
+void SliceOp::adaptToLocalTypes() {
+  // A piece of a split dimension starts at the same piece of the part.
+  SmallVector<int64_t> starts(getStarts());
+  ArrayRef<int64_t> local = getType().getShape();
+  for (auto [start, global, part] : llvm::zip(starts, getSizes(), local))
+    if (global != part && global > 0)
+      start = start / global * part;
+  setStarts(starts);
+  setSizes(local);
+}
 
 /// Like concat, reversed: equal pieces make the input's dimension
 /// [pieces, piece], so an input split in as many blocks splits each piece.

@@ -704,6 +704,28 @@ LogicalResult ConcatOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
 LogicalResult SliceOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                 SmallVectorImpl<Value> &operandGrads) {
   Emitter e(b, getLoc());
+  // One of equal pieces along one dimension (a fused projection's chunk):
+  // the gradient between zero pieces, a concat, which partitions like the
+  // fused projection (an update_slice of a split dimension does not).
+  RankedTensorType input = getInput().getType();
+  ArrayRef<int64_t> sizes = getSizes();
+  SmallVector<int64_t> cut;
+  for (int64_t d = 0; d < input.getRank(); ++d)
+    if (sizes[d] != input.getDimSize(d))
+      cut.push_back(d);
+  if (cut.size() == 1) {
+    int64_t d = cut[0], size = sizes[d];
+    if (getStrides()[d] == 1 && size > 0 && input.getDimSize(d) % size == 0 &&
+        getStarts()[d] % size == 0) {
+      SmallVector<Value> pieces;
+      for (int64_t i = 0, n = input.getDimSize(d) / size; i < n; ++i)
+        pieces.push_back(i == getStarts()[d] / size ? resultGrads[0]
+                                                    : e.zeros(getType()));
+      operandGrads.push_back(
+          ConcatOp::create(b, getLoc(), pieces, d).getResult());
+      return success();
+    }
+  }
   Value zeros = e.zeros(getInput().getType());
   operandGrads.push_back(UpdateSliceOp::create(b, getLoc(), zeros.getType(),
                                                resultGrads[0], zeros,
