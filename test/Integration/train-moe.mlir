@@ -97,17 +97,18 @@
 // RUN: %mpirun -np 2 dtc-run %t/mixtral-dp2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/mixtral-dp2-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/mixtral-dp2-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
 // ep = 2: every expert reads every (token, choice) row of the padded
-// form, so the dispatch all-gathers a rank's rows, [64 rows, 32] f32 =
-// 8192 B of 16384 (one call a layer); the combine exchanges the experts'
-// outputs, [2 experts, 128 rows, 32] f32 = 32768 B a rank, for all
-// experts' rows of the rank's tokens (an all-to-all, half of it sent),
-// once forward and twice backward a layer: 2 x 3 x 16384 B.
+// form, so the dispatch all-gathers a rank's tokens before they are
+// repeated for the 2 choices, [32 tokens, 32] f32 = 4096 B of 8192 (one
+// call a layer); the combine exchanges the experts' outputs, [2 experts,
+// 128 rows, 32] f32 = 32768 B a rank, for all experts' rows of the rank's
+// tokens (an all-to-all, half of it sent), once forward and twice backward
+// a layer: 2 x 3 x 16384 B.
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/mixtral-ep2 --lr 0.01 --weight-decay 0.01 --mesh ep=2 --strict-sharding
 // RUN: %mpirun -np 2 dtc-run %t/mixtral-ep2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/mixtral-ep2-dump --metrics %t/mixtral-ep2.jsonl > %t/mixtral-ep2.log
 // RUN: %python %S/../Utils/compare_expert_tokens.py %t/mixtral-ep2.jsonl %S/Inputs/moe/mixtral/expert_tokens.npy | FileCheck %s --check-prefix=MIX-TOKENS
 // MIX-TOKENS: expert tokens of step 1 equal the reference: {{\[\[}}20, 38, 28, 42], [43, 39, 27, 19]]
 // RUN: FileCheck %s --check-prefix=MIX-EP2 < %t/mixtral-ep2.log
-// MIX-EP2: rank 0 per step: {{.*}} all_gather 2 calls, 16384 bus bytes, {{.*}} all_to_all 6 calls, 98304 bus bytes
+// MIX-EP2: rank 0 per step: {{.*}} all_gather 2 calls, 8192 bus bytes, {{.*}} all_to_all 6 calls, 98304 bus bytes
 // RUN: %python %S/../Utils/compare_training.py %t/mixtral-ep2-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/mixtral-ep4 --lr 0.01 --weight-decay 0.01 --mesh ep=4 --strict-sharding
 // RUN: %mpirun -np 4 dtc-run %t/mixtral-ep4 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/mixtral-ep4-dump > /dev/null

@@ -17,7 +17,7 @@
 // is the iota or broadcast of the slice's shape. A cut that reaches an
 // all-reduce whose readers all keep the same part makes it a reduce-scatter;
 // cuts along one dimension of an all-gather along another make it an
-// all-to-all.
+// all-to-all. An all-gather of repeated rows gathers before the repeat.
 //
 //===----------------------------------------------------------------------===//
 
@@ -267,6 +267,98 @@ struct AllToAllInsteadOfGather : OpRewritePattern<AllGatherOp> {
   }
 };
 
+/// The first dimension of `shape` that is not 1 (the one a flat buffer's
+/// equal contiguous chunks split), if any.
+static std::optional<int64_t> outermost(ArrayRef<int64_t> shape) {
+  for (auto [d, size] : llvm::enumerate(shape))
+    if (size != 1)
+      return d;
+  return std::nullopt;
+}
+
+/// all_gather of reshapes and broadcasts of x, along the outermost
+/// dimension -> the same reshapes and broadcasts of all_gather(x), where
+/// every broadcast repeats only dimensions inside the outermost one: each
+/// rank's chunk of the result is then the chain applied to its chunk of x,
+/// so the gather moves x rather than its repeats (the tokens of Mixtral's
+/// padded dispatch, not their k copies).
+struct GatherBeforeRepeat : OpRewritePattern<AllGatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AllGatherOp gather,
+                                PatternRewriter &rewriter) const override {
+    auto inputType = cast<RankedTensorType>(gather.getInput().getType());
+    if (outermost(inputType.getShape()) != gather.getDim())
+      return failure();
+    int64_t ranks = gather.getType().getDimSize(gather.getDim()) /
+                    inputType.getDimSize(gather.getDim());
+    // The chain, from the gathered value back to x.
+    SmallVector<Operation *> chain;
+    bool repeats = false;
+    Value x = gather.getInput();
+    while (Operation *def = x.getDefiningOp()) {
+      if (!isa<ReshapeOp, BroadcastOp>(def) ||
+          (!chain.empty() && !chain.back()->getOperand(0).hasOneUse()))
+        break;
+      if (auto broadcast = dyn_cast<BroadcastOp>(def)) {
+        ArrayRef<int64_t> in = broadcast.getInput().getType().getShape();
+        ArrayRef<int64_t> out = broadcast.getType().getShape();
+        int64_t offset = out.size() - in.size();
+        std::optional<int64_t> outer = outermost(in);
+        if (!outer ||
+            llvm::any_of(out.take_front(offset),
+                         [](int64_t size) { return size != 1; }) ||
+            in.take_front(*outer + 1) !=
+                out.drop_front(offset).take_front(*outer + 1))
+          break;
+        repeats = true;
+      }
+      chain.push_back(def);
+      x = def->getOperand(0);
+    }
+    // Only a chain down to a broadcast is worth moving the gather past.
+    while (!chain.empty() && !isa<BroadcastOp>(chain.back())) {
+      x = chain.back()->getResult(0);
+      chain.pop_back();
+    }
+    if (!repeats || chain.empty())
+      return failure();
+    // Every value in the chain, ranks times larger along its outermost
+    // dimension.
+    auto gathered = [&](Value value) -> RankedTensorType {
+      auto type = cast<RankedTensorType>(value.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[*outermost(shape)] *= ranks;
+      return type.clone(shape);
+    };
+    if (!outermost(cast<RankedTensorType>(x.getType()).getShape()))
+      return failure();
+    Value value = AllGatherOp::create(
+        rewriter, gather.getLoc(), gathered(x), x, gather.getMeshAttr(),
+        gather.getAxes(),
+        rewriter.getI64IntegerAttr(
+            *outermost(cast<RankedTensorType>(x.getType()).getShape())),
+        rewriter.getStringAttr(
+            (gather.getReason() ? gather.getReason()->str() + "; " : "") +
+            "gathered before its repeats"));
+    if (gather->hasAttr(kReshardingAttrName))
+      value.getDefiningOp()->setAttr(kReshardingAttrName,
+                                     rewriter.getUnitAttr());
+    for (Operation *op : llvm::reverse(chain)) {
+      RankedTensorType type = gathered(op->getResult(0));
+      value =
+          isa<BroadcastOp>(op)
+              ? Value(BroadcastOp::create(rewriter, op->getLoc(), type, value))
+              : Value(ReshapeOp::create(rewriter, op->getLoc(), type, value));
+    }
+    if (value.getType() != gather.getType())
+      value =
+          ReshapeOp::create(rewriter, gather.getLoc(), gather.getType(), value);
+    rewriter.replaceOp(gather, value);
+    return success();
+  }
+};
+
 /// slice(broadcast(x)) -> broadcast(x) to the slice's shape, when the slice
 /// cuts only dimensions the broadcast made (x has 1 or nothing there): all
 /// their rows are equal, so any of them are the first ones. (A batch
@@ -319,8 +411,10 @@ struct SliceOfIota : OpRewritePattern<SliceOp> {
 struct SinkShardsPass : public dtc::impl::SinkShardsBase<SinkShardsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SinkShard, SliceOfBroadcast, SliceOfIota, SumOfOneHot,
-                 ScatterInsteadOfSum, AllToAllInsteadOfGather>(&getContext());
+    patterns
+        .add<SinkShard, SliceOfBroadcast, SliceOfIota, SumOfOneHot,
+             ScatterInsteadOfSum, AllToAllInsteadOfGather, GatherBeforeRepeat>(
+            &getContext());
     // Each sweep sinks a shard one op further: a long chain of small ops
     // (a pool's window slices) takes more than the default 10.
     GreedyRewriteConfig config;

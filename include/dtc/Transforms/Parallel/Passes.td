@@ -324,7 +324,10 @@ def SinkShards : Pass<"dtc-sink-shards", "mlir::func::FuncOp"> {
     all-gather every reader of which keeps its part along another
     dimension becomes an all-to-all (a split moved between dimensions: 1/n
     of the gather's bytes), and one whose readers keep their own part
-    along the gathered dimension is removed.
+    along the gathered dimension is removed. An all-gather along the
+    outermost dimension of reshapes and broadcasts that repeat only inner
+    dimensions (each token repeated for its k expert choices) gathers
+    before them, moving each element once.
 
     ```mlir
     // before: %i = dtc.iota dim = 2 : tensor<2x8x64xi64>
