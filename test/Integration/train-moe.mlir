@@ -87,6 +87,12 @@
 // four unrolled experts as one batched computation over the stacked
 // weights:
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/mixtral --lr 0.01 --weight-decay 0.01
+// The padding, in the report: 2 layers x 4 experts NonZero nodes, each
+// 2 x 64 positions (1024 rows, of which the 2 x 128 routed pairs are
+// real), gathering [128, 32] token rows and [128, 1] routing weights f32
+// at them: 8 x (16384 + 512) B.
+// RUN: %python -c "import json, sys; print(sorted(json.load(open(sys.argv[1]))['static_positions'].items()))" %t/mixtral/report.json | FileCheck %s --check-prefix=PADDED
+// PADDED: [('gathered_bytes', 135168), ('nodes', 8), ('positions', 1024)]
 // RUN: FileCheck %s --check-prefix=MIX-IR < %t/mixtral/train_step.mlir
 // MIX-IR-NOT: dtc.gather %arg{{[0-9]+}}[%{{.*}}] dim = 0 : (tensor<4x128x32xf32>
 // MIX-IR: dtc.matmul {{.*}} : (tensor<1x128x32xf32>, tensor<4x32x128xf32>) -> tensor<4x128x128xf32>

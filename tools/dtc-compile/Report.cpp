@@ -15,6 +15,7 @@
 #include "dtc/Analysis/Roofline.h"
 #include "dtc/Analysis/StepCost.h"
 #include "dtc/Dialect/DTC/IR/DTCLocations.h"
+#include "dtc/Import/ONNX/ONNXImporter.h"
 #include "dtc/Transforms/Remat/Passes.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -223,6 +224,26 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
     report["activation_peak_reached_at"] = peakAt;
   if (auto remat = reportRemat(step, memory, cost, collectives))
     report["remat"] = std::move(*remat);
+  // NonZero's static form: every position is a row of the buffers, the
+  // real ones only those nonzero (a mixture's routed (token, choice)
+  // pairs, the step's expert_tokens).
+  if (auto positions =
+          step->getAttrOfType<DictionaryAttr>(kStaticPositionsAttrName)) {
+    auto get = [&](StringRef key) {
+      return positions.getAs<IntegerAttr>(key).getInt();
+    };
+    llvm::errs() << llvm::format(
+        "dtc-compile: NonZero's static form (global step): %lld nodes, "
+        "%lld positions each a buffer row (the real ones: those nonzero), "
+        "%lld B of rows gathered at them\n",
+        static_cast<long long>(get("nodes")),
+        static_cast<long long>(get("positions")),
+        static_cast<long long>(get("gathered_bytes")));
+    report["static_positions"] =
+        llvm::json::Object{{"nodes", get("nodes")},
+                           {"positions", get("positions")},
+                           {"gathered_bytes", get("gathered_bytes")}};
+  }
   std::vector<int64_t> perUnit = savedBytesPerTransformerUnit(step);
   if (!perUnit.empty()) {
     auto [least, most] = std::minmax_element(perUnit.begin(), perUnit.end());

@@ -242,6 +242,9 @@ void noteGatheredRows(NodeImporter &n, Value rows);
 /// reduction counts the padding positions; an error naming the node
 /// otherwise.
 LogicalResult checkStaticPositions(ModelContext &model);
+/// The static form's size (kStaticPositionsAttrName's dictionary).
+DictionaryAttr describeStaticPositions(ModelContext &model,
+                                       MLIRContext *context);
 /// Conv, ConvTranspose, the pools, the batch and instance norms, and the
 /// activations vision models use.
 void addVisionImporters(OpImporterTable &table);

@@ -845,6 +845,9 @@ ModelImporter::importModel(const onnx::ModelProto &model) {
       return nullptr;
   if (failed(checkStaticPositions(modelContext)))
     return nullptr;
+  if (!modelContext.positions.empty())
+    func->setAttr(kStaticPositionsAttrName,
+                  describeStaticPositions(modelContext, context));
   if (failed(buildReturn(graph)))
     return nullptr;
   // Constants folded into shapes, and nodes whose outputs nothing uses, leave

@@ -317,6 +317,24 @@ void mlir::dtc::noteGatheredRows(NodeImporter &n, Value rows) {
     n.model.positions[*source].rows.push_back(rows);
 }
 
+DictionaryAttr mlir::dtc::describeStaticPositions(ModelContext &model,
+                                                  MLIRContext *context) {
+  int64_t positions = 0, bytes = 0;
+  for (auto &[value, form] : model.positions) {
+    positions += cast<RankedTensorType>(form.mask.getType()).getNumElements();
+    for (Value rows : form.rows) {
+      auto type = cast<RankedTensorType>(rows.getType());
+      bytes +=
+          type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    }
+  }
+  Builder b(context);
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("nodes", b.getI64IntegerAttr(model.positions.size())),
+       b.getNamedAttr("positions", b.getI64IntegerAttr(positions)),
+       b.getNamedAttr("gathered_bytes", b.getI64IntegerAttr(bytes))});
+}
+
 LogicalResult mlir::dtc::checkStaticPositions(ModelContext &model) {
   for (auto &[value, positions] : model.positions) {
     auto fail = [&, &positions = positions]() {

@@ -29,6 +29,13 @@
 
 namespace mlir::dtc {
 
+/// Function attribute: NonZero's static form in the model
+/// (StaticPositionsImporters.cpp), a dictionary of `nodes` (the NonZero
+/// nodes), `positions` (every position of their inputs: the rows of the
+/// padded buffers) and `gathered_bytes` (the bytes of the rows gathered
+/// at them, padding included).
+inline constexpr char kStaticPositionsAttrName[] = "dtc.static_positions";
+
 /// What the importer made of one initializer.
 struct InitializerInfo {
   std::string name;
