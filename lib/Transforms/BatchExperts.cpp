@@ -134,19 +134,15 @@ private:
     SmallVector<Value> values;
     for (const Batched &operand : operands)
       values.push_back(operand.value);
-    auto withExperts = [&](Type type) -> Type {
-      auto ranked = cast<RankedTensorType>(type);
-      SmallVector<int64_t> shape{experts};
-      llvm::append_range(shape, ranked.getShape());
-      return ranked.clone(shape);
-    };
     auto prefixed = [](ArrayRef<int64_t> dims, int64_t prefix) {
       SmallVector<int64_t> result{prefix};
       llvm::append_range(result, dims);
       return result;
     };
     Location loc = op->getLoc();
-    Type resultType = withExperts(op->getResult(0).getType());
+    auto original = cast<RankedTensorType>(op->getResult(0).getType());
+    RankedTensorType resultType =
+        original.clone(prefixed(original.getShape(), experts));
     // Broadcasting (elementwise ops, and the matmul's batch dimensions)
     // aligns shapes from the right, so the experts dimension goes where the
     // operand of the highest rank has its first: a stacked operand of a
@@ -184,13 +180,9 @@ private:
       return failure();
     Value input = values[0];
     if (auto reshape = dyn_cast<ReshapeOp>(op))
-      return ReshapeOp::create(b, loc, cast<RankedTensorType>(resultType),
-                               input)
-          .getOperation();
+      return ReshapeOp::create(b, loc, resultType, input).getOperation();
     if (auto broadcast = dyn_cast<BroadcastOp>(op))
-      return BroadcastOp::create(b, loc, cast<RankedTensorType>(resultType),
-                                 input)
-          .getOperation();
+      return BroadcastOp::create(b, loc, resultType, input).getOperation();
     if (auto transpose = dyn_cast<TransposeOp>(op)) {
       SmallVector<int64_t> permutation{0};
       for (int64_t d : transpose.getPermutation())
@@ -198,7 +190,7 @@ private:
       return TransposeOp::create(b, loc, input, permutation).getOperation();
     }
     if (auto slice = dyn_cast<SliceOp>(op))
-      return SliceOp::create(b, loc, cast<RankedTensorType>(resultType), input,
+      return SliceOp::create(b, loc, resultType, input,
                              prefixed(slice.getStarts(), 0),
                              prefixed(slice.getSizes(), experts),
                              prefixed(slice.getStrides(), 1))
@@ -218,18 +210,6 @@ private:
   std::map<std::vector<void *>, Batched> memo;
 };
 
-/// Whether `value` is a constant of zeros (a sum's starting value).
-bool isZeros(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  auto elements =
-      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
-  if (!elements || !elements.isSplat())
-    return false;
-  if (isa<FloatType>(elements.getElementType()))
-    return elements.getSplatValue<APFloat>().isZero();
-  return elements.getSplatValue<APInt>().isZero();
-}
-
 /// The terms of the sum `root` (a chain of adds of one type, each but the
 /// root read only by the next), but zeros.
 SmallVector<Value> sumTerms(AddOp root) {
@@ -243,7 +223,9 @@ SmallVector<Value> sumTerms(AddOp root) {
       visit(add.getRhs());
       return;
     }
-    if (!isZeros(value))
+    // A sum's starting value, zeros, is no term.
+    if (!matchPattern(value, m_AnyZeroFloat()) &&
+        !matchPattern(value, m_Zero()))
       terms.push_back(value);
   };
   visit(root.getResult());

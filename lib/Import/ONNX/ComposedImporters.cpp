@@ -414,34 +414,46 @@ LogicalResult importScatterND(NodeImporter &n) {
   int64_t k = n.inputType(1).getShape().back();
   Value table = n.reshape(n.input(0), collapseFront(dataType.getShape(), k));
   auto tableType = cast<RankedTensorType>(table.getType());
-  auto scatter = [&](Value into, Value updates) {
-    return ScatterAddOp::create(n.builder, n.loc, tableType, into, *rows,
-                                updates, 0)
-        .getResult();
+  auto scatter = [&](Value into, Value updates) -> FailureOr<Value> {
+    return Value(ScatterAddOp::create(n.builder, n.loc, tableType, into, *rows,
+                                      updates, 0));
   };
-  Value result;
-  if (reduction == "add") {
+  FailureOr<Value> result;
+  if (reduction == "add")
     result = scatter(table, n.input(2));
-  } else if (kind) {
-    result = ScatterReduceOp::create(n.builder, n.loc, tableType, table, *rows,
-                                     n.input(2), 0, *kind);
-  } else {
-    Type element = dataType.getElementType();
-    auto updatesType = n.inputType(2);
-    auto splat = [&](RankedTensorType type, double value) -> Value {
-      return BroadcastOp::create(n.builder, n.loc, type,
-                                 n.scalar(value, element));
-    };
-    Value hits = scatter(splat(tableType, 0), splat(updatesType, 1));
-    Value scattered = scatter(splat(tableType, 0), n.input(2));
-    Value hit = CompareOp::create(n.builder, n.loc, ComparisonPredicate::GT,
-                                  hits, n.scalar(0, element));
-    result = SelectOp::create(n.builder, n.loc, hit, scattered, table);
-  }
-  if (failed(n.verified(result.getDefiningOp())))
+  else if (kind)
+    result = Value(ScatterReduceOp::create(n.builder, n.loc, tableType, table,
+                                           *rows, n.input(2), 0, *kind));
+  else
+    result = scatterReplacing(n, table, n.input(2), scatter);
+  if (failed(result) || failed(n.verified(result->getDefiningOp())))
     return failure();
-  return n.setResult(n.reshape(result, dataType.getShape()));
+  return n.setResult(n.reshape(*result, dataType.getShape()));
 }
+
+} // namespace
+
+FailureOr<Value> mlir::dtc::scatterReplacing(
+    NodeImporter &n, Value data, Value updates,
+    llvm::function_ref<FailureOr<Value>(Value into, Value updates)>
+        scatterAdd) {
+  auto dataType = cast<RankedTensorType>(data.getType());
+  Type element = dataType.getElementType();
+  auto splat = [&](RankedTensorType type, double value) -> Value {
+    return BroadcastOp::create(n.builder, n.loc, type,
+                               n.scalar(value, element));
+  };
+  FailureOr<Value> hits = scatterAdd(
+      splat(dataType, 0), splat(cast<RankedTensorType>(updates.getType()), 1));
+  FailureOr<Value> scattered = scatterAdd(splat(dataType, 0), updates);
+  if (failed(hits) || failed(scattered))
+    return failure();
+  Value hit = CompareOp::create(n.builder, n.loc, ComparisonPredicate::GT,
+                                *hits, n.scalar(0, element));
+  return Value(SelectOp::create(n.builder, n.loc, hit, *scattered, data));
+}
+
+namespace {
 
 /// IsNaN: x != x.
 LogicalResult importIsNaN(NodeImporter &n) {

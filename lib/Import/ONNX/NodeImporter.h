@@ -233,11 +233,16 @@ Value gatherRepeatedRows(NodeImporter &n, Value table, int64_t dim,
                          int64_t repeats, ArrayRef<int64_t> resultShape);
 Value sumRepeatedRows(NodeImporter &n, Value updates, int64_t dim,
                       int64_t repeats);
-/// Whether the node's indices (input 1) come from NonZero's static form.
-bool readsPositions(NodeImporter &n);
-/// Records `rows`, what a Gather node read at its indices, as rows of a
-/// NonZero's positions when its indices come from one.
-void noteGatheredRows(NodeImporter &n, Value rows);
+/// The NonZero static form the node's indices (input 1) are computed from,
+/// if any (the rows a Gather reads at them are recorded in it).
+PositionsForm *positionsRead(NodeImporter &n);
+/// ONNX's scatter without a reduction, where an update replaces the
+/// element it hits (repeated indices are undefined), from `scatterAdd`
+/// (into, updates): `data` except where a scatter of ones into zeros hits,
+/// there the updates scattered into zeros.
+FailureOr<Value> scatterReplacing(
+    NodeImporter &n, Value data, Value updates,
+    llvm::function_ref<FailureOr<Value>(Value into, Value updates)> scatterAdd);
 /// After import: each NonZero's positions are scattered back, and no
 /// reduction counts the padding positions; an error naming the node
 /// otherwise.

@@ -460,7 +460,8 @@ LogicalResult importGather(NodeImporter &n) {
   if (failed(dim))
     return failure();
   std::optional<int64_t> repeats;
-  if (readsPositions(n))
+  PositionsForm *positions = positionsRead(n);
+  if (positions)
     if (std::optional<Tensor> indices = n.knownConstant(1))
       repeats = repeatedRows(*indices, tableType.getDimSize(*dim));
   FailureOr<Value> result;
@@ -473,8 +474,8 @@ LogicalResult importGather(NodeImporter &n) {
   } else {
     result = n.create<GatherOp>(n.input(0), n.input(1), *dim);
   }
-  if (succeeded(result))
-    noteGatheredRows(n, *result);
+  if (positions && succeeded(result))
+    positions->rows.push_back(*result);
   return n.setResult(result);
 }
 

@@ -21,7 +21,7 @@
 #include "NodeImporter.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
-#include "llvm/ADT/SetVector.h"
+#include "mlir/IR/Matchers.h"
 
 #include <numeric>
 
@@ -61,22 +61,6 @@ LogicalResult importNonZero(NodeImporter &n) {
   return n.setResult(result);
 }
 
-/// The NonZero whose positions `indices` are computed from, if any.
-std::optional<Value> positionsOf(Value indices, ModelContext &model) {
-  SmallVector<Value> work{indices};
-  llvm::DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value value = work.pop_back_val();
-    if (!seen.insert(value).second)
-      continue;
-    if (model.positions.count(value))
-      return value;
-    if (Operation *def = value.getDefiningOp())
-      llvm::append_range(work, def->getOperands());
-  }
-  return std::nullopt;
-}
-
 /// The indices of a scatter along `dim`, one per row, when they are the
 /// same across every other dimension (broadcast, as index_add_'s are): a
 /// known constant.
@@ -93,19 +77,10 @@ std::optional<Tensor> rowIndices(NodeImporter &n, Value indices, int64_t dim) {
   return n.knownConstant(indices);
 }
 
-/// Whether `value` is a constant of zeros.
-bool isZeros(NodeImporter &n, unsigned input) {
-  auto constant = n.input(input).getDefiningOp<ConstantOp>();
-  if (!constant)
-    return false;
-  auto elements = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!elements)
-    return false;
-  if (isa<FloatType>(elements.getElementType()))
-    return llvm::all_of(elements.getValues<APFloat>(),
-                        [](const APFloat &x) { return x.isZero(); });
-  return llvm::all_of(elements.getValues<APInt>(),
-                      [](const APInt &x) { return x.isZero(); });
+/// Whether input `i` is a constant of zeros.
+bool isZeros(NodeImporter &n, unsigned i) {
+  return matchPattern(n.input(i), m_AnyZeroFloat()) ||
+         matchPattern(n.input(i), m_Zero());
 }
 
 /// ScatterElements' `mul`, `max` and `min`: a scatter_reduce of the data's
@@ -186,14 +161,14 @@ LogicalResult importScatterElements(NodeImporter &n) {
     return (*op)->getResult(0);
   };
   Value updates = n.input(2);
-  if (std::optional<Value> source = positionsOf(n.input(1), n.model)) {
+  if (PositionsForm *read = positionsRead(n)) {
+    PositionsForm &positions = *read;
     if (kind) {
-      n.error() << "its indices come from NonZero node '"
-                << n.model.positions[*source].node << "' and it combines by '"
-                << reduction << "': the static form can only add";
+      n.error() << "its indices come from NonZero node '" << positions.node
+                << "' and it combines by '" << reduction
+                << "': the static form can only add";
       return failure();
     }
-    PositionsForm &positions = n.model.positions[*source];
     auto updatesType = n.inputType(2);
     int64_t count =
         cast<RankedTensorType>(positions.mask.getType()).getNumElements();
@@ -250,21 +225,7 @@ LogicalResult importScatterElements(NodeImporter &n) {
     return n.setResult(scatterAdd(n.input(0), updates));
   if (kind)
     return n.setResult(scatterElementsReduce(n, indices, *axis, *kind));
-  // Written, not added: where an index hits, the (last) update replaces the
-  // data; repeated indices are undefined in ONNX.
-  auto splat = [&](RankedTensorType type, double value) -> Value {
-    return BroadcastOp::create(n.builder, n.loc, type,
-                               n.scalar(value, element));
-  };
-  FailureOr<Value> hits =
-      scatterAdd(splat(dataType, 0), splat(n.inputType(2), 1));
-  FailureOr<Value> scattered = scatterAdd(splat(dataType, 0), updates);
-  if (failed(hits) || failed(scattered))
-    return failure();
-  Value hit = CompareOp::create(n.builder, n.loc, ComparisonPredicate::GT,
-                                *hits, n.scalar(0, element));
-  return n.setResult(
-      Value(SelectOp::create(n.builder, n.loc, hit, *scattered, n.input(0))));
+  return n.setResult(scatterReplacing(n, n.input(0), updates, scatterAdd));
 }
 
 } // namespace
@@ -308,13 +269,23 @@ Value mlir::dtc::sumRepeatedRows(NodeImporter &n, Value updates, int64_t dim,
                              /*keepDims=*/false);
 }
 
-bool mlir::dtc::readsPositions(NodeImporter &n) {
-  return positionsOf(n.input(1), n.model).has_value();
-}
-
-void mlir::dtc::noteGatheredRows(NodeImporter &n, Value rows) {
-  if (std::optional<Value> source = positionsOf(n.input(1), n.model))
-    n.model.positions[*source].rows.push_back(rows);
+PositionsForm *mlir::dtc::positionsRead(NodeImporter &n) {
+  // Most models have no NonZero: no walk back through their indices.
+  if (n.model.positions.empty())
+    return nullptr;
+  SmallVector<Value> work{n.input(1)};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    if (auto form = n.model.positions.find(value);
+        form != n.model.positions.end())
+      return &form->second;
+    if (Operation *def = value.getDefiningOp())
+      llvm::append_range(work, def->getOperands());
+  }
+  return nullptr;
 }
 
 DictionaryAttr mlir::dtc::describeStaticPositions(ModelContext &model,

@@ -117,11 +117,10 @@ struct ExpertParallelPass
                "separate tensors";
         return signalPassFailure();
       }
-      SmallVector<SplitArgument> inputs;
+      SmallVector<SplitArgument> splits;
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
         if (func.getArgAttr(i, kInputAttrName))
-          inputs.push_back({i, /*dim=*/0});
-      SmallVector<SplitArgument> splits(inputs);
+          splits.push_back({i, /*dim=*/0});
       splits.append(seeds);
       // The expert parameters' gradients stay split like them; the rest
       // are summed over the ranks' rows.

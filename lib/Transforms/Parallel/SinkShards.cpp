@@ -294,7 +294,6 @@ struct GatherBeforeRepeat : OpRewritePattern<AllGatherOp> {
                     inputType.getDimSize(gather.getDim());
     // The chain, from the gathered value back to x.
     SmallVector<Operation *> chain;
-    bool repeats = false;
     Value x = gather.getInput();
     while (Operation *def = x.getDefiningOp()) {
       if (!isa<ReshapeOp, BroadcastOp>(def) ||
@@ -311,33 +310,30 @@ struct GatherBeforeRepeat : OpRewritePattern<AllGatherOp> {
             in.take_front(*outer + 1) !=
                 out.drop_front(offset).take_front(*outer + 1))
           break;
-        repeats = true;
       }
       chain.push_back(def);
       x = def->getOperand(0);
     }
-    // Only a chain down to a broadcast is worth moving the gather past.
+    // Only a chain down to a broadcast is worth moving the gather past; x
+    // is then the broadcast's input, whose outermost dimension it checked.
     while (!chain.empty() && !isa<BroadcastOp>(chain.back())) {
       x = chain.back()->getResult(0);
       chain.pop_back();
     }
-    if (!repeats || chain.empty())
+    if (chain.empty())
       return failure();
     // Every value in the chain, ranks times larger along its outermost
-    // dimension.
+    // dimension (the gathered value's is the gather's result).
     auto gathered = [&](Value value) -> RankedTensorType {
       auto type = cast<RankedTensorType>(value.getType());
       SmallVector<int64_t> shape(type.getShape());
       shape[*outermost(shape)] *= ranks;
       return type.clone(shape);
     };
-    if (!outermost(cast<RankedTensorType>(x.getType()).getShape()))
-      return failure();
+    int64_t xDim = *outermost(cast<RankedTensorType>(x.getType()).getShape());
     Value value = AllGatherOp::create(
         rewriter, gather.getLoc(), gathered(x), x, gather.getMeshAttr(),
-        gather.getAxes(),
-        rewriter.getI64IntegerAttr(
-            *outermost(cast<RankedTensorType>(x.getType()).getShape())),
+        gather.getAxes(), rewriter.getI64IntegerAttr(xDim),
         rewriter.getStringAttr(
             (gather.getReason() ? gather.getReason()->str() + "; " : "") +
             "gathered before its repeats"));
@@ -351,9 +347,6 @@ struct GatherBeforeRepeat : OpRewritePattern<AllGatherOp> {
               ? Value(BroadcastOp::create(rewriter, op->getLoc(), type, value))
               : Value(ReshapeOp::create(rewriter, op->getLoc(), type, value));
     }
-    if (value.getType() != gather.getType())
-      value =
-          ReshapeOp::create(rewriter, gather.getLoc(), gather.getType(), value);
     rewriter.replaceOp(gather, value);
     return success();
   }
