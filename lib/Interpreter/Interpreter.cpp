@@ -5,7 +5,10 @@
 #include "Kernels.h"
 #include "dtc/Analysis/Liveness.h"
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/PipelineStages.h"
 #include "dtc/Interpreter/TensorAttr.h"
+#include "dtc/Runtime/Communicator.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -134,6 +137,29 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
   };
   int64_t live = 0, peak = 0;
 
+  // A pipelined step: this rank runs the ops of its stages, and those of
+  // no stage whose operands it holds (a pp broadcast always: the ranks
+  // that do not send give zeros).
+  std::optional<int64_t> coordinate;
+  ArrayRef<int64_t> stageRanks;
+  if (auto pipeline = func->getAttrOfType<DictionaryAttr>(kPipelineAttrName)) {
+    auto axis = pipeline.getAs<StringAttr>("axis");
+    auto ranks = pipeline.getAs<DenseI64ArrayAttr>("stage_ranks");
+    int64_t index =
+        communicator && axis ? communicator->mesh().axisIndex(axis.str()) : -1;
+    if (index < 0 || !ranks)
+      return func.emitError("a pipelined step runs on the ranks of its pp "
+                            "axis: run it with dtc-run under mpirun");
+    coordinate = communicator->mesh().coordinates(communicator->rank())[index];
+    stageRanks = ranks.asArrayRef();
+    func.walk([&](CollectiveOpInterface collective) {
+      std::vector<std::string> axes;
+      for (StringRef axis : collective.getGroupAxes())
+        axes.push_back(axis.str());
+      communicator->prepareGroup(axes);
+    });
+  }
+
   // In the order the memory plan assumes: step-invariant values first.
   std::vector<Operation *> order;
   for (const ScheduledOp &entry : programOrder(body))
@@ -144,16 +170,37 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
     SmallVector<std::shared_ptr<const Tensor>> held;
     SmallVector<const Tensor *> operands;
     int64_t freed = 0;
+    int64_t absent = 0;
     for (Value operand : op.getOperands()) {
       held.push_back(values.lookup(operand));
       operands.push_back(held.back().get());
+      if (!held.back()) {
+        ++absent;
+        continue;
+      }
       if (--pendingUses[operand] == 0) {
         values.erase(operand);
         if (intermediate(operand))
           freed += held.back()->byteSize();
       }
     }
+    if (coordinate) {
+      auto stage =
+          op.getDiscardableAttrDictionary().getAs<IntegerAttr>(kStageAttrName);
+      if (stage && stageRanks[stage.getInt()] != *coordinate)
+        continue;
+      if (!stage && absent > 0 && !isa<func::ReturnOp>(op)) {
+        // (An op a later pass made from a stage's ops runs with them.)
+        if (!isa<CollectiveBroadcastOp>(op))
+          continue;
+        held[0] = std::make_shared<const Tensor>(makeTensor(op.getOperand(0)));
+        operands[0] = held[0].get();
+      }
+    }
     if (isa<func::ReturnOp>(op)) {
+      if (absent > 0)
+        return op.emitError("pipeline: a result of the step is not on this "
+                            "rank");
       SmallVector<Tensor> results;
       for (const Tensor *operand : operands)
         results.push_back(*operand);

@@ -4,6 +4,7 @@
 #include "dtc/Transforms/Comm/Passes.h"
 #include "dtc/Transforms/Parallel/Passes.h"
 #include "dtc/Transforms/Passes.h"
+#include "dtc/Transforms/Pipeline/Schedule.h"
 #include "dtc/Transforms/Remat/Passes.h"
 #include "dtc/Transforms/Training/Passes.h"
 
@@ -33,8 +34,8 @@ void mlir::dtc::buildSimplifyPipeline(OpPassManager &pm,
 namespace {
 /// The sizes of the mesh's axes (1 where it has none).
 struct AxisSizes {
-  int64_t dp = 1, cp = 1, tp = 1, ep = 1;
-  int64_t ranks() const { return dp * cp * tp * ep; }
+  int64_t pp = 1, dp = 1, cp = 1, tp = 1, ep = 1;
+  int64_t ranks() const { return pp * dp * cp * tp * ep; }
 };
 } // namespace
 
@@ -47,7 +48,7 @@ static AxisSizes axisSizes(StringRef spec) {
     int64_t index = mesh.axisIndex(axis);
     return index < 0 ? 1 : mesh.sizes[index];
   };
-  return {sizeOf("dp"), sizeOf("cp"), sizeOf("tp"), sizeOf("ep")};
+  return {sizeOf("pp"), sizeOf("dp"), sizeOf("cp"), sizeOf("tp"), sizeOf("ep")};
 }
 
 std::string TrainingPipelineOptions::check(bool asFlags) const {
@@ -63,9 +64,9 @@ std::string TrainingPipelineOptions::check(bool asFlags) const {
     MeshShape shape;
     std::string error = MeshShape::parse(mesh, shape);
     for (const std::string &axis : shape.axes)
-      if (error.empty() && axis != "dp" && axis != "cp" && axis != "tp" &&
-          axis != "ep")
-        error = "unknown axis '" + axis + "' (dp, cp, tp or ep)";
+      if (error.empty() && axis != "pp" && axis != "dp" && axis != "cp" &&
+          axis != "tp" && axis != "ep")
+        error = "unknown axis '" + axis + "' (pp, dp, cp, tp or ep)";
     if (!error.empty())
       return name("mesh") + ": " + error;
   }
@@ -83,6 +84,14 @@ std::string TrainingPipelineOptions::check(bool asFlags) const {
            contextParallel.getValue() + "' (ring, all-gather or ulysses)";
   if (gradAccum < 1)
     return name("grad-accum") + " must be at least 1";
+  if (microbatches < 1)
+    return name("microbatches") + " must be at least 1";
+  if (microbatches > 1 && gradAccum > 1 && microbatches != gradAccum)
+    return name("microbatches") + " and " + name("grad-accum") +
+           " name the same count; give one (" + std::to_string(microbatches) +
+           " and " + std::to_string(gradAccum) + " were given)";
+  if (std::string error = checkPipeline(asFlags); !error.empty())
+    return error;
   if (bucketMB < 0)
     return name("bucket-mb") + " must not be negative";
   RematPolicy policy;
@@ -90,6 +99,47 @@ std::string TrainingPipelineOptions::check(bool asFlags) const {
     return name("remat") + ": " + error;
   if (policy.budgetAuto && memoryLimit.empty())
     return name("remat") + " budget=auto needs " + name("memory-limit");
+  return "";
+}
+
+int64_t TrainingPipelineOptions::getMicrobatches() const {
+  return std::max<int64_t>(microbatches, gradAccum);
+}
+
+std::string TrainingPipelineOptions::checkPipeline(bool asFlags) const {
+  auto name = [&](StringRef option) {
+    return asFlags ? "--" + option.str() : "option '" + option.str() + "'";
+  };
+  std::optional<pipeline::ScheduleKind> kind =
+      pipeline::parseScheduleKind(pipelineSchedule);
+  if (!kind)
+    return name("pipeline-schedule") + ": unknown '" +
+           pipelineSchedule.getValue() +
+           "' (gpipe, 1f1b, interleaved, zb-h1 or zbv)";
+  int64_t pp = axisSizes(mesh).pp;
+  if (pp == 1)
+    return virtualStages != 1
+               ? name("virtual-stages") + " needs a pp axis of 2 or more ranks"
+               : "";
+  pipeline::Schedule schedule;
+  if (std::string error = pipeline::buildSchedule(*kind, pp, getMicrobatches(),
+                                                  virtualStages, schedule);
+      !error.empty())
+    return name("pipeline-schedule") + ": " + error;
+  // --verify's simulated ranks meet at every collective, but stages run
+  // different ones.
+  if (verify && axisSizes(mesh).ranks() != pp)
+    return name("verify") + " checks pipeline stages on a mesh of pp alone "
+                            "for now";
+  // What the first cut of pipeline stages does not combine with yet.
+  for (auto [given, option] :
+       {std::pair<bool, StringRef>{precision != Precision::FP32, "precision"},
+        {sequenceParallel, "sequence-parallel"},
+        {remat != "none", "remat"},
+        {loss == "distillation", "loss"}})
+    if (given)
+      return name(option) + " does not combine with pipeline stages (a pp "
+                            "axis) yet";
   return "";
 }
 
@@ -220,9 +270,17 @@ void mlir::dtc::buildRankProgramPipeline(
     ep.strictSharding = options.strictSharding;
     pm.addPass(createExpertParallel(ep));
   }
-  if (options.gradAccum > 1) {
+  if (axes.pp > 1) {
+    PipelineParallelOptions pipeline;
+    pipeline.size = axes.pp;
+    pipeline.microbatches = options.getMicrobatches();
+    pipeline.schedule = options.pipelineSchedule;
+    pipeline.virtualStages = options.virtualStages;
+    pipeline.strictSharding = options.strictSharding;
+    pm.addPass(createPipelineParallel(pipeline));
+  } else if (options.getMicrobatches() > 1) {
     GradientAccumulationOptions accumulation;
-    accumulation.microbatches = options.gradAccum;
+    accumulation.microbatches = options.getMicrobatches();
     accumulation.strictSharding = options.strictSharding;
     pm.addPass(createGradientAccumulation(accumulation));
   }
@@ -231,7 +289,9 @@ void mlir::dtc::buildRankProgramPipeline(
   // find its shard) the reduce-scatters and the parameters' all-gathers.
   GradientBucketingOptions bucketing;
   bucketing.bucketMB = options.bucketMB;
-  if (options.bucketMB > 0 && options.zero == 0)
+  // (Not under pipeline stages yet: a bucket would span stages.)
+  bool buckets = options.bucketMB > 0 && axes.pp == 1;
+  if (buckets && options.zero == 0)
     pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));
   pm.addNestedPass<func::FuncOp>(createOptimizer(opt));
   if (options.zero > 0) {
@@ -244,9 +304,9 @@ void mlir::dtc::buildRankProgramPipeline(
   // the gradients fp16 unscales, whose sums so become reduce-scatters).
   if (axes.ranks() > 1)
     pm.addNestedPass<func::FuncOp>(createSinkShards());
-  if (options.zero > 0 && options.bucketMB > 0)
+  if (options.zero > 0 && buckets)
     pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));
-  if (options.bucketMB > 0)
+  if (buckets)
     pm.addNestedPass<func::FuncOp>(createFuseScalarReductions());
   buildSimplifyPipeline(pm, SimplifyPipelineOptions());
   // After the last CSE, which would merge the recomputed copies back. (With

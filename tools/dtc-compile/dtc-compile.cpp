@@ -59,7 +59,8 @@ static cl::opt<std::string>
                     "compiled per-rank program, OUT/program.txt and "
                     "OUT/kernels.so, which dtc-run starts dtc-launch on) or "
                     "'reference' (dtc-run interprets train_step.mlir on the "
-                    "f64 oracle; no code generation)"),
+                    "f64 oracle; no code generation; the default with a pp "
+                    "axis)"),
            cl::init("cpu"));
 static cl::opt<std::string>
     bindInputs("bind-inputs", cl::cat(categoryImport),
@@ -289,6 +290,18 @@ int main(int argc, char **argv) {
   if (std::string error = options.check(/*asFlags=*/true); !error.empty()) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
+  }
+  // Pipeline stages run on the reference executor for now.
+  if (MeshShape mesh; !options.mesh.empty() &&
+                      MeshShape::parse(options.mesh, mesh).empty() &&
+                      mesh.axisIndex("pp") >= 0) {
+    if (target.getNumOccurrences() && target == "cpu") {
+      llvm::errs() << "error: --target cpu does not run pipeline stages (a pp "
+                      "axis) yet; the reference executor does (--target "
+                      "reference, the default with pp)\n";
+      return 1;
+    }
+    target = "reference";
   }
 
   MLIRContext context(MLIRContext::Threading::DISABLED);

@@ -144,6 +144,12 @@ public:
   /// Copies group rank `root`'s tensor to the others, in place.
   void broadcast(Tensor &tensor, const std::vector<std::string> &axes,
                  int64_t root);
+  /// Makes the group along `axes` ready now. Where making one is collective
+  /// over every rank (MPI_Comm_split), every rank calls this for the same
+  /// groups in the same order: a pipelined step, whose stages run different
+  /// collectives, prepares all of its groups before it starts.
+  virtual void prepareGroup(const std::vector<std::string> &axes) {}
+
   /// Sends `tensor` to world rank `to` and receives one of the same type
   /// from world rank `from` (the same peer by default).
   Tensor sendRecv(const Tensor &tensor, int64_t to, int64_t from);

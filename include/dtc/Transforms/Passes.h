@@ -49,6 +49,11 @@ struct TrainingPipelineOptions
   /// are named as flags (`--zero`) when `asFlags`, else as pipeline
   /// options.
   std::string check(bool asFlags = false) const;
+  /// The microbatches a step runs: --microbatches or --grad-accum.
+  int64_t getMicrobatches() const;
+
+private:
+  std::string checkPipeline(bool asFlags) const;
 };
 
 /// Builds the training step from a forward function and partitions it

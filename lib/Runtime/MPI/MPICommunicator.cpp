@@ -262,6 +262,10 @@ private:
                                      : MPI_MIN;
   }
 
+  void prepareGroup(const std::vector<std::string> &axes) override {
+    group(axes);
+  }
+
   /// The communicator of the ranks that differ from this one only along
   /// `axes`, ordered by their coordinates on `axes`.
   MPI_Comm group(const std::vector<std::string> &axes) {

@@ -37,9 +37,10 @@ constexpr llvm::StringLiteral kMeshName = "dtc_microbatches";
 class Unroller {
 public:
   Unroller(func::FuncOp func, func::FuncOp shard, int64_t copies,
-           FlatSymbolRefAttr mesh)
+           FlatSymbolRefAttr mesh, StringRef markCopies)
       : func(func), shard(shard), copies(copies), mesh(mesh),
-        b(func.getContext()), maps(copies), done(copies) {}
+        markCopies(markCopies), b(func.getContext()), maps(copies),
+        done(copies) {}
 
   LogicalResult run() {
     Block &body = func.getBody().front();
@@ -95,7 +96,12 @@ public:
           continue;
         Value part = maps[k].lookup(op->getOperand(0));
         Value &sum = accumulated[op];
-        sum = sum ? addMicrobatches(op->getLoc(), sum, part) : part;
+        if (sum) {
+          sum = addMicrobatches(op->getLoc(), sum, part);
+          mark(sum.getDefiningOp(), k, op);
+        } else {
+          sum = part;
+        }
       }
     }
     for (Operation *op : ops) {
@@ -135,6 +141,19 @@ public:
   }
 
 private:
+  /// With `markCopies`: `made`, an op of copy `k` standing for `origin`,
+  /// carries the copy's index and `origin`'s discardable attributes.
+  void mark(Operation *made, std::optional<int64_t> k,
+            Operation *origin = nullptr) {
+    if (markCopies.empty())
+      return;
+    if (origin)
+      for (NamedAttribute attr : origin->getDiscardableAttrs())
+        made->setDiscardableAttr(attr.getName(), attr.getValue());
+    if (k)
+      made->setDiscardableAttr(markCopies, b.getI64IntegerAttr(*k));
+  }
+
   bool isMicrobatchSum(Operation *op) {
     auto sum = dyn_cast<AllReduceOp>(op);
     return sum && sum.getMeshAttr() == mesh;
@@ -156,7 +175,9 @@ private:
         emit(def, j);
       parts.push_back(maps[j].lookupOrDefault(operand));
     }
-    return ConcatOp::create(b, gather.getLoc(), parts, gather.getDim());
+    auto concat = ConcatOp::create(b, gather.getLoc(), parts, gather.getDim());
+    mark(concat, std::nullopt, gather);
+    return concat;
   }
 
   /// A replicated value's rows of one microbatch (a constant's, cut where
@@ -179,9 +200,10 @@ private:
       SmallVector<int64_t> starts(type.getRank(), 0), sizes(type.getShape()),
           strides(type.getRank(), 1);
       starts[0] = k * sizes[0];
-      maps[k].map(local, SliceOp::create(b, func.getLoc(), global, starts,
-                                         sizes, strides)
-                             .getResult());
+      auto slice =
+          SliceOp::create(b, func.getLoc(), global, starts, sizes, strides);
+      mark(slice, k);
+      maps[k].map(local, slice.getResult());
     }
   }
 
@@ -207,8 +229,10 @@ private:
         for (int64_t j = 0; j < copies; ++j)
           emit(def, j);
       Value sum = maps[0].lookup(operand);
-      for (int64_t j = 1; j < copies; ++j)
+      for (int64_t j = 1; j < copies; ++j) {
         sum = addMicrobatches(op->getLoc(), sum, maps[j].lookup(operand));
+        mark(sum.getDefiningOp(), std::nullopt, op);
+      }
       share(op, sum);
       return;
     }
@@ -222,14 +246,15 @@ private:
       done[k].insert(op);
       return;
     }
+    Operation *copy = b.clone(*op, maps[k]);
     if (llvm::all_of(op->getOperands(), [&](Value operand) {
           return shared.contains(maps[k].lookupOrDefault(operand));
         })) {
       // The same in every copy: once.
-      share(op, b.clone(*op, maps[k])->getResults());
+      share(op, copy->getResults());
       return;
     }
-    b.clone(*op, maps[k]);
+    mark(copy, k);
     done[k].insert(op);
   }
 
@@ -253,6 +278,9 @@ private:
                        ? pieces.front()
                        : ConcatOp::create(b, part.getLoc(), pieces, dim)
                              .getResult();
+    for (Value piece : pieces)
+      mark(piece.getDefiningOp(), k, part);
+    mark(result.getDefiningOp(), k, part);
     maps[k].map(part.getResult(), result);
   }
 
@@ -268,12 +296,24 @@ private:
   func::FuncOp func, shard;
   int64_t copies;
   FlatSymbolRefAttr mesh;
+  StringRef markCopies;
   OpBuilder b;
   SmallVector<IRMapping> maps;
   SmallVector<llvm::DenseSet<Operation *>> done;
   llvm::DenseSet<Operation *> deferred;
   llvm::DenseSet<Value> shared, deferredResults;
 };
+
+} // namespace
+
+LogicalResult mlir::dtc::unrollMicrobatches(func::FuncOp func,
+                                            func::FuncOp shard, int64_t copies,
+                                            FlatSymbolRefAttr mesh,
+                                            StringRef markCopies) {
+  return Unroller(func, shard, copies, mesh, markCopies).run();
+}
+
+namespace {
 
 struct GradientAccumulationPass
     : public dtc::impl::GradientAccumulationBase<GradientAccumulationPass> {
@@ -300,11 +340,11 @@ struct GradientAccumulationPass
       b.setInsertionPointAfter(func);
       auto shard = cast<func::FuncOp>(b.clone(*func));
       shard.setName((func.getName() + "_microbatch").str());
-      bool ok = succeeded(partitionBatch(shard, microbatches, meshRef,
-                                         "microbatch", "gradient accumulation",
-                                         /*rankIndexed=*/false,
-                                         strictSharding)) &&
-                succeeded(Unroller(func, shard, microbatches, meshRef).run());
+      bool ok =
+          succeeded(partitionBatch(shard, microbatches, meshRef, "microbatch",
+                                   "gradient accumulation",
+                                   /*rankIndexed=*/false, strictSharding)) &&
+          succeeded(unrollMicrobatches(func, shard, microbatches, meshRef));
       shard.erase();
       if (!ok)
         return signalPassFailure();

@@ -36,6 +36,17 @@ LogicalResult partitionBatch(func::FuncOp func, int64_t shards,
                              StringRef purpose, bool rankIndexed,
                              bool strict = false);
 
+/// Replaces `func`'s body by `copies` copies of `shard`, the program of one
+/// microbatch that partitionBatch made over `mesh` (gradient accumulation):
+/// copy k reads rows k of the inputs, the partial sums over `mesh` become
+/// sums of the copies. With `markCopies`, each op made for one copy
+/// carries its index under that name, and what stands for an op of
+/// `shard` (a clone, an add of copies, a slice) its discardable
+/// attributes.
+LogicalResult unrollMicrobatches(func::FuncOp func, func::FuncOp shard,
+                                 int64_t copies, FlatSymbolRefAttr mesh,
+                                 StringRef markCopies = "");
+
 /// An argument that starts out split along `dim` over the axis: chunk r of
 /// each of `blocks` equal blocks of the dimension. A pinned one is never
 /// gathered (an op that needs it whole is an error); an unpinned one is a

@@ -374,6 +374,48 @@ def GradientAccumulation : Pass<"dtc-gradient-accumulation", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def PipelineParallel : Pass<"dtc-pipeline-parallel", "mlir::ModuleOp"> {
+  let summary = "Cut the step into pipeline stages over pp and order its "
+                "microbatches by a schedule";
+  let description = [{
+    Runs where dtc-gradient-accumulation would (after the other
+    parallelism passes, before dtc-optimizer), in its place. The program of
+    one microbatch is cut into the schedule's stages (pp ranks x virtual
+    stages): the forward ops that read the batch at the points where the
+    fewest activation bytes cross (at most twice the fewest), balanced by
+    roofline time; each backward op joins the stage of the forward op it
+    differentiates (by location), never above a backward value it reads;
+    ops that read no batch value run on every rank. The program is unrolled
+    over the microbatches (as gradient accumulation unrolls it) and its ops
+    are ordered as the schedule (`schedule`: gpipe, 1f1b, interleaved,
+    zb-h1, zbv) runs the fragments on unit costs; the zero-bubble schedules
+    split a backward fragment into its input gradient (what a lower stage
+    reads) and its weight gradients. Ops carry `dtc.stage` and
+    `dtc.microbatch`; the step carries `dtc.pipeline` (the stage-to-rank
+    map). A value read on another pp rank is broadcast over pp after the op
+    that makes it, and so are the step's results, so the optimizer runs on
+    every rank. This first cut keeps every parameter on every pp rank.
+
+    ```mlir
+    %h = dtc.matmul %x, %w {dtc.stage = 0 : i64, dtc.microbatch = 1 : i64}
+    %t = dtc.collective_broadcast %h on @mesh axes = ["pp"] root = 0
+    ```
+  }];
+  let options = [
+    Option<"size", "size", "int64_t", /*default=*/"2", "Ranks of the pp axis">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "Microbatches per step">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "gpipe, 1f1b, interleaved, zb-h1 or zbv">,
+    Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"1",
+           "Model chunks per rank (interleaved)">,
+    Option<"strictSharding", "strict-sharding", "bool", /*default=*/"false",
+           "Refuse, with an error naming the op, the operand and the bytes, "
+           "every activation an op's layouts would have all-gathered">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def AnalyzeSharding : Pass<"dtc-analyze-sharding", "mlir::ModuleOp"> {
   let summary = "Layouts and collectives a partition over one axis implies, "
                 "without partitioning";

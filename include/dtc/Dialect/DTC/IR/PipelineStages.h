@@ -1,0 +1,32 @@
+//===- PipelineStages.h - which rank runs an op of a pipelined step -*- C++
+//-*-===//
+//
+// A pipelined step (dtc-pipeline-parallel) is one program for every rank:
+// each op of the pipelined part carries the global stage it belongs to,
+// and the step says which pp coordinate holds each stage. A rank runs the
+// ops of its stages and the ops that carry no stage (those every rank
+// runs: what reads parameters alone, the optimizer after the gradients
+// are broadcast over pp); values cross stages by collective broadcasts
+// over pp, placed in the order of the schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_DIALECT_DTC_IR_PIPELINESTAGES_H
+#define DTC_DIALECT_DTC_IR_PIPELINESTAGES_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::dtc {
+
+/// On an op: its global stage (i64).
+inline constexpr llvm::StringLiteral kStageAttrName = "dtc.stage";
+/// On an op of a pipelined step: the microbatch it computes (i64).
+inline constexpr llvm::StringLiteral kMicrobatchAttrName = "dtc.microbatch";
+/// On the step function: a dictionary with `axis` (the mesh axis of the
+/// stages), `stage_ranks` (per global stage, the coordinate along `axis`
+/// that runs it), `schedule`, `microbatches` and `virtual_stages`.
+inline constexpr llvm::StringLiteral kPipelineAttrName = "dtc.pipeline";
+
+} // namespace mlir::dtc
+
+#endif // DTC_DIALECT_DTC_IR_PIPELINESTAGES_H

@@ -1,0 +1,527 @@
+//===- PipelineParallel.cpp - pipeline stages over a pp axis --------------===//
+//
+// The step of one microbatch is cut into stages: the batch-dependent
+// forward ops, in program order, at the points the fewest activation bytes
+// cross, balanced by their roofline time; each backward op joins the stage
+// of the forward op it differentiates (it carries that op's location), and
+// never a stage above a backward value it reads, so gradients only flow
+// down. What reads no batch value (parameters' casts, constants) belongs to
+// every stage. The program is then unrolled over the microbatches, as
+// gradient accumulation does, and its ops are ordered as the schedule runs
+// the fragments (stage, microbatch, forward / backward / input and weight
+// gradient) when every fragment takes unit time: each rank's ops come in
+// its action list's order. A value read on another rank is broadcast over
+// pp after the fragment that made it, and so are the step's results: the
+// gradients, the loss and the outputs then exist on every rank, and the
+// optimizer after this pass runs on each as it would without stages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Transforms/Parallel/Passes.h"
+
+#include "Partitioner.h"
+#include "dtc/Analysis/DeviceSpec.h"
+#include "dtc/Analysis/Phases.h"
+#include "dtc/Analysis/Roofline.h"
+#include "dtc/Dialect/DTC/IR/PipelineStages.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
+#include "dtc/Transforms/Pipeline/Schedule.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <limits>
+#include <map>
+
+namespace mlir::dtc {
+#define GEN_PASS_DEF_PIPELINEPARALLEL
+#include "dtc/Transforms/Parallel/Passes.h.inc"
+} // namespace mlir::dtc
+
+using namespace mlir;
+using namespace mlir::dtc;
+namespace pp = mlir::dtc::pipeline;
+
+namespace {
+
+constexpr llvm::StringLiteral kMeshName = "dtc_pipeline_microbatches";
+/// The stage of an op every rank runs.
+constexpr int64_t kEveryStage = -1;
+
+int64_t getStage(Operation *op) {
+  auto stage =
+      op->getDiscardableAttrDictionary().getAs<IntegerAttr>(kStageAttrName);
+  return stage ? stage.getInt() : kEveryStage;
+}
+
+void setStage(Operation *op, int64_t stage) {
+  if (stage == kEveryStage)
+    op->removeDiscardableAttr(kStageAttrName);
+  else
+    op->setDiscardableAttr(
+        kStageAttrName,
+        IntegerAttr::get(IntegerType::get(op->getContext(), 64), stage));
+}
+
+std::optional<int64_t> getMicrobatch(Operation *op) {
+  auto k = op->getDiscardableAttrDictionary().getAs<IntegerAttr>(
+      kMicrobatchAttrName);
+  return k ? std::optional<int64_t>(k.getInt()) : std::nullopt;
+}
+
+/// The ops of the backward: those classifyStepPhases puts there, and those
+/// of no phase (feeding neither the loss nor a gradient) that read them.
+llvm::DenseSet<Operation *> getBackwardOps(func::FuncOp func) {
+  llvm::DenseMap<Operation *, StepPhase> phases = classifyStepPhases(func);
+  llvm::DenseSet<Operation *> backward;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    StepPhase phase = phases.lookup(&op);
+    if (phase == StepPhase::Backward ||
+        (phase == StepPhase::Optimizer &&
+         llvm::any_of(op.getOperands(), [&](Value v) {
+           Operation *def = v.getDefiningOp();
+           return def && backward.contains(def);
+         })))
+      backward.insert(&op);
+  }
+  return backward;
+}
+
+int64_t byteSize(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  return type.getNumElements() *
+         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
+/// Cuts the program of one microbatch into `stages` stages (see the file
+/// comment), marking each op with its stage or none (every stage).
+LogicalResult splitStages(func::FuncOp func, int64_t stages) {
+  Block &body = func.getBody().front();
+  llvm::DenseSet<Operation *> backward = getBackwardOps(func);
+  llvm::DenseSet<Value> batch;
+  for (BlockArgument arg : func.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), kInputAttrName))
+      batch.insert(arg);
+  SmallVector<Operation *> spine;
+  llvm::DenseSet<Operation *> readsBatch;
+  for (Operation &op : body.without_terminator()) {
+    if (llvm::none_of(op.getOperands(),
+                      [&](Value v) { return batch.contains(v); }))
+      continue;
+    readsBatch.insert(&op);
+    batch.insert(op.getResults().begin(), op.getResults().end());
+    if (!backward.contains(&op))
+      spine.push_back(&op);
+  }
+  int64_t n = spine.size();
+  if (n < stages)
+    return func.emitError("pipeline: the forward has ")
+           << n << " ops that read the batch, too few for " << stages
+           << " stages";
+
+  // Bytes of forward values live across the cut after each spine op, and
+  // the ops' roofline times.
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (int64_t i = 0; i < n; ++i)
+    position[spine[i]] = i;
+  std::vector<int64_t> delta(n + 1, 0);
+  std::vector<double> prefix(n + 1, 0);
+  const DeviceSpec &device = getDefaultDeviceSpec();
+  for (int64_t i = 0; i < n; ++i) {
+    for (Value result : spine[i]->getResults()) {
+      int64_t last = i;
+      for (Operation *user : result.getUsers())
+        if (position.count(user))
+          last = std::max(last, position[user]);
+      delta[i] += byteSize(result);
+      delta[last] -= byteSize(result);
+    }
+    prefix[i + 1] = prefix[i] + getRooflineTime(spine[i], device).seconds();
+  }
+  std::vector<int64_t> crossing(n, 0);
+  int64_t live = 0;
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    live += delta[i];
+    crossing[i] = live;
+  }
+  // Cuts where the fewest bytes cross (between transformer blocks: the
+  // residual stream, perhaps a mask), counted away from the ends (where the
+  // tokens or the loss alone cross); up to twice as many where too few
+  // places have the fewest.
+  constexpr int64_t none = std::numeric_limits<int64_t>::max();
+  int64_t least = none, leastAnywhere = none;
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    double done = prefix[i + 1] / prefix[n];
+    leastAnywhere = std::min(leastAnywhere, crossing[i]);
+    if (done >= 0.5 / stages && done <= 1 - 0.5 / stages)
+      least = std::min(least, crossing[i]);
+  }
+  if (least == none)
+    least = leastAnywhere;
+  SmallVector<int64_t> cuts;
+  for (double slack : {1.0, 1.25, 1.5, 2.0}) {
+    cuts.clear();
+    for (int64_t i = 0; i + 1 < n; ++i)
+      if (crossing[i] <= slack * least)
+        cuts.push_back(i);
+    if (static_cast<int64_t>(cuts.size()) >= stages - 1)
+      break;
+  }
+  if (static_cast<int64_t>(cuts.size()) < stages - 1)
+    return func.emitError("pipeline: the forward has ")
+           << cuts.size() << " points to cut between stages, too few for "
+           << stages << " stages";
+
+  // The cuts that minimize the slowest stage's time (a stage ends after
+  // the spine op a cut follows).
+  int64_t c = cuts.size();
+  double inf = std::numeric_limits<double>::infinity();
+  auto segment = [&](int64_t from, int64_t to) { // spine ops (from, to]
+    return prefix[to + 1] - prefix[from + 1];
+  };
+  // best[k][j]: the slowest of the first k+1 stages when cut k is cuts[j].
+  std::vector<std::vector<double>> best(stages - 1,
+                                        std::vector<double>(c, inf));
+  std::vector<std::vector<int64_t>> from(stages - 1,
+                                         std::vector<int64_t>(c, -1));
+  for (int64_t j = 0; j < c; ++j)
+    best[0][j] = segment(-1, cuts[j]);
+  for (int64_t k = 1; k < stages - 1; ++k)
+    for (int64_t j = 0; j < c; ++j)
+      for (int64_t i = 0; i < j; ++i) {
+        double t = std::max(best[k - 1][i], segment(cuts[i], cuts[j]));
+        if (t < best[k][j]) {
+          best[k][j] = t;
+          from[k][j] = i;
+        }
+      }
+  int64_t end = -1;
+  double slowest = inf;
+  for (int64_t j = 0; j < c; ++j) {
+    double t = std::max(best[stages - 2][j], segment(cuts[j], n - 1));
+    if (t < slowest) {
+      slowest = t;
+      end = j;
+    }
+  }
+  std::vector<int64_t> chosen(stages - 1);
+  for (int64_t k = stages - 2; k >= 0; --k) {
+    chosen[k] = cuts[end];
+    end = from[k][end];
+  }
+  // Forward: by the cuts. Backward: the stage of the forward op of the
+  // same location, at most that of the backward values it reads.
+  llvm::DenseMap<Location, int64_t> stageOfLocation;
+  int64_t stage = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    setStage(spine[i], stage);
+    stageOfLocation[spine[i]->getLoc()] = stage;
+    if (stage < stages - 1 && chosen[stage] == i)
+      ++stage;
+  }
+  llvm::DenseSet<Operation *> unanchored;
+  for (Operation &op : body.without_terminator()) {
+    if (!readsBatch.contains(&op) || position.count(&op))
+      continue;
+    int64_t limit = stages - 1;
+    bool anchored = false;
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || getStage(def) == kEveryStage)
+        continue;
+      anchored = true;
+      if (!position.count(def))
+        limit = std::min(limit, getStage(def));
+    }
+    auto it = stageOfLocation.find(op.getLoc());
+    setStage(&op,
+             std::min(it != stageOfLocation.end() ? it->second : limit, limit));
+    if (!anchored && it == stageOfLocation.end())
+      unanchored.insert(&op);
+  }
+  // What reads the batch alone (a one-hot of the labels) goes where it is
+  // first read.
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (!unanchored.contains(&op))
+      continue;
+    int64_t first = stages - 1;
+    for (Operation *user : op.getUsers())
+      if (getStage(user) != kEveryStage)
+        first = std::min(first, getStage(user));
+    setStage(&op, first);
+  }
+  return success();
+}
+
+/// Orders the unrolled step's ops as `schedule` runs their fragments and
+/// broadcasts over `axis` what another rank reads.
+class StageOrderer {
+public:
+  StageOrderer(func::FuncOp func, const pp::Schedule &schedule,
+               FlatSymbolRefAttr mesh)
+      : func(func), schedule(schedule), mesh(mesh), b(func.getContext()) {}
+
+  LogicalResult run() {
+    Block &body = func.getBody().front();
+    Operation *terminator = body.getTerminator();
+    SmallVector<Operation *> ops;
+    for (Operation &op : body.without_terminator())
+      ops.push_back(&op);
+    llvm::DenseSet<Operation *> backwardOps = getBackwardOps(func);
+
+    // The prologue: what every microbatch's fragments read before they run
+    // (a sum over the microbatches, such as the loss's count of labels,
+    // and what it reads), and what every stage runs.
+    llvm::DenseSet<Operation *> prologue;
+    for (Operation *op : llvm::reverse(ops)) {
+      bool feedsFragments =
+          !getMicrobatch(op) &&
+          llvm::any_of(op->getUsers(), [&](Operation *user) {
+            return getMicrobatch(user) || prologue.contains(user);
+          });
+      if (feedsFragments || getStage(op) == kEveryStage)
+        prologue.insert(op);
+    }
+    SmallVector<Operation *> worklist(prologue.begin(), prologue.end());
+    while (!worklist.empty())
+      for (Value operand : worklist.pop_back_val()->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          if (prologue.insert(def).second)
+            worklist.push_back(def);
+
+    // The fragments, in program order within each.
+    std::map<FragmentKey, SmallVector<Operation *>> fragments;
+    SmallVector<Operation *> epilogue;
+    for (Operation *op : ops) {
+      if (prologue.contains(op))
+        continue;
+      std::optional<int64_t> k = getMicrobatch(op);
+      if (!k) {
+        epilogue.push_back(op);
+        continue;
+      }
+      bool backward = backwardOps.contains(op);
+      FragmentKey key{getStage(op), *k,
+                      backward ? pp::ActionKind::Backward
+                               : pp::ActionKind::Forward};
+      fragments[key].push_back(op);
+    }
+    if (schedule.kind == pp::ScheduleKind::ZeroBubbleH1 ||
+        schedule.kind == pp::ScheduleKind::ZeroBubbleV)
+      splitWeightGradients(fragments);
+
+    // Broadcasts for the values read on another rank (or by every rank).
+    llvm::DenseMap<Operation *, SmallVector<Operation *>> broadcastsAfter;
+    SmallVector<Operation *> resultBroadcasts;
+    for (Operation *op : ops) {
+      if (getStage(op) == kEveryStage)
+        continue;
+      for (Value result : op->getResults()) {
+        SmallVector<OpOperand *> remote;
+        for (OpOperand &use : result.getUses())
+          if (isRemote(op, use.getOwner()))
+            remote.push_back(&use);
+        if (remote.empty())
+          continue;
+        b.setInsertionPointAfter(op);
+        auto broadcast = CollectiveBroadcastOp::create(
+            b, op->getLoc(), result, mesh, b.getStrArrayAttr({"pp"}),
+            b.getI64IntegerAttr(schedule.getRank(getStage(op))),
+            b.getStringAttr("pipeline: stage " + std::to_string(getStage(op)) +
+                            "'s value"));
+        for (OpOperand *use : remote)
+          use->set(broadcast);
+        broadcastsAfter[op].push_back(broadcast);
+      }
+    }
+
+    // The order: the prologue, the fragments as the schedule runs them on
+    // unit costs, the epilogue.
+    SmallVector<Operation *> order;
+    auto place = [&](Operation *op) {
+      order.push_back(op);
+      llvm::append_range(order, broadcastsAfter.lookup(op));
+    };
+    for (Operation *op : ops)
+      if (prologue.contains(op))
+        place(op);
+    pp::Timeline timeline = pp::simulateSchedule(
+        schedule, pp::FragmentCosts::uniform(schedule.getNumStages(), 1, 1, 1));
+    std::vector<pp::TimedAction> actions;
+    for (const auto &rank : timeline.ranks)
+      llvm::append_range(actions, rank);
+    llvm::stable_sort(actions, [&](const auto &a, const auto &c) {
+      return std::make_pair(a.start, schedule.getRank(a.action.stage)) <
+             std::make_pair(c.start, schedule.getRank(c.action.stage));
+    });
+    for (const pp::TimedAction &action : actions) {
+      FragmentKey key{action.action.stage, action.action.microbatch,
+                      action.action.kind};
+      auto it = fragments.find(key);
+      if (it == fragments.end())
+        continue;
+      for (Operation *op : it->second)
+        place(op);
+      fragments.erase(it);
+    }
+    if (!fragments.empty())
+      return func.emitError("pipeline: stage ")
+             << std::get<0>(fragments.begin()->first)
+             << " has work the schedule does not run";
+    for (Operation *op : epilogue)
+      place(op);
+
+    // Every value before its readers.
+    llvm::DenseSet<Value> defined(func.getArguments().begin(),
+                                  func.getArguments().end());
+    for (Operation *op : order) {
+      for (Value operand : op->getOperands())
+        if (!defined.contains(operand)) {
+          InFlightDiagnostic error =
+              op->emitError("pipeline: in the order of the schedule, ")
+              << describe(op) << " reads a value computed after it";
+          if (Operation *def = operand.getDefiningOp())
+            error.attachNote(def->getLoc())
+                << "computed here, by " << describe(def);
+          return failure();
+        }
+      defined.insert(op->getResults().begin(), op->getResults().end());
+      op->moveBefore(terminator);
+    }
+    return success();
+  }
+
+private:
+  using FragmentKey = std::tuple<int64_t, int64_t, pp::ActionKind>;
+
+  static std::string describe(Operation *op) {
+    std::string text = op->getName().getStringRef().str() + " (stage " +
+                       std::to_string(getStage(op));
+    if (std::optional<int64_t> k = getMicrobatch(op))
+      text += ", microbatch " + std::to_string(*k);
+    return text + ")";
+  }
+
+  /// Whether `user` runs on a rank that does not hold what `op` computes.
+  bool isRemote(Operation *op, Operation *user) const {
+    int64_t to = getStage(user);
+    return to == kEveryStage || isa<func::ReturnOp>(user) ||
+           schedule.getRank(to) != schedule.getRank(getStage(op));
+  }
+
+  /// Splits each backward fragment into its input gradient (what another
+  /// stage reads, and what that needs) and its weight gradients (the rest).
+  void splitWeightGradients(
+      std::map<FragmentKey, SmallVector<Operation *>> &fragments) {
+    std::map<FragmentKey, SmallVector<Operation *>> split;
+    for (auto &[key, members] : fragments) {
+      auto [stage, k, kind] = key;
+      if (kind != pp::ActionKind::Backward) {
+        split[key] = members;
+        continue;
+      }
+      llvm::DenseSet<Operation *> input;
+      for (Operation *op : llvm::reverse(members))
+        for (Operation *user : op->getUsers())
+          if (input.contains(user) ||
+              (getStage(user) != kEveryStage && getStage(user) != stage &&
+               !isa<func::ReturnOp>(user)))
+            input.insert(op);
+      FragmentKey inputKey{stage, k, pp::ActionKind::BackwardInput};
+      FragmentKey weightKey{stage, k, pp::ActionKind::BackwardWeight};
+      for (Operation *op : members)
+        split[input.contains(op) ? inputKey : weightKey].push_back(op);
+    }
+    fragments = std::move(split);
+  }
+
+  func::FuncOp func;
+  const pp::Schedule &schedule;
+  FlatSymbolRefAttr mesh;
+  OpBuilder b;
+};
+
+struct PipelineParallelPass
+    : public dtc::impl::PipelineParallelBase<PipelineParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<pp::ScheduleKind> kind = pp::parseScheduleKind(schedule);
+    pp::Schedule plan;
+    std::string error =
+        kind ? pp::buildSchedule(*kind, size, microbatches, virtualStages, plan)
+             : "unknown schedule '" + schedule + "'";
+    if (error.empty())
+      error = pp::checkSchedule(plan);
+    if (!error.empty()) {
+      module.emitError("dtc-pipeline-parallel: ") << error;
+      return signalPassFailure();
+    }
+    FlatSymbolRefAttr meshRef = meshWithAxis(module, "pp", size);
+    if (!meshRef)
+      return signalPassFailure();
+    OpBuilder b(module.getBodyRegion());
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      if (func.isExternal())
+        continue;
+      if (failed(pipeline(func, plan, meshRef)))
+        return signalPassFailure();
+      SmallVector<int64_t> stageRanks;
+      for (int64_t s = 0; s < plan.getNumStages(); ++s)
+        stageRanks.push_back(plan.getRank(s));
+      func->setAttr(
+          kPipelineAttrName,
+          b.getDictionaryAttr({
+              b.getNamedAttr("axis", b.getStringAttr("pp")),
+              b.getNamedAttr("stage_ranks", b.getDenseI64ArrayAttr(stageRanks)),
+              b.getNamedAttr("schedule", b.getStringAttr(schedule)),
+              b.getNamedAttr("microbatches", b.getI64IntegerAttr(microbatches)),
+              b.getNamedAttr("virtual_stages",
+                             b.getI64IntegerAttr(plan.stagesPerRank)),
+          }));
+      setStepMesh(func, meshRef);
+      if (microbatches > 1)
+        setStepMicrobatches(func, microbatches);
+    }
+  }
+
+  LogicalResult pipeline(func::FuncOp func, const pp::Schedule &plan,
+                         FlatSymbolRefAttr meshRef) {
+    ModuleOp module = getOperation();
+    if (microbatches == 1) {
+      // One microbatch: the step is its program.
+      if (failed(splitStages(func, plan.getNumStages())))
+        return failure();
+      OpBuilder b(func.getContext());
+      for (Operation &op : func.getBody().front().without_terminator())
+        op.setDiscardableAttr(kMicrobatchAttrName, b.getI64IntegerAttr(0));
+      return StageOrderer(func, plan, meshRef).run();
+    }
+    OpBuilder b(module.getBodyRegion());
+    auto mesh = MeshOp::create(b, module.getLoc(), kMeshName,
+                               b.getStrArrayAttr({"microbatch"}),
+                               b.getDenseI64ArrayAttr({microbatches}));
+    auto microbatchMesh = FlatSymbolRefAttr::get(&getContext(), kMeshName);
+    b.setInsertionPointAfter(func);
+    auto shard = cast<func::FuncOp>(b.clone(*func));
+    shard.setName((func.getName() + "_microbatch").str());
+    bool ok =
+        succeeded(partitionBatch(shard, microbatches, microbatchMesh,
+                                 "microbatch", "pipeline microbatches",
+                                 /*rankIndexed=*/false, strictSharding)) &&
+        succeeded(splitStages(shard, plan.getNumStages())) &&
+        succeeded(unrollMicrobatches(func, shard, microbatches, microbatchMesh,
+                                     kMicrobatchAttrName)) &&
+        succeeded(StageOrderer(func, plan, meshRef).run());
+    shard.erase();
+    mesh.erase();
+    return success(ok);
+  }
+};
+
+} // namespace

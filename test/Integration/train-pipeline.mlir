@@ -1,0 +1,73 @@
+// Pipeline stages (dtc-compile --mesh pp=P --microbatches M
+// --pipeline-schedule S): the batch of 4 streams through the stages as M
+// microbatches in each schedule's order, and three AdamW steps match
+// PyTorch's on the whole batch (Inputs/<model>/b4/adamw).
+// RUN: rm -rf %t
+//
+// Every schedule at pp=2 with M=2P (interleaved and ZBV cut the model into
+// four stages: two per rank, in turn or in a V):
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpipe --lr 0.01 --weight-decay 0.01 --mesh pp=2 --microbatches 4 --pipeline-schedule gpipe
+// RUN: FileCheck %s --check-prefix=IR < %t/gpipe/train_step.mlir
+// IR: dtc.pipeline = {axis = "pp", microbatches = 4 : i64, schedule = "gpipe", stage_ranks = array<i64: 0, 1>, virtual_stages = 1 : i64}
+// IR: dtc.collective_broadcast {{.*}} on @mesh axes = ["pp"] root = 0 {reason = "pipeline: stage 0's value"}
+// RUN: %mpirun -np 2 dtc-run %t/gpipe --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpipe-dump
+// RUN: %python %S/../Utils/compare_training.py %t/gpipe-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/1f1b --lr 0.01 --weight-decay 0.01 --mesh pp=2 --microbatches 4
+// RUN: %mpirun -np 2 dtc-run %t/1f1b --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/1f1b-dump
+// RUN: %python %S/../Utils/compare_training.py %t/1f1b-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/interleaved --lr 0.01 --weight-decay 0.01 --mesh pp=2 --microbatches 4 --pipeline-schedule interleaved --virtual-stages 2
+// RUN: FileCheck %s --check-prefix=INTERLEAVED < %t/interleaved/train_step.mlir
+// INTERLEAVED: stage_ranks = array<i64: 0, 1, 0, 1>, virtual_stages = 2 : i64}
+// RUN: %mpirun -np 2 dtc-run %t/interleaved --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/interleaved-dump
+// RUN: %python %S/../Utils/compare_training.py %t/interleaved-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/zbh1 --lr 0.01 --weight-decay 0.01 --mesh pp=2 --microbatches 4 --pipeline-schedule zb-h1
+// RUN: %mpirun -np 2 dtc-run %t/zbh1 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/zbh1-dump
+// RUN: %python %S/../Utils/compare_training.py %t/zbh1-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/zbv --lr 0.01 --weight-decay 0.01 --mesh pp=2 --microbatches 4 --pipeline-schedule zbv
+// RUN: FileCheck %s --check-prefix=ZBV < %t/zbv/train_step.mlir
+// ZBV: stage_ranks = array<i64: 0, 1, 1, 0>, virtual_stages = 2 : i64}
+// RUN: %mpirun -np 2 dtc-run %t/zbv --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/zbv-dump
+// RUN: %python %S/../Utils/compare_training.py %t/zbv-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
+//
+// pp=4 with M=P, a three-stage split, and the Llama-style model:
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/pp4 --lr 0.01 --weight-decay 0.01 --mesh pp=4 --microbatches 4
+// RUN: %mpirun -np 4 dtc-run %t/pp4 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/pp4-dump
+// RUN: %python %S/../Utils/compare_training.py %t/pp4-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/pp3 --lr 0.01 --weight-decay 0.01 --mesh pp=3 --microbatches 2 --pipeline-schedule gpipe
+// RUN: %mpirun -np 3 dtc-run %t/pp3 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/pp3-dump
+// RUN: %python %S/../Utils/compare_training.py %t/pp3-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh pp=2 --microbatches 4
+// RUN: %mpirun -np 2 dtc-run %t/llama --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-dump
+// RUN: %python %S/../Utils/compare_training.py %t/llama-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
+//
+// With data and tensor parallelism inside the stages (ZeRO-1 over dp):
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/llama-dp2pp2 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh dp=2,pp=2 --microbatches 2 --zero 1
+// RUN: %mpirun -np 4 dtc-run %t/llama-dp2pp2 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/llama-dp2pp2-dump
+// RUN: %python %S/../Utils/compare_training.py %t/llama-dp2pp2-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/pp2tp2 --lr 0.01 --weight-decay 0.01 --mesh pp=2,tp=2 --microbatches 2 --clip-grad-norm 0.5
+// RUN: %mpirun -np 4 dtc-run %t/pp2tp2 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/pp2tp2-dump
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/clip --lr 0.01 --weight-decay 0.01 --clip-grad-norm 0.5
+// RUN: dtc-run %t/clip --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/clip-dump
+// RUN: %python %S/../Utils/compare_training.py %t/pp2tp2-dump %t/clip-dump %S/Inputs/tiny_transformer/initial | FileCheck %s
+//
+// --verify runs the stages on simulated ranks against one device:
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/verify --mesh pp=2 --microbatches 2 --pipeline-schedule zbv --verify 2>&1 | FileCheck %s --check-prefix=VERIFY
+// VERIFY: per-rank program on 2 simulated ranks (pp=2), 2 microbatches
+// CHECK-NOT: FAIL
+// CHECK: 0 failed
+//
+// Errors:
+// RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --microbatches 3 --pipeline-schedule interleaved --virtual-stages 2 2>&1 | FileCheck %s --check-prefix=GROUPS
+// GROUPS: error: --pipeline-schedule: the interleaved schedule runs microbatches in groups of the pipeline's ranks: 3 microbatches is not a multiple of pp=2
+// RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --pipeline-schedule 1f2b 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: --pipeline-schedule: unknown '1f2b' (gpipe, 1f1b, interleaved, zb-h1 or zbv)
+// RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --microbatches 4 --grad-accum 2 2>&1 | FileCheck %s --check-prefix=BOTH
+// BOTH: error: --microbatches and --grad-accum name the same count; give one (4 and 2 were given)
+// RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --target cpu 2>&1 | FileCheck %s --check-prefix=CPU
+// CPU: error: --target cpu does not run pipeline stages (a pp axis) yet; the reference executor does (--target reference, the default with pp)
+// RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --precision bf16 2>&1 | FileCheck %s --check-prefix=BF16
+// BF16: error: --precision does not combine with pipeline stages (a pp axis) yet
+// RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --virtual-stages 2 2>&1 | FileCheck %s --check-prefix=NOPP
+// NOPP: error: --virtual-stages needs a pp axis of 2 or more ranks
+// RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=128 --microbatches 4 2>&1 | FileCheck %s --check-prefix=DEEP
+// DEEP: error: pipeline: the forward has {{[0-9]+}} {{.*}}too few for 128 stages
