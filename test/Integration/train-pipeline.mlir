@@ -8,8 +8,19 @@
 // four stages: two per rank, in turn or in a V):
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/gpipe --lr 0.01 --weight-decay 0.01 --mesh pp=2 --microbatches 4 --pipeline-schedule gpipe
 // RUN: FileCheck %s --check-prefix=IR < %t/gpipe/train_step.mlir
-// IR: dtc.pipeline = {axis = "pp", microbatches = 4 : i64, schedule = "gpipe", stage_ranks = array<i64: 0, 1>, virtual_stages = 1 : i64}
+// IR: dtc.pipeline = {{{.*}}axis = "pp"{{.*}}microbatches = 4 : i64, schedule = "gpipe"{{.*}}stage_ranks = array<i64: 0, 1>, virtual_stages = 1 : i64}
 // IR: dtc.collective_broadcast {{.*}} on @mesh axes = ["pp"] root = 0 {reason = "pipeline: stage 0's value"}
+// The report simulates the schedule on the stages' roofline times: one
+// transfer each way per stage boundary and microbatch (2 (P-1) M), and a
+// timeline with a forward and a backward span per stage and microbatch:
+// RUN: FileCheck %s --check-prefix=REPORT < %t/gpipe/report.json
+// REPORT: "pipeline": {
+// REPORT: "max_bubble_fraction":
+// REPORT: "transfers_per_step": 8
+// REPORT: "schedule": "gpipe",
+// REPORT: "trace": "schedule.trace.json",
+// RUN: %python -c "import json, sys; print(sum(e['ph'] == 'X' for e in json.load(open(sys.argv[1]))['traceEvents']), 'spans')" %t/gpipe/schedule.trace.json | FileCheck %s --check-prefix=TRACE
+// TRACE: 16 spans
 // RUN: %mpirun -np 2 dtc-run %t/gpipe --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpipe-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpipe-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/1f1b --lr 0.01 --weight-decay 0.01 --mesh pp=2 --microbatches 4

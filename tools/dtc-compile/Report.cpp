@@ -15,9 +15,12 @@
 #include "dtc/Analysis/Roofline.h"
 #include "dtc/Analysis/StepCost.h"
 #include "dtc/Dialect/DTC/IR/DTCLocations.h"
+#include "dtc/Dialect/DTC/IR/PipelineStages.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
+#include "dtc/Transforms/Pipeline/Schedule.h"
 #include "dtc/Transforms/Remat/Passes.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -256,6 +259,89 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
         llvm::json::Array(perUnit);
   }
   return report;
+}
+
+std::optional<llvm::json::Object>
+mlir::dtc::reportPipeline(func::FuncOp step, StringRef traceFile) {
+  auto info = step->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
+  if (!info)
+    return std::nullopt;
+  auto ints = [&](StringRef key) {
+    return info.getAs<DenseI64ArrayAttr>(key).asArrayRef();
+  };
+  auto reals = [&](StringRef key) {
+    ArrayRef<double> values = info.getAs<DenseF64ArrayAttr>(key).asArrayRef();
+    return std::vector<double>(values.begin(), values.end());
+  };
+  StringRef name = info.getAs<StringAttr>("schedule").getValue();
+  int64_t microbatches = info.getAs<IntegerAttr>("microbatches").getInt();
+  int64_t virtualStages = info.getAs<IntegerAttr>("virtual_stages").getInt();
+  ArrayRef<int64_t> stageRanks = ints("stage_ranks");
+  int64_t ranks = *std::max_element(stageRanks.begin(), stageRanks.end()) + 1;
+  pipeline::Schedule schedule;
+  std::optional<pipeline::ScheduleKind> kind =
+      pipeline::parseScheduleKind(name);
+  if (!kind ||
+      !pipeline::buildSchedule(
+           *kind, ranks, microbatches,
+           *kind == pipeline::ScheduleKind::Interleaved ? virtualStages : 1,
+           schedule)
+           .empty())
+    return std::nullopt;
+  pipeline::FragmentCosts costs;
+  costs.forward = reals("forward_seconds");
+  costs.backwardInput = reals("backward_input_seconds");
+  costs.backwardWeight = reals("backward_weight_seconds");
+  for (int64_t bytes : ints("activation_bytes"))
+    costs.activationBytes.push_back(bytes);
+  pipeline::Timeline timeline = pipeline::simulateSchedule(schedule, costs);
+
+  llvm::json::Array stages;
+  for (int64_t s = 0, e = stageRanks.size(); s < e; ++s)
+    stages.push_back(llvm::json::Object{
+        {"stage", s},
+        {"rank", stageRanks[s]},
+        {"forward_seconds", costs.forward[s]},
+        {"backward_input_seconds", costs.backwardInput[s]},
+        {"backward_weight_seconds", costs.backwardWeight[s]},
+        {"activation_bytes_per_microbatch", ints("activation_bytes")[s]},
+        {"sent_bytes_per_microbatch", ints("sent_bytes")[s]}});
+  llvm::json::Array bubbles;
+  for (int64_t r = 0; r < ranks; ++r)
+    bubbles.push_back(timeline.getBubbleFraction(r));
+  auto worst = std::max_element(timeline.peakActivationBytes.begin(),
+                                timeline.peakActivationBytes.end());
+  llvm::errs() << llvm::format(
+      "dtc-compile: pipeline %s over pp=%lld (%zu stages), %lld "
+      "microbatches: predicted %.4g s a step (compute alone, roofline), "
+      "bubble %.1f%% on the worst rank, up to %.0f B of activations in "
+      "flight (rank %lld); timeline in %s\n",
+      name.str().c_str(), static_cast<long long>(ranks), stageRanks.size(),
+      static_cast<long long>(microbatches), timeline.makespan,
+      100 * timeline.getMaxBubbleFraction(), *worst,
+      static_cast<long long>(worst - timeline.peakActivationBytes.begin()),
+      traceFile.str().c_str());
+  std::error_code error;
+  llvm::raw_fd_ostream trace(traceFile, error);
+  if (!error)
+    pipeline::writeChromeTrace(schedule, timeline, trace);
+  return llvm::json::Object{
+      {"schedule", name},
+      {"ranks", ranks},
+      {"microbatches", microbatches},
+      {"virtual_stages", virtualStages},
+      {"stages", std::move(stages)},
+      {"predicted",
+       llvm::json::Object{
+           {"step_seconds", timeline.makespan},
+           {"bubble_fraction_per_rank", std::move(bubbles)},
+           {"max_bubble_fraction", timeline.getMaxBubbleFraction()},
+           {"peak_activation_bytes_per_rank",
+            llvm::json::Array(timeline.peakActivationBytes)},
+           {"deferred_weight_gradients_per_rank",
+            llvm::json::Array(timeline.peakDeferredWeights)},
+           {"transfers_per_step", timeline.transfers}}},
+      {"trace", llvm::sys::path::filename(traceFile).str()}};
 }
 
 bool mlir::dtc::fitsMemoryLimit(const llvm::json::Object &report,

@@ -412,6 +412,10 @@ int main(int argc, char **argv) {
                  << "\n";
     return 1;
   }
+  if (std::optional<llvm::json::Object> pipeline =
+          reportPipeline(func, outDir + "/schedule.trace.json"))
+    report["pipeline"] = std::move(*pipeline);
+
   TimingScope writeTiming = rootTiming.nest("Write the outputs");
   // (Ended by a newline, as dtc-opt ends it: the same pipeline run by
   // dtc-opt gives the same file.)

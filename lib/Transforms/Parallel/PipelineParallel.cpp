@@ -338,6 +338,8 @@ public:
       }
     }
 
+    measureStages(fragments, broadcastsAfter, backwardOps);
+
     // The order: the prologue, the fragments as the schedule runs them on
     // unit costs, the epilogue.
     SmallVector<Operation *> order;
@@ -394,8 +396,49 @@ public:
     return success();
   }
 
+  /// Per stage, what microbatch 0's fragments take on the default device
+  /// (roofline seconds; a Backward's all in `backwardInput`), the
+  /// activation bytes its forward leaves for the backward, and the bytes
+  /// it broadcasts to other ranks.
+  pp::FragmentCosts costs;
+  std::vector<int64_t> sentBytes;
+
 private:
   using FragmentKey = std::tuple<int64_t, int64_t, pp::ActionKind>;
+
+  void measureStages(
+      const std::map<FragmentKey, SmallVector<Operation *>> &fragments,
+      const llvm::DenseMap<Operation *, SmallVector<Operation *>> &broadcasts,
+      const llvm::DenseSet<Operation *> &backwardOps) {
+    int64_t stages = schedule.getNumStages();
+    costs = pp::FragmentCosts::uniform(stages, 0, 0, 0, 0);
+    sentBytes.assign(stages, 0);
+    const DeviceSpec &device = getDefaultDeviceSpec();
+    for (const auto &[key, members] : fragments) {
+      auto [stage, k, kind] = key;
+      if (k != 0)
+        continue;
+      double seconds = 0;
+      for (Operation *op : members) {
+        seconds += getRooflineTime(op, device).seconds();
+        for (Operation *sent : broadcasts.lookup(op))
+          sentBytes[stage] += byteSize(sent->getResult(0));
+        if (kind != pp::ActionKind::Forward)
+          continue;
+        for (Value result : op->getResults())
+          if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+                return backwardOps.contains(user);
+              }))
+            costs.activationBytes[stage] += byteSize(result);
+      }
+      if (kind == pp::ActionKind::Forward)
+        costs.forward[stage] += seconds;
+      else if (kind == pp::ActionKind::BackwardWeight)
+        costs.backwardWeight[stage] += seconds;
+      else
+        costs.backwardInput[stage] += seconds;
+    }
+  }
 
   static std::string describe(Operation *op) {
     std::string text = op->getName().getStringRef().str() + " (stage " +
@@ -469,11 +512,14 @@ struct PipelineParallelPass
     for (func::FuncOp func : funcs) {
       if (func.isExternal())
         continue;
-      if (failed(pipeline(func, plan, meshRef)))
+      StageOrderer orderer(func, plan, meshRef);
+      if (failed(pipeline(func, plan, orderer)))
         return signalPassFailure();
-      SmallVector<int64_t> stageRanks;
-      for (int64_t s = 0; s < plan.getNumStages(); ++s)
+      SmallVector<int64_t> stageRanks, activationBytes;
+      for (int64_t s = 0; s < plan.getNumStages(); ++s) {
         stageRanks.push_back(plan.getRank(s));
+        activationBytes.push_back(orderer.costs.activationBytes[s]);
+      }
       func->setAttr(
           kPipelineAttrName,
           b.getDictionaryAttr({
@@ -483,6 +529,18 @@ struct PipelineParallelPass
               b.getNamedAttr("microbatches", b.getI64IntegerAttr(microbatches)),
               b.getNamedAttr("virtual_stages",
                              b.getI64IntegerAttr(plan.stagesPerRank)),
+              b.getNamedAttr("forward_seconds",
+                             b.getDenseF64ArrayAttr(orderer.costs.forward)),
+              b.getNamedAttr(
+                  "backward_input_seconds",
+                  b.getDenseF64ArrayAttr(orderer.costs.backwardInput)),
+              b.getNamedAttr(
+                  "backward_weight_seconds",
+                  b.getDenseF64ArrayAttr(orderer.costs.backwardWeight)),
+              b.getNamedAttr("activation_bytes",
+                             b.getDenseI64ArrayAttr(activationBytes)),
+              b.getNamedAttr("sent_bytes",
+                             b.getDenseI64ArrayAttr(orderer.sentBytes)),
           }));
       setStepMesh(func, meshRef);
       if (microbatches > 1)
@@ -491,7 +549,7 @@ struct PipelineParallelPass
   }
 
   LogicalResult pipeline(func::FuncOp func, const pp::Schedule &plan,
-                         FlatSymbolRefAttr meshRef) {
+                         StageOrderer &orderer) {
     ModuleOp module = getOperation();
     if (microbatches == 1) {
       // One microbatch: the step is its program.
@@ -500,7 +558,7 @@ struct PipelineParallelPass
       OpBuilder b(func.getContext());
       for (Operation &op : func.getBody().front().without_terminator())
         op.setDiscardableAttr(kMicrobatchAttrName, b.getI64IntegerAttr(0));
-      return StageOrderer(func, plan, meshRef).run();
+      return orderer.run();
     }
     OpBuilder b(module.getBodyRegion());
     auto mesh = MeshOp::create(b, module.getLoc(), kMeshName,
@@ -517,7 +575,7 @@ struct PipelineParallelPass
         succeeded(splitStages(shard, plan.getNumStages())) &&
         succeeded(unrollMicrobatches(func, shard, microbatches, microbatchMesh,
                                      kMicrobatchAttrName)) &&
-        succeeded(StageOrderer(func, plan, meshRef).run());
+        succeeded(orderer.run());
     shard.erase();
     mesh.erase();
     return success(ok);

@@ -24,7 +24,12 @@ inline constexpr llvm::StringLiteral kStageAttrName = "dtc.stage";
 inline constexpr llvm::StringLiteral kMicrobatchAttrName = "dtc.microbatch";
 /// On the step function: a dictionary with `axis` (the mesh axis of the
 /// stages), `stage_ranks` (per global stage, the coordinate along `axis`
-/// that runs it), `schedule`, `microbatches` and `virtual_stages`.
+/// that runs it), `schedule`, `microbatches`, `virtual_stages`, and per
+/// stage what one microbatch's fragments take on the default device
+/// (`forward_seconds`, `backward_input_seconds`, `backward_weight_seconds`;
+/// an unsplit backward's all in the input's), the activation bytes its
+/// forward keeps for its backward (`activation_bytes`) and the bytes it
+/// broadcasts to other ranks (`sent_bytes`).
 inline constexpr llvm::StringLiteral kPipelineAttrName = "dtc.pipeline";
 
 } // namespace mlir::dtc
