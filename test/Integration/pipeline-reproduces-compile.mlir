@@ -40,10 +40,10 @@
 // DROP: dtc.dropout {{.*}} seed = 7
 
 // The pipeline checks its options as dtc-compile does.
-// RUN: not dtc-opt %t/gpt/forward.mlir --dtc-training="mesh=dp=2,pp=2" 2>&1 | FileCheck %s --check-prefix=AXIS
-// AXIS: dtc-training: option 'mesh': unknown axis 'pp' (dp, cp, tp or ep)
-// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/x --verify --mesh dp=2,pp=2 2>&1 | FileCheck %s --check-prefix=AXIS-FLAG
-// AXIS-FLAG: error: --mesh: unknown axis 'pp' (dp, cp, tp or ep)
+// RUN: not dtc-opt %t/gpt/forward.mlir --dtc-training="mesh=dp=2,xp=2" 2>&1 | FileCheck %s --check-prefix=AXIS
+// AXIS: dtc-training: option 'mesh': unknown axis 'xp' (pp, dp, cp, tp or ep)
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/x --verify --mesh dp=2,xp=2 2>&1 | FileCheck %s --check-prefix=AXIS-FLAG
+// AXIS-FLAG: error: --mesh: unknown axis 'xp' (pp, dp, cp, tp or ep)
 // RUN: not dtc-opt %t/gpt/forward.mlir --dtc-training="mesh=dp=2 sequence-parallel=1" 2>&1 | FileCheck %s --check-prefix=SP
 // SP: dtc-training: option 'sequence-parallel' needs a tp axis of 2 or more ranks (mesh=...,tp=N)
 // RUN: not dtc-opt %t/gpt/forward.mlir --dtc-training="optimizer=lamb" 2>&1 | FileCheck %s --check-prefix=ENUM

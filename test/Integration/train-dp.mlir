@@ -46,8 +46,8 @@
 // REPORT-NEXT: "optimizer_state": 136968,
 // REPORT-NEXT: "parameters": 68480
 // Axes dtc does not know are refused by name:
-// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --bucket-mb 0 --verify --mesh dp=2,pp=2 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: --mesh: unknown axis 'pp' (dp, cp, tp or ep)
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --bucket-mb 0 --verify --mesh dp=2,xp=2 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: --mesh: unknown axis 'xp' (pp, dp, cp, tp or ep)
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --bucket-mb 0 --verify --mesh dp=3 2>&1 | FileCheck %s --check-prefix=INDIVISIBLE
 // INDIVISIBLE: error: input 'ids' of type 'tensor<2x8xi64>': its batch (dimension 0) does not divide over 3 data-parallel shards
 // INDIVISIBLE-NOT: see current operation

@@ -1,17 +1,17 @@
 //===- PipelineParallel.cpp - pipeline stages over a pp axis --------------===//
 //
-// The step of one microbatch is cut into stages: the batch-dependent
-// forward ops, in program order, at the points the fewest activation bytes
-// cross, balanced by their roofline time; each backward op joins the stage
-// of the forward op it differentiates (it carries that op's location), and
-// never a stage above a backward value it reads, so gradients only flow
-// down. What reads no batch value (parameters' casts, constants) belongs to
-// every stage. The program is then unrolled over the microbatches, as
-// gradient accumulation does, and its ops are ordered as the schedule runs
-// the fragments (stage, microbatch, forward / backward / input and weight
-// gradient) when every fragment takes unit time: each rank's ops come in
-// its action list's order. A value read on another rank is broadcast over
-// pp after the fragment that made it, and so are the step's results: the
+// The step of one microbatch is cut into stages: the batch-dependent ops
+// the loss reads, in program order, at the points the fewest activation
+// bytes cross, balanced by their roofline time; each backward op joins the
+// stage of the forward op it differentiates (it carries that op's
+// location), and never a stage above a backward value it reads, so
+// gradients only flow down. What reads no batch value (parameters' casts,
+// constants) belongs to every stage. The program is then unrolled over the
+// microbatches, as gradient accumulation does, and its ops are ordered as the
+// schedule runs the fragments (stage, microbatch, forward / backward / input
+// and weight gradient) when every fragment takes unit time: each rank's ops
+// come in its action list's order. A value read on another rank is broadcast
+// over pp after the fragment that made it, and so are the step's results: the
 // gradients, the loss and the outputs then exist on every rank, and the
 // optimizer after this pass runs on each as it would without stages.
 //
@@ -100,6 +100,7 @@ int64_t byteSize(Value value) {
 /// comment), marking each op with its stage or none (every stage).
 LogicalResult splitStages(func::FuncOp func, int64_t stages) {
   Block &body = func.getBody().front();
+  llvm::DenseMap<Operation *, StepPhase> phases = classifyStepPhases(func);
   llvm::DenseSet<Operation *> backward = getBackwardOps(func);
   llvm::DenseSet<Value> batch;
   for (BlockArgument arg : func.getArguments())
@@ -113,7 +114,7 @@ LogicalResult splitStages(func::FuncOp func, int64_t stages) {
       continue;
     readsBatch.insert(&op);
     batch.insert(op.getResults().begin(), op.getResults().end());
-    if (!backward.contains(&op))
+    if (phases.lookup(&op) == StepPhase::Forward)
       spine.push_back(&op);
   }
   int64_t n = spine.size();
@@ -213,7 +214,9 @@ LogicalResult splitStages(func::FuncOp func, int64_t stages) {
     end = from[k][end];
   }
   // Forward: by the cuts. Backward: the stage of the forward op of the
-  // same location, at most that of the backward values it reads.
+  // same location, at most that of the backward values it reads. What
+  // reads forward values alone outside the loss (a mask a VJP makes): the
+  // last stage of what it reads.
   llvm::DenseMap<Location, int64_t> stageOfLocation;
   int64_t stage = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -226,32 +229,33 @@ LogicalResult splitStages(func::FuncOp func, int64_t stages) {
   for (Operation &op : body.without_terminator()) {
     if (!readsBatch.contains(&op) || position.count(&op))
       continue;
-    int64_t limit = stages - 1;
-    bool anchored = false;
+    int64_t limit = stages - 1, latest = -1;
     for (Value operand : op.getOperands()) {
       Operation *def = operand.getDefiningOp();
       if (!def || getStage(def) == kEveryStage)
         continue;
-      anchored = true;
-      if (!position.count(def))
+      latest = std::max(latest, getStage(def));
+      if (backward.contains(def))
         limit = std::min(limit, getStage(def));
     }
     auto it = stageOfLocation.find(op.getLoc());
-    setStage(&op,
-             std::min(it != stageOfLocation.end() ? it->second : limit, limit));
-    if (!anchored && it == stageOfLocation.end())
+    if (!backward.contains(&op))
+      setStage(&op, latest);
+    else
+      setStage(&op, std::min(it != stageOfLocation.end() ? it->second : limit,
+                             limit));
+    if (latest < 0 && (!backward.contains(&op) || it == stageOfLocation.end()))
       unanchored.insert(&op);
   }
-  // What reads the batch alone (a one-hot of the labels) goes where it is
-  // first read.
+  // What reads the batch alone (a one-hot of the labels) goes to the last
+  // stage that reads it, so that what it feeds flows down.
   for (Operation &op : llvm::reverse(body.without_terminator())) {
     if (!unanchored.contains(&op))
       continue;
-    int64_t first = stages - 1;
+    int64_t last = 0;
     for (Operation *user : op.getUsers())
-      if (getStage(user) != kEveryStage)
-        first = std::min(first, getStage(user));
-    setStage(&op, first);
+      last = std::max(last, getStage(user));
+    setStage(&op, last);
   }
   return success();
 }
@@ -315,7 +319,6 @@ public:
 
     // Broadcasts for the values read on another rank (or by every rank).
     llvm::DenseMap<Operation *, SmallVector<Operation *>> broadcastsAfter;
-    SmallVector<Operation *> resultBroadcasts;
     for (Operation *op : ops) {
       if (getStage(op) == kEveryStage)
         continue;

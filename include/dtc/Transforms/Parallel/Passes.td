@@ -384,7 +384,8 @@ def PipelineParallel : Pass<"dtc-pipeline-parallel", "mlir::ModuleOp"> {
     stages): the forward ops that read the batch at the points where the
     fewest activation bytes cross (at most twice the fewest), balanced by
     roofline time; each backward op joins the stage of the forward op it
-    differentiates (by location), never above a backward value it reads;
+    differentiates (by location), never above a backward value it reads
+    (what reads forward values alone goes to the last stage it reads);
     ops that read no batch value run on every rank. The program is unrolled
     over the microbatches (as gradient accumulation unrolls it) and its ops
     are ordered as the schedule (`schedule`: gpipe, 1f1b, interleaved,
