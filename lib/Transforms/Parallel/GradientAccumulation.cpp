@@ -306,11 +306,27 @@ private:
 
 } // namespace
 
-LogicalResult mlir::dtc::unrollMicrobatches(func::FuncOp func,
-                                            func::FuncOp shard, int64_t copies,
-                                            FlatSymbolRefAttr mesh,
-                                            StringRef markCopies) {
-  return Unroller(func, shard, copies, mesh, markCopies).run();
+LogicalResult mlir::dtc::unrollMicrobatches(
+    func::FuncOp func, int64_t microbatches, StringRef purpose, bool strict,
+    function_ref<LogicalResult(func::FuncOp)> prepare, StringRef markCopies) {
+  auto module = func->getParentOfType<ModuleOp>();
+  OpBuilder b(module.getBodyRegion());
+  auto mesh = MeshOp::create(b, module.getLoc(), kMeshName,
+                             b.getStrArrayAttr({"microbatch"}),
+                             b.getDenseI64ArrayAttr({microbatches}));
+  auto meshRef = FlatSymbolRefAttr::get(func.getContext(), kMeshName);
+  // The program of one microbatch, next to the step while it is built.
+  b.setInsertionPointAfter(func);
+  auto shard = cast<func::FuncOp>(b.clone(*func));
+  shard.setName((func.getName() + "_microbatch").str());
+  bool ok =
+      succeeded(partitionBatch(shard, microbatches, meshRef, "microbatch",
+                               purpose, /*rankIndexed=*/false, strict)) &&
+      (!prepare || succeeded(prepare(shard))) &&
+      succeeded(Unroller(func, shard, microbatches, meshRef, markCopies).run());
+  shard.erase();
+  mesh.erase();
+  return success(ok);
 }
 
 namespace {
@@ -327,30 +343,15 @@ struct GradientAccumulationPass
     }
     if (microbatches == 1)
       return;
-    OpBuilder b(module.getBodyRegion());
-    auto mesh = MeshOp::create(b, module.getLoc(), kMeshName,
-                               b.getStrArrayAttr({"microbatch"}),
-                               b.getDenseI64ArrayAttr({microbatches}));
-    auto meshRef = FlatSymbolRefAttr::get(&getContext(), kMeshName);
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
       if (func.isExternal())
         continue;
-      // The program of one microbatch, next to the step while it is built.
-      b.setInsertionPointAfter(func);
-      auto shard = cast<func::FuncOp>(b.clone(*func));
-      shard.setName((func.getName() + "_microbatch").str());
-      bool ok =
-          succeeded(partitionBatch(shard, microbatches, meshRef, "microbatch",
-                                   "gradient accumulation",
-                                   /*rankIndexed=*/false, strictSharding)) &&
-          succeeded(unrollMicrobatches(func, shard, microbatches, meshRef));
-      shard.erase();
-      if (!ok)
+      if (failed(unrollMicrobatches(func, microbatches, "gradient accumulation",
+                                    strictSharding)))
         return signalPassFailure();
       setStepMicrobatches(func, microbatches);
     }
-    mesh.erase();
   }
 };
 

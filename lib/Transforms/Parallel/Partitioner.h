@@ -36,16 +36,20 @@ LogicalResult partitionBatch(func::FuncOp func, int64_t shards,
                              StringRef purpose, bool rankIndexed,
                              bool strict = false);
 
-/// Replaces `func`'s body by `copies` copies of `shard`, the program of one
-/// microbatch that partitionBatch made over `mesh` (gradient accumulation):
-/// copy k reads rows k of the inputs, the partial sums over `mesh` become
-/// sums of the copies. With `markCopies`, each op made for one copy
-/// carries its index under that name, and what stands for an op of
-/// `shard` (a clone, an add of copies, a slice) its discardable
-/// attributes.
-LogicalResult unrollMicrobatches(func::FuncOp func, func::FuncOp shard,
-                                 int64_t copies, FlatSymbolRefAttr mesh,
-                                 StringRef markCopies = "");
+/// Replaces the differentiated step `func` by `microbatches` copies of the
+/// program of one microbatch, run in sequence (gradient accumulation): the
+/// batch partitioner makes that program over a temporary mesh (its errors
+/// name `purpose`; `strict` as partitionBatch's), `prepare`, if given, sees
+/// it before it is unrolled; copy k reads rows k of the inputs, the partial
+/// sums become sums of the copies. With `markCopies`, each op made for one
+/// copy carries its index under that name, and what stands for an op of the
+/// one-microbatch program (a clone, an add of copies, a slice) that op's
+/// discardable attributes.
+LogicalResult
+unrollMicrobatches(func::FuncOp func, int64_t microbatches, StringRef purpose,
+                   bool strict,
+                   function_ref<LogicalResult(func::FuncOp)> prepare = nullptr,
+                   StringRef markCopies = "");
 
 /// An argument that starts out split along `dim` over the axis: chunk r of
 /// each of `blocks` equal blocks of the dimension. A pinned one is never

@@ -28,7 +28,6 @@
 #include "dtc/Transforms/Pipeline/Schedule.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <limits>
@@ -45,7 +44,6 @@ namespace pp = mlir::dtc::pipeline;
 
 namespace {
 
-constexpr llvm::StringLiteral kMeshName = "dtc_pipeline_microbatches";
 /// The stage of an op every rank runs.
 constexpr int64_t kEveryStage = -1;
 
@@ -261,7 +259,7 @@ LogicalResult splitStages(func::FuncOp func, int64_t stages) {
 }
 
 /// Orders the unrolled step's ops as `schedule` runs their fragments and
-/// broadcasts over `axis` what another rank reads.
+/// broadcasts over pp what another rank reads.
 class StageOrderer {
 public:
   StageOrderer(func::FuncOp func, const pp::Schedule &schedule,
@@ -313,8 +311,7 @@ public:
                                : pp::ActionKind::Forward};
       fragments[key].push_back(op);
     }
-    if (schedule.kind == pp::ScheduleKind::ZeroBubbleH1 ||
-        schedule.kind == pp::ScheduleKind::ZeroBubbleV)
+    if (schedule.splitsBackward())
       splitWeightGradients(fragments);
 
     // Broadcasts for the values read on another rank (or by every rank).
@@ -496,6 +493,12 @@ struct PipelineParallelPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (size < 2) {
+      module.emitError("dtc-pipeline-parallel needs a pp axis of 2 or more "
+                       "ranks, not ")
+          << static_cast<int64_t>(size);
+      return signalPassFailure();
+    }
     std::optional<pp::ScheduleKind> kind = pp::parseScheduleKind(schedule);
     pp::Schedule plan;
     std::string error =
@@ -553,7 +556,6 @@ struct PipelineParallelPass
 
   LogicalResult pipeline(func::FuncOp func, const pp::Schedule &plan,
                          StageOrderer &orderer) {
-    ModuleOp module = getOperation();
     if (microbatches == 1) {
       // One microbatch: the step is its program.
       if (failed(splitStages(func, plan.getNumStages())))
@@ -563,25 +565,14 @@ struct PipelineParallelPass
         op.setDiscardableAttr(kMicrobatchAttrName, b.getI64IntegerAttr(0));
       return orderer.run();
     }
-    OpBuilder b(module.getBodyRegion());
-    auto mesh = MeshOp::create(b, module.getLoc(), kMeshName,
-                               b.getStrArrayAttr({"microbatch"}),
-                               b.getDenseI64ArrayAttr({microbatches}));
-    auto microbatchMesh = FlatSymbolRefAttr::get(&getContext(), kMeshName);
-    b.setInsertionPointAfter(func);
-    auto shard = cast<func::FuncOp>(b.clone(*func));
-    shard.setName((func.getName() + "_microbatch").str());
-    bool ok =
-        succeeded(partitionBatch(shard, microbatches, microbatchMesh,
-                                 "microbatch", "pipeline microbatches",
-                                 /*rankIndexed=*/false, strictSharding)) &&
-        succeeded(splitStages(shard, plan.getNumStages())) &&
-        succeeded(unrollMicrobatches(func, shard, microbatches, microbatchMesh,
-                                     kMicrobatchAttrName)) &&
-        succeeded(orderer.run());
-    shard.erase();
-    mesh.erase();
-    return success(ok);
+    return success(
+        succeeded(unrollMicrobatches(
+            func, microbatches, "pipeline microbatches", strictSharding,
+            [&](func::FuncOp shard) {
+              return splitStages(shard, plan.getNumStages());
+            },
+            kMicrobatchAttrName)) &&
+        succeeded(orderer.run()));
   }
 };
 

@@ -62,6 +62,30 @@ int64_t Schedule::getRank(int64_t stage) const {
   return stage % ranks;
 }
 
+std::vector<Action> mlir::dtc::pipeline::getReads(const Schedule &schedule,
+                                                  const Action &action) {
+  int64_t m = action.microbatch, s = action.stage;
+  ActionKind gradient = schedule.splitsBackward() ? ActionKind::BackwardInput
+                                                  : ActionKind::Backward;
+  std::vector<Action> reads;
+  switch (action.kind) {
+  case ActionKind::Forward:
+    if (s > 0)
+      reads.push_back({ActionKind::Forward, s - 1, m});
+    break;
+  case ActionKind::Backward:
+  case ActionKind::BackwardInput:
+    reads.push_back({ActionKind::Forward, s, m});
+    if (s + 1 < schedule.getNumStages())
+      reads.push_back({gradient, s + 1, m});
+    break;
+  case ActionKind::BackwardWeight:
+    reads.push_back({ActionKind::BackwardInput, s, m});
+    break;
+  }
+  return reads;
+}
+
 //===----------------------------------------------------------------------===//
 // Building
 //===----------------------------------------------------------------------===//
@@ -168,21 +192,9 @@ private:
   bool started(const Action &a) const { return done.count(key(a)); }
 
   bool ready(const Action &a, int64_t time) const {
-    int64_t last = schedule.getNumStages() - 1;
-    switch (a.kind) {
-    case ActionKind::Forward:
-      return a.stage == 0 ||
-             finished(ActionKind::Forward, a.stage - 1, a.microbatch, time);
-    case ActionKind::BackwardInput:
-      return finished(ActionKind::Forward, a.stage, a.microbatch, time) &&
-             (a.stage == last || finished(ActionKind::BackwardInput,
-                                          a.stage + 1, a.microbatch, time));
-    case ActionKind::BackwardWeight:
-      return finished(ActionKind::BackwardInput, a.stage, a.microbatch, time);
-    case ActionKind::Backward:
-      break;
-    }
-    llvm_unreachable("the greedy builder splits every backward");
+    return llvm::all_of(getReads(schedule, a), [&](const Action &read) {
+      return finished(read.kind, read.stage, read.microbatch, time);
+    });
   }
 
   /// The stages of rank `r`, those nearer the loss first.
@@ -333,16 +345,12 @@ static bool isBackwardInput(ActionKind kind) {
 
 /// What `action` receives from other ranks before it runs.
 static std::vector<Message> receives(const Schedule &s, const Action &a) {
-  int64_t rank = s.getRank(a.stage), last = s.getNumStages() - 1;
+  int64_t rank = s.getRank(a.stage);
   std::vector<Message> out;
-  if (a.kind == ActionKind::Forward && a.stage > 0 &&
-      s.getRank(a.stage - 1) != rank)
-    out.push_back(
-        {false, a.stage - 1, a.microbatch, s.getRank(a.stage - 1), rank});
-  if (isBackwardInput(a.kind) && a.stage < last &&
-      s.getRank(a.stage + 1) != rank)
-    out.push_back(
-        {true, a.stage + 1, a.microbatch, s.getRank(a.stage + 1), rank});
+  for (const Action &read : getReads(s, a))
+    if (s.getRank(read.stage) != rank)
+      out.push_back({read.kind != ActionKind::Forward, read.stage,
+                     read.microbatch, s.getRank(read.stage), rank});
   return out;
 }
 
@@ -361,8 +369,7 @@ static std::vector<Message> sends(const Schedule &s, const Action &a) {
 /// Every fragment instance once, on its stage's rank, after what it reads
 /// there.
 static std::string checkLists(const Schedule &s) {
-  bool split = s.kind == ScheduleKind::ZeroBubbleH1 ||
-               s.kind == ScheduleKind::ZeroBubbleV;
+  bool split = s.splitsBackward();
   std::set<std::tuple<int, int64_t, int64_t>> seen;
   int64_t last = s.getNumStages() - 1;
   for (int64_t r = 0; r < s.ranks; ++r) {
@@ -378,18 +385,11 @@ static std::string checkLists(const Schedule &s) {
           split == (a.kind == ActionKind::Backward))
         return name + ": this schedule " +
                (split ? "splits" : "does not split") + " the backward";
-      auto ranBefore = [&](ActionKind kind, int64_t stage) {
-        return s.getRank(stage) != r ||
-               seen.count({static_cast<int>(kind), stage, a.microbatch});
-      };
-      bool ordered = true;
-      if (a.kind == ActionKind::Forward && a.stage > 0)
-        ordered = ranBefore(ActionKind::Forward, a.stage - 1);
-      if (isBackwardInput(a.kind))
-        ordered = ranBefore(ActionKind::Forward, a.stage) &&
-                  (a.stage == last || ranBefore(a.kind, a.stage + 1));
-      if (a.kind == ActionKind::BackwardWeight)
-        ordered = ranBefore(ActionKind::BackwardInput, a.stage);
+      bool ordered = llvm::all_of(getReads(s, a), [&](const Action &read) {
+        return s.getRank(read.stage) != r ||
+               seen.count(
+                   {static_cast<int>(read.kind), read.stage, read.microbatch});
+      });
       if (!ordered)
         return name + " runs before what it reads on its rank";
       if (!seen.insert({static_cast<int>(a.kind), a.stage, a.microbatch})

@@ -61,7 +61,7 @@ Timeline mlir::dtc::pipeline::simulateSchedule(const Schedule &schedule,
   auto key = [](ActionKind kind, int64_t stage, int64_t microbatch) {
     return Key{static_cast<int>(kind), stage, microbatch};
   };
-  int64_t p = schedule.ranks, last = schedule.getNumStages() - 1;
+  int64_t p = schedule.ranks;
   Timeline timeline;
   timeline.ranks.assign(p, {});
   timeline.busy.assign(p, 0);
@@ -81,8 +81,7 @@ Timeline mlir::dtc::pipeline::simulateSchedule(const Schedule &schedule,
     bool remote = schedule.getRank(from) != schedule.getRank(a.stage);
     return it->second + (remote ? costs.transfer : 0);
   };
-  ActionKind gradientKind = schedule.kind == ScheduleKind::ZeroBubbleH1 ||
-                                    schedule.kind == ScheduleKind::ZeroBubbleV
+  ActionKind gradientKind = schedule.splitsBackward()
                                 ? ActionKind::BackwardInput
                                 : ActionKind::Backward;
 
@@ -93,28 +92,18 @@ Timeline mlir::dtc::pipeline::simulateSchedule(const Schedule &schedule,
       if (next[r] >= schedule.actions[r].size())
         continue;
       const Action &a = schedule.actions[r][next[r]];
-      // What the action reads, by kind and stage.
-      std::vector<std::pair<ActionKind, int64_t>> reads;
-      if (a.kind == ActionKind::Forward && a.stage > 0)
-        reads.push_back({ActionKind::Forward, a.stage - 1});
-      if (a.kind == gradientKind) {
-        reads.push_back({ActionKind::Forward, a.stage});
-        if (a.stage < last)
-          reads.push_back({gradientKind, a.stage + 1});
-      }
-      if (a.kind == ActionKind::BackwardWeight)
-        reads.push_back({ActionKind::BackwardInput, a.stage});
+      std::vector<Action> reads = getReads(schedule, a);
       double start = freeAt[r];
       bool isReady = true;
-      for (auto [kind, stage] : reads) {
-        std::optional<double> at = arrival(a, kind, stage);
+      for (const Action &read : reads) {
+        std::optional<double> at = arrival(a, read.kind, read.stage);
         isReady &= at.has_value();
         start = std::max(start, at.value_or(0));
       }
       if (!isReady)
         continue;
-      for (auto [kind, stage] : reads)
-        timeline.transfers += schedule.getRank(stage) != r;
+      for (const Action &read : reads)
+        timeline.transfers += schedule.getRank(read.stage) != r;
       double end = start + getCost(costs, a);
       ends[key(a.kind, a.stage, a.microbatch)] = end;
       timeline.ranks[r].push_back({a, start, end});

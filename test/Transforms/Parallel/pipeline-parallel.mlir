@@ -2,6 +2,7 @@
 // RUN: not dtc-opt %s --dtc-autodiff --dtc-pipeline-parallel="size=2 microbatches=3 schedule=interleaved virtual-stages=2" 2>&1 | FileCheck %s --check-prefix=GROUPS
 // RUN: not dtc-opt %s --dtc-autodiff --dtc-pipeline-parallel="size=2 microbatches=2 schedule=interleaved virtual-stages=4" 2>&1 | FileCheck %s --check-prefix=DEEP
 // RUN: not dtc-opt %s --dtc-autodiff --dtc-pipeline-parallel="size=4" 2>&1 | FileCheck %s --check-prefix=MESH
+// RUN: not dtc-opt %s --dtc-autodiff --dtc-pipeline-parallel="size=1" 2>&1 | FileCheck %s --check-prefix=ONE
 
 // Two stages, two microbatches, GPipe: both microbatches' forwards on stage
 // 0, then on stage 1 (reading stage 0's activations, broadcast over pp),
@@ -34,6 +35,7 @@
 // GROUPS: error: dtc-pipeline-parallel: the interleaved schedule runs microbatches in groups of the pipeline's ranks: 3 microbatches is not a multiple of pp=2
 // DEEP: error: pipeline: the forward has 6 ops that read the batch, too few for 8 stages
 // MESH: error: mesh axis 'pp' has size 2, not 4
+// ONE: error: dtc-pipeline-parallel needs a pp axis of 2 or more ranks, not 1
 dtc.mesh @mesh ["pp" = 2]
 func.func @two_layers(%x: tensor<4x3xf32> {dtc.input = "x"}, %w1: tensor<3x3xf32> {dtc.param = "w1"},
                       %w2: tensor<3x2xf32> {dtc.param = "w2"})

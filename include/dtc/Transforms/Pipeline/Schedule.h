@@ -87,7 +87,19 @@ struct Schedule {
   int64_t getNumStages() const { return ranks * stagesPerRank; }
   /// The rank that holds global stage `stage`.
   int64_t getRank(int64_t stage) const;
+  /// Whether the backward is split into input and weight gradients (the
+  /// zero-bubble schedules).
+  bool splitsBackward() const {
+    return kind == ScheduleKind::ZeroBubbleH1 ||
+           kind == ScheduleKind::ZeroBubbleV;
+  }
 };
+
+/// The fragment instances `action` reads, of its microbatch: a forward the
+/// forward of the stage below; a backward (or input gradient) the forward
+/// it differentiates and the gradient of the stage above; a weight gradient
+/// the input gradient before it.
+std::vector<Action> getReads(const Schedule &schedule, const Action &action);
 
 /// Builds `kind`'s action lists for `ranks` ranks, `microbatches`
 /// microbatches and `virtualStages` chunks per rank (interleaved only; ZBV
