@@ -15,7 +15,9 @@ usage: bench/compile_scaling.py [BUILD_BIN_DIR] [--quick]   (default build/bin)
    2 GiB and within 1.5x of the same 80 layers at tiny dimensions (d 64,
    vocabulary 128, sequence 16); doubling the sequence or the batch changes
    the time by under 10% or 0.2 s, whichever is larger; dp=2,tp=8 and
-   dp=16,tp=8 within 10%; doubling the layers (40 to 80) at most 2.1x.
+   dp=16,tp=8 within 10%; doubling the layers (40 to 80) at most 2.1x;
+   with pipeline stages, the 70B graph at batch 128 on pp=8,dp=16,tp=8
+   (1,024 ranks, 8 microbatches) under 5 s and 2 GiB.
 Exits 1 when a check fails. --quick runs each compile once.
 """
 import os
@@ -60,7 +62,7 @@ with tempfile.TemporaryDirectory() as out:
 print("\n== real sizes: Llama-3-shaped graphs, shapes only, bf16 ==")
 results = {}
 with tempfile.TemporaryDirectory() as work:
-    def compile_case(key, config, mesh, seq=4096, batch=16, layers=None):
+    def compile_case(key, config, mesh, seq=4096, batch=16, layers=None, extra=()):
         model = os.path.join(work, f"{config}_{layers}_{seq}_{batch}.onnx")
         if not os.path.exists(model):
             command = [sys.executable, os.path.join(HERE, "llama_shapes.py"), config, model,
@@ -75,6 +77,7 @@ with tempfile.TemporaryDirectory() as work:
             flags += ["--mesh", mesh]
         if "dp=" in mesh:
             flags += ["--zero", "1"]
+        flags += list(extra)
         seconds, rss = measure([compile_tool, *flags, model, "-o", os.path.join(work, "out")])
         results[key] = seconds
         shape = f"{config}{f' {layers}L' if layers else ''} seq {seq} batch {batch}"
@@ -91,6 +94,8 @@ with tempfile.TemporaryDirectory() as work:
     compile_case("70b-tp8", "llama3-70b", "tp=8", batch=1)
     compile_case("8b-1", "llama3-8b", "", batch=1, seq=8192)
     compile_case("405b", "llama3-405b", "dp=16,tp=8")
+    pipelined = compile_case("70b-pp8", "llama3-70b", "pp=8,dp=16,tp=8", batch=128,
+                             extra=["--microbatches", "8"])
 
 print("\n== checks ==")
 checks = []
@@ -109,6 +114,11 @@ def growth(key):
 seconds, rss = headline
 check("70B batch 16, dp=16,tp=8: wall time", f"{seconds:.2f} s", "5 s", seconds < 5)
 check("70B batch 16, dp=16,tp=8: peak RSS", f"{rss / 2**30:.2f} GiB", "2 GiB", rss < 2 * 2**30)
+seconds, rss = pipelined
+check("70B batch 128, pp=8,dp=16,tp=8, 8 microbatches: wall time", f"{seconds:.2f} s", "5 s",
+      seconds < 5)
+check("70B batch 128, pp=8,dp=16,tp=8, 8 microbatches: peak RSS", f"{rss / 2**30:.2f} GiB",
+      "2 GiB", rss < 2 * 2**30)
 ratio = results["70b"] / results["tiny"]
 check("70B / the same 80 layers at tiny dimensions", f"{ratio:.2f}x", "1.5x", ratio <= 1.5)
 for key, what in (("70b-seq", "sequence 4096 -> 8192"), ("70b-batch", "batch 16 -> 32")):

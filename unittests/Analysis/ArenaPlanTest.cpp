@@ -93,6 +93,28 @@ TEST(ArenaPlan, RandomGraphsHaveNoOverlap) {
   }
 }
 
+TEST(ArenaPlan, LargeGraphsArePlacedInAllocationOrder) {
+  // Over 10,000 buffers the plan is the heap allocator's (best fit in
+  // allocation order, kept by hole size): still no overlap, near the bound.
+  MLIRContext context;
+  context.loadDialect<DTCDialect, func::FuncDialect>();
+  std::mt19937 rng(7);
+  for (int maxRows : {1, 5}) {
+    std::string text = randomGraph(rng, 12000, maxRows);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(text, ParserConfig(&context));
+    ASSERT_TRUE(module);
+    ArenaPlan plan = planArena(*module->getOps<func::FuncOp>().begin());
+    ASSERT_GT(plan.slots.size(), 10000u);
+    EXPECT_FALSE(hasOverlap(plan));
+    EXPECT_GE(plan.size, plan.lowerBound);
+    EXPECT_LE(plan.size, plan.lowerBound * 3 / 2);
+    std::printf("%zu buffers: arena %lld B, bound %lld B\n", plan.slots.size(),
+                static_cast<long long>(plan.size),
+                static_cast<long long>(plan.lowerBound));
+  }
+}
+
 TEST(ArenaPlan, LowerBoundCountedByHand) {
   // %a (64 B), %b (128 B) and %c (64 B) live at once while %c reads %a;
   // then %d (4 B, 64 aligned) takes %a's place beside %b and %c.

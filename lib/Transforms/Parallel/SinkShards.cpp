@@ -412,6 +412,9 @@ struct SinkShardsPass : public dtc::impl::SinkShardsBase<SinkShardsPass> {
     // (a pool's window slices) takes more than the default 10.
     GreedyRewriteConfig config;
     config.setMaxIterations(1000);
+    // (A step is one block: nothing for region simplification to do but
+    // walk it again each sweep.)
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
                                      config))) {
       getOperation().emitError("dtc-sink-shards: the rewrites did not "

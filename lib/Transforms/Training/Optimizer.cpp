@@ -298,11 +298,16 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
     // Each gradient is widened just before it is first read, not all of
     // them first: an f32 copy of every gradient live at once was a bf16
     // step's activation peak.
+    // (Positions taken once: each move would make isBeforeInBlock number
+    // the block again, quadratic in a pipelined step's ops.)
+    llvm::DenseMap<Operation *, size_t> position;
+    for (Operation &op : func.getBody().front())
+      position[&op] = position.size();
     for (Operation *cast : widened) {
       Operation *first = nullptr;
       for (Operation *user : cast->getUsers())
         if (user->getBlock() == cast->getBlock() &&
-            (!first || user->isBeforeInBlock(first)))
+            (!first || position.lookup(user) < position.lookup(first)))
           first = user;
       if (first)
         cast->moveBefore(first);
