@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The pipeline matrix (ctest -L pipeline-full): every schedule at pp=2 and
-pp=4 with M = P, 2P and 4P microbatches, and pp with dp and tp, each three
+pp=4 with M = P, 2P and 4P microbatches, and pp with dp, tp, sequence
+parallelism, ZeRO-1, bf16 (against one device in bf16, with the bf16
+tolerances) and recomputation, each three
 AdamW steps of the 8-block GPT (Inputs/pipeline/gpt8, batch 32) on the ranks
 of mpirun against PyTorch's trajectory (Utils/compare_training.py, the
 standard tolerances). Prints one line per configuration and the count that
@@ -20,6 +22,14 @@ MODEL = os.path.join(HERE, "Inputs", "pipeline", "gpt8")
 UTILS = os.path.join(HERE, "..", "Utils")
 
 
+# A bf16 run's reference: one device in bf16 (flags of its own compile),
+# with twice the bf16 tolerances against PyTorch in f32, as the suite's
+# other comparisons of two bf16 runs (both carry bf16's rounding; this
+# model's single-device bf16 gradients are 0.15 from f32's).
+BF16 = (["--precision", "bf16"],
+        ["--loss-rtol", "3.2e-2", "--grad-rl2", "0.2", "--update-rl2", "0.4"])
+
+
 def configurations():
     for schedule in ["gpipe", "1f1b", "interleaved", "zb-h1", "zbv"]:
         for pp in [2, 4]:
@@ -28,26 +38,46 @@ def configurations():
                          "--pipeline-schedule", schedule]
                 if schedule == "interleaved":
                     flags += ["--virtual-stages", "2"]
-                yield f"{schedule} pp={pp} M={factor * pp}", pp, flags
+                yield f"{schedule} pp={pp} M={factor * pp}", pp, flags, None
     yield "1f1b dp=2,pp=2 M=4 zero=1", 4, ["--mesh", "dp=2,pp=2", "--microbatches", "4",
-                                           "--zero", "1"]
+                                           "--zero", "1"], None
     yield "zbv pp=2,tp=2 M=2", 4, ["--mesh", "pp=2,tp=2", "--microbatches", "2",
-                                   "--pipeline-schedule", "zbv"]
+                                   "--pipeline-schedule", "zbv"], None
     yield "interleaved pp=2,dp=2,tp=2 M=4 zero=1", 8, [
         "--mesh", "pp=2,dp=2,tp=2", "--microbatches", "4", "--pipeline-schedule",
-        "interleaved", "--virtual-stages", "2", "--zero", "1"]
+        "interleaved", "--virtual-stages", "2", "--zero", "1"], None
+    yield "1f1b pp=2,dp=2,tp=2 M=4 sp zero=1 bf16", 8, [
+        "--mesh", "pp=2,dp=2,tp=2", "--microbatches", "4", "--sequence-parallel", "--zero",
+        "1", "--precision", "bf16"], BF16
+    yield "zb-h1 pp=4,tp=2 M=8 sp remat=full", 8, [
+        "--mesh", "pp=4,tp=2", "--microbatches", "8", "--pipeline-schedule", "zb-h1",
+        "--sequence-parallel", "--remat", "full"], None
 
 
-def run(tools, name, ranks, flags, work):
+def run(tools, name, ranks, flags, reference, work):
+    """Compiles and runs `flags` on `ranks` ranks and compares three steps
+    with PyTorch's, or with one device's under `reference` (its flags and
+    the comparison's tolerances). Returns "ok" or why not."""
     out = os.path.join(work, re.sub(r"[^a-z0-9]+", "-", name))
-    steps = [
-        [os.path.join(tools, "dtc-compile"), os.path.join(MODEL, "model.onnx"), "-o", out,
-         "--lr", "0.01", "--weight-decay", "0.01"] + flags,
+    compile_flags = [os.path.join(MODEL, "model.onnx"), "--lr", "0.01", "--weight-decay", "0.01"]
+    steps = []
+    expected, tolerances = os.path.join(MODEL, "adamw"), []
+    if reference:
+        reference_flags, tolerances = reference
+        expected = out + "-reference-dump"
+        steps += [
+            [os.path.join(tools, "dtc-compile"), *compile_flags, "-o", out + "-reference",
+             *reference_flags],
+            [os.path.join(tools, "dtc-run"), out + "-reference", "--batch",
+             os.path.join(MODEL, "batch"), "--steps", "3", "--dump", expected],
+        ]
+    steps += [
+        [os.path.join(tools, "dtc-compile"), *compile_flags, "-o", out] + flags,
         [os.path.join(UTILS, "mpirun.sh"), "-np", str(ranks), os.path.join(tools, "dtc-run"), out,
          "--batch", os.path.join(MODEL, "batch"), "--steps", "3", "--dump", out + "-dump",
          "--collective-timeout", "120"],
-        [sys.executable, os.path.join(UTILS, "compare_training.py"), out + "-dump",
-         os.path.join(MODEL, "adamw"), os.path.join(MODEL, "initial")],
+        [sys.executable, os.path.join(UTILS, "compare_training.py"), out + "-dump", expected,
+         os.path.join(MODEL, "initial")] + tolerances,
     ]
     # (As the lit suite: CI runs as root.)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -66,10 +96,10 @@ def main():
     args = parser.parse_args()
     failed = total = 0
     with tempfile.TemporaryDirectory() as work:
-        for name, ranks, flags in configurations():
+        for name, ranks, flags, reference in configurations():
             if not re.search(args.filter, name):
                 continue
-            result = run(args.tools, name, ranks, flags, work)
+            result = run(args.tools, name, ranks, flags, reference, work)
             total += 1
             failed += result != "ok"
             print(f"{result:4} {name}", flush=True)

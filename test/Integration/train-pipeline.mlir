@@ -64,6 +64,24 @@
 // RUN: dtc-run %t/clip --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/clip-dump
 // RUN: %python %S/../Utils/compare_training.py %t/pp2tp2-dump %t/clip-dump %S/Inputs/tiny_transformer/initial | FileCheck %s
 //
+// pp=2 x dp=2 x tp=2 with sequence parallelism (a stage sends its sequence
+// shard: 1/T of the activation), ZeRO-1 and bf16, against one device in
+// bf16 (the bf16 tolerances):
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/combined --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh pp=2,dp=2,tp=2 --sequence-parallel --zero 1 --precision bf16 --microbatches 2
+// RUN: FileCheck %s --check-prefix=SP < %t/combined/train_step.mlir
+// SP: dtc.collective_broadcast {{.*}} on @mesh axes = ["pp"] root = 0 {reason = "pipeline: stage 0's value"} : tensor<1x4x32xbf16>
+// RUN: %mpirun -np 8 dtc-run %t/combined --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/combined-dump
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/bf16 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --precision bf16
+// RUN: dtc-run %t/bf16 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/bf16-dump
+// RUN: %python %S/../Utils/compare_training.py %t/combined-dump %t/bf16-dump %S/Inputs/tiny_llama/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s
+//
+// Full recomputation inside the stages (each microbatch's units recomputed
+// before its own backward):
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/remat --lr 0.01 --weight-decay 0.01 --mesh pp=2 --microbatches 4 --remat full 2>&1 | FileCheck %s --check-prefix=REMAT
+// REMAT: per rank: remat full
+// RUN: %mpirun -np 2 dtc-run %t/remat --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/remat-dump
+// RUN: %python %S/../Utils/compare_training.py %t/remat-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
+//
 // --verify runs the stages on simulated ranks against one device:
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/verify --mesh pp=2 --microbatches 2 --pipeline-schedule zbv --verify 2>&1 | FileCheck %s --check-prefix=VERIFY
 // VERIFY: per-rank program on 2 simulated ranks (pp=2), 2 microbatches
@@ -79,8 +97,8 @@
 // BOTH: error: --microbatches and --grad-accum name the same count; give one (4 and 2 were given)
 // RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --target cpu 2>&1 | FileCheck %s --check-prefix=CPU
 // CPU: error: --target cpu does not run pipeline stages (a pp axis) yet; the reference executor does (--target reference, the default with pp)
-// RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --precision bf16 2>&1 | FileCheck %s --check-prefix=BF16
-// BF16: error: --precision does not combine with pipeline stages (a pp axis) yet
+// RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --loss distillation --teacher %S/Inputs/tiny_transformer/b4/model.onnx 2>&1 | FileCheck %s --check-prefix=DISTILL
+// DISTILL: error: --loss distillation does not combine with pipeline stages (a pp axis) yet
 // RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --virtual-stages 2 2>&1 | FileCheck %s --check-prefix=NOPP
 // NOPP: error: --virtual-stages needs a pp axis of 2 or more ranks
 // RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=128 --microbatches 4 2>&1 | FileCheck %s --check-prefix=DEEP

@@ -18,10 +18,12 @@
 #include "dtc/Analysis/Phases.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Dialect/DTC/IR/OpCost.h"
+#include "dtc/Dialect/DTC/IR/PipelineStages.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <numeric>
@@ -236,9 +238,7 @@ Applied ForwardPass::apply(ArrayRef<Segment> plan) const {
   auto afterForward = [&](Operation *user) {
     return !isForward(user) && !user->hasTrait<OpTrait::IsTerminator>();
   };
-  auto place = [&](const Segment &segment) {
-    if (segment.recomputed.empty())
-      return;
+  auto placeFragment = [&](const Segment &segment) {
     // Before the first op after the forward that reads a recomputed value.
     Operation *first = nullptr;
     for (Value value : segment.recomputed)
@@ -256,6 +256,28 @@ Applied ForwardPass::apply(ArrayRef<Segment> plan) const {
       value.replaceUsesWithIf(mapping.lookup(value), [&](OpOperand &use) {
         return afterForward(use.getOwner());
       });
+  };
+  // Under pipeline stages a unit's forward ops span microbatches (and
+  // stages) whose backwards run far apart: each fragment's copies go
+  // before its own backward.
+  auto place = [&](const Segment &segment) {
+    llvm::MapVector<std::pair<int64_t, int64_t>, Segment> fragments;
+    for (Value value : segment.recomputed) {
+      auto attribute = [&](StringRef name) -> int64_t {
+        auto found = value.getDefiningOp()->getAttrOfType<IntegerAttr>(name);
+        return found ? found.getInt() : -1;
+      };
+      Segment &fragment = fragments[{attribute(kStageAttrName),
+                                     attribute(kMicrobatchAttrName)}];
+      if (fragment.recomputed.empty()) {
+        fragment.begin = segment.begin;
+        fragment.end = segment.end;
+        fragment.kept = segment.kept;
+      }
+      fragment.recomputed.insert(value);
+    }
+    for (auto &[key, fragment] : fragments)
+      placeFragment(fragment);
   };
   for (const Segment &segment : llvm::reverse(plan)) {
     // What a later segment's copies read is made on its own, before them;
