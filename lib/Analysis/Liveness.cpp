@@ -2,6 +2,7 @@
 
 #include "dtc/Analysis/Liveness.h"
 
+#include "dtc/Analysis/PipelineRanks.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
@@ -128,5 +129,10 @@ int64_t mlir::dtc::activationPeak(func::FuncOp step,
 }
 
 int64_t mlir::dtc::activationPeak(func::FuncOp step) {
-  return activationPeak(step, programOrder(step.getBody().front()));
+  if (!getPipelineRanks(step))
+    return activationPeak(step, programOrder(step.getBody().front()));
+  int64_t peak = 0;
+  for (const Schedule &order : pipelineRankOrders(step))
+    peak = std::max(peak, activationPeak(step, order));
+  return peak;
 }

@@ -4,6 +4,7 @@
 
 #include "Kernels.h"
 #include "dtc/Analysis/Liveness.h"
+#include "dtc/Analysis/PipelineRanks.h"
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Dialect/DTC/IR/PipelineStages.h"
@@ -115,11 +116,48 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
   } scope;
   activeCommunicator = communicator;
   Block &body = func.getBody().front();
-  // Values stay alive until their last user has run.
+
+  // In the order the memory plan assumes: step-invariant values first. A
+  // pipelined step: this rank runs the ops of its stages, those of no
+  // stage whose operands it holds and every pp broadcast (the ranks that
+  // do not send give zeros): pipelineRankOrders', as the report plans.
+  std::vector<Operation *> order;
+  if (auto pipeline = func->getAttrOfType<DictionaryAttr>(kPipelineAttrName)) {
+    auto axis = pipeline.getAs<StringAttr>("axis");
+    int64_t index =
+        communicator && axis ? communicator->mesh().axisIndex(axis.str()) : -1;
+    if (index < 0 || getPipelineRanks(func) == 0)
+      return func.emitError("a pipelined step runs on the ranks of its pp "
+                            "axis: run it with dtc-run under mpirun");
+    int64_t coordinate =
+        communicator->mesh().coordinates(communicator->rank())[index];
+    std::vector<Schedule> orders = pipelineRankOrders(func);
+    for (const ScheduledOp &entry : orders[coordinate])
+      order.push_back(entry.op);
+    func.walk([&](CollectiveOpInterface collective) {
+      std::vector<std::string> axes;
+      for (StringRef axis : collective.getGroupAxes())
+        axes.push_back(axis.str());
+      communicator->prepareGroup(axes);
+    });
+  } else {
+    for (const ScheduledOp &entry : programOrder(body))
+      order.push_back(entry.op);
+  }
+  order.push_back(body.getTerminator());
+  // Values stay alive until their last user here has run (a value no op of
+  // this rank reads is not kept).
+  llvm::DenseSet<Operation *> runs(order.begin(), order.end());
+  auto usesHere = [&](Value value) {
+    return static_cast<unsigned>(
+        llvm::count_if(value.getUses(), [&](OpOperand &use) {
+          return runs.contains(use.getOwner());
+        }));
+  };
   llvm::DenseMap<Value, std::shared_ptr<const Tensor>> values;
   llvm::DenseMap<Value, unsigned> pendingUses;
   auto define = [&](Value value, Tensor tensor) {
-    unsigned uses = std::distance(value.use_begin(), value.use_end());
+    unsigned uses = usesHere(value);
     if (uses == 0)
       return;
     pendingUses[value] = uses;
@@ -137,34 +175,6 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
   };
   int64_t live = 0, peak = 0;
 
-  // A pipelined step: this rank runs the ops of its stages, and those of
-  // no stage whose operands it holds (a pp broadcast always: the ranks
-  // that do not send give zeros).
-  std::optional<int64_t> coordinate;
-  ArrayRef<int64_t> stageRanks;
-  if (auto pipeline = func->getAttrOfType<DictionaryAttr>(kPipelineAttrName)) {
-    auto axis = pipeline.getAs<StringAttr>("axis");
-    auto ranks = pipeline.getAs<DenseI64ArrayAttr>("stage_ranks");
-    int64_t index =
-        communicator && axis ? communicator->mesh().axisIndex(axis.str()) : -1;
-    if (index < 0 || !ranks)
-      return func.emitError("a pipelined step runs on the ranks of its pp "
-                            "axis: run it with dtc-run under mpirun");
-    coordinate = communicator->mesh().coordinates(communicator->rank())[index];
-    stageRanks = ranks.asArrayRef();
-    func.walk([&](CollectiveOpInterface collective) {
-      std::vector<std::string> axes;
-      for (StringRef axis : collective.getGroupAxes())
-        axes.push_back(axis.str());
-      communicator->prepareGroup(axes);
-    });
-  }
-
-  // In the order the memory plan assumes: step-invariant values first.
-  std::vector<Operation *> order;
-  for (const ScheduledOp &entry : programOrder(body))
-    order.push_back(entry.op);
-  order.push_back(body.getTerminator());
   for (Operation *opPtr : order) {
     Operation &op = *opPtr;
     SmallVector<std::shared_ptr<const Tensor>> held;
@@ -184,18 +194,9 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
           freed += held.back()->byteSize();
       }
     }
-    if (coordinate) {
-      auto stage =
-          op.getDiscardableAttrDictionary().getAs<IntegerAttr>(kStageAttrName);
-      if (stage && stageRanks[stage.getInt()] != *coordinate)
-        continue;
-      if (!stage && absent > 0 && !isa<func::ReturnOp>(op)) {
-        // (An op a later pass made from a stage's ops runs with them.)
-        if (!isa<CollectiveBroadcastOp>(op))
-          continue;
-        held[0] = std::make_shared<const Tensor>(makeTensor(op.getOperand(0)));
-        operands[0] = held[0].get();
-      }
+    if (absent > 0 && isa<CollectiveBroadcastOp>(op)) {
+      held[0] = std::make_shared<const Tensor>(makeTensor(op.getOperand(0)));
+      operands[0] = held[0].get();
     }
     if (isa<func::ReturnOp>(op)) {
       if (absent > 0)
@@ -216,7 +217,7 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
       if (!intermediate(value))
         continue;
       made += tensor.byteSize();
-      if (!value.use_empty())
+      if (usesHere(value) > 0)
         kept += tensor.byteSize();
     }
     peak = std::max(peak, live + made);

@@ -193,6 +193,15 @@ void mlir::dtc::readCompiledDir(const std::string &out, RunOptions &options) {
   };
   if (size_t at = text.find("\"activation_peak\""); at != std::string::npos)
     options.plannedPeak = static_cast<int64_t>(numberAfter(at));
+  if (size_t at = text.find("\"activation_peak_per_pp_rank\"");
+      at != std::string::npos) {
+    // "[a, b, ...]"
+    size_t open = text.find('[', at), close = text.find(']', open);
+    for (size_t next = open; next != std::string::npos && next < close;
+         next = text.find(',', next + 1))
+      options.plannedPeakPerPipelineRank.push_back(
+          static_cast<int64_t>(std::strtod(&text[next + 1], nullptr)));
+  }
   size_t flops = text.find("\"flops_per_step\"");
   if (flops == std::string::npos)
     return;

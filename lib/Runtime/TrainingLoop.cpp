@@ -73,6 +73,14 @@ startingValues(const StepSignature &signature,
   return start;
 }
 
+/// " (planned N B)" after a measured peak, or nothing without a plan.
+std::string describePlanned(double plannedPeak) {
+  return plannedPeak >= 0
+             ? " (planned " +
+                   std::to_string(static_cast<long long>(plannedPeak)) + " B)"
+             : std::string();
+}
+
 /// Prints, on rank 0, one line per rank: its time and the collectives it
 /// ran per step, as its Communicator counted them; then one line per rank
 /// with its measured peak of intermediate memory, its tokens/s, and the
@@ -81,10 +89,11 @@ startingValues(const StepSignature &signature,
 /// counted kinds line up across ranks.
 void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
                    double exposedPerStep, int64_t tokensPerStep,
-                   int64_t peakBytes, const std::string &planned, bool lead) {
+                   int64_t peakBytes, int64_t plannedPeak, bool lead) {
   std::map<CollectiveKind, CollectiveCount> counts = comm.counts();
   std::vector<double> mine{secondsPerStep, static_cast<double>(peakBytes),
-                           tokensPerStep / secondsPerStep, exposedPerStep};
+                           tokensPerStep / secondsPerStep, exposedPerStep,
+                           static_cast<double>(plannedPeak)};
   for (const auto &[kind, count] : counts) {
     mine.push_back(static_cast<double>(count.calls) / steps);
     mine.push_back(count.busBytes / steps);
@@ -98,7 +107,7 @@ void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
     const double *values = all.floats().data() + r * mine.size();
     std::printf("rank %lld per step: %.4f s", static_cast<long long>(r),
                 values[0]);
-    size_t i = 4;
+    size_t i = 5;
     for (const auto &entry : counts) {
       std::printf(", %s %.0f calls, %.0f bus bytes",
                   collectiveName(entry.first), values[i], values[i + 1]);
@@ -109,7 +118,7 @@ void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
   for (int64_t r = 0, e = all.shape()[0]; r < e; ++r)
     std::printf("rank %lld peak intermediate memory: %.0f B%s\n",
                 static_cast<long long>(r), all.floats()[r * mine.size() + 1],
-                planned.c_str());
+                describePlanned(all.floats()[r * mine.size() + 4]).c_str());
   if (tokensPerStep > 0)
     for (int64_t r = 0, e = all.shape()[0]; r < e; ++r)
       std::printf("rank %lld throughput: %.0f tokens/s\n",
@@ -655,12 +664,16 @@ bool TrainingRun::evaluate(int64_t after) {
 }
 
 void TrainingRun::report(int64_t steps) {
-  // The measured peak beside the plan (the same rule: every rank runs the
-  // same program, so one planned figure stands for all).
-  std::string planned =
-      options.plannedPeak >= 0
-          ? " (planned " + std::to_string(options.plannedPeak) + " B)"
-          : std::string();
+  // The measured peak beside the plan: one figure for every rank, or a
+  // pipelined step's for this rank's pp coordinate.
+  int64_t planned = options.plannedPeak;
+  if (comm && !options.plannedPeakPerPipelineRank.empty()) {
+    int64_t axis = comm->mesh().axisIndex("pp");
+    size_t coordinate =
+        axis < 0 ? 0 : comm->mesh().coordinates(comm->rank())[axis];
+    if (coordinate < options.plannedPeakPerPipelineRank.size())
+      planned = options.plannedPeakPerPipelineRank[coordinate];
+  }
   int64_t peakBytes = engine.peakIntermediateBytes();
   double secondsPerStep = trainingSeconds / steps;
   int64_t tokens = tokensPerStep(signature);
@@ -672,7 +685,8 @@ void TrainingRun::report(int64_t steps) {
                   planned, lead);
   } else {
     std::printf("peak intermediate memory: %lld B%s\n",
-                static_cast<long long>(peakBytes), planned.c_str());
+                static_cast<long long>(peakBytes),
+                describePlanned(planned).c_str());
     if (tokens > 0)
       std::printf("throughput: %.0f tokens/s\n", tokens / secondsPerStep);
   }

@@ -45,7 +45,15 @@
 //
 // pp=4 with M=P, a three-stage split, and the Llama-style model:
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/pp4 --lr 0.01 --weight-decay 0.01 --mesh pp=4 --microbatches 4
-// RUN: %mpirun -np 4 dtc-run %t/pp4 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/pp4-dump
+// RUN: %mpirun -np 4 dtc-run %t/pp4 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/pp4-dump | FileCheck %s --check-prefix=PEAK
+// Each rank holds what its stages' ops read, and measures the peak the
+// report plans for its pp coordinate (report.json's pp_ranks):
+// PEAK: rank 0 peak intermediate memory: [[P0:[0-9]+]] B (planned [[P0]] B)
+// PEAK: rank 1 peak intermediate memory: [[P1:[0-9]+]] B (planned [[P1]] B)
+// PEAK: rank 2 peak intermediate memory: [[P2:[0-9]+]] B (planned [[P2]] B)
+// PEAK: rank 3 peak intermediate memory: [[P3:[0-9]+]] B (planned [[P3]] B)
+// RUN: %python -c "import json, sys; r = json.load(open(sys.argv[1])); print('pp rank', r['pp_rank'], 'of', len(r['pp_ranks']), 'peak', r['memory_bytes_per_rank']['activation_peak'] == max(x['activation_peak'] for x in r['pp_ranks']))" %t/pp4/report.json | FileCheck %s --check-prefix=PPRANKS
+// PPRANKS: pp rank {{[0-3]}} of 4 peak True
 // RUN: %python %S/../Utils/compare_training.py %t/pp4-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/pp3 --lr 0.01 --weight-decay 0.01 --mesh pp=3 --microbatches 2 --pipeline-schedule gpipe
 // RUN: %mpirun -np 3 dtc-run %t/pp3 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/pp3-dump
@@ -74,6 +82,11 @@
 // RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/bf16 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --precision bf16
 // RUN: dtc-run %t/bf16 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/bf16-dump
 // RUN: %python %S/../Utils/compare_training.py %t/combined-dump %t/bf16-dump %S/Inputs/tiny_llama/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s
+// fp16 with loss scaling on pp=2 x tp=2 (the fp16 tolerances, as
+// train-fp16's):
+// RUN: dtc-compile %S/Inputs/tiny_llama/b4/model.onnx -o %t/fp16 --lr 0.01 --weight-decay 0.01 --freeze '^rope_' --mesh pp=2,tp=2 --microbatches 4 --precision fp16 --init-scale 8
+// RUN: %mpirun -np 4 dtc-run %t/fp16 --batch %S/Inputs/tiny_llama/b4/batch --steps 3 --dump %t/fp16-dump
+// RUN: %python %S/../Utils/compare_training.py %t/fp16-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial --loss-rtol 2e-3 --grad-rl2 2.5e-2 --update-rl2 0.1 | FileCheck %s
 //
 // Full recomputation inside the stages (each microbatch's units recomputed
 // before its own backward):

@@ -12,6 +12,8 @@
 #include "dtc/Analysis/ArenaPlan.h"
 #include "dtc/Analysis/Collectives.h"
 #include "dtc/Analysis/Memory.h"
+#include "dtc/Analysis/Phases.h"
+#include "dtc/Analysis/PipelineRanks.h"
 #include "dtc/Analysis/Roofline.h"
 #include "dtc/Analysis/StepCost.h"
 #include "dtc/Dialect/DTC/IR/DTCLocations.h"
@@ -55,7 +57,8 @@ static llvm::json::Object bytesObject(const OpCost &cost) {
 /// with and without it, the FLOPs of the copies (and their share of the
 /// step without them), and the collectives they issue again.
 static std::optional<llvm::json::Object>
-reportRemat(func::FuncOp step, const StepMemory &memory, const StepCost &cost,
+reportRemat(func::FuncOp step, ArrayRef<ScheduledOp> order,
+            const StepMemory &memory, const StepCost &cost,
             const StepCollectives &collectives) {
   auto remat = step->getAttrOfType<DictionaryAttr>(kRematAttrName);
   if (!remat)
@@ -73,9 +76,9 @@ reportRemat(func::FuncOp step, const StepMemory &memory, const StepCost &cost,
   int64_t units = integer("transformer_units", 0);
   OpCost recomputed;
   int64_t ops = 0;
-  for (Operation &op : step.getBody().front())
-    if (op.hasAttr(kRecomputeAttrName)) {
-      recomputed += getOpCost(&op);
+  for (const ScheduledOp &entry : order)
+    if (entry.op->hasAttr(kRecomputeAttrName)) {
+      recomputed += getOpCost(entry.op);
       ++ops;
     }
   std::map<std::string, CollectiveTotal> byKind;
@@ -122,11 +125,57 @@ reportRemat(func::FuncOp step, const StepMemory &memory, const StepCost &cost,
 
 llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
                                          const DeviceSpec &device) {
-  StepMemory memory = analyzeMemory(step);
-  ArenaPlan arena = planArena(step);
-  StepCollectives collectives = analyzeCollectives(step);
-  StepCost cost = analyzeCost(step);
-  StepTime time = estimateStepTime(step, device);
+  // What a rank runs: the whole step, or under pipeline stages the ops of
+  // one pp coordinate; the figures per rank are then those of the pp rank
+  // with the highest activation peak, each pp rank's listed apart.
+  llvm::DenseMap<Operation *, StepPhase> phases = classifyStepPhases(step);
+  std::function<bool(Value)> intermediates = intermediatesOf(step);
+  struct RankFigures {
+    Schedule order;
+    StepMemory memory;
+    ArenaPlan arena;
+    StepCost cost;
+    StepTime time;
+  };
+  auto figuresOf = [&](Schedule order) {
+    RankFigures figures{{},
+                        analyzeMemory(step, order),
+                        planArena(order, intermediates),
+                        sumCosts(order, phases),
+                        estimateStepTime(order, phases, device)};
+    figures.order = std::move(order);
+    return figures;
+  };
+  RankFigures rank;
+  llvm::json::Array perPipelineRank, peakPerPipelineRank;
+  std::optional<int64_t> busiest;
+  if (getPipelineRanks(step)) {
+    std::vector<Schedule> orders = pipelineRankOrders(step);
+    for (int64_t coordinate = 0, e = orders.size(); coordinate < e;
+         ++coordinate) {
+      RankFigures mine = figuresOf(std::move(orders[coordinate]));
+      peakPerPipelineRank.push_back(mine.memory.activationPeak);
+      perPipelineRank.push_back(
+          llvm::json::Object{{"pp_rank", coordinate},
+                             {"activation_peak", mine.memory.activationPeak},
+                             {"arena", mine.arena.size},
+                             {"flops", mine.cost.total.flops()},
+                             {"roofline_seconds", mine.time.seconds()}});
+      if (!busiest || mine.memory.activationPeak > rank.memory.activationPeak) {
+        busiest = coordinate;
+        rank = std::move(mine);
+      }
+    }
+  } else {
+    rank = figuresOf(programOrder(step.getBody().front()));
+  }
+  const Schedule &order = rank.order;
+  const StepMemory &memory = rank.memory;
+  const ArenaPlan &arena = rank.arena;
+  const StepCost &cost = rank.cost;
+  const StepTime &time = rank.time;
+  StepCollectives collectives =
+      busiest ? analyzeCollectives(order) : analyzeCollectives(step);
 
   llvm::json::Array calls;
   for (const CollectiveCall &call : collectives.calls) {
@@ -139,6 +188,10 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
     calls.push_back(std::move(entry));
   }
 
+  if (busiest)
+    llvm::errs() << "dtc-compile: per rank: the figures of pp rank " << *busiest
+                 << ", the one with the highest activation peak (each pp "
+                    "rank's in report.json's pp_ranks)\n";
   llvm::errs() << "dtc-compile: per rank: "
                << describeMemory(memory.parameters, memory.gradients,
                                  memory.masterWeights, memory.optimizerState,
@@ -146,7 +199,6 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
                << "\n";
   std::string peakAt;
   if (memory.peakOp) {
-    auto phases = classifyStepPhases(step);
     auto phase = phases.find(memory.peakOp);
     peakAt = describeOp(memory.peakOp) + " in the " +
              (phase == phases.end() ? "optimizer"
@@ -225,7 +277,13 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
       {"roofline_per_step", std::move(roofline)}};
   if (!peakAt.empty())
     report["activation_peak_reached_at"] = peakAt;
-  if (auto remat = reportRemat(step, memory, cost, collectives))
+  if (busiest) {
+    report["pp_rank"] = *busiest;
+    report["pp_ranks"] = std::move(perPipelineRank);
+    // (Flat, for dtc-run to print beside each rank's measured peak.)
+    report["activation_peak_per_pp_rank"] = std::move(peakPerPipelineRank);
+  }
+  if (auto remat = reportRemat(step, order, memory, cost, collectives))
     report["remat"] = std::move(*remat);
   // NonZero's static form: every position is a row of the buffers, the
   // real ones only those nonzero (a mixture's routed (token, choice)

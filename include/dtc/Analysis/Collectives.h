@@ -9,6 +9,7 @@
 #ifndef DTC_ANALYSIS_COLLECTIVES_H
 #define DTC_ANALYSIS_COLLECTIVES_H
 
+#include "dtc/Analysis/Liveness.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <map>
@@ -48,6 +49,8 @@ struct StepCollectives {
 };
 
 StepCollectives analyzeCollectives(func::FuncOp step);
+/// Those `schedule` runs (one pp rank's of a pipelined step), in its order.
+StepCollectives analyzeCollectives(llvm::ArrayRef<ScheduledOp> schedule);
 
 } // namespace mlir::dtc
 

@@ -90,7 +90,8 @@ std::function<bool(Value)> intermediatesOf(func::FuncOp step);
 
 /// The peak bytes of `step`'s intermediate values, computed by its ops and
 /// not returned (arguments and results are parameters, gradients, state),
-/// run in `schedule` (program order by default).
+/// run in `schedule` (program order by default; a pipelined step's: the
+/// highest of its pp ranks', PipelineRanks.h).
 int64_t activationPeak(func::FuncOp step);
 int64_t activationPeak(func::FuncOp step, llvm::ArrayRef<ScheduledOp> schedule);
 

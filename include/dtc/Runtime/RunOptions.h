@@ -61,6 +61,9 @@ struct RunOptions {
   /// The activation peak it planned, printed beside the measured one (-1:
   /// no report).
   int64_t plannedPeak = -1;
+  /// A pipelined step's, per coordinate along pp (empty otherwise): a rank
+  /// runs its stages' ops alone.
+  std::vector<int64_t> plannedPeakPerPipelineRank;
   /// One rank's FLOPs per step (0: no report).
   double flopsPerStep = 0;
 };
