@@ -11,23 +11,69 @@
 using namespace mlir;
 using namespace mlir::dtc;
 
-static DenseI64ArrayAttr getStageRanks(func::FuncOp step) {
-  auto pipeline = step->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
-  return pipeline ? pipeline.getAs<DenseI64ArrayAttr>("stage_ranks")
-                  : DenseI64ArrayAttr();
+int64_t PipelineInfo::getRanks() const {
+  return stageRanks.empty()
+             ? 0
+             : *std::max_element(stageRanks.begin(), stageRanks.end()) + 1;
+}
+
+std::optional<PipelineInfo> mlir::dtc::getPipelineInfo(func::FuncOp step) {
+  auto attr = step->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
+  if (!attr)
+    return std::nullopt;
+  PipelineInfo info;
+  bool complete = true;
+  auto text = [&](StringRef key, std::string &out) {
+    auto value = attr.getAs<StringAttr>(key);
+    complete &= static_cast<bool>(value);
+    if (value)
+      out = value.str();
+  };
+  auto integer = [&](StringRef key, int64_t &out) {
+    auto value = attr.getAs<IntegerAttr>(key);
+    complete &= static_cast<bool>(value);
+    if (value)
+      out = value.getInt();
+  };
+  auto integers = [&](StringRef key, std::vector<int64_t> &out) {
+    auto value = attr.getAs<DenseI64ArrayAttr>(key);
+    complete &= static_cast<bool>(value);
+    if (value)
+      out.assign(value.asArrayRef().begin(), value.asArrayRef().end());
+  };
+  auto reals = [&](StringRef key, std::vector<double> &out) {
+    auto value = attr.getAs<DenseF64ArrayAttr>(key);
+    complete &= static_cast<bool>(value);
+    if (value)
+      out.assign(value.asArrayRef().begin(), value.asArrayRef().end());
+  };
+  text("axis", info.axis);
+  text("schedule", info.schedule);
+  integer("microbatches", info.microbatches);
+  integer("virtual_stages", info.virtualStages);
+  integers("stage_ranks", info.stageRanks);
+  integers("activation_bytes", info.activationBytes);
+  integers("sent_bytes", info.sentBytes);
+  integers("layers", info.layers);
+  reals("forward_seconds", info.forwardSeconds);
+  reals("backward_input_seconds", info.backwardInputSeconds);
+  reals("backward_weight_seconds", info.backwardWeightSeconds);
+  if (!complete || info.stageRanks.empty())
+    return std::nullopt;
+  return info;
 }
 
 int64_t mlir::dtc::getPipelineRanks(func::FuncOp step) {
-  DenseI64ArrayAttr stageRanks = getStageRanks(step);
-  if (!stageRanks || stageRanks.empty())
-    return 0;
-  ArrayRef<int64_t> ranks = stageRanks.asArrayRef();
-  return *std::max_element(ranks.begin(), ranks.end()) + 1;
+  std::optional<PipelineInfo> info = getPipelineInfo(step);
+  return info ? info->getRanks() : 0;
 }
 
 std::vector<Schedule> mlir::dtc::pipelineRankOrders(func::FuncOp step) {
-  ArrayRef<int64_t> stageRanks = getStageRanks(step).asArrayRef();
-  std::vector<Schedule> orders(getPipelineRanks(step));
+  std::optional<PipelineInfo> info = getPipelineInfo(step);
+  if (!info)
+    return {};
+  ArrayRef<int64_t> stageRanks = info->stageRanks;
+  std::vector<Schedule> orders(info->getRanks());
   // Per coordinate, the ops it does not run.
   std::vector<llvm::DenseSet<Operation *>> skipped(orders.size());
   for (const ScheduledOp &entry : programOrder(step.getBody().front())) {

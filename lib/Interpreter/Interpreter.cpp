@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <chrono>
 #include <memory>
 
 using namespace mlir;
@@ -105,6 +106,32 @@ LogicalResult mlir::dtc::evaluateOp(Operation *op,
   return success();
 }
 
+/// Seconds on the steady clock.
+static double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Adds `op`, which ran from `start` to `end`, to the fragment spans: an op
+/// of a fragment extends the last span if it is that fragment's, else opens
+/// one. (What runs between two ops of a span -- ops a later pass made from
+/// the fragment's, the executor's own work -- is the fragment's time.)
+static void recordFragment(Operation &op, double start, double end,
+                           std::vector<FragmentSpan> &spans) {
+  auto kind = op.getAttrOfType<StringAttr>(kFragmentAttrName);
+  auto stage = op.getAttrOfType<IntegerAttr>(kStageAttrName);
+  auto microbatch = op.getAttrOfType<IntegerAttr>(kMicrobatchAttrName);
+  if (!kind || !stage || !microbatch)
+    return;
+  if (spans.empty() || spans.back().stage != stage.getInt() ||
+      spans.back().microbatch != microbatch.getInt() ||
+      spans.back().kind != kind.getValue())
+    spans.push_back(FragmentSpan{stage.getInt(), microbatch.getInt(),
+                                 kind.getValue().str(), start, end});
+  spans.back().end = end;
+}
+
 FailureOr<SmallVector<Tensor>>
 mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
                              Communicator *communicator,
@@ -122,13 +149,16 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
   // stage whose operands it holds and every pp broadcast (the ranks that
   // do not send give zeros): pipelineRankOrders', as the report plans.
   std::vector<Operation *> order;
-  if (auto pipeline = func->getAttrOfType<DictionaryAttr>(kPipelineAttrName)) {
-    auto axis = pipeline.getAs<StringAttr>("axis");
-    int64_t index =
-        communicator && axis ? communicator->mesh().axisIndex(axis.str()) : -1;
-    if (index < 0 || getPipelineRanks(func) == 0)
+  std::string pipelineAxis; // (none: not pipelined)
+  if (func->hasAttr(kPipelineAttrName)) {
+    std::optional<PipelineInfo> pipeline = getPipelineInfo(func);
+    int64_t index = communicator && pipeline
+                        ? communicator->mesh().axisIndex(pipeline->axis)
+                        : -1;
+    if (index < 0)
       return func.emitError("a pipelined step runs on the ranks of its pp "
                             "axis: run it with dtc-run under mpirun");
+    pipelineAxis = pipeline->axis;
     int64_t coordinate =
         communicator->mesh().coordinates(communicator->rank())[index];
     std::vector<Schedule> orders = pipelineRankOrders(func);
@@ -175,6 +205,31 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
   };
   int64_t live = 0, peak = 0;
 
+  // A pipelined step's broadcasts over pp start where the program has them
+  // and complete where an op first reads them (or at the return): a stage
+  // sends and goes on, as a point-to-point runtime posts its sends, rather
+  // than wait for the receivers to get there. (Every rank starts them in
+  // the same order, and a rank waits for one only after starting every one
+  // before the op that reads it: no cycle of waits.)
+  struct InFlight {
+    Value value;
+    std::vector<char> bytes;
+    DType dtype;
+    Shape shape;
+    std::unique_ptr<PendingCollective> handle;
+  };
+  std::vector<InFlight> inFlight;
+  auto complete = [&](Value value) {
+    auto it = llvm::find_if(inFlight, [&](const InFlight &pending) {
+      return pending.value == value;
+    });
+    if (it == inFlight.end())
+      return;
+    it->handle->wait();
+    define(value, Tensor::fromBytes(it->dtype, it->shape, it->bytes.data()));
+    inFlight.erase(it);
+  };
+
   for (Operation *opPtr : order) {
     Operation &op = *opPtr;
     SmallVector<std::shared_ptr<const Tensor>> held;
@@ -182,6 +237,7 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
     int64_t freed = 0;
     int64_t absent = 0;
     for (Value operand : op.getOperands()) {
+      complete(operand);
       held.push_back(values.lookup(operand));
       operands.push_back(held.back().get());
       if (!held.back()) {
@@ -202,14 +258,37 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
       if (absent > 0)
         return op.emitError("pipeline: a result of the step is not on this "
                             "rank");
+      for (InFlight &pending : inFlight)
+        pending.handle->wait();
       SmallVector<Tensor> results;
       for (const Tensor *operand : operands)
         results.push_back(*operand);
       return results;
     }
+    auto broadcast = dyn_cast<CollectiveBroadcastOp>(op);
+    if (broadcast && !pipelineAxis.empty() && broadcast.getAxes().size() == 1 &&
+        cast<StringAttr>(broadcast.getAxes()[0]).getValue() == pipelineAxis) {
+      const Tensor &sent = *operands[0];
+      InFlight pending{broadcast.getResult(), sent.toBytes(), sent.dtype(),
+                       sent.shape(), nullptr};
+      pending.handle = communicator->broadcastStart(
+          pending.bytes.data(), pending.bytes.size(), {pipelineAxis},
+          broadcast.getRoot());
+      // Its buffer is held from here, as the plan counts it.
+      int64_t made = intermediate(broadcast.getResult()) ? sent.byteSize() : 0;
+      peak = std::max(peak, live + made);
+      live += (usesHere(broadcast.getResult()) > 0 ? made : 0) - freed;
+      if (stats)
+        stats->peakIntermediateBytes = peak;
+      inFlight.push_back(std::move(pending));
+      continue;
+    }
     SmallVector<Tensor> results;
+    double started = stats && stats->recordFragments ? now() : 0;
     if (failed(evaluateOp(&op, operands, results)))
       return failure();
+    if (stats && stats->recordFragments)
+      recordFragment(op, started, now(), stats->fragments);
     if (observe)
       observe(&op, results);
     int64_t made = 0, kept = 0;
@@ -226,6 +305,9 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
       stats->peakIntermediateBytes = peak;
     for (auto [value, tensor] : llvm::zip(op.getResults(), results))
       define(value, std::move(tensor));
+    // (Engines without asynchronous progress move data inside such calls.)
+    for (InFlight &pending : inFlight)
+      pending.handle->test();
   }
   return func.emitError("function body has no return");
 }

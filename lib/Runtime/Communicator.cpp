@@ -434,10 +434,25 @@ void Communicator::allToAll(const void *in, void *out, DType dtype,
 void Communicator::broadcast(void *data, int64_t bytes,
                              const std::vector<std::string> &axes,
                              int64_t root) {
+  broadcastStart(data, bytes, axes, root)->wait();
+}
+
+std::unique_ptr<PendingCollective>
+Communicator::broadcastStart(void *data, int64_t bytes,
+                             const std::vector<std::string> &axes,
+                             int64_t root) {
   if (root < 0 || root >= groupSize(axes))
     fatal("broadcast: no group rank " + std::to_string(root));
-  broadcastBytes(data, bytes, axes, root);
   count(CollectiveKind::Broadcast, bytes);
+  return broadcastBytesStart(data, bytes, axes, root);
+}
+
+std::unique_ptr<PendingCollective>
+Communicator::broadcastBytesStart(void *data, int64_t bytes,
+                                  const std::vector<std::string> &axes,
+                                  int64_t root) {
+  broadcastBytes(data, bytes, axes, root);
+  return std::make_unique<CompletedCollective>();
 }
 
 void Communicator::sendRecv(const void *in, void *out, int64_t bytes,

@@ -117,15 +117,30 @@ std::string TrainingPipelineOptions::checkPipeline(bool asFlags) const {
            pipelineSchedule.getValue() +
            "' (gpipe, 1f1b, interleaved, zb-h1 or zbv)";
   int64_t pp = axisSizes(mesh).pp;
-  if (pp == 1)
-    return virtualStages != 1
-               ? name("virtual-stages") + " needs a pp axis of 2 or more ranks"
-               : "";
+  if (pp == 1) {
+    if (virtualStages != 1)
+      return name("virtual-stages") + " needs a pp axis of 2 or more ranks";
+    if (pipelineSplit != "auto")
+      return name("pipeline-split") + " needs a pp axis of 2 or more ranks";
+    return "";
+  }
   pipeline::Schedule schedule;
   if (std::string error = pipeline::buildSchedule(*kind, pp, getMicrobatches(),
                                                   virtualStages, schedule);
       !error.empty())
     return name("pipeline-schedule") + ": " + error;
+  std::vector<int64_t> layersPerStage;
+  if (std::string error =
+          pipeline::parsePipelineSplit(pipelineSplit, layersPerStage);
+      !error.empty())
+    return name("pipeline-split") + ": " + error;
+  if (!layersPerStage.empty() &&
+      static_cast<int64_t>(layersPerStage.size()) != schedule.getNumStages())
+    return name("pipeline-split") + " names " +
+           std::to_string(layersPerStage.size()) + " stages; the " +
+           pipeline::getScheduleName(schedule.kind).str() +
+           " schedule on pp=" + std::to_string(pp) + " has " +
+           std::to_string(schedule.getNumStages());
   // --verify's simulated ranks meet at every collective, but stages run
   // different ones.
   if (verify && axisSizes(mesh).ranks() != pp)
@@ -271,6 +286,7 @@ void mlir::dtc::buildRankProgramPipeline(
     pipeline.microbatches = options.getMicrobatches();
     pipeline.schedule = options.pipelineSchedule;
     pipeline.virtualStages = options.virtualStages;
+    pipeline.split = options.pipelineSplit;
     pipeline.strictSharding = options.strictSharding;
     pm.addPass(createPipelineParallel(pipeline));
   } else if (options.getMicrobatches() > 1) {

@@ -27,7 +27,16 @@
 // RUN: %mpirun -np 2 dtc-run %t/gpipe --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpipe-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpipe-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/1f1b --lr 0.01 --weight-decay 0.01 --mesh pp=2 --microbatches 4
-// RUN: %mpirun -np 2 dtc-run %t/1f1b --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/1f1b-dump
+// RUN: %mpirun -np 2 dtc-run %t/1f1b --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/1f1b-dump --trace %t/1f1b-measured.json | FileCheck %s --check-prefix=MEASURED
+// dtc-run --trace times each fragment of the last step as the ranks run it
+// and feeds the measured means to the simulator (bench/pipeline_bubble.py
+// compares the two bubbles on fragments long enough to time):
+// MEASURED: pipeline 1f1b over pp=2, 4 microbatches, measured (last step): {{[0-9.e+-]+}} s from the first fragment's start to the last one's end, bubble per pp rank {{[0-9.]+}}%, {{[0-9.]+}}%
+// MEASURED: pipeline simulated on the measured mean fragment times: {{[0-9.e+-]+}} s, bubble per pp rank {{[0-9.]+}}%, {{[0-9.]+}}%
+// MEASURED: pipeline stage 0: forward {{[0-9.e+-]+}} s, backward (input) {{[0-9.e+-]+}} s, weight gradients 0 s (means)
+// MEASURED: pipeline stage 1: forward
+// RUN: %python -c "import json, sys; e = [x for x in json.load(open(sys.argv[1]))['traceEvents'] if x['ph'] == 'X']; print(len(e), 'fragments on tracks', sorted({x['tid'] for x in e}), 'in order', all(a['ts'] + a['dur'] <= b['ts'] for a, b in zip(e, e[1:]) if a['tid'] == b['tid']))" %t/1f1b-measured.json | FileCheck %s --check-prefix=MEASUREDTRACE
+// MEASUREDTRACE: 16 fragments on tracks [0, 1] in order True
 // RUN: %python %S/../Utils/compare_training.py %t/1f1b-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/interleaved --lr 0.01 --weight-decay 0.01 --mesh pp=2 --microbatches 4 --pipeline-schedule interleaved --virtual-stages 2
 // RUN: FileCheck %s --check-prefix=INTERLEAVED < %t/interleaved/train_step.mlir
@@ -70,6 +79,8 @@
 // RUN: %mpirun -np 4 dtc-run %t/pp2tp2 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/pp2tp2-dump
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/clip --lr 0.01 --weight-decay 0.01 --clip-grad-norm 0.5
 // RUN: dtc-run %t/clip --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/clip-dump
+// RUN: not dtc-run %t/clip --batch %S/Inputs/tiny_transformer/b4/batch --steps 1 --trace %t/bad.json 2>&1 | FileCheck %s --check-prefix=NOTRACE
+// NOTRACE: error: --trace times the fragments of a pipelined step (dtc-compile --mesh pp=P)
 // RUN: %python %S/../Utils/compare_training.py %t/pp2tp2-dump %t/clip-dump %S/Inputs/tiny_transformer/initial | FileCheck %s
 //
 // pp=2 x dp=2 x tp=2 with sequence parallelism (a stage sends its sequence

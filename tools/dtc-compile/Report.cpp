@@ -21,6 +21,7 @@
 #include "dtc/Import/ONNX/ONNXImporter.h"
 #include "dtc/Transforms/Pipeline/Schedule.h"
 #include "dtc/Transforms/Remat/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -321,36 +322,24 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
 
 std::optional<llvm::json::Object>
 mlir::dtc::reportPipeline(func::FuncOp step, StringRef traceFile) {
-  auto info = step->getAttrOfType<DictionaryAttr>(kPipelineAttrName);
+  std::optional<PipelineInfo> info = getPipelineInfo(step);
   if (!info)
     return std::nullopt;
-  auto ints = [&](StringRef key) {
-    return info.getAs<DenseI64ArrayAttr>(key).asArrayRef();
-  };
-  auto reals = [&](StringRef key) {
-    ArrayRef<double> values = info.getAs<DenseF64ArrayAttr>(key).asArrayRef();
-    return std::vector<double>(values.begin(), values.end());
-  };
-  StringRef name = info.getAs<StringAttr>("schedule").getValue();
-  int64_t microbatches = info.getAs<IntegerAttr>("microbatches").getInt();
-  int64_t virtualStages = info.getAs<IntegerAttr>("virtual_stages").getInt();
-  ArrayRef<int64_t> stageRanks = ints("stage_ranks");
-  int64_t ranks = *std::max_element(stageRanks.begin(), stageRanks.end()) + 1;
+  const std::string &name = info->schedule;
+  int64_t microbatches = info->microbatches;
+  int64_t virtualStages = info->virtualStages;
+  ArrayRef<int64_t> stageRanks = info->stageRanks;
+  int64_t ranks = info->getRanks();
   pipeline::Schedule schedule;
-  std::optional<pipeline::ScheduleKind> kind =
-      pipeline::parseScheduleKind(name);
-  if (!kind ||
-      !pipeline::buildSchedule(
-           *kind, ranks, microbatches,
-           *kind == pipeline::ScheduleKind::Interleaved ? virtualStages : 1,
-           schedule)
+  if (!pipeline::buildRecordedSchedule(name, ranks, microbatches, virtualStages,
+                                       schedule)
            .empty())
     return std::nullopt;
   pipeline::FragmentCosts costs;
-  costs.forward = reals("forward_seconds");
-  costs.backwardInput = reals("backward_input_seconds");
-  costs.backwardWeight = reals("backward_weight_seconds");
-  for (int64_t bytes : ints("activation_bytes"))
+  costs.forward = info->forwardSeconds;
+  costs.backwardInput = info->backwardInputSeconds;
+  costs.backwardWeight = info->backwardWeightSeconds;
+  for (int64_t bytes : info->activationBytes)
     costs.activationBytes.push_back(bytes);
   pipeline::Timeline timeline = pipeline::simulateSchedule(schedule, costs);
 
@@ -362,19 +351,25 @@ mlir::dtc::reportPipeline(func::FuncOp step, StringRef traceFile) {
         {"forward_seconds", costs.forward[s]},
         {"backward_input_seconds", costs.backwardInput[s]},
         {"backward_weight_seconds", costs.backwardWeight[s]},
-        {"activation_bytes_per_microbatch", ints("activation_bytes")[s]},
-        {"sent_bytes_per_microbatch", ints("sent_bytes")[s]}});
+        {"activation_bytes_per_microbatch", info->activationBytes[s]},
+        {"sent_bytes_per_microbatch", info->sentBytes[s]},
+        {"layers", info->layers[s]}});
   llvm::json::Array bubbles;
   for (int64_t r = 0; r < ranks; ++r)
     bubbles.push_back(timeline.getBubbleFraction(r));
   auto worst = std::max_element(timeline.peakActivationBytes.begin(),
                                 timeline.peakActivationBytes.end());
   llvm::errs() << llvm::format(
-      "dtc-compile: pipeline %s over pp=%lld (%zu stages), %lld "
-      "microbatches: predicted %.4g s a step (compute alone, roofline), "
+      "dtc-compile: pipeline %s over pp=%lld (%zu stages of %s transformer "
+      "layers), %lld microbatches: predicted %.4g s a step (compute alone, "
+      "roofline), "
       "bubble %.1f%% on the worst rank, up to %.0f B of activations in "
       "flight (rank %lld); timeline in %s\n",
-      name.str().c_str(), static_cast<long long>(ranks), stageRanks.size(),
+      name.c_str(), static_cast<long long>(ranks), stageRanks.size(),
+      llvm::join(llvm::map_range(info->layers,
+                                 [](int64_t n) { return std::to_string(n); }),
+                 ",")
+          .c_str(),
       static_cast<long long>(microbatches), timeline.makespan,
       100 * timeline.getMaxBubbleFraction(), *worst,
       static_cast<long long>(worst - timeline.peakActivationBytes.begin()),

@@ -44,12 +44,14 @@ bool ReferenceEngine::step() {
   // The step's arguments are donated to it: parameters and state are freed
   // once used, and their updates become the next step's arguments.
   InterpretStats stats;
+  stats.recordFragments = timeFragments;
   SmallVector<Tensor> donated;
   for (auto [i, arg] : llvm::enumerate(signature.arguments))
     donated.push_back(arg.aliasedResult ? std::move(args[i]) : args[i]);
   FailureOr<SmallVector<Tensor>> out =
       interpretFunction(step_.getFunction(), std::move(donated), comm, &stats);
   peak = std::max(peak, stats.peakIntermediateBytes);
+  fragments = std::move(stats.fragments);
   if (failed(out))
     return false;
   results.assign(std::make_move_iterator(out->begin()),

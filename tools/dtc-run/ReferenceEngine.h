@@ -10,6 +10,7 @@
 #define DTC_TOOLS_DTC_RUN_REFERENCEENGINE_H
 
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
+#include "dtc/Interpreter/Interpreter.h"
 #include "dtc/Runtime/TrainingLoop.h"
 
 namespace mlir::dtc {
@@ -30,12 +31,19 @@ public:
   Tensor result(size_t index) const override;
   int64_t peakIntermediateBytes() const override { return peak; }
 
+  /// Time the fragments of a pipelined step (dtc-run --trace).
+  void recordFragments() { timeFragments = true; }
+  /// Those of the last step, in the order this rank ran them.
+  const std::vector<FragmentSpan> &lastFragments() const { return fragments; }
+
 private:
   TrainingStep step_;
   const StepSignature &signature;
   Communicator *comm;
   std::vector<Tensor> args, results;
   int64_t peak = 0;
+  bool timeFragments = false;
+  std::vector<FragmentSpan> fragments;
 };
 
 } // namespace mlir::dtc

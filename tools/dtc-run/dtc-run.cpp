@@ -16,8 +16,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineTrace.h"
 #include "ReferenceEngine.h"
 #include "TestDialect.h"
+#include "dtc/Analysis/PipelineRanks.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Runtime/Communicator.h"
 #include "dtc/Runtime/MPI/MPICommunicator.h"
@@ -87,6 +89,14 @@ static llvm::cl::opt<bool> checkArena(
     llvm::cl::desc("A compiled program fills each arena slot with NaN once "
                    "its last reader has run: the trajectory must not "
                    "change (compiled programs only)"));
+static llvm::cl::opt<std::string> tracePath(
+    "trace", llvm::cl::cat(trainCat), llvm::cl::value_desc("FILE"),
+    llvm::cl::desc("A pipelined step (dtc-compile --mesh pp=P): time each "
+                   "fragment of the last step as the ranks run it, write the "
+                   "measured timeline to FILE as a Chrome trace (one track "
+                   "per pp rank) and print the measured bubble of each pp "
+                   "rank beside the one the schedule simulator predicts from "
+                   "the measured mean fragment times"));
 static func::FuncOp findFunction(ModuleOp module) {
   if (!functionName.empty()) {
     auto func = module.lookupSymbol<func::FuncOp>(functionName);
@@ -309,6 +319,12 @@ int main(int argc, char **argv) {
                     "--target cpu, or run --engine reference\n";
     return 1;
   }
+  if (!tracePath.empty() && (!training || compiled)) {
+    llvm::errs() << "error: --trace times a pipelined training step on the "
+                    "reference executor (dtc-compile --mesh pp=P, which "
+                    "targets it)\n";
+    return 1;
+  }
   if (checkArena) {
     llvm::errs() << "error: --check-arena checks a compiled program's "
                     "arena; the reference executor has none\n";
@@ -365,8 +381,26 @@ int main(int argc, char **argv) {
     if (!training)
       return runOnce(func, comm);
     ReferenceEngine engine(*step, signature, comm);
-    return runTraining(signature, runOptions, engine, builtinValuesOf(*step),
-                       readTensorDir, exportTrainedModel, comm);
+    if (tracePath.empty())
+      return runTraining(signature, runOptions, engine, builtinValuesOf(*step),
+                         readTensorDir, exportTrainedModel, comm);
+    if (!comm || !getPipelineInfo(func)) {
+      llvm::errs() << "error: --trace times the fragments of a pipelined "
+                      "step (dtc-compile --mesh pp=P); "
+                   << path << " has no pipeline stages\n";
+      return 1;
+    }
+    engine.recordFragments();
+    int status =
+        runTraining(signature, runOptions, engine, builtinValuesOf(*step),
+                    readTensorDir, exportTrainedModel, comm);
+    if (status != 0)
+      return status;
+    std::string error =
+        reportMeasuredPipeline(func, engine.lastFragments(), *comm, tracePath);
+    if (!error.empty())
+      llvm::errs() << "error: " << error << "\n";
+    return error.empty() ? 0 : 1;
   };
 
   // A step on a mesh (or a module with a dtc.mesh) runs on the ranks

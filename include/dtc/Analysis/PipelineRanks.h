@@ -12,7 +12,26 @@
 
 #include "dtc/Analysis/Liveness.h"
 
+#include <optional>
+#include <string>
+
 namespace mlir::dtc {
+
+/// A pipelined step's dtc.pipeline attribute (PipelineStages.h), read.
+struct PipelineInfo {
+  std::string axis, schedule;
+  int64_t microbatches = 1, virtualStages = 1;
+  /// Per global stage.
+  std::vector<int64_t> stageRanks, activationBytes, sentBytes, layers;
+  std::vector<double> forwardSeconds, backwardInputSeconds,
+      backwardWeightSeconds;
+
+  /// The ranks along `axis`.
+  int64_t getRanks() const;
+};
+
+/// Null for a step without pipeline stages (or a malformed attribute).
+std::optional<PipelineInfo> getPipelineInfo(func::FuncOp step);
 
 /// The ranks along the pp axis of a pipelined step; 0 for a step without
 /// pipeline stages.

@@ -20,6 +20,8 @@
 
 #include <functional>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace mlir::dtc {
 
@@ -37,11 +39,25 @@ LogicalResult evaluateOp(Operation *op, ArrayRef<const Tensor *> operands,
                          SmallVectorImpl<Tensor> &results);
 
 /// What an interpretation measured.
+/// One fragment of a pipelined step as this rank ran it: the ops of one
+/// (stage, microbatch, dtc.fragment kind) in a row.
+struct FragmentSpan {
+  int64_t stage = 0, microbatch = 0;
+  std::string kind;
+  /// Seconds on the steady clock (shared by the processes of a machine):
+  /// the first op's start and the last one's end.
+  double start = 0, end = 0;
+};
+
 struct InterpretStats {
   /// The most bytes (of the element types) of intermediate tensors --
   /// neither arguments nor results -- alive at once, the operands and
   /// results of the op being run included.
   int64_t peakIntermediateBytes = 0;
+  /// Set by the caller: time a pipelined step's fragments into
+  /// `fragments`, in the order they ran.
+  bool recordFragments = false;
+  std::vector<FragmentSpan> fragments;
 };
 
 /// Sees each op's results as soon as the op has run (dtc-compile --verify

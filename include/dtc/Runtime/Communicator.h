@@ -188,6 +188,11 @@ public:
                 int64_t concatDim);
   void broadcast(void *data, int64_t bytes,
                  const std::vector<std::string> &axes, int64_t root);
+  /// Starts that broadcast and returns at once: `data` must stay untouched
+  /// (off the root: unread) until the handle is done.
+  std::unique_ptr<PendingCollective>
+  broadcastStart(void *data, int64_t bytes,
+                 const std::vector<std::string> &axes, int64_t root);
   void sendRecv(const void *in, void *out, int64_t bytes, int64_t to,
                 int64_t from);
 
@@ -264,6 +269,9 @@ protected:
   virtual void broadcastBytes(void *data, int64_t bytes,
                               const std::vector<std::string> &axes,
                               int64_t root) = 0;
+  virtual std::unique_ptr<PendingCollective>
+  broadcastBytesStart(void *data, int64_t bytes,
+                      const std::vector<std::string> &axes, int64_t root);
   virtual void sendRecvBytes(const void *in, void *out, int64_t bytes,
                              int64_t to, int64_t from) = 0;
 

@@ -200,10 +200,18 @@ protected:
   void broadcastBytes(void *data, int64_t bytes,
                       const std::vector<std::string> &axes,
                       int64_t root) override {
+    broadcastBytesStart(data, bytes, axes, root)->wait();
+  }
+
+  std::unique_ptr<PendingCollective>
+  broadcastBytesStart(void *data, int64_t bytes,
+                      const std::vector<std::string> &axes,
+                      int64_t root) override {
     MPI_Request request;
     MPI_Ibcast(data, checkedCount(bytes), MPI_BYTE, root, group(axes),
                &request);
-    finish(request, waiting("broadcast", axes, bytes));
+    return std::make_unique<MPIPending>(*this, request,
+                                        waiting("broadcast", axes, bytes));
   }
 
   void sendRecvBytes(const void *in, void *out, int64_t bytes, int64_t to,

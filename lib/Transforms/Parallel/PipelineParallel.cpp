@@ -32,6 +32,7 @@
 
 #include <limits>
 #include <map>
+#include <numeric>
 
 namespace mlir::dtc {
 #define GEN_PASS_DEF_PIPELINEPARALLEL
@@ -94,9 +95,54 @@ int64_t byteSize(Value value) {
          std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
 }
 
+/// The cuts among `cuts` (spine positions, a stage ends after the op a cut
+/// follows) that minimize the slowest of `stages` stages, by the spine's
+/// prefix sums of seconds.
+static std::vector<int64_t>
+balanceStages(int64_t stages, ArrayRef<int64_t> cuts, ArrayRef<double> prefix) {
+  int64_t c = cuts.size(), n = prefix.size() - 1;
+  double inf = std::numeric_limits<double>::infinity();
+  auto segment = [&](int64_t from, int64_t to) { // spine ops (from, to]
+    return prefix[to + 1] - prefix[from + 1];
+  };
+  // best[k][j]: the slowest of the first k+1 stages when cut k is cuts[j].
+  std::vector<std::vector<double>> best(stages - 1,
+                                        std::vector<double>(c, inf));
+  std::vector<std::vector<int64_t>> from(stages - 1,
+                                         std::vector<int64_t>(c, -1));
+  for (int64_t j = 0; j < c; ++j)
+    best[0][j] = segment(-1, cuts[j]);
+  for (int64_t k = 1; k < stages - 1; ++k)
+    for (int64_t j = 0; j < c; ++j)
+      for (int64_t i = 0; i < j; ++i) {
+        double t = std::max(best[k - 1][i], segment(cuts[i], cuts[j]));
+        if (t < best[k][j]) {
+          best[k][j] = t;
+          from[k][j] = i;
+        }
+      }
+  int64_t end = -1;
+  double slowest = inf;
+  for (int64_t j = 0; j < c; ++j) {
+    double t = std::max(best[stages - 2][j], segment(cuts[j], n - 1));
+    if (t < slowest) {
+      slowest = t;
+      end = j;
+    }
+  }
+  std::vector<int64_t> chosen(stages - 1);
+  for (int64_t k = stages - 2; k >= 0; --k) {
+    chosen[k] = cuts[end];
+    end = from[k][end];
+  }
+  return chosen;
+}
+
 /// Cuts the program of one microbatch into `stages` stages (see the file
-/// comment), marking each op with its stage or none (every stage).
-LogicalResult splitStages(func::FuncOp func, int64_t stages) {
+/// comment), marking each op with its stage or none (every stage): where
+/// `layersPerStage` says (transformer layers per stage), or balanced.
+LogicalResult splitStages(func::FuncOp func, int64_t stages,
+                          ArrayRef<int64_t> layersPerStage) {
   Block &body = func.getBody().front();
   llvm::DenseMap<Operation *, StepPhase> phases = classifyStepPhases(func);
   llvm::DenseSet<Operation *> backward = getBackwardOps(func);
@@ -122,13 +168,22 @@ LogicalResult splitStages(func::FuncOp func, int64_t stages) {
            << " stages";
 
   // Bytes of forward values live across the cut after each spine op, and
-  // the ops' roofline times.
+  // the ops' roofline times with their backward's (the backward ops of the
+  // same location, where one spine op has it: many share the model's file
+  // location, the loss's ops among them).
+  const DeviceSpec &device = getDefaultDeviceSpec();
+  llvm::DenseMap<Location, int64_t> spineOpsAt;
+  for (Operation *op : spine)
+    ++spineOpsAt[op->getLoc()];
+  llvm::DenseMap<Location, double> backwardSeconds;
+  for (Operation *op : backward)
+    if (spineOpsAt.lookup(op->getLoc()) == 1)
+      backwardSeconds[op->getLoc()] += getRooflineTime(op, device).seconds();
   llvm::DenseMap<Operation *, int64_t> position;
   for (int64_t i = 0; i < n; ++i)
     position[spine[i]] = i;
   std::vector<int64_t> delta(n + 1, 0);
   std::vector<double> prefix(n + 1, 0);
-  const DeviceSpec &device = getDefaultDeviceSpec();
   for (int64_t i = 0; i < n; ++i) {
     for (Value result : spine[i]->getResults()) {
       int64_t last = i;
@@ -138,7 +193,8 @@ LogicalResult splitStages(func::FuncOp func, int64_t stages) {
       delta[i] += byteSize(result);
       delta[last] -= byteSize(result);
     }
-    prefix[i + 1] = prefix[i] + getRooflineTime(spine[i], device).seconds();
+    prefix[i + 1] = prefix[i] + getRooflineTime(spine[i], device).seconds() +
+                    backwardSeconds.lookup(spine[i]->getLoc());
   }
   std::vector<int64_t> crossing(n, 0);
   int64_t live = 0;
@@ -174,42 +230,35 @@ LogicalResult splitStages(func::FuncOp func, int64_t stages) {
            << cuts.size() << " points to cut between stages, too few for "
            << stages << " stages";
 
-  // The cuts that minimize the slowest stage's time (a stage ends after
-  // the spine op a cut follows).
-  int64_t c = cuts.size();
-  double inf = std::numeric_limits<double>::infinity();
-  auto segment = [&](int64_t from, int64_t to) { // spine ops (from, to]
-    return prefix[to + 1] - prefix[from + 1];
-  };
-  // best[k][j]: the slowest of the first k+1 stages when cut k is cuts[j].
-  std::vector<std::vector<double>> best(stages - 1,
-                                        std::vector<double>(c, inf));
-  std::vector<std::vector<int64_t>> from(stages - 1,
-                                         std::vector<int64_t>(c, -1));
-  for (int64_t j = 0; j < c; ++j)
-    best[0][j] = segment(-1, cuts[j]);
-  for (int64_t k = 1; k < stages - 1; ++k)
-    for (int64_t j = 0; j < c; ++j)
-      for (int64_t i = 0; i < j; ++i) {
-        double t = std::max(best[k - 1][i], segment(cuts[i], cuts[j]));
-        if (t < best[k][j]) {
-          best[k][j] = t;
-          from[k][j] = i;
-        }
-      }
-  int64_t end = -1;
-  double slowest = inf;
-  for (int64_t j = 0; j < c; ++j) {
-    double t = std::max(best[stages - 2][j], segment(cuts[j], n - 1));
-    if (t < slowest) {
-      slowest = t;
-      end = j;
-    }
-  }
   std::vector<int64_t> chosen(stages - 1);
-  for (int64_t k = stages - 2; k >= 0; --k) {
-    chosen[k] = cuts[end];
-    end = from[k][end];
+  if (!layersPerStage.empty()) {
+    // Stage k ends where layer L_k starts (L_k: the layers of stages
+    // 0..k): at the last cut point before that layer's attention.
+    SmallVector<int64_t> boundaries; // before each layer but the first
+    bool first = true;
+    for (int64_t i = 0, j = 0; i < n; ++i) {
+      if (!isa<AttentionOp>(spine[i]))
+        continue;
+      while (j < static_cast<int64_t>(cuts.size()) && cuts[j] < i)
+        ++j;
+      if (!first && j > 0)
+        boundaries.push_back(cuts[j - 1]);
+      first = false;
+    }
+    int64_t layers = std::accumulate(layersPerStage.begin(),
+                                     layersPerStage.end(), int64_t(0));
+    if (layers != static_cast<int64_t>(boundaries.size()) + 1 ||
+        boundaries.empty())
+      return func.emitError("pipeline: --pipeline-split names ")
+             << layers << " transformer layers; the model has "
+             << (boundaries.empty() ? 0 : boundaries.size() + 1)
+             << " (attention blocks the stages can be cut between)";
+    for (int64_t k = 0, done = 0; k + 1 < stages; ++k) {
+      done += layersPerStage[k];
+      chosen[k] = boundaries[done - 1];
+    }
+  } else {
+    chosen = balanceStages(stages, cuts, prefix);
   }
   // Forward: by the cuts. Backward: the stage of the forward op of the
   // same location, at most that of the backward values it reads. What
@@ -365,8 +414,12 @@ public:
       auto it = fragments.find(key);
       if (it == fragments.end())
         continue;
-      for (Operation *op : it->second)
+      StringAttr kind =
+          b.getStringAttr(pp::getActionKindName(action.action.kind));
+      for (Operation *op : it->second) {
+        op->setAttr(kFragmentAttrName, kind);
         place(op);
+      }
       fragments.erase(it);
     }
     if (!fragments.empty())
@@ -402,6 +455,8 @@ public:
   /// it broadcasts to other ranks.
   pp::FragmentCosts costs;
   std::vector<int64_t> sentBytes;
+  /// Per stage, its transformer layers (attention ops).
+  std::vector<int64_t> layers;
 
 private:
   using FragmentKey = std::tuple<int64_t, int64_t, pp::ActionKind>;
@@ -413,6 +468,7 @@ private:
     int64_t stages = schedule.getNumStages();
     costs = pp::FragmentCosts::uniform(stages, 0, 0, 0, 0);
     sentBytes.assign(stages, 0);
+    layers.assign(stages, 0);
     const DeviceSpec &device = getDefaultDeviceSpec();
     for (const auto &[key, members] : fragments) {
       auto [stage, k, kind] = key;
@@ -425,6 +481,7 @@ private:
           sentBytes[stage] += byteSize(sent->getResult(0));
         if (kind != pp::ActionKind::Forward)
           continue;
+        layers[stage] += isa<AttentionOp>(op);
         for (Value result : op->getResults())
           if (llvm::any_of(result.getUsers(), [&](Operation *user) {
                 return backwardOps.contains(user);
@@ -506,6 +563,13 @@ struct PipelineParallelPass
              : "unknown schedule '" + schedule + "'";
     if (error.empty())
       error = pp::checkSchedule(plan);
+    if (error.empty())
+      error = pp::parsePipelineSplit(split, layersPerStage);
+    if (error.empty() && !layersPerStage.empty() &&
+        static_cast<int64_t>(layersPerStage.size()) != plan.getNumStages())
+      error = "the split names " + std::to_string(layersPerStage.size()) +
+              " stages, the schedule has " +
+              std::to_string(plan.getNumStages());
     if (!error.empty()) {
       module.emitError("dtc-pipeline-parallel: ") << error;
       return signalPassFailure();
@@ -547,6 +611,7 @@ struct PipelineParallelPass
                              b.getDenseI64ArrayAttr(activationBytes)),
               b.getNamedAttr("sent_bytes",
                              b.getDenseI64ArrayAttr(orderer.sentBytes)),
+              b.getNamedAttr("layers", b.getDenseI64ArrayAttr(orderer.layers)),
           }));
       setStepMesh(func, meshRef);
       if (microbatches > 1)
@@ -554,11 +619,14 @@ struct PipelineParallelPass
     }
   }
 
+  /// --pipeline-split's transformer layers per stage (empty: auto).
+  std::vector<int64_t> layersPerStage;
+
   LogicalResult pipeline(func::FuncOp func, const pp::Schedule &plan,
                          StageOrderer &orderer) {
     if (microbatches == 1) {
       // One microbatch: the step is its program.
-      if (failed(splitStages(func, plan.getNumStages())))
+      if (failed(splitStages(func, plan.getNumStages(), layersPerStage)))
         return failure();
       OpBuilder b(func.getContext());
       for (Operation &op : func.getBody().front().without_terminator())
@@ -569,7 +637,7 @@ struct PipelineParallelPass
         succeeded(unrollMicrobatches(
             func, microbatches, "pipeline microbatches", strictSharding,
             [&](func::FuncOp shard) {
-              return splitStages(shard, plan.getNumStages());
+              return splitStages(shard, plan.getNumStages(), layersPerStage);
             },
             kMicrobatchAttrName)) &&
         succeeded(orderer.run()));

@@ -49,6 +49,21 @@ llvm::StringRef mlir::dtc::pipeline::getScheduleName(ScheduleKind kind) {
   llvm_unreachable("unknown schedule kind");
 }
 
+static const char *const kActionKindNames[] = {
+    "forward", "backward", "backward-input", "backward-weight"};
+
+llvm::StringRef mlir::dtc::pipeline::getActionKindName(ActionKind kind) {
+  return kActionKindNames[static_cast<int>(kind)];
+}
+
+std::optional<ActionKind>
+mlir::dtc::pipeline::parseActionKind(llvm::StringRef name) {
+  for (int kind = 0; kind < 4; ++kind)
+    if (name == kActionKindNames[kind])
+      return static_cast<ActionKind>(kind);
+  return std::nullopt;
+}
+
 std::string mlir::dtc::pipeline::getActionName(const Action &action) {
   static const char letters[] = {'F', 'B', 'I', 'W'};
   return std::string(1, letters[static_cast<int>(action.kind)]) +
@@ -271,6 +286,49 @@ private:
   std::map<Key, int64_t> done;
 };
 } // namespace
+
+std::string
+mlir::dtc::pipeline::parsePipelineSplit(llvm::StringRef text,
+                                        std::vector<int64_t> &layersPerStage) {
+  layersPerStage.clear();
+  if (text == "auto")
+    return "";
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, ',');
+  int64_t next = 0; // the first layer of the next range
+  for (llvm::StringRef part : parts) {
+    auto [first, last] = part.trim().split('-');
+    int64_t from, to;
+    if (last.empty()) { // a count
+      if (first.getAsInteger(10, to) || to < 1)
+        return "'" + part.str() +
+               "' is not a number of layers (1 or more) or a range of them";
+      layersPerStage.push_back(to);
+      continue;
+    }
+    if (first.getAsInteger(10, from) || last.getAsInteger(10, to) || to < from)
+      return "'" + part.str() + "' is not a range of layers (FIRST-LAST)";
+    if (from != next)
+      return "the ranges must follow each other from layer 0: '" + part.str() +
+             "' should start at layer " + std::to_string(next);
+    layersPerStage.push_back(to - from + 1);
+    next = to + 1;
+  }
+  return "";
+}
+
+std::string mlir::dtc::pipeline::buildRecordedSchedule(llvm::StringRef name,
+                                                       int64_t ranks,
+                                                       int64_t microbatches,
+                                                       int64_t stagesPerRank,
+                                                       Schedule &schedule) {
+  std::optional<ScheduleKind> kind = parseScheduleKind(name);
+  if (!kind)
+    return "unknown pipeline schedule '" + name.str() + "'";
+  return buildSchedule(*kind, ranks, microbatches,
+                       *kind == ScheduleKind::Interleaved ? stagesPerRank : 1,
+                       schedule);
+}
 
 std::string mlir::dtc::pipeline::buildSchedule(ScheduleKind kind, int64_t ranks,
                                                int64_t microbatches,

@@ -104,12 +104,17 @@ Timeline mlir::dtc::pipeline::simulateSchedule(const Schedule &schedule,
         continue;
       for (const Action &read : reads)
         timeline.transfers += schedule.getRank(read.stage) != r;
-      double end = start + getCost(costs, a);
+      double cost = getCost(costs, a), end = start + cost;
       ends[key(a.kind, a.stage, a.microbatch)] = end;
       timeline.ranks[r].push_back({a, start, end});
-      timeline.busy[r] += end - start;
+      timeline.busy[r] += cost;
       timeline.makespan = std::max(timeline.makespan, end);
-      freeAt[r] = end;
+      // (An action with nothing to compute -- the first stage's input
+      // gradient under the zero-bubble schedules -- holds up nothing: its
+      // rank goes on, and what reads it waits for what it reads, as a
+      // runtime that has no ops to run for it behaves.)
+      if (cost > 0)
+        freeAt[r] = end;
       if (a.kind == ActionKind::Forward)
         held[r] += costs.activationBytes[a.stage];
       timeline.peakActivationBytes[r] =
@@ -132,8 +137,6 @@ Timeline mlir::dtc::pipeline::simulateSchedule(const Schedule &schedule,
 void mlir::dtc::pipeline::writeChromeTrace(const Schedule &schedule,
                                            const Timeline &timeline,
                                            llvm::raw_ostream &os) {
-  static const char *categories[] = {"forward", "backward", "backward-input",
-                                     "backward-weight"};
   llvm::json::OStream json(os, 1);
   json.object([&] {
     json.attribute("displayTimeUnit", "ms");
@@ -151,7 +154,7 @@ void mlir::dtc::pipeline::writeChromeTrace(const Schedule &schedule,
         for (const TimedAction &t : timeline.ranks[r]) {
           json.object([&] {
             json.attribute("name", getActionName(t.action));
-            json.attribute("cat", categories[static_cast<int>(t.action.kind)]);
+            json.attribute("cat", getActionKindName(t.action.kind));
             json.attribute("ph", "X");
             json.attribute("pid", 0);
             json.attribute("tid", r);

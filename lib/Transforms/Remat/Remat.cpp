@@ -250,6 +250,9 @@ Applied ForwardPass::apply(ArrayRef<Segment> plan) const {
     for (Operation *op : recomputation(segment)) {
       Operation *copy = builder.clone(*op, mapping);
       copy->setAttr(kRecomputeAttrName, builder.getUnitAttr());
+      // (Run in the fragment of the backward that reads it.)
+      if (Attribute fragment = first->getAttr(kFragmentAttrName))
+        copy->setAttr(kFragmentAttrName, fragment);
       applied.copies.push_back({copy, op});
     }
     for (Value value : segment.recomputed)

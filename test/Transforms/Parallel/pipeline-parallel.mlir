@@ -8,6 +8,7 @@
 // 0, then on stage 1 (reading stage 0's activations, broadcast over pp),
 // then the backwards; the gradients and the loss are summed over the
 // microbatches on their stages and broadcast over pp as the step's results.
+// Each op of a fragment says which (dtc.fragment), for dtc-run --trace.
 // CHECK: dtc.mesh @mesh ["pp" = 2]
 // CHECK-LABEL: func.func @two_layers(
 // CHECK-SAME: %[[X:.*]]: tensor<4x3xf32> {dtc.input = "x"}, %[[W1:.*]]: tensor<3x3xf32> {dtc.param = "w1"}, %[[W2:.*]]: tensor<3x2xf32> {dtc.param = "w2"})
@@ -15,18 +16,18 @@
 // CHECK-SAME: dtc.step = #dtc.step<abi = 1, loss = 0, microbatches = 2, mesh = @mesh>
 // CHECK-DAG: %[[X0:.*]] = dtc.slice %[[X]] starts = [0, 0] {{.*}} {dtc.microbatch = 0 : i64}
 // CHECK-DAG: %[[X1:.*]] = dtc.slice %[[X]] starts = [2, 0] {{.*}} {dtc.microbatch = 1 : i64}
-// CHECK: %[[H0:.*]] = dtc.matmul %[[X0]], %[[W1]] {dtc.microbatch = 0 : i64, dtc.stage = 0 : i64}
-// CHECK: %[[Y0:.*]] = dtc.matmul %{{.*}}, %[[W2]] {dtc.microbatch = 0 : i64, dtc.stage = 0 : i64}
+// CHECK: %[[H0:.*]] = dtc.matmul %[[X0]], %[[W1]] {dtc.fragment = "forward", dtc.microbatch = 0 : i64, dtc.stage = 0 : i64}
+// CHECK: %[[Y0:.*]] = dtc.matmul %{{.*}}, %[[W2]] {dtc.fragment = "forward", dtc.microbatch = 0 : i64, dtc.stage = 0 : i64}
 // CHECK-NEXT: %[[SENT0:.*]] = dtc.collective_broadcast %[[Y0]] on @mesh axes = ["pp"] root = 0
-// CHECK: %[[H1:.*]] = dtc.matmul %[[X1]], %[[W1]] {dtc.microbatch = 1 : i64, dtc.stage = 0 : i64}
+// CHECK: %[[H1:.*]] = dtc.matmul %[[X1]], %[[W1]] {dtc.fragment = "forward", dtc.microbatch = 1 : i64, dtc.stage = 0 : i64}
 // CHECK: dtc.collective_broadcast {{.*}} root = 0
-// CHECK: dtc.mul %[[SENT0]], %[[SENT0]] {dtc.microbatch = 0 : i64, dtc.stage = 1 : i64}
+// CHECK: dtc.mul %[[SENT0]], %[[SENT0]] {dtc.fragment = "forward", dtc.microbatch = 0 : i64, dtc.stage = 1 : i64}
 // CHECK: %[[LOSS:.*]] = dtc.add {{.*}} dtc.microbatch_sum, dtc.stage = 1 : i64}
 // CHECK-NEXT: %[[LOSSALL:.*]] = dtc.collective_broadcast %[[LOSS]] on @mesh axes = ["pp"] root = 1
 // Microbatch 0's backward on stage 1, its gradient sent down to stage 0:
-// CHECK: %[[DY0:.*]] = dtc.add {{.*}} {dtc.microbatch = 0 : i64, dtc.stage = 1 : i64}
+// CHECK: %[[DY0:.*]] = dtc.add {{.*}} {dtc.fragment = "backward", dtc.microbatch = 0 : i64, dtc.stage = 1 : i64}
 // CHECK-NEXT: %[[DYSENT0:.*]] = dtc.collective_broadcast %[[DY0]] on @mesh axes = ["pp"] root = 1
-// CHECK: dtc.matmul %[[DYSENT0]], %[[W2]] transpose_rhs {dtc.microbatch = 0 : i64, dtc.stage = 0 : i64}
+// CHECK: dtc.matmul %[[DYSENT0]], %[[W2]] transpose_rhs {dtc.fragment = "backward", dtc.microbatch = 0 : i64, dtc.stage = 0 : i64}
 // CHECK: %[[G1:.*]] = dtc.add {{.*}} dtc.microbatch_sum, dtc.stage = 0 : i64} : (tensor<3x3xf32>, tensor<3x3xf32>)
 // CHECK-NEXT: %[[G1ALL:.*]] = dtc.collective_broadcast %[[G1]] on @mesh axes = ["pp"] root = 0
 // CHECK: %[[G2:.*]] = dtc.add {{.*}} dtc.microbatch_sum, dtc.stage = 0 : i64} : (tensor<3x2xf32>, tensor<3x2xf32>)

@@ -383,7 +383,8 @@ def PipelineParallel : Pass<"dtc-pipeline-parallel", "mlir::ModuleOp"> {
     one microbatch is cut into the schedule's stages (pp ranks x virtual
     stages): the forward ops that read the batch at the points where the
     fewest activation bytes cross (at most twice the fewest), balanced by
-    roofline time; each backward op joins the stage of the forward op it
+    forward and backward roofline time, or after the transformer layers
+    `split` gives each stage; each backward op joins the stage of the forward op it
     differentiates (by location), never above a backward value it reads
     (what reads forward values alone goes to the last stage it reads);
     ops that read no batch value run on every rank. The program is unrolled
@@ -391,8 +392,8 @@ def PipelineParallel : Pass<"dtc-pipeline-parallel", "mlir::ModuleOp"> {
     are ordered as the schedule (`schedule`: gpipe, 1f1b, interleaved,
     zb-h1, zbv) runs the fragments on unit costs; the zero-bubble schedules
     split a backward fragment into its input gradient (what a lower stage
-    reads) and its weight gradients. Ops carry `dtc.stage` and
-    `dtc.microbatch`; the step carries `dtc.pipeline` (the stage-to-rank
+    reads) and its weight gradients. Ops carry `dtc.stage`,
+    `dtc.microbatch` and `dtc.fragment`; the step carries `dtc.pipeline` (the stage-to-rank
     map). A value read on another pp rank is broadcast over pp after the op
     that makes it, and so are the step's results, so the optimizer runs on
     every rank. This first cut keeps every parameter on every pp rank.
@@ -410,6 +411,9 @@ def PipelineParallel : Pass<"dtc-pipeline-parallel", "mlir::ModuleOp"> {
            "gpipe, 1f1b, interleaved, zb-h1 or zbv">,
     Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"1",
            "Model chunks per rank (interleaved)">,
+    Option<"split", "split", "std::string", /*default=*/"\"auto\"",
+           "auto, or the transformer layers of each stage (counts or "
+           "ranges, as dtc-compile's --pipeline-split)">,
     Option<"strictSharding", "strict-sharding", "bool", /*default=*/"false",
            "Refuse, with an error naming the op, the operand and the bytes, "
            "every activation an op's layouts would have all-gathered">

@@ -58,6 +58,11 @@ enum class ActionKind {
   BackwardWeight,
 };
 
+/// "forward", "backward", "backward-input", "backward-weight" (an op's
+/// dtc.fragment, a trace's category).
+llvm::StringRef getActionKindName(ActionKind kind);
+std::optional<ActionKind> parseActionKind(llvm::StringRef name);
+
 /// One fragment instance: `kind` of microbatch `microbatch` on global stage
 /// `stage`.
 struct Action {
@@ -108,6 +113,18 @@ std::vector<Action> getReads(const Schedule &schedule, const Action &action);
 std::string buildSchedule(ScheduleKind kind, int64_t ranks,
                           int64_t microbatches, int64_t virtualStages,
                           Schedule &schedule);
+/// Reads --pipeline-split: "auto" (an empty `layersPerStage`), or the
+/// transformer layers of each stage as counts ("7,8,8,7") or contiguous
+/// ranges from layer 0 ("0-6,7-14,15-22,23-29"), into counts. Returns an
+/// error or "".
+std::string parsePipelineSplit(llvm::StringRef text,
+                               std::vector<int64_t> &layersPerStage);
+
+/// The same from what a pipelined step records: the schedule's name and
+/// its chunks per rank (`virtual_stages`, which is ZBV's own 2 there).
+std::string buildRecordedSchedule(llvm::StringRef name, int64_t ranks,
+                                  int64_t microbatches, int64_t stagesPerRank,
+                                  Schedule &schedule);
 
 /// Checks that every fragment instance runs exactly once on its stage's
 /// rank, after what it reads on that rank, and that the point-to-point

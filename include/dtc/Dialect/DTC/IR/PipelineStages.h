@@ -22,6 +22,10 @@ namespace mlir::dtc {
 inline constexpr llvm::StringLiteral kStageAttrName = "dtc.stage";
 /// On an op of a pipelined step: the microbatch it computes (i64).
 inline constexpr llvm::StringLiteral kMicrobatchAttrName = "dtc.microbatch";
+/// On an op of a pipelined step's fragment: which of the microbatch's
+/// fragments on its stage it belongs to ("forward", "backward",
+/// "backward-input" or "backward-weight"), for measuring them at run time.
+inline constexpr llvm::StringLiteral kFragmentAttrName = "dtc.fragment";
 /// On the step function: a dictionary with `axis` (the mesh axis of the
 /// stages), `stage_ranks` (per global stage, the coordinate along `axis`
 /// that runs it), `schedule`, `microbatches`, `virtual_stages`, and per
@@ -29,7 +33,8 @@ inline constexpr llvm::StringLiteral kMicrobatchAttrName = "dtc.microbatch";
 /// (`forward_seconds`, `backward_input_seconds`, `backward_weight_seconds`;
 /// an unsplit backward's all in the input's), the activation bytes its
 /// forward keeps for its backward (`activation_bytes`) and the bytes it
-/// broadcasts to other ranks (`sent_bytes`).
+/// broadcasts to other ranks (`sent_bytes`), and its transformer layers
+/// (`layers`: attention ops).
 inline constexpr llvm::StringLiteral kPipelineAttrName = "dtc.pipeline";
 
 } // namespace mlir::dtc
