@@ -146,6 +146,16 @@ std::string TrainingPipelineOptions::checkPipeline(bool asFlags) const {
   if (verify && axisSizes(mesh).ranks() != pp)
     return name("verify") + " checks pipeline stages on a mesh of pp alone "
                             "for now";
+  // (A pipelined step sums each stage's microbatch gradients whole and
+  // reduces them once, as ZeRO-1 does: stage 2 would reduce-scatter every
+  // microbatch's.)
+  if (zero >= 2)
+    return name("zero") + " " + std::to_string(zero) +
+           " does not combine with pipeline stages: a stage sums its "
+           "microbatches' gradients whole before they are reduced; use " +
+           name("zero") +
+           " 1 (DeepSpeed refuses ZeRO-2 and 3 with pipeline "
+           "parallelism too)";
   if (loss == "distillation")
     return name("loss") + " distillation does not combine with pipeline "
                           "stages (a pp axis) yet: the teacher's forward "

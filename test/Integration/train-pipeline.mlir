@@ -121,6 +121,10 @@
 // BOTH: error: --microbatches and --grad-accum name the same count; give one (4 and 2 were given)
 // RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --target cpu 2>&1 | FileCheck %s --check-prefix=CPU
 // CPU: error: --target cpu does not run pipeline stages (a pp axis) yet; the reference executor does (--target reference, the default with pp)
+// RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2,dp=2 --zero 2 2>&1 | FileCheck %s --check-prefix=ZERO2
+// ZERO2: error: --zero 2 does not combine with pipeline stages: a stage sums its microbatches' gradients whole before they are reduced; use --zero 1 (DeepSpeed refuses ZeRO-2 and 3 with pipeline parallelism too)
+// RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2,dp=2 --zero 3 2>&1 | FileCheck %s --check-prefix=ZERO3
+// ZERO3: error: --zero 3 does not combine with pipeline stages
 // RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --loss distillation --teacher %S/Inputs/tiny_transformer/b4/model.onnx 2>&1 | FileCheck %s --check-prefix=DISTILL
 // DISTILL: error: --loss distillation does not combine with pipeline stages (a pp axis) yet
 // RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --virtual-stages 2 2>&1 | FileCheck %s --check-prefix=NOPP
