@@ -3,6 +3,7 @@
 #include "dtc/Analysis/Collectives.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/PipelineStages.h"
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -10,7 +11,9 @@ using namespace mlir::dtc;
 static void addCall(StepCollectives &result, CollectiveOpInterface op) {
   CollectiveCall call;
   call.op = op;
-  call.kind = op.getCollectiveKind().str();
+  // (A pipelined step's broadcast to some ranks goes point to point.)
+  call.kind = op->hasAttr(kReceiversAttrName) ? "send_recv"
+                                              : op.getCollectiveKind().str();
   for (StringRef axis : op.getGroupAxes())
     call.axes.push_back(axis.str());
   call.groupSize = op.getGroupSize();

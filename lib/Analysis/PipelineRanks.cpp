@@ -68,6 +68,16 @@ int64_t mlir::dtc::getPipelineRanks(func::FuncOp step) {
   return info ? info->getRanks() : 0;
 }
 
+/// Whether the ranks at `coordinate` take part in a pp broadcast: all, or
+/// its root and receivers.
+static bool takesPart(CollectiveBroadcastOp broadcast, int64_t coordinate) {
+  auto receivers =
+      broadcast->getAttrOfType<DenseI64ArrayAttr>(kReceiversAttrName);
+  return !receivers ||
+         static_cast<int64_t>(broadcast.getRoot()) == coordinate ||
+         llvm::is_contained(receivers.asArrayRef(), coordinate);
+}
+
 std::vector<Schedule> mlir::dtc::pipelineRankOrders(func::FuncOp step) {
   std::optional<PipelineInfo> info = getPipelineInfo(step);
   if (!info)
@@ -79,15 +89,16 @@ std::vector<Schedule> mlir::dtc::pipelineRankOrders(func::FuncOp step) {
   for (const ScheduledOp &entry : programOrder(step.getBody().front())) {
     Operation *op = entry.op;
     auto stage = op->getAttrOfType<IntegerAttr>(kStageAttrName);
-    for (size_t coordinate = 0; coordinate < orders.size(); ++coordinate) {
+    for (int64_t coordinate = 0, e = orders.size(); coordinate < e;
+         ++coordinate) {
       auto held = [&](Value value) {
         Operation *def = value.getDefiningOp();
         return !def || !skipped[coordinate].contains(def);
       };
-      bool runs =
-          stage ? stageRanks[stage.getInt()] == static_cast<int64_t>(coordinate)
-                : isa<CollectiveBroadcastOp>(op) ||
-                      llvm::all_of(op->getOperands(), held);
+      auto broadcast = dyn_cast<CollectiveBroadcastOp>(op);
+      bool runs = stage       ? stageRanks[stage.getInt()] == coordinate
+                  : broadcast ? takesPart(broadcast, coordinate)
+                              : llvm::all_of(op->getOperands(), held);
       if (runs)
         orders[coordinate].push_back(entry);
       else

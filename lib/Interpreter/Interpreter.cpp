@@ -150,6 +150,7 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
   // do not send give zeros): pipelineRankOrders', as the report plans.
   std::vector<Operation *> order;
   std::string pipelineAxis; // (none: not pipelined)
+  int64_t pipelineCoordinate = 0;
   if (func->hasAttr(kPipelineAttrName)) {
     std::optional<PipelineInfo> pipeline = getPipelineInfo(func);
     int64_t index = communicator && pipeline
@@ -159,10 +160,10 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
       return func.emitError("a pipelined step runs on the ranks of its pp "
                             "axis: run it with dtc-run under mpirun");
     pipelineAxis = pipeline->axis;
-    int64_t coordinate =
+    pipelineCoordinate =
         communicator->mesh().coordinates(communicator->rank())[index];
     std::vector<Schedule> orders = pipelineRankOrders(func);
-    for (const ScheduledOp &entry : orders[coordinate])
+    for (const ScheduledOp &entry : orders[pipelineCoordinate])
       order.push_back(entry.op);
     func.walk([&](CollectiveOpInterface collective) {
       std::vector<std::string> axes;
@@ -216,7 +217,7 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
     std::vector<char> bytes;
     DType dtype;
     Shape shape;
-    std::unique_ptr<PendingCollective> handle;
+    std::vector<std::unique_ptr<PendingCollective>> handles;
   };
   std::vector<InFlight> inFlight;
   auto complete = [&](Value value) {
@@ -225,7 +226,8 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
     });
     if (it == inFlight.end())
       return;
-    it->handle->wait();
+    for (auto &handle : it->handles)
+      handle->wait();
     define(value, Tensor::fromBytes(it->dtype, it->shape, it->bytes.data()));
     inFlight.erase(it);
   };
@@ -259,7 +261,8 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
         return op.emitError("pipeline: a result of the step is not on this "
                             "rank");
       for (InFlight &pending : inFlight)
-        pending.handle->wait();
+        for (auto &handle : pending.handles)
+          handle->wait();
       SmallVector<Tensor> results;
       for (const Tensor *operand : operands)
         results.push_back(*operand);
@@ -269,11 +272,28 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
     if (broadcast && !pipelineAxis.empty() && broadcast.getAxes().size() == 1 &&
         cast<StringAttr>(broadcast.getAxes()[0]).getValue() == pipelineAxis) {
       const Tensor &sent = *operands[0];
-      InFlight pending{broadcast.getResult(), sent.toBytes(), sent.dtype(),
-                       sent.shape(), nullptr};
-      pending.handle = communicator->broadcastStart(
-          pending.bytes.data(), pending.bytes.size(), {pipelineAxis},
-          broadcast.getRoot());
+      InFlight pending{broadcast.getResult(),
+                       sent.toBytes(),
+                       sent.dtype(),
+                       sent.shape(),
+                       {}};
+      int64_t root = broadcast.getRoot(), bytes = pending.bytes.size();
+      if (auto receivers =
+              broadcast->getAttrOfType<DenseI64ArrayAttr>(kReceiversAttrName)) {
+        // Point to point, from the root to each receiver.
+        std::vector<int64_t> members =
+            communicator->groupMembers({pipelineAxis});
+        if (pipelineCoordinate == root)
+          for (int64_t receiver : receivers.asArrayRef())
+            pending.handles.push_back(communicator->sendStart(
+                pending.bytes.data(), bytes, members[receiver]));
+        else
+          pending.handles.push_back(communicator->receiveStart(
+              pending.bytes.data(), bytes, members[root]));
+      } else {
+        pending.handles.push_back(communicator->broadcastStart(
+            pending.bytes.data(), bytes, {pipelineAxis}, root));
+      }
       // Its buffer is held from here, as the plan counts it.
       int64_t made = intermediate(broadcast.getResult()) ? sent.byteSize() : 0;
       peak = std::max(peak, live + made);
@@ -307,7 +327,8 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
       define(value, std::move(tensor));
     // (Engines without asynchronous progress move data inside such calls.)
     for (InFlight &pending : inFlight)
-      pending.handle->test();
+      for (auto &handle : pending.handles)
+        handle->test();
   }
   return func.emitError("function body has no return");
 }

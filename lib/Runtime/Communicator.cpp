@@ -464,6 +464,33 @@ void Communicator::sendRecv(const void *in, void *out, int64_t bytes,
   count(CollectiveKind::SendRecv, bytes);
 }
 
+std::unique_ptr<PendingCollective>
+Communicator::sendStart(const void *data, int64_t bytes, int64_t to) {
+  if (to < 0 || to >= worldSize())
+    fatal("send: no rank " + std::to_string(to));
+  count(CollectiveKind::SendRecv, bytes);
+  return sendBytesStart(data, bytes, to);
+}
+
+std::unique_ptr<PendingCollective>
+Communicator::receiveStart(void *data, int64_t bytes, int64_t from) {
+  if (from < 0 || from >= worldSize())
+    fatal("receive: no rank " + std::to_string(from));
+  return receiveBytesStart(data, bytes, from);
+}
+
+std::unique_ptr<PendingCollective>
+Communicator::sendBytesStart(const void *, int64_t, int64_t) {
+  fatal("this engine has no point-to-point transfers");
+  return nullptr;
+}
+
+std::unique_ptr<PendingCollective>
+Communicator::receiveBytesStart(void *, int64_t, int64_t) {
+  fatal("this engine has no point-to-point transfers");
+  return nullptr;
+}
+
 // Host tensors: their bytes through the raw forms.
 
 void Communicator::allReduce(Tensor &tensor,

@@ -54,6 +54,10 @@
 //
 // pp=4 with M=P, a three-stage split, and the Llama-style model:
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/pp4 --lr 0.01 --weight-decay 0.01 --mesh pp=4 --microbatches 4
+// An activation only the next stage reads goes to it alone, point to point
+// (dtc.receivers: the pp coordinates that take part besides the root):
+// RUN: FileCheck %s --check-prefix=P2P < %t/pp4/train_step.mlir
+// P2P: dtc.collective_broadcast {{.*}} on @mesh axes = ["pp"] root = 0 {dtc.receivers = array<i64: 1>, reason = "pipeline: stage 0's value"}
 // RUN: %mpirun -np 4 dtc-run %t/pp4 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/pp4-dump | FileCheck %s --check-prefix=PEAK
 // Each rank holds what its stages' ops read, and measures the peak the
 // report plans for its pp coordinate (report.json's pp_ranks):
@@ -109,6 +113,8 @@
 // --verify runs the stages on simulated ranks against one device:
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/verify --mesh pp=2 --microbatches 2 --pipeline-schedule zbv --verify 2>&1 | FileCheck %s --check-prefix=VERIFY
 // VERIFY: per-rank program on 2 simulated ranks (pp=2), 2 microbatches
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/verify4 --mesh pp=4 --microbatches 4 --verify 2>&1 | FileCheck %s --check-prefix=VERIFY4
+// VERIFY4: per-rank program on 4 simulated ranks (pp=4), 4 microbatches
 // CHECK-NOT: FAIL
 // CHECK: 0 failed
 //

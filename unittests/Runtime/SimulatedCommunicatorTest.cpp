@@ -104,6 +104,29 @@ TEST(SimulatedCommunicator, GatherScatterAllToAllBroadcastSendRecv) {
   });
 }
 
+TEST(SimulatedCommunicator, PointToPointMatchesInTheOrderStarted) {
+  // Rank 0 sends 1, 2, 3 to rank 3, which starts three receives and waits
+  // for them last first: each gets the message of its place, as MPI
+  // matches them (a pipelined step's receives complete at first read).
+  onEveryRank([](Communicator &comm, std::vector<std::string> &failures) {
+    if (comm.rank() == 0) {
+      for (int32_t value : {1, 2, 3})
+        comm.sendStart(&value, sizeof value, 3)->wait();
+    } else if (comm.rank() == 3) {
+      int32_t got[3] = {0, 0, 0};
+      std::vector<std::unique_ptr<PendingCollective>> receives;
+      for (int32_t &slot : got)
+        receives.push_back(comm.receiveStart(&slot, sizeof slot, 0));
+      for (int i = 2; i >= 0; --i)
+        receives[i]->wait();
+      if (got[0] != 1 || got[1] != 2 || got[2] != 3)
+        failures.push_back("received " + std::to_string(got[0]) + " " +
+                           std::to_string(got[1]) + " " +
+                           std::to_string(got[2]));
+    }
+  });
+}
+
 TEST(SimulatedCommunicator, AnAbortReleasesTheOtherRanks) {
   // Rank 0 stops before the all-reduce the others wait in: they return
   // (with zeros) rather than hang.

@@ -39,8 +39,8 @@ int64_t getPipelineRanks(func::FuncOp step);
 
 /// What the ranks at each coordinate along a pipelined step's pp axis run,
 /// in program order: the ops of their stages, the ops of no stage whose
-/// operands they hold, and every broadcast over pp (the root sends, the
-/// others receive). The reference executor's rule.
+/// operands they hold, and the broadcasts over pp they send or receive
+/// (every one without dtc.receivers). The reference executor's rule.
 std::vector<Schedule> pipelineRankOrders(func::FuncOp step);
 
 } // namespace mlir::dtc

@@ -195,6 +195,16 @@ public:
                  const std::vector<std::string> &axes, int64_t root);
   void sendRecv(const void *in, void *out, int64_t bytes, int64_t to,
                 int64_t from);
+  /// Point to point (a pipelined step's transfers between stages): start
+  /// sending `bytes` bytes at `data` to world rank `to`, or receiving them
+  /// from world rank `from` into `data`, and return at once; `data` stays
+  /// untouched (unread) until the handle is done. Between two ranks,
+  /// transfers arrive in the order they were started. The sender counts
+  /// the bytes (as send_recv).
+  std::unique_ptr<PendingCollective> sendStart(const void *data, int64_t bytes,
+                                               int64_t to);
+  std::unique_ptr<PendingCollective> receiveStart(void *data, int64_t bytes,
+                                                  int64_t from);
 
   const std::map<CollectiveKind, CollectiveCount> &counts() const {
     return traffic;
@@ -274,6 +284,11 @@ protected:
                       const std::vector<std::string> &axes, int64_t root);
   virtual void sendRecvBytes(const void *in, void *out, int64_t bytes,
                              int64_t to, int64_t from) = 0;
+  /// By default: an engine without them (fatal).
+  virtual std::unique_ptr<PendingCollective>
+  sendBytesStart(const void *data, int64_t bytes, int64_t to);
+  virtual std::unique_ptr<PendingCollective>
+  receiveBytesStart(void *data, int64_t bytes, int64_t from);
 
   void count(CollectiveKind kind, double busBytes);
 

@@ -18,6 +18,8 @@
 
 #include <mpi.h>
 
+#include <map>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -214,6 +216,25 @@ protected:
                                         waiting("broadcast", axes, bytes));
   }
 
+  // (Tag 1: a pipelined step's transfers, apart from send_recv's tag 0.)
+  std::unique_ptr<PendingCollective>
+  sendBytesStart(const void *data, int64_t bytes, int64_t to) override {
+    MPI_Request request;
+    MPI_Isend(data, checkedCount(bytes), MPI_BYTE, to, 1, MPI_COMM_WORLD,
+              &request);
+    return std::make_unique<MPIPending>(*this, request,
+                                        peerWaiting("send", to, bytes));
+  }
+
+  std::unique_ptr<PendingCollective>
+  receiveBytesStart(void *data, int64_t bytes, int64_t from) override {
+    MPI_Request request;
+    MPI_Irecv(data, checkedCount(bytes), MPI_BYTE, from, 1, MPI_COMM_WORLD,
+              &request);
+    return std::make_unique<MPIPending>(*this, request,
+                                        peerWaiting("receive", from, bytes));
+  }
+
   void sendRecvBytes(const void *in, void *out, int64_t bytes, int64_t to,
                      int64_t from) override {
     int count = checkedCount(bytes);
@@ -294,6 +315,14 @@ private:
     return Waiting{
         kind,  &it->first, &it->second.members, it->second.sequence++,
         bytes, reason};
+  }
+
+  /// A point-to-point transfer's, with `peer`.
+  Waiting peerWaiting(const char *kind, int64_t peer, int64_t bytes) {
+    static const std::string kPeers = "peers";
+    std::vector<int64_t> &members = peerMembers[peer];
+    members = {worldRank, peer};
+    return Waiting{kind, &kPeers, &members, -1, bytes, reason};
   }
 
   /// Tells every rank that asked where this one is: in `what`.
@@ -404,6 +433,8 @@ private:
   std::map<std::string, Group> groups;
   /// Rank-to-rank questions and answers about where each rank waits.
   MPI_Comm control;
+  /// The two ranks of each peer's transfers (what Waiting points to).
+  std::map<int64_t, std::vector<int64_t>> peerMembers;
   int64_t queries = 0;
 };
 

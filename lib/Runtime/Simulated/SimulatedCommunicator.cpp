@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -47,6 +48,38 @@ public:
     changed.notify_all();
   }
 
+  /// Point to point: the messages from `from` to `to` are numbered in the
+  /// order they are posted, and the receives in the order they are started
+  /// (as MPI matches them); a receive takes the message of its number.
+  void post(int64_t from, int64_t to, std::vector<char> bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    Pair &pair = pairs[{from, to}];
+    pair.mail[pair.posted++] = std::move(bytes);
+    changed.notify_all();
+  }
+  int64_t startReceive(int64_t from, int64_t to) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return pairs[{from, to}].started++;
+  }
+  bool hasMail(int64_t from, int64_t to, int64_t sequence) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return pairs[{from, to}].mail.count(sequence) > 0;
+  }
+  /// Waits for message `sequence` from `from` to `to`; false after an
+  /// abort.
+  bool take(int64_t from, int64_t to, int64_t sequence,
+            std::vector<char> &bytes) {
+    std::unique_lock<std::mutex> lock(mutex);
+    auto &mail = pairs[{from, to}].mail;
+    changed.wait(lock, [&] { return aborted || mail.count(sequence); });
+    auto it = mail.find(sequence);
+    if (it == mail.end())
+      return false;
+    bytes = std::move(it->second);
+    mail.erase(it);
+    return true;
+  }
+
 private:
   bool barrier() {
     std::unique_lock<std::mutex> lock(mutex);
@@ -69,6 +102,11 @@ private:
   std::vector<int64_t> targets;
   int64_t arrived = 0, passed = 0;
   bool aborted = false;
+  struct Pair {
+    int64_t posted = 0, started = 0;
+    std::map<int64_t, std::vector<char>> mail;
+  };
+  std::map<std::pair<int64_t, int64_t>, Pair> pairs;
 };
 
 namespace {
@@ -178,6 +216,38 @@ protected:
     std::vector<char> out = run(
         data, bytes, axes, [&](const Parts &group) { return *group[root]; });
     std::memcpy(data, out.data(), bytes);
+  }
+
+  std::unique_ptr<PendingCollective>
+  sendBytesStart(const void *data, int64_t bytes, int64_t to) override {
+    const char *first = static_cast<const char *>(data);
+    world->post(myRank, to, std::vector<char>(first, first + bytes));
+    return std::make_unique<CompletedCollective>();
+  }
+
+  std::unique_ptr<PendingCollective>
+  receiveBytesStart(void *data, int64_t bytes, int64_t from) override {
+    class Receive : public PendingCollective {
+    public:
+      Receive(SimulatedWorld &world, int64_t from, int64_t to, void *data,
+              int64_t bytes)
+          : world(world), from(from), to(to),
+            sequence(world.startReceive(from, to)), data(data), bytes(bytes) {}
+      bool test() override { return world.hasMail(from, to, sequence); }
+      void wait() override {
+        std::vector<char> received;
+        if (world.take(from, to, sequence, received))
+          std::memcpy(data, received.data(),
+                      std::min<int64_t>(bytes, received.size()));
+      }
+
+    private:
+      SimulatedWorld &world;
+      int64_t from, to, sequence;
+      void *data;
+      int64_t bytes;
+    };
+    return std::make_unique<Receive>(*world, from, myRank, data, bytes);
   }
 
   void sendRecvBytes(const void *in, void *out, int64_t bytes, int64_t to,

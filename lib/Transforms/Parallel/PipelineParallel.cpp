@@ -33,6 +33,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 
 namespace mlir::dtc {
 #define GEN_PASS_DEF_PIPELINEPARALLEL
@@ -376,11 +377,29 @@ public:
         if (remote.empty())
           continue;
         b.setInsertionPointAfter(op);
+        int64_t root = schedule.getRank(getStage(op));
         auto broadcast = CollectiveBroadcastOp::create(
             b, op->getLoc(), result, mesh, b.getStrArrayAttr({"pp"}),
-            b.getI64IntegerAttr(schedule.getRank(getStage(op))),
+            b.getI64IntegerAttr(root),
             b.getStringAttr("pipeline: stage " + std::to_string(getStage(op)) +
                             "'s value"));
+        // Point to point where only some other ranks' stages read it (not
+        // a result, not what every rank runs).
+        std::set<int64_t> receivers;
+        bool everyRank = false;
+        for (OpOperand *use : remote) {
+          int64_t stage = getStage(use->getOwner());
+          everyRank |=
+              stage == kEveryStage || isa<func::ReturnOp>(use->getOwner());
+          if (!everyRank)
+            receivers.insert(schedule.getRank(stage));
+        }
+        receivers.erase(root);
+        if (!everyRank &&
+            static_cast<int64_t>(receivers.size()) < schedule.ranks - 1)
+          broadcast->setAttr(kReceiversAttrName,
+                             b.getDenseI64ArrayAttr(SmallVector<int64_t>(
+                                 receivers.begin(), receivers.end())));
         for (OpOperand *use : remote)
           use->set(broadcast);
         broadcastsAfter[op].push_back(broadcast);

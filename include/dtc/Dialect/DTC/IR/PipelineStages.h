@@ -26,6 +26,10 @@ inline constexpr llvm::StringLiteral kMicrobatchAttrName = "dtc.microbatch";
 /// fragments on its stage it belongs to ("forward", "backward",
 /// "backward-input" or "backward-weight"), for measuring them at run time.
 inline constexpr llvm::StringLiteral kFragmentAttrName = "dtc.fragment";
+/// On a pp broadcast of a pipelined step: the pp coordinates that read its
+/// value, when not every other one does; only the root and they take part
+/// (the root sends to each, point to point).
+inline constexpr llvm::StringLiteral kReceiversAttrName = "dtc.receivers";
 /// On the step function: a dictionary with `axis` (the mesh axis of the
 /// stages), `stage_ranks` (per global stage, the coordinate along `axis`
 /// that runs it), `schedule`, `microbatches`, `virtual_stages`, and per
