@@ -146,8 +146,9 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
 
   // In the order the memory plan assumes: step-invariant values first. A
   // pipelined step: this rank runs the ops of its stages, those of no
-  // stage whose operands it holds and every pp broadcast (the ranks that
-  // do not send give zeros): pipelineRankOrders', as the report plans.
+  // stage whose operands it holds and the pp broadcasts it sends or
+  // receives (receivers pass zeros): pipelineRankOrders', as the report
+  // plans.
   std::vector<Operation *> order;
   std::string pipelineAxis; // (none: not pipelined)
   int64_t pipelineCoordinate = 0;

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 
 using namespace mlir::dtc;
 
@@ -85,8 +86,7 @@ std::string describePlanned(double plannedPeak) {
 /// ran per step, as its Communicator counted them; then one line per rank
 /// with its measured peak of intermediate memory, its tokens/s, and the
 /// communication no computation hid (where the engine counts it, else
-/// `exposedPerStep` is negative). Every rank runs the same program, so the
-/// counted kinds line up across ranks.
+/// `exposedPerStep` is negative).
 void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
                    double exposedPerStep, int64_t tokensPerStep,
                    int64_t peakBytes, int64_t plannedPeak, bool lead) {
@@ -94,9 +94,19 @@ void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
   std::vector<double> mine{secondsPerStep, static_cast<double>(peakBytes),
                            tokensPerStep / secondsPerStep, exposedPerStep,
                            static_cast<double>(plannedPeak)};
-  for (const auto &[kind, count] : counts) {
-    mine.push_back(static_cast<double>(count.calls) / steps);
-    mine.push_back(count.busBytes / steps);
+  // Every kind, in one layout on every rank (the ranks of a pipelined step
+  // run different collectives).
+  static constexpr CollectiveKind kinds[] = {
+      CollectiveKind::AllReduce,     CollectiveKind::AllGather,
+      CollectiveKind::ReduceScatter, CollectiveKind::AllToAll,
+      CollectiveKind::Broadcast,     CollectiveKind::SendRecv};
+  for (CollectiveKind kind : kinds) {
+    auto count = counts.find(kind);
+    mine.push_back(count == counts.end()
+                       ? 0.0
+                       : static_cast<double>(count->second.calls) / steps);
+    mine.push_back(count == counts.end() ? 0.0
+                                         : count->second.busBytes / steps);
   }
   Tensor row(DType::F64, {1, static_cast<int64_t>(mine.size())});
   row.floats() = mine;
@@ -107,12 +117,10 @@ void reportPerRank(Communicator &comm, int64_t steps, double secondsPerStep,
     const double *values = all.floats().data() + r * mine.size();
     std::printf("rank %lld per step: %.4f s", static_cast<long long>(r),
                 values[0]);
-    size_t i = 5;
-    for (const auto &entry : counts) {
-      std::printf(", %s %.0f calls, %.0f bus bytes",
-                  collectiveName(entry.first), values[i], values[i + 1]);
-      i += 2;
-    }
+    for (size_t k = 0, i = 5; k < std::size(kinds); ++k, i += 2)
+      if (values[i] > 0)
+        std::printf(", %s %.0f calls, %.0f bus bytes", collectiveName(kinds[k]),
+                    values[i], values[i + 1]);
     std::printf("\n");
   }
   for (int64_t r = 0, e = all.shape()[0]; r < e; ++r)
