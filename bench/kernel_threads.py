@@ -12,7 +12,6 @@ step (kernels, GEMMs, the step), so a busy moment of the machine moves one
 block, not the result. The two runs' losses must be bit-identical.
 """
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -20,21 +19,14 @@ import subprocess
 import sys
 import tempfile
 
+from generators import run_generator
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def make_model(directory):
-    spec = importlib.util.spec_from_file_location(
-        "tiny_transformer", os.path.join(ROOT, "examples/tiny_transformer/make_model.py"))
-    model = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(model)
-    model.VOCAB, model.DIM, model.HEADS, model.SEQ, model.BATCH = 4096, 256, 8, 128, 4
-    cwd = os.getcwd()
-    os.chdir(directory)
-    try:
-        model.main()
-    finally:
-        os.chdir(cwd)
+    run_generator(os.path.join(ROOT, "examples/tiny_transformer/make_model.py"), directory,
+                  VOCAB=4096, DIM=256, HEADS=8, SEQ=128, BATCH=4)
 
 
 def per_step(trace_path, steps):

@@ -22,13 +22,14 @@ Exits 1 when a check fails. Run with Debian's Python (/usr/bin/python3), on an o
 idle machine (the load average is printed).
 """
 import argparse
-import importlib.util
 import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
+
+from generators import run_generator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GENERATOR = os.path.join(ROOT, "test", "Integration", "Inputs", "pipeline", "make_models.py")
@@ -37,17 +38,9 @@ MPIRUN = os.path.join(ROOT, "test", "Utils", "mpirun.sh")
 
 def make_model(directory):
     """Writes DIRECTORY/gpt8/{model.onnx,batch/} at the bench's sizes."""
-    spec = importlib.util.spec_from_file_location("make_models", GENERATOR)
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
-    generator.VOCAB, generator.DIM, generator.HEADS = 256, 64, 4
-    generator.SEQ, generator.BATCH = 32, 16
-    cwd = os.getcwd()
-    os.chdir(directory)
-    try:
-        generator.main()
-    finally:
-        os.chdir(cwd)
+    run_generator(GENERATOR, directory,
+                  lambda gpt: gpt.write_fixture("gpt8", gpt.build_model(), gpt.VOCAB, gpt.SEQ),
+                  VOCAB=256, DIM=64, HEADS=4, SEQ=32, BATCH=16)
     return os.path.join(directory, "gpt8")
 
 

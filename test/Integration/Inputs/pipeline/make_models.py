@@ -87,11 +87,12 @@ def save_dir(path, tensors):
         np.save(os.path.join(path, name + ".npy"), tensor.detach().numpy())
 
 
-def write_fixture(out, model, vocab, seq, batch=BATCH):
-    """The batch, the initial parameters, the export and PyTorch's three
+def write_fixture(out, model, vocab, seq, batch=None):
+    """The batch (of BATCH sequences by default, read when called: a bench
+    sets the sizes), the initial parameters, the export and PyTorch's three
     AdamW steps of `model` into OUT/."""
     torch.manual_seed(3)
-    ids = torch.randint(0, vocab, (batch, seq))
+    ids = torch.randint(0, vocab, (batch or BATCH, seq))
     labels = torch.roll(ids, -1, dims=1)
     labels[:, -1] = -100
     labels[5, 2] = -100
