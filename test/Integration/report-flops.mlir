@@ -72,4 +72,15 @@
 // ROOF-NEXT: ok roofline step
 // ROOF-NEXT: 0 failed
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --device-spec tpu 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: error: unknown --device-spec 'tpu' (h100-80gb, h200-141gb, a100-80gb)
+// UNKNOWN: error: --device-spec: unknown device 'tpu' (h100-80gb, h200-141gb, a100-80gb)
+//
+// A device of the user's own, in an edited copy of data/devices.json: the
+// H100 entry renamed, its memory bandwidth 1 TB/s.
+// RUN: %python -c "import json, sys; d = json.load(open(sys.argv[1])); e = d['devices'][0]; e['name'] = 'my-gpu'; e['memory_bytes_per_second'] = 1e12; d['devices'] = [e]; json.dump(d, open(sys.argv[2], 'w'))" %S/../../data/devices.json %t/devices.json
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/gpt-mine --device-file %t/devices.json --device-spec my-gpu 2>/dev/null
+// RUN: %python %S/../Utils/check_flops.py %t/gpt-mine %S/../../examples/tiny_transformer/model.onnx --family gpt2 --peak-flops 67e12 --peak-flops-f64 34e12 --memory-bandwidth 1e12 | FileCheck %s --check-prefix=ROOF
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --device-file %t/devices.json 2>&1 | FileCheck %s --check-prefix=NOTINFILE
+// NOTINFILE: error: --device-spec: unknown device 'h100-80gb' (my-gpu in {{.*}}devices.json)
+// RUN: %python -c "import json, sys; d = json.load(open(sys.argv[1])); del d['devices'][1]['intra_node']; json.dump(d, open(sys.argv[2], 'w'))" %S/../../data/devices.json %t/broken.json
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --device-file %t/broken.json 2>&1 | FileCheck %s --check-prefix=BROKEN
+// BROKEN: error: --device-spec: {{.*}}broken.json: device 1 ('h200-141gb'): missing or malformed intra_node

@@ -238,7 +238,7 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
       "%.4g s\n",
       cost.total.flops(), cost.total.matmulFlops, cost.total.elementwiseFlops,
       cost.total.transcendentalFlops, static_cast<double>(cost.total.bytes()),
-      device.name.str().c_str(), time.seconds());
+      device.name.c_str(), time.seconds());
 
   llvm::json::Object flops = flopsObject(cost.total);
   llvm::json::Object bytes = bytesObject(cost.total);

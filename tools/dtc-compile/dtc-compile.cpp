@@ -136,11 +136,16 @@ static cl::opt<bool>
            cl::desc("Print the time of each compile phase and pass (the "
                     "import, every pass of the pipeline, the report and the "
                     "writing), as mlir-opt's --mlir-timing does"));
-static cl::opt<std::string>
-    deviceSpec("device-spec", cl::cat(categoryOutput), cl::init("h100-80gb"),
-               cl::value_desc("NAME"),
-               cl::desc("The device report.json's roofline estimate is for: "
-                        "h100-80gb, h200-141gb or a100-80gb"));
+static cl::opt<std::string> deviceSpec(
+    "device-spec", cl::cat(categoryOutput), cl::init("h100-80gb"),
+    cl::value_desc("NAME"),
+    cl::desc("The device report.json's roofline estimate is for: "
+             "h100-80gb, h200-141gb or a100-80gb (data/devices.json), "
+             "or a name of --device-file"));
+static cl::opt<std::string> deviceFile(
+    "device-file", cl::cat(categoryOutput), cl::value_desc("FILE"),
+    cl::desc("Devices in data/devices.json's format, instead of the built-in "
+             "ones"));
 // The dtc-training pipeline's options, as flags of the same names.
 #define DTC_TRAINING_OPTION(GROUP, TYPE, NAME, FLAG, HELP, ...)                \
   static cl::opt<TYPE> NAME##Flag(FLAG, cl::cat(category##GROUP),              \
@@ -271,13 +276,12 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: no output directory (-o DIR)\n";
     return 1;
   }
-  const DeviceSpec *device = lookupDeviceSpec(deviceSpec);
+  std::vector<DeviceSpec> fileSpecs;
+  std::string deviceError;
+  const DeviceSpec *device =
+      findDeviceSpec(deviceSpec, deviceFile, fileSpecs, deviceError);
   if (!device) {
-    llvm::errs() << "error: unknown --device-spec '" << deviceSpec << "' (";
-    llvm::interleave(
-        getDeviceSpecs(), llvm::errs(),
-        [](const DeviceSpec &spec) { llvm::errs() << spec.name; }, ", ");
-    llvm::errs() << ")\n";
+    llvm::errs() << "error: --device-spec: " << deviceError << "\n";
     return 1;
   }
 

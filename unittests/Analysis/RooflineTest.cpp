@@ -32,6 +32,46 @@ TEST(DeviceSpecTest, BuiltIns) {
   EXPECT_EQ(a100.peak(b.getF64Type()).vector, 9.7e12);
   EXPECT_EQ(a100.peak(b.getI64Type()).matmul, 19.5e12);
   EXPECT_EQ(lookupDeviceSpec("h200-141gb")->memoryBytesPerSecond, 4.8e12);
+  // What nvidia-smi reports for an H100 80GB: 81559 MiB.
+  EXPECT_EQ(lookupDeviceSpec("h100-80gb")->usableMemoryBytes,
+            81559LL * 1024 * 1024);
+}
+
+// A device file in data/devices.json's format: read whole, or an error
+// naming the entry and the field.
+TEST(DeviceSpecTest, Parse) {
+  const char *good = R"json({"devices": [{"name": "toy",
+    "peak_flops": {"f64": {"matmul": 1, "vector": 1},
+                   "f32": {"matmul": 2, "vector": 1},
+                   "bf16": {"matmul": 8, "vector": 1},
+                   "f16": {"matmul": 8, "vector": 1},
+                   "i8": {"matmul": 16, "vector": 1}},
+    "memory_bytes_per_second": 100, "memory_bytes": 1000,
+    "usable_memory_bytes": 1024, "matmul_efficiency": 0.5,
+    "memory_efficiency": 0.75, "devices_per_node": 4,
+    "intra_node": {"latency_seconds": 1, "bytes_per_second": 10},
+    "inter_node": {"latency_seconds": 2, "bytes_per_second": 5}}]})json";
+  std::vector<DeviceSpec> specs;
+  ASSERT_EQ(parseDeviceSpecs(good, "good.json", specs), "");
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(specs[0].name, "toy");
+  EXPECT_EQ(specs[0].bf16.matmul, 8);
+  EXPECT_EQ(specs[0].usableMemoryBytes, 1024);
+  EXPECT_EQ(specs[0].matmulEfficiency, 0.5);
+  EXPECT_EQ(specs[0].devicesPerNode, 4);
+  EXPECT_EQ(specs[0].interNode.seconds(10), 4);
+
+  std::string broken = good;
+  broken.replace(broken.find("\"usable_memory_bytes\""), 21,
+                 "\"usable_memory\"");
+  specs.clear();
+  EXPECT_EQ(parseDeviceSpecs(broken, "broken.json", specs),
+            "broken.json: device 0 ('toy'): missing or malformed "
+            "usable_memory_bytes");
+  specs.clear();
+  EXPECT_EQ(parseDeviceSpecs("[1]", "list.json", specs),
+            "list.json: no \"devices\" list");
+  EXPECT_NE(loadDeviceSpecs("/nonexistent/devices.json", specs), "");
 }
 
 const char *kOps = R"mlir(

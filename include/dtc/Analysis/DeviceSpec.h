@@ -4,8 +4,11 @@
 // estimate (Roofline.h) before anything runs: peak FLOP/s per element type
 // (tensor-core matmuls and other arithmetic apart), memory bandwidth and
 // capacity, and per link a latency (alpha) and a bandwidth (1/beta) for the
-// alpha-beta cost of a collective. Built-in entries carry public datasheet
-// figures; docs/CostModel.md lists them with their sources.
+// alpha-beta cost of a collective, and what dtc-plan needs beyond the
+// roofline: the memory a program can use and the fraction of the matmul
+// peak large GEMMs reach. The built-in entries are data/devices.json,
+// compiled in; a copy edited by the user is read with loadDeviceSpecs.
+// docs/CostModel.md lists the figures with their sources.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,9 @@
 #include "mlir/IR/Types.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
 
 namespace mlir::dtc {
 
@@ -39,11 +45,19 @@ struct PeakFlops {
 };
 
 struct DeviceSpec {
-  llvm::StringRef name;
-  llvm::StringRef description;
+  std::string name;
+  std::string description;
   PeakFlops f64, f32, bf16, f16, i8;
   double memoryBytesPerSecond = 0;
+  /// The datasheet's capacity.
   int64_t memoryBytes = 0;
+  /// What a program can allocate: the total the driver reports
+  /// (nvidia-smi), which for an "80 GB" part is more than 80 * 10^9 B.
+  int64_t usableMemoryBytes = 0;
+  /// The fraction of the matmul peak large GEMMs reach, and of the memory
+  /// bandwidth streaming kernels reach (dtc-plan's step times).
+  double matmulEfficiency = 1;
+  double memoryEfficiency = 1;
   /// Devices joined by `intraNode` links; groups spanning more go over
   /// `interNode`.
   int64_t devicesPerNode = 1;
@@ -54,10 +68,24 @@ struct DeviceSpec {
   const PeakFlops &peak(Type elementType) const;
 };
 
-/// The built-in devices.
+/// The built-in devices (data/devices.json).
 llvm::ArrayRef<DeviceSpec> getDeviceSpecs();
+/// Reads devices in data/devices.json's format from `path` into `specs`;
+/// an error naming the file and the entry, or "".
+std::string loadDeviceSpecs(llvm::StringRef path,
+                            std::vector<DeviceSpec> &specs);
+/// Parses `json` (named `source` in errors) into `specs`.
+std::string parseDeviceSpecs(llvm::StringRef json, llvm::StringRef source,
+                             std::vector<DeviceSpec> &specs);
 /// The built-in device named `name`, or null.
 const DeviceSpec *lookupDeviceSpec(llvm::StringRef name);
+/// The device named `name`: a built-in one, or, when `file` is not empty,
+/// one of the devices it lists (read into `storage`). Null, with `error`
+/// set, when the file does not read or has no such device (the error lists
+/// the names it has).
+const DeviceSpec *findDeviceSpec(llvm::StringRef name, llvm::StringRef file,
+                                 std::vector<DeviceSpec> &storage,
+                                 std::string &error);
 /// The device reports use unless told otherwise: "h100-80gb".
 const DeviceSpec &getDefaultDeviceSpec();
 
