@@ -173,7 +173,9 @@ namespace {
 /// action (the zero-bubble schedules).
 class GreedyBuilder {
 public:
-  GreedyBuilder(Schedule &schedule) : schedule(schedule) {}
+  GreedyBuilder(Schedule &schedule)
+      : schedule(schedule),
+        done(4 * schedule.getNumStages() * schedule.microbatches, kNotYet) {}
 
   void run() {
     int64_t stages = schedule.getNumStages(), m = schedule.microbatches;
@@ -187,7 +189,7 @@ public:
         if (!next)
           continue;
         schedule.actions[r].push_back(*next);
-        done[key(*next)] = time + 1;
+        done[index(*next)] = time + 1;
         freeAt[r] = time + 1;
         --remaining;
       }
@@ -195,20 +197,19 @@ public:
   }
 
 private:
-  using Key = std::tuple<int, int64_t, int64_t>;
-  static Key key(const Action &a) {
-    return {static_cast<int>(a.kind), a.stage, a.microbatch};
+  static constexpr int64_t kNotYet = -1;
+  /// Where `done` keeps `a`'s end.
+  size_t index(const Action &a) const {
+    return (static_cast<size_t>(a.kind) * schedule.getNumStages() + a.stage) *
+               schedule.microbatches +
+           a.microbatch;
   }
-  bool finished(ActionKind kind, int64_t stage, int64_t microbatch,
-                int64_t time) const {
-    auto it = done.find({static_cast<int>(kind), stage, microbatch});
-    return it != done.end() && it->second <= time;
-  }
-  bool started(const Action &a) const { return done.count(key(a)); }
+  bool started(const Action &a) const { return done[index(a)] != kNotYet; }
 
   bool ready(const Action &a, int64_t time) const {
     return llvm::all_of(getReads(schedule, a), [&](const Action &read) {
-      return finished(read.kind, read.stage, read.microbatch, time);
+      int64_t end = done[index(read)];
+      return end != kNotYet && end <= time;
     });
   }
 
@@ -283,7 +284,8 @@ private:
   }
 
   Schedule &schedule;
-  std::map<Key, int64_t> done;
+  /// Per action, the time it ends (kNotYet before it starts).
+  std::vector<int64_t> done;
 };
 } // namespace
 

@@ -88,47 +88,51 @@ Timeline mlir::dtc::pipeline::simulateSchedule(const Schedule &schedule,
   std::vector<size_t> next(p, 0);
   for (bool progress = true; progress;) {
     progress = false;
+    // Each rank runs its actions in order as far as their inputs have
+    // been computed (the times do not depend on the order ranks are
+    // visited in: an action starts when its rank is free and its inputs
+    // have arrived).
     for (int64_t r = 0; r < p; ++r) {
-      if (next[r] >= schedule.actions[r].size())
-        continue;
-      const Action &a = schedule.actions[r][next[r]];
-      std::vector<Action> reads = getReads(schedule, a);
-      double start = freeAt[r];
-      bool isReady = true;
-      for (const Action &read : reads) {
-        std::optional<double> at = arrival(a, read.kind, read.stage);
-        isReady &= at.has_value();
-        start = std::max(start, at.value_or(0));
+      while (next[r] < schedule.actions[r].size()) {
+        const Action &a = schedule.actions[r][next[r]];
+        std::vector<Action> reads = getReads(schedule, a);
+        double start = freeAt[r];
+        bool isReady = true;
+        for (const Action &read : reads) {
+          std::optional<double> at = arrival(a, read.kind, read.stage);
+          isReady &= at.has_value();
+          start = std::max(start, at.value_or(0));
+        }
+        if (!isReady)
+          break;
+        for (const Action &read : reads)
+          timeline.transfers += schedule.getRank(read.stage) != r;
+        double cost = getCost(costs, a), end = start + cost;
+        ends[key(a.kind, a.stage, a.microbatch)] = end;
+        timeline.ranks[r].push_back({a, start, end});
+        timeline.busy[r] += cost;
+        timeline.makespan = std::max(timeline.makespan, end);
+        // (An action with nothing to compute -- the first stage's input
+        // gradient under the zero-bubble schedules -- holds up nothing: its
+        // rank goes on, and what reads it waits for what it reads, as a
+        // runtime that has no ops to run for it behaves.)
+        if (cost > 0)
+          freeAt[r] = end;
+        if (a.kind == ActionKind::Forward)
+          held[r] += costs.activationBytes[a.stage];
+        timeline.peakActivationBytes[r] =
+            std::max(timeline.peakActivationBytes[r], held[r]);
+        if (a.kind == gradientKind)
+          held[r] -= costs.activationBytes[a.stage];
+        if (a.kind == ActionKind::BackwardInput)
+          ++deferred[r];
+        if (a.kind == ActionKind::BackwardWeight)
+          --deferred[r];
+        timeline.peakDeferredWeights[r] =
+            std::max(timeline.peakDeferredWeights[r], deferred[r]);
+        ++next[r];
+        progress = true;
       }
-      if (!isReady)
-        continue;
-      for (const Action &read : reads)
-        timeline.transfers += schedule.getRank(read.stage) != r;
-      double cost = getCost(costs, a), end = start + cost;
-      ends[key(a.kind, a.stage, a.microbatch)] = end;
-      timeline.ranks[r].push_back({a, start, end});
-      timeline.busy[r] += cost;
-      timeline.makespan = std::max(timeline.makespan, end);
-      // (An action with nothing to compute -- the first stage's input
-      // gradient under the zero-bubble schedules -- holds up nothing: its
-      // rank goes on, and what reads it waits for what it reads, as a
-      // runtime that has no ops to run for it behaves.)
-      if (cost > 0)
-        freeAt[r] = end;
-      if (a.kind == ActionKind::Forward)
-        held[r] += costs.activationBytes[a.stage];
-      timeline.peakActivationBytes[r] =
-          std::max(timeline.peakActivationBytes[r], held[r]);
-      if (a.kind == gradientKind)
-        held[r] -= costs.activationBytes[a.stage];
-      if (a.kind == ActionKind::BackwardInput)
-        ++deferred[r];
-      if (a.kind == ActionKind::BackwardWeight)
-        --deferred[r];
-      timeline.peakDeferredWeights[r] =
-          std::max(timeline.peakDeferredWeights[r], deferred[r]);
-      ++next[r];
-      progress = true;
     }
   }
   return timeline;
