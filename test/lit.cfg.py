@@ -51,6 +51,7 @@ tools = [
     ToolSubst("dtc-run", unresolved="fatal"),
     ToolSubst("dtc-launch", unresolved="fatal"),
     ToolSubst("dtc-translate", unresolved="fatal"),
+    ToolSubst("dtc-plan", unresolved="fatal"),
     ToolSubst("dtc-compile", unresolved="fatal",
               extra_args=["--target", dtc_target]),
 ]

@@ -419,6 +419,20 @@ mlir::dtc::tensorParallelSeeds(func::FuncOp func, int64_t tp,
   return seeds;
 }
 
+FailureOr<SmallVector<TensorParallelSplit>>
+mlir::dtc::getTensorParallelSplits(func::FuncOp func, int64_t tp,
+                                   TPStrategy strategy,
+                                   StringRef shardingSpec) {
+  FailureOr<SmallVector<SplitArgument>> seeds =
+      tensorParallelSeeds(func, tp, strategy, shardingSpec);
+  if (failed(seeds))
+    return failure();
+  SmallVector<TensorParallelSplit> splits;
+  for (const SplitArgument &seed : *seeds)
+    splits.push_back({seed.index, seed.dim});
+  return splits;
+}
+
 mlir::dtc::ResultSplits::ResultSplits(func::FuncOp func,
                                       ArrayRef<SplitArgument> seeds)
     : func(func) {

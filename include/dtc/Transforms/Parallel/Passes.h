@@ -11,6 +11,7 @@
 
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Transforms/Options.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -18,6 +19,21 @@ namespace mlir::dtc {
 
 #define GEN_PASS_DECL
 #include "dtc/Transforms/Parallel/Passes.h.inc"
+
+/// A parameter tensor parallelism splits: argument `argument` along
+/// dimension `dim`.
+struct TensorParallelSplit {
+  unsigned argument;
+  int64_t dim;
+};
+
+/// The parameter layouts dtc-tensor-parallel would give the global step
+/// `func` over `tp` ranks (the Megatron matcher's under
+/// TPStrategy::Megatron, then `shardingSpec`'s), without partitioning: what
+/// dtc-plan sizes each rank's parameters by.
+FailureOr<SmallVector<TensorParallelSplit>>
+getTensorParallelSplits(func::FuncOp func, int64_t tp, TPStrategy strategy,
+                        StringRef shardingSpec);
 
 /// Registers the parallelism passes (for dtc-opt).
 void registerParallelPasses();

@@ -1,0 +1,161 @@
+//===- Planner.h - what a model needs on a cluster --------------*- C++ -*-===//
+//
+// dtc-plan's model: one analysis of the global training step (the model's
+// parameters with their tensor-parallel layouts, its transformer layers,
+// FLOPs, roofline times and saved activations; ModelAnatomy), from which
+// every configuration (dp, tp, pp, ZeRO stage, recomputation, microbatches,
+// pipeline schedule; PlanConfig) is evaluated analytically: the bytes a
+// rank holds, the bytes it communicates per axis and the step time
+// (PlanEstimate). docs/Planner.md gives the formulas and what is estimated
+// rather than exact.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_PLANNER_PLANNER_H
+#define DTC_PLANNER_PLANNER_H
+
+#include "dtc/Analysis/DeviceSpec.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir::dtc {
+
+/// One trained parameter of the global step.
+struct PlannedParameter {
+  std::string name;
+  std::vector<int64_t> shape;
+  /// Bytes per element of the parameter, its gradient, its f32 master copy
+  /// (0 without one) and the rest of its optimizer state (AdamW: 8).
+  int64_t paramBytes = 0, gradBytes = 0, masterBytes = 0, stateBytes = 0;
+  /// Its transformer layer, or kBeforeLayers (the embedding: the first
+  /// pipeline stage) or kAfterLayers (the final norm, the head: the last).
+  int64_t layer = 0;
+
+  int64_t getNumElements() const;
+};
+inline constexpr int64_t kBeforeLayers = -1, kAfterLayers = -2;
+
+/// What the planner knows of a model, from its global step.
+struct ModelAnatomy {
+  std::vector<PlannedParameter> parameters;
+  /// Optimizer state of no parameter (AdamW's step counter).
+  int64_t stepStateBytes = 0;
+  int64_t layers = 0;
+  /// The global batch: rows and tokens per row.
+  int64_t batch = 0, sequence = 0;
+  /// The width of the residual stream between layers and its element type's
+  /// bytes: what a pipeline stage sends and tensor parallelism gathers.
+  int64_t hidden = 0, activationBytes = 0;
+  /// Forward and backward matmul FLOPs of the whole step: the model FLOPs
+  /// utilization is measured against them. The forward's alone: what full
+  /// recomputation adds.
+  double modelFlops = 0, forwardFlops = 0;
+  /// Roofline seconds on the device (at its achievable rates) of the whole
+  /// batch on one device: one layer's forward and the rest's (embedding,
+  /// final norm, head, loss); backward over forward.
+  double layerForwardSeconds = 0, outerForwardSeconds = 0;
+  double backwardRatio = 2;
+  /// Bytes of the whole batch: one layer's saved activations, and the
+  /// activation peak less every layer's (the logits and the loss).
+  int64_t savedBytesPerLayer = 0, outerActivationBytes = 0;
+  /// Per tensor-parallel degree the planner may use: per parameter the
+  /// dimension tp splits, or -1. Degrees tp cannot use are absent.
+  std::map<int64_t, std::vector<int64_t>> tensorParallelDims;
+
+  int64_t getNumParameters() const;
+};
+
+/// Builds the anatomy of `globalStep` (the dtc-training pipeline's global
+/// half: with its gradients, without the optimizer) and `singleDevice` (the
+/// same step with its optimizer, for one device), for `device` and the
+/// tensor-parallel degrees of `tpDegrees`. Fails with an error on the step.
+FailureOr<ModelAnatomy> analyzeModel(func::FuncOp globalStep,
+                                     func::FuncOp singleDevice,
+                                     const DeviceSpec &device,
+                                     llvm::ArrayRef<int64_t> tpDegrees);
+
+/// One way to train the model.
+struct PlanConfig {
+  int64_t dp = 1, tp = 1, pp = 1;
+  int64_t zero = 0;
+  /// Microbatches per step (gradient accumulation without pp).
+  int64_t microbatches = 1;
+  /// With pp > 1: gpipe, 1f1b, interleaved, zb-h1 or zbv; chunks per rank
+  /// (interleaved).
+  std::string schedule = "1f1b";
+  int64_t virtualStages = 1;
+  /// Recompute every layer's forward in its backward (--remat full).
+  bool fullRemat = false;
+  /// Layers per pipeline stage (global stages: pp times chunks per rank).
+  std::vector<int64_t> split;
+
+  int64_t getNumRanks() const { return dp * tp * pp; }
+  /// The dtc-compile flags that compile it.
+  std::string getFlags(llvm::StringRef precision) const;
+};
+
+/// Bytes one rank holds.
+struct PlanMemory {
+  int64_t parameters = 0, gradients = 0, masterWeights = 0, optimizerState = 0;
+  /// Estimated: saved activations of the microbatches in flight, and the
+  /// working set of one layer's backward (or the head's and the loss's).
+  int64_t activations = 0;
+
+  int64_t getStateBytes() const {
+    return parameters + gradients + masterWeights + optimizerState;
+  }
+  int64_t total() const { return getStateBytes() + activations; }
+};
+
+/// A configuration's predicted figures, per rank and step.
+struct PlanEstimate {
+  PlanConfig config;
+  /// The pp rank that holds the most.
+  PlanMemory memory;
+  int64_t ppRank = 0;
+  /// Bus bytes per rank per step by axis.
+  double tpBusBytes = 0, dpBusBytes = 0, ppBytes = 0;
+  /// Seconds: the step; computing (forward, backward, recomputation);
+  /// tensor-parallel collectives (exposed: they sit between the ops that
+  /// need them); the data-parallel reduction left after the backward
+  /// overlaps it; the optimizer; pipeline idle time (bubble).
+  double stepSeconds = 0, computeSeconds = 0, tpSeconds = 0, dpSeconds = 0,
+         optimizerSeconds = 0, bubbleFraction = 0;
+  /// Model FLOPs utilization (recomputation excluded) and hardware FLOPs
+  /// utilization (included), of the device's peak.
+  double mfu = 0, hfu = 0;
+  bool fits = false;
+};
+
+/// The planner's search space and limits.
+struct PlanRequest {
+  int64_t gpus = 8;
+  int64_t gpusPerNode = 8;
+  /// Kept free of each device's usable memory for fragmentation,
+  /// workspaces and communication buffers.
+  double marginFraction = 0.05;
+  /// Tensor parallelism stays within a node unless allowed.
+  bool tpAcrossNodes = false;
+};
+
+/// Evaluates `config` for `model` on `device` (its usable memory less the
+/// margin decides `fits`).
+PlanEstimate evaluatePlan(const ModelAnatomy &model, const PlanConfig &config,
+                          const DeviceSpec &device, const PlanRequest &request);
+
+/// Every configuration of `request.gpus` devices the model can take, best
+/// predicted MFU first, those that fit before those that do not.
+std::vector<PlanEstimate> searchPlans(const ModelAnatomy &model,
+                                      const DeviceSpec &device,
+                                      const PlanRequest &request);
+
+/// Layers per stage for `stages` stages that balance forward and backward
+/// time (the last stage also runs the head and the loss).
+std::vector<int64_t> balanceLayers(const ModelAnatomy &model, int64_t stages);
+
+} // namespace mlir::dtc
+
+#endif // DTC_PLANNER_PLANNER_H

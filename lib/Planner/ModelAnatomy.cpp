@@ -1,0 +1,228 @@
+//===- ModelAnatomy.cpp - what the planner knows of a model ---------------===//
+//
+// One analysis of the global step: the parameters (bytes per element of
+// each kind of state, their transformer layer, their tensor-parallel
+// layout per degree), the layers, the FLOPs, one layer's and the rest's
+// roofline time and saved activations. Configurations are then evaluated
+// from these figures alone (PlanSearch.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Planner/Planner.h"
+
+#include "dtc/Analysis/Liveness.h"
+#include "dtc/Analysis/Phases.h"
+#include "dtc/Analysis/Roofline.h"
+#include "dtc/Analysis/StepCost.h"
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
+#include "dtc/Transforms/Parallel/Passes.h"
+#include "dtc/Transforms/Remat/Passes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+int64_t PlannedParameter::getNumElements() const {
+  return std::accumulate(shape.begin(), shape.end(), int64_t(1),
+                         std::multiplies<int64_t>());
+}
+
+int64_t ModelAnatomy::getNumParameters() const {
+  int64_t n = 0;
+  for (const PlannedParameter &p : parameters)
+    n += p.getNumElements();
+  return n;
+}
+
+static int64_t elementBytes(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return tensorByteSize(RankedTensorType::get({}, tensor.getElementType()));
+}
+
+/// A unit is a transformer layer when its module path ends in an index
+/// ("layers.3", "h.0"), as the importer names them.
+static bool isLayerUnit(StringRef unit) {
+  size_t dot = unit.rfind('.');
+  return dot != StringRef::npos && dot + 1 < unit.size() &&
+         llvm::all_of(unit.substr(dot + 1), llvm::isDigit);
+}
+
+FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
+                                                func::FuncOp singleDevice,
+                                                const DeviceSpec &device,
+                                                ArrayRef<int64_t> tpDegrees) {
+  ModelAnatomy model;
+  FailureOr<TrainingStep> global = TrainingStep::get(globalStep);
+  FailureOr<TrainingStep> single = TrainingStep::get(singleDevice);
+  if (failed(global) || failed(single))
+    return failure();
+
+  // The forward in program order, its attention ops the layers.
+  llvm::DenseMap<Operation *, StepPhase> phases =
+      classifyStepPhases(globalStep);
+  Schedule order = programOrder(globalStep.getBody().front());
+  llvm::DenseMap<Operation *, int64_t> position;
+  SmallVector<int64_t> attentions;
+  for (auto [i, entry] : llvm::enumerate(order)) {
+    position[entry.op] = i;
+    if (isa<AttentionOp>(entry.op) &&
+        phases.lookup(entry.op) == StepPhase::Forward)
+      attentions.push_back(i);
+  }
+  model.layers = attentions.size();
+  if (model.layers == 0)
+    return globalStep.emitError(
+        "dtc-plan: the model has no attention op: the planner plans "
+        "transformer models, whose layers it can split between stages");
+
+  // Parameters, their layer by their module (dtc.unit), numbered in the
+  // order the forward reads them.
+  llvm::StringMap<int64_t> layerOfUnit;
+  std::vector<std::pair<int64_t, std::string>> firstRead;
+  for (const TrainingStep::Parameter &param : global->getParameters()) {
+    if (!param.trainable || !param.gradient)
+      continue;
+    int64_t first = order.size();
+    for (Operation *user : globalStep.getArgument(param.argument).getUsers())
+      if (auto it = position.find(user); it != position.end())
+        first = std::min(first, it->second);
+    auto unit =
+        globalStep.getArgAttrOfType<StringAttr>(param.argument, kUnitAttrName);
+    if (unit && isLayerUnit(unit.getValue()))
+      firstRead.push_back({first, unit.str()});
+  }
+  llvm::sort(firstRead);
+  for (auto &[first, unit] : firstRead)
+    if (!layerOfUnit.count(unit))
+      layerOfUnit[unit] = layerOfUnit.size();
+  if (static_cast<int64_t>(layerOfUnit.size()) != model.layers)
+    return globalStep.emitError("dtc-plan: the model has ")
+           << model.layers << " attention ops but " << layerOfUnit.size()
+           << " layer modules (initializers named '<path>.<index>.'): the "
+              "planner needs each layer's parameters to split the layers "
+              "between pipeline stages";
+
+  for (const TrainingStep::Parameter &param : global->getParameters()) {
+    if (!param.trainable || !param.gradient)
+      continue;
+    PlannedParameter planned;
+    planned.name = param.name.str();
+    Type type = globalStep.getArgument(param.argument).getType();
+    auto tensor = cast<RankedTensorType>(type);
+    planned.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+    planned.paramBytes = elementBytes(type);
+    planned.gradBytes =
+        elementBytes(globalStep.getResultTypes()[*param.gradient]);
+    if (const TrainingStep::Parameter *withState =
+            single->getParameter(param.name))
+      for (auto [kind, argument] : withState->state)
+        (kind == StateKind::Master ? planned.masterBytes
+                                   : planned.stateBytes) +=
+            elementBytes(singleDevice.getArgument(argument).getType());
+    auto unit =
+        globalStep.getArgAttrOfType<StringAttr>(param.argument, kUnitAttrName);
+    if (unit && layerOfUnit.count(unit.getValue())) {
+      planned.layer = layerOfUnit.lookup(unit.getValue());
+    } else {
+      // Before the layers (an embedding) or after them (the head): where
+      // the forward first reads it.
+      int64_t first = order.size();
+      for (Operation *user : globalStep.getArgument(param.argument).getUsers())
+        if (auto it = position.find(user); it != position.end())
+          first = std::min(first, it->second);
+      planned.layer = first < attentions.front() ? kBeforeLayers : kAfterLayers;
+    }
+    model.parameters.push_back(std::move(planned));
+  }
+  for (const TrainingStep::State &state : single->getStates())
+    if (state.getParam().empty())
+      model.stepStateBytes +=
+          tensorByteSize(singleDevice.getArgument(state.argument).getType());
+
+  // The batch and the residual stream (what an attention block returns,
+  // all heads together).
+  for (unsigned input : global->getInputs()) {
+    auto type =
+        dyn_cast<RankedTensorType>(globalStep.getArgument(input).getType());
+    if (type && type.getRank() >= 2) {
+      model.batch = type.getDimSize(0);
+      model.sequence = type.getDimSize(1);
+      break;
+    }
+  }
+  auto attentionType = cast<RankedTensorType>(
+      order[attentions.front()].op->getResult(0).getType());
+  if (attentionType.getRank() != 4 || model.batch <= 0)
+    return globalStep.emitError("dtc-plan: expected a [batch, sequence] "
+                                "input and [batch, heads, sequence, "
+                                "head size] attention");
+  model.hidden = attentionType.getDimSize(1) * attentionType.getDimSize(3);
+  model.activationBytes = elementBytes(attentionType);
+
+  // FLOPs and times. The times at the device's achievable rates.
+  StepCost cost = analyzeCost(globalStep);
+  model.modelFlops = cost.phase(StepPhase::Forward).matmulFlops +
+                     cost.phase(StepPhase::Backward).matmulFlops;
+  model.forwardFlops = cost.phase(StepPhase::Forward).matmulFlops;
+  DeviceSpec achievable = device;
+  for (PeakFlops *peak : {&achievable.f64, &achievable.f32, &achievable.bf16,
+                          &achievable.f16, &achievable.i8})
+    peak->matmul *= device.matmulEfficiency;
+  achievable.memoryBytesPerSecond *= device.memoryEfficiency;
+  double forward = 0, backward = 0, layersSpan = 0;
+  for (auto [i, entry] : llvm::enumerate(order)) {
+    if (entry.stepInvariant || isa<CollectiveOpInterface>(entry.op))
+      continue;
+    double seconds = getRooflineTime(entry.op, achievable).seconds();
+    StepPhase phase = phases.lookup(entry.op);
+    if (phase == StepPhase::Forward) {
+      forward += seconds;
+      if (static_cast<int64_t>(i) >= attentions.front() &&
+          static_cast<int64_t>(i) < attentions.back())
+        layersSpan += seconds;
+    } else if (phase == StepPhase::Backward) {
+      backward += seconds;
+    }
+  }
+  // Layer 0's attention to layer L-1's spans L-1 whole layers.
+  model.layerForwardSeconds =
+      model.layers > 1 ? layersSpan / (model.layers - 1) : forward / 2;
+  model.outerForwardSeconds =
+      std::max(0.0, forward - model.layers * model.layerForwardSeconds);
+  model.backwardRatio = forward > 0 ? backward / forward : 2;
+
+  // Activations: what a layer keeps for its backward, and the rest of the
+  // single-device peak.
+  std::vector<int64_t> saved = savedBytesPerTransformerUnit(singleDevice);
+  if (!saved.empty())
+    model.savedBytesPerLayer = *llvm::max_element(saved);
+  model.outerActivationBytes =
+      std::max<int64_t>(0, activationPeak(singleDevice) -
+                               model.layers * model.savedBytesPerLayer);
+
+  // Tensor-parallel layouts, per degree (quietly: a degree the model does
+  // not take is left out).
+  for (int64_t tp : tpDegrees) {
+    std::vector<int64_t> dims(model.parameters.size(), -1);
+    if (tp > 1) {
+      ScopedDiagnosticHandler quiet(globalStep.getContext(),
+                                    [](Diagnostic &) { return success(); });
+      FailureOr<SmallVector<TensorParallelSplit>> splits =
+          getTensorParallelSplits(globalStep, tp, TPStrategy::Megatron, "");
+      if (failed(splits) || splits->empty())
+        continue;
+      llvm::StringMap<int64_t> byName;
+      for (const TensorParallelSplit &split : *splits)
+        byName[getArgumentName(globalStep, split.argument)] = split.dim;
+      for (auto [i, param] : llvm::enumerate(model.parameters))
+        if (auto it = byName.find(param.name); it != byName.end())
+          dims[i] = it->second;
+    }
+    model.tensorParallelDims[tp] = std::move(dims);
+  }
+  return model;
+}

@@ -1,0 +1,454 @@
+//===- PlanSearch.cpp - configurations, evaluated and ranked --------------===//
+//
+// A configuration's memory per rank, communication per axis and step time
+// from the model's anatomy alone (docs/Planner.md). The persistent state
+// follows dtc's own rules exactly (tensor parallelism's layouts, ZeRO's
+// shards and padding); activations and times are estimates: per-layer
+// figures scaled by the microbatch and the tensor-parallel degree, the
+// pipeline timed by the schedule simulator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Planner/Planner.h"
+
+#include "dtc/Transforms/Pipeline/Schedule.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::dtc;
+namespace pp = mlir::dtc::pipeline;
+
+std::string PlanConfig::getFlags(StringRef precision) const {
+  std::string mesh;
+  for (auto [axis, size] :
+       {std::pair<const char *, int64_t>{"pp", pp}, {"dp", dp}, {"tp", tp}})
+    if (size > 1)
+      mesh += (mesh.empty() ? "" : ",") + std::string(axis) + "=" +
+              std::to_string(size);
+  std::string flags = "--precision " + precision.str();
+  if (!mesh.empty())
+    flags += " --mesh " + mesh;
+  if (tp > 1)
+    flags += " --sequence-parallel";
+  if (zero > 0)
+    flags += " --zero " + std::to_string(zero);
+  if (pp > 1) {
+    flags += " --microbatches " + std::to_string(microbatches) +
+             " --pipeline-schedule " + schedule;
+    if (schedule == "interleaved")
+      flags += " --virtual-stages " + std::to_string(virtualStages);
+    flags += " --pipeline-split ";
+    for (auto [i, n] : llvm::enumerate(split))
+      flags += (i ? "," : "") + std::to_string(n);
+  } else if (microbatches > 1) {
+    flags += " --grad-accum " + std::to_string(microbatches);
+  }
+  if (fullRemat)
+    flags += " --remat full";
+  return flags;
+}
+
+std::vector<int64_t> mlir::dtc::balanceLayers(const ModelAnatomy &model,
+                                              int64_t stages) {
+  int64_t layers = model.layers;
+  if (stages <= 1)
+    return {layers};
+  double layer = std::max(model.layerForwardSeconds, 1e-30);
+  double outer = model.outerForwardSeconds;
+  // At most `most` layers on each stage but the last, which takes the rest
+  // (at least one) beside the head: the `most` with the fastest slowest
+  // stage.
+  int64_t best = -1, bestLast = 0;
+  double bestTime = 0;
+  for (int64_t most = 1; most <= layers; ++most) {
+    int64_t last = std::max<int64_t>(1, layers - (stages - 1) * most);
+    int64_t rest = layers - last;
+    if (rest < stages - 1 || rest > (stages - 1) * most)
+      continue;
+    double time = std::max(most * layer, last * layer + outer);
+    if (best < 0 || time < bestTime) {
+      best = most;
+      bestLast = last;
+      bestTime = time;
+    }
+  }
+  if (best < 0)
+    return {};
+  // The other layers as evenly as they go, the extra ones on later stages
+  // (the first stage keeps the most microbatches in flight).
+  std::vector<int64_t> counts(stages);
+  int64_t rest = layers - bestLast, others = stages - 1;
+  for (int64_t k = 0; k < others; ++k)
+    counts[k] = rest / others + (k >= others - rest % others ? 1 : 0);
+  counts.back() = bestLast;
+  return counts;
+}
+
+namespace {
+
+/// A group of `size` ranks `stride` apart stays within a node when it
+/// spans no more than one node's devices (ranks in pp, dp, tp order).
+const LinkSpec &linkOf(const DeviceSpec &device, const PlanRequest &request,
+                       int64_t stride, int64_t size) {
+  return (size - 1) * stride < request.gpusPerNode ? device.intraNode
+                                                   : device.interNode;
+}
+
+/// Elements of a rank's part of `shape` split along `dim` over `tp` ranks
+/// (a dimension tp does not divide is padded, as the vocabulary is).
+std::vector<int64_t> localShape(const PlannedParameter &param, int64_t dim,
+                                int64_t tp) {
+  std::vector<int64_t> shape = param.shape;
+  if (dim >= 0)
+    shape[dim] = (shape[dim] + tp - 1) / tp;
+  return shape;
+}
+
+int64_t product(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// ZeRO's shard of a rank's `shape` over `dp` ranks (Zero.cpp's rule): the
+/// first dimension dp divides that tp does not split, else one it splits,
+/// else the first dimension padded to a multiple of dp (when tp does not
+/// split it), else the whole. Returns {shard elements, padded elements}.
+std::pair<int64_t, int64_t> zeroShard(const std::vector<int64_t> &shape,
+                                      int64_t tpDim, int64_t dp) {
+  int64_t n = product(shape);
+  if (dp <= 1)
+    return {n, n};
+  for (bool split : {false, true})
+    for (int64_t d = 0, r = shape.size(); d < r; ++d)
+      if ((d == tpDim) == split && shape[d] % dp == 0)
+        return {n / dp, n};
+  if (!shape.empty() && tpDim != 0) {
+    int64_t rows = (shape[0] + dp - 1) / dp;
+    int64_t shard = rows * (n / shape[0]);
+    return {shard, shard * dp};
+  }
+  return {n, n};
+}
+
+} // namespace
+
+namespace {
+/// Built schedules by (kind, ranks, microbatches, chunks): the search
+/// evaluates many configurations of one pipeline shape, and building a
+/// zero-bubble schedule costs more than evaluating it.
+using ScheduleCache =
+    std::map<std::tuple<std::string, int64_t, int64_t, int64_t>,
+             std::optional<pp::Schedule>>;
+
+/// `config`'s schedule, or null where its kind does not take its shape.
+const pp::Schedule *getSchedule(const PlanConfig &config,
+                                ScheduleCache &cache) {
+  auto key = std::make_tuple(config.schedule, config.pp, config.microbatches,
+                             config.virtualStages);
+  auto [it, inserted] = cache.try_emplace(key);
+  if (inserted) {
+    pp::Schedule schedule;
+    std::optional<pp::ScheduleKind> kind =
+        pp::parseScheduleKind(config.schedule);
+    if (kind && pp::buildSchedule(*kind, config.pp, config.microbatches,
+                                  config.virtualStages, schedule)
+                    .empty())
+      it->second = std::move(schedule);
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
+                      const DeviceSpec &device, const PlanRequest &request,
+                      ScheduleCache &cache) {
+  PlanEstimate estimate;
+  estimate.config = config;
+  const int64_t dp = config.dp, tp = config.tp, P = config.pp,
+                M = config.microbatches;
+  const std::vector<int64_t> &tpDims = model.tensorParallelDims.at(tp);
+
+  // The pipeline: which rank holds each global stage, and its layers.
+  const pp::Schedule *built = nullptr;
+  int64_t stages = 1;
+  std::vector<int64_t> split = {model.layers};
+  if (P > 1) {
+    built = getSchedule(config, cache);
+    if (!built)
+      return estimate; // no step time: the caller skips it
+    stages = built->getNumStages();
+    split = config.split;
+  }
+  static const pp::Schedule kNoPipeline;
+  const pp::Schedule &schedule = built ? *built : kNoPipeline;
+  auto rankOfStage = [&](int64_t stage) {
+    return P > 1 ? schedule.getRank(stage) : 0;
+  };
+  std::vector<int64_t> stageOfLayer;
+  for (auto [k, n] : llvm::enumerate(split))
+    stageOfLayer.insert(stageOfLayer.end(), n, k);
+
+  // Persistent state per pp rank, exactly as dtc lays it out.
+  std::vector<PlanMemory> memory(P);
+  std::vector<int64_t> gradientElements(P), paramElements(P);
+  std::vector<int64_t> largestLayerBytes(P), paramBytesOf(P);
+  std::vector<int64_t> layerBytes(model.layers);
+  for (auto [i, param] : llvm::enumerate(model.parameters)) {
+    std::vector<int64_t> shape = localShape(param, tpDims[i], tp);
+    int64_t n = product(shape);
+    auto [shard, padded] = zeroShard(shape, tpDims[i], dp);
+    int64_t rank = param.layer == kBeforeLayers ? rankOfStage(0)
+                   : param.layer == kAfterLayers
+                       ? rankOfStage(stages - 1)
+                       : rankOfStage(stageOfLayer[param.layer]);
+    PlanMemory &m = memory[rank];
+    int z = config.zero;
+    m.parameters += (z >= 3 ? shard : n) * param.paramBytes;
+    m.gradients += (z >= 2 ? shard : z == 1 ? padded : n) * param.gradBytes;
+    m.masterWeights += (z >= 1 ? shard : n) * param.masterBytes;
+    m.optimizerState += (z >= 1 ? shard : n) * param.stateBytes;
+    gradientElements[rank] += n;
+    paramBytesOf[rank] += n * param.paramBytes;
+    paramElements[rank] += n;
+    if (param.layer >= 0)
+      layerBytes[param.layer] += n * param.paramBytes;
+  }
+  for (int64_t l = 0; l < model.layers; ++l) {
+    int64_t rank = rankOfStage(stageOfLayer[l]);
+    largestLayerBytes[rank] = std::max(largestLayerBytes[rank], layerBytes[l]);
+  }
+  for (PlanMemory &m : memory)
+    m.optimizerState += model.stepStateBytes;
+
+  // Per microbatch: rows, the residual stream's bytes, scaled costs.
+  double fraction = 1.0 / (dp * M);
+  double rows = static_cast<double>(model.batch) * fraction;
+  double stream = rows * model.sequence * model.hidden * model.activationBytes;
+  const LinkSpec &tpLink = linkOf(device, request, 1, tp);
+  const LinkSpec &dpLink = linkOf(device, request, tp, dp);
+  const LinkSpec &ppLink = linkOf(device, request, tp * dp, P);
+  // Tensor parallelism with sequence parallelism: per layer, the forward
+  // gathers the sequence before the attention and the MLP and
+  // reduce-scatters after them, the backward the reverse, a recomputed
+  // forward again; the head gathers once each way.
+  double tpCall = tp > 1 ? (tp - 1.0) / tp * stream : 0;
+  double tpCallSeconds = tp > 1 ? tpLink.seconds(tpCall) : 0;
+  int64_t layerCalls = config.fullRemat ? 12 : 8;
+  double layerForward = model.layerForwardSeconds * fraction / tp;
+  double outerForward = model.outerForwardSeconds * fraction / tp;
+  double ratio = model.backwardRatio;
+
+  pp::FragmentCosts costs;
+  std::vector<double> stageCompute(stages), stageBackward(stages);
+  std::vector<double> stageSaved(stages);
+  double perLayerSaved =
+      config.fullRemat ? stream / tp
+                       : model.savedBytesPerLayer * (rows / model.batch) / tp;
+  for (int64_t k = 0; k < stages; ++k) {
+    int64_t n = split[k];
+    bool last = k == stages - 1;
+    double forward = n * layerForward + (last ? outerForward : 0);
+    double backward =
+        forward * ratio + (config.fullRemat ? n * layerForward : 0);
+    double tpForward = (n * 4 + (last ? 1 : 0)) * tpCallSeconds;
+    double tpBackward = (n * (layerCalls - 4) + (last ? 1 : 0)) * tpCallSeconds;
+    costs.forward.push_back(forward + tpForward);
+    // The weight gradients: half the backward's FLOPs, no communication.
+    costs.backwardInput.push_back(backward / 2 + tpBackward);
+    costs.backwardWeight.push_back(backward / 2);
+    costs.activationBytes.push_back(n * perLayerSaved);
+    stageCompute[k] = forward + backward;
+    stageBackward[k] = backward;
+    stageSaved[k] = n * perLayerSaved;
+  }
+  costs.transfer = P > 1 ? ppLink.seconds(stream / tp) : 0;
+
+  // The pipeline (or the microbatches one after another), per rank.
+  std::vector<double> busy(P, 0), inFlight(P, 0), backwardOne(P, 0);
+  double pipelineSeconds = 0;
+  if (P > 1) {
+    pp::Timeline timeline = pp::simulateSchedule(schedule, costs);
+    pipelineSeconds = timeline.makespan;
+    estimate.bubbleFraction = timeline.getMaxBubbleFraction();
+    inFlight = timeline.peakActivationBytes;
+    estimate.ppBytes = 2.0 * M * stream / tp;
+  } else {
+    pipelineSeconds = M * (costs.forward[0] + costs.backwardInput[0] +
+                           costs.backwardWeight[0]);
+    inFlight[0] = stageSaved[0];
+  }
+  for (int64_t k = 0; k < stages; ++k) {
+    busy[rankOfStage(k)] += M * stageCompute[k];
+    backwardOne[rankOfStage(k)] += stageBackward[k];
+  }
+
+  // Activations per rank: the microbatches in flight, the working set of
+  // one layer's backward (the head's and the loss's on the last stage),
+  // ZeRO-3's gathered layers, bf16's f32 gradient accumulator.
+  int64_t lastRank = rankOfStage(stages - 1);
+  for (int64_t r = 0; r < P; ++r) {
+    double working =
+        model.savedBytesPerLayer * (rows / model.batch) / tp +
+        (r == lastRank ? model.outerActivationBytes * (rows / model.batch) / tp
+                       : 0);
+    // ZeRO-3 gathers a layer for the forward and again for the backward;
+    // under accumulation each gathered copy serves every microbatch, so
+    // all of them live from the first microbatch to the last.
+    double gathered = 0;
+    if (config.zero == 3)
+      gathered = 2.0 * (M > 1 ? paramBytesOf[r] : largestLayerBytes[r]);
+    double accumulator = 0;
+    if (M > 1 && model.parameters.front().gradBytes < 4)
+      accumulator = 4.0 * gradientElements[r] / (config.zero >= 2 ? dp : 1);
+    memory[r].activations = static_cast<int64_t>(
+        std::llround(inFlight[r] + working + gathered + accumulator));
+  }
+  int64_t worst = 0;
+  for (int64_t r = 1; r < P; ++r)
+    if (memory[r].total() > memory[worst].total())
+      worst = r;
+  estimate.memory = memory[worst];
+  estimate.ppRank = worst;
+
+  // Data parallelism: the gradients reduced over dp (reduce-scattered per
+  // microbatch under ZeRO-2/3), the parameters gathered (ZeRO-3: for the
+  // forward and again for the backward), overlapped with the backward.
+  double dpSeconds = 0, window = 0;
+  int64_t slowest = 0;
+  for (int64_t r = 1; r < P; ++r)
+    if (busy[r] > busy[slowest])
+      slowest = r;
+  if (dp > 1) {
+    double share = (dp - 1.0) / dp;
+    double gradBytes = gradientElements[slowest] *
+                       static_cast<double>(model.parameters.front().gradBytes);
+    double paramBytes =
+        paramElements[slowest] *
+        static_cast<double>(model.parameters.front().paramBytes);
+    double bus = 0;
+    if (config.zero <= 1)
+      bus = 2 * share * gradBytes;
+    else
+      bus = M * share * gradBytes +
+            (config.zero == 3 ? 2 : 1) * share * paramBytes;
+    estimate.dpBusBytes = bus;
+    dpSeconds = dpLink.seconds(bus);
+    window = backwardOne[slowest] * (config.zero >= 2 ? M : 1);
+  }
+  estimate.dpSeconds = std::max(0.0, dpSeconds - window);
+  for (int64_t k = 0; k < stages; ++k) {
+    if (rankOfStage(k) != slowest)
+      continue;
+    double calls = M * (split[k] * layerCalls + (k == stages - 1 ? 2 : 0));
+    estimate.tpSeconds += calls * tpCallSeconds;
+    estimate.tpBusBytes += calls * tpCall;
+  }
+
+  // The optimizer reads each gradient and reads and writes the rest of
+  // the state once.
+  const PlanMemory &m = memory[slowest];
+  estimate.optimizerSeconds =
+      (m.gradients +
+       2.0 * (m.parameters + m.masterWeights + m.optimizerState)) /
+      (device.memoryBytesPerSecond * device.memoryEfficiency);
+
+  estimate.computeSeconds = busy[slowest];
+  estimate.stepSeconds =
+      pipelineSeconds + estimate.dpSeconds + estimate.optimizerSeconds;
+  double peak = (model.activationBytes <= 2 ? device.bf16 : device.f32).matmul;
+  double capacity = estimate.stepSeconds * config.getNumRanks() * peak;
+  estimate.mfu = model.modelFlops / capacity;
+  estimate.hfu =
+      (model.modelFlops + (config.fullRemat ? model.forwardFlops : 0)) /
+      capacity;
+  double usable = device.usableMemoryBytes * (1 - request.marginFraction);
+  estimate.fits = estimate.memory.total() <= usable;
+  return estimate;
+}
+} // namespace
+
+PlanEstimate mlir::dtc::evaluatePlan(const ModelAnatomy &model,
+                                     const PlanConfig &config,
+                                     const DeviceSpec &device,
+                                     const PlanRequest &request) {
+  ScheduleCache cache;
+  return evaluate(model, config, device, request, cache);
+}
+
+std::vector<PlanEstimate> mlir::dtc::searchPlans(const ModelAnatomy &model,
+                                                 const DeviceSpec &device,
+                                                 const PlanRequest &request) {
+  std::vector<PlanEstimate> plans;
+  ScheduleCache cache;
+  int64_t gpus = request.gpus;
+  for (const auto &[tp, dims] : model.tensorParallelDims) {
+    if (gpus % tp || (!request.tpAcrossNodes && tp > request.gpusPerNode))
+      continue;
+    for (int64_t P = 1; P <= gpus / tp && P <= model.layers; ++P) {
+      if ((gpus / tp) % P)
+        continue;
+      int64_t dp = gpus / tp / P;
+      if (model.batch % dp)
+        continue;
+      int64_t rows = model.batch / dp;
+      for (int64_t size = 1; size <= rows; size *= 2) {
+        if (rows % size)
+          continue;
+        int64_t M = rows / size;
+        // A pipeline needs a microbatch per stage; beyond eight per stage
+        // the bubble hardly shrinks and the simulation only takes longer.
+        if (P > 1 && (M < P || M > 8 * P))
+          continue;
+        std::vector<int64_t> zeros = {0};
+        if (dp > 1)
+          zeros = P > 1 ? std::vector<int64_t>{0, 1}
+                        : std::vector<int64_t>{0, 1, 2, 3};
+        std::vector<std::pair<std::string, int64_t>> schedules = {{"", 1}};
+        if (P > 1) {
+          schedules = {{"1f1b", 1}, {"gpipe", 1}, {"zb-h1", 1}};
+          if (model.layers >= 2 * P && M % P == 0) {
+            schedules.push_back({"interleaved", 2});
+            schedules.push_back({"zbv", 2});
+          }
+        }
+        for (int64_t zero : zeros)
+          for (bool remat : {false, true})
+            for (auto &[name, chunks] : schedules) {
+              PlanConfig config;
+              config.dp = dp;
+              config.tp = tp;
+              config.pp = P;
+              config.zero = zero;
+              config.microbatches = M;
+              config.fullRemat = remat;
+              if (P > 1) {
+                config.schedule = name;
+                config.virtualStages = chunks;
+                config.split = balanceLayers(model, P * chunks);
+                if (config.split.empty())
+                  continue;
+              }
+              PlanEstimate estimate =
+                  evaluate(model, config, device, request, cache);
+              if (estimate.stepSeconds > 0)
+                plans.push_back(std::move(estimate));
+            }
+      }
+    }
+  }
+  std::stable_sort(plans.begin(), plans.end(),
+                   [](const PlanEstimate &a, const PlanEstimate &b) {
+                     if (a.fits != b.fits)
+                       return a.fits;
+                     if (a.fits)
+                       return a.mfu > b.mfu;
+                     return a.memory.total() < b.memory.total();
+                   });
+  return plans;
+}

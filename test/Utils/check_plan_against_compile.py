@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Compiles each configuration of a dtc-plan --json file with dtc-compile
+(the flags the planner printed) and compares the planner's memory per rank
+with report.json: parameters, gradients, master weights and optimizer state
+must be equal to the byte; the estimated activations within --tolerance of
+the compiled activation peak.
+
+usage: check_plan_against_compile.py PLAN.json MODEL.onnx OUTDIR [--tolerance 0.1] -- DTC_COMPILE [ARGS...]
+Prints one line per configuration; exits 1 on any difference.
+"""
+import argparse
+import json
+import subprocess
+import sys
+
+STATE = ["parameters", "gradients", "master_weights", "optimizer_state"]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("plan")
+    parser.add_argument("model")
+    parser.add_argument("out")
+    parser.add_argument("--tolerance", type=float, default=0.1)
+    argv = sys.argv[1:]
+    if "--" not in argv:
+        sys.exit("usage: ... -- DTC_COMPILE [ARGS...]")
+    args = parser.parse_args(argv[:argv.index("--")])
+    compiler = argv[argv.index("--") + 1:]
+    plans = json.load(open(args.plan))["plans"]
+    if not plans:
+        sys.exit("no configurations in " + args.plan)
+    failed = False
+    for i, plan in enumerate(plans):
+        out = f"{args.out}/{i}"
+        command = [*compiler, args.model, "--shapes-only", *plan["flags"].split(), "-o", out]
+        subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
+        report = json.load(open(out + "/report.json"))["memory_bytes_per_rank"]
+        mine = plan["memory_bytes_per_rank"]
+        state = [k for k in STATE if mine[k] != report[k]]
+        estimate, peak = mine["activations_estimated"], report["activation_peak"]
+        error = abs(estimate - peak) / peak
+        ok = not state and error <= args.tolerance
+        failed |= not ok
+        print(f"{plan['flags']}: state {'equal' if not state else 'DIFFERS in ' + ','.join(state)}"
+              f"; activations {estimate} estimated, {peak} compiled "
+              f"({100 * error:.1f}%{'' if error <= args.tolerance else ', TOO FAR'})")
+        for k in state:
+            print(f"  {k}: planned {mine[k]}, compiled {report[k]}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

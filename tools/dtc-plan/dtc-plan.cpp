@@ -1,0 +1,479 @@
+//===- dtc-plan.cpp - what a model needs on a cluster ---------------------===//
+//
+//   dtc-plan MODEL.onnx --gpus N [--gpu h100-80gb] [--gpus-per-node 8]
+//            [--precision bf16] [--top K] [--explain --mesh ... --zero S]
+//
+// Builds the model's global training step once, from its shapes alone,
+// and evaluates every configuration of N devices from it (lib/Planner):
+// the memory per rank, the communication per axis, the step time and the
+// model FLOPs utilization; prints the best, each as the dtc-compile flags
+// that compile it. docs/Planner.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Dialect/DTC/IR/DTCDialect.h"
+#include "dtc/Import/ONNX/ONNXImporter.h"
+#include "dtc/Planner/Planner.h"
+#include "dtc/Transforms/Passes.h"
+#include "dtc/Transforms/Pipeline/Schedule.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::dtc;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory categoryPlan("Planning options");
+static cl::OptionCategory categoryExplain(
+    "--explain: one configuration, spelled as dtc-compile spells it");
+
+static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
+                                      cl::Required, cl::cat(categoryPlan));
+static cl::opt<int64_t> gpus("gpus", cl::cat(categoryPlan), cl::init(8),
+                             cl::desc("Devices to plan for"));
+static cl::opt<std::string>
+    gpuName("gpu", cl::cat(categoryPlan), cl::init("h100-80gb"),
+            cl::value_desc("NAME"),
+            cl::desc("The device: a name of data/devices.json (h100-80gb, "
+                     "h200-141gb, a100-80gb) or of --device-file"));
+static cl::opt<std::string>
+    deviceFile("device-file", cl::cat(categoryPlan), cl::value_desc("FILE"),
+               cl::desc("Devices in data/devices.json's format, instead of "
+                        "the built-in ones"));
+static cl::opt<int64_t>
+    gpusPerNode("gpus-per-node", cl::cat(categoryPlan), cl::init(0),
+                cl::desc("Devices joined by the intra-node links (default: the "
+                         "device's devices_per_node)"));
+static cl::list<std::string>
+    inputShapes("input-shape", cl::cat(categoryPlan),
+                cl::desc("Shape of a graph input, NAME=DxDx... (the global "
+                         "batch: rows x sequence)"));
+static cl::opt<std::string>
+    precision("precision", cl::cat(categoryPlan), cl::init("bf16"),
+              cl::desc("Number format of the step: fp32, bf16 or fp16"));
+static cl::opt<int64_t>
+    top("top", cl::cat(categoryPlan), cl::init(3),
+        cl::desc("Configurations to print (the best of each distinct "
+                 "(tp, pp, dp))"));
+static cl::opt<double>
+    margin("margin", cl::cat(categoryPlan), cl::init(0.05),
+           cl::desc("Fraction of each device's usable memory kept free "
+                    "(fragmentation, workspaces, communication buffers)"));
+static cl::opt<std::string>
+    jsonOut("json", cl::cat(categoryPlan), cl::value_desc("FILE"),
+            cl::desc("Also write the printed configurations as JSON"));
+
+static cl::opt<bool>
+    explain("explain", cl::cat(categoryExplain),
+            cl::desc("Explain one configuration's memory (the flags below) "
+                     "instead of searching"));
+static cl::opt<std::string> mesh("mesh", cl::cat(categoryExplain),
+                                 cl::desc("pp=P,dp=D,tp=T (any of them)"));
+static cl::opt<int64_t> zero("zero", cl::cat(categoryExplain), cl::init(0),
+                             cl::desc("ZeRO stage"));
+static cl::opt<int64_t>
+    microbatches("microbatches", cl::cat(categoryExplain), cl::init(1),
+                 cl::desc("Microbatches per step (--grad-accum without pp)"));
+static cl::alias gradAccum("grad-accum", cl::aliasopt(microbatches),
+                           cl::desc("Alias of --microbatches"));
+static cl::opt<std::string>
+    pipelineSchedule("pipeline-schedule", cl::cat(categoryExplain),
+                     cl::init("1f1b"),
+                     cl::desc("gpipe, 1f1b, interleaved, zb-h1 or zbv"));
+static cl::opt<int64_t>
+    virtualStages("virtual-stages", cl::cat(categoryExplain), cl::init(0),
+                  cl::desc("Chunks per rank (interleaved)"));
+static cl::opt<std::string> remat("remat", cl::cat(categoryExplain),
+                                  cl::init("none"), cl::desc("none or full"));
+
+static double gigabytes(double bytes) { return bytes / 1e9; }
+
+static std::string describe(const PlanConfig &c) {
+  std::string text = llvm::formatv("tp={0} pp={1} dp={2}", c.tp, c.pp, c.dp);
+  text += llvm::formatv(", ZeRO-{0}, {1} microbatch{2}", c.zero, c.microbatches,
+                        c.microbatches > 1 ? "es" : "");
+  if (c.pp > 1)
+    text += ", " + c.schedule +
+            (c.schedule == "interleaved"
+                 ? " (" + std::to_string(c.virtualStages) + " chunks)"
+                 : "");
+  if (c.fullRemat)
+    text += ", full recomputation";
+  return text;
+}
+
+static void printMemory(const PlanEstimate &e, double usable) {
+  const PlanMemory &m = e.memory;
+  llvm::outs() << llvm::formatv(
+      "    memory per rank{0}: parameters {1:f2} GB, gradients {2:f2} GB, "
+      "master weights {3:f2} GB, optimizer state {4:f2} GB, activations "
+      "{5:f2} GB (estimated): {6:f2} GB of {7:f2} GB usable\n",
+      e.config.pp > 1 ? " (pp rank " + std::to_string(e.ppRank) + ")" : "",
+      gigabytes(m.parameters), gigabytes(m.gradients),
+      gigabytes(m.masterWeights), gigabytes(m.optimizerState),
+      gigabytes(m.activations), gigabytes(m.total()), gigabytes(usable));
+}
+
+static void printPlan(const PlanEstimate &e, double usable, int64_t index) {
+  llvm::outs() << llvm::formatv("{0}. {1}\n", index, describe(e.config));
+  llvm::outs() << llvm::formatv(
+      "    predicted step {0:f3} s, MFU {1:f1}% (HFU {2:f1}%); compute "
+      "{3:f3} s, tensor-parallel collectives {4:f3} s, data-parallel "
+      "reduction left after the backward {5:f3} s, optimizer {6:f3} s, "
+      "bubble {7:f1}%\n",
+      e.stepSeconds, 100 * e.mfu, 100 * e.hfu, e.computeSeconds, e.tpSeconds,
+      e.dpSeconds, e.optimizerSeconds, 100 * e.bubbleFraction);
+  printMemory(e, usable);
+  llvm::outs() << llvm::formatv(
+      "    communication per rank per step: tp {0:f2} GB, dp {1:f2} GB, pp "
+      "{2:f2} GB (bus bytes)\n",
+      gigabytes(e.tpBusBytes), gigabytes(e.dpBusBytes), gigabytes(e.ppBytes));
+  llvm::outs() << "    dtc-compile " << modelPath << " --shapes-only "
+               << e.config.getFlags(precision) << " -o OUT\n";
+}
+
+static llvm::json::Object toJSON(const PlanEstimate &e) {
+  const PlanMemory &m = e.memory;
+  const PlanConfig &c = e.config;
+  return llvm::json::Object{
+      {"tp", c.tp},
+      {"pp", c.pp},
+      {"dp", c.dp},
+      {"zero", c.zero},
+      {"microbatches", c.microbatches},
+      {"schedule", c.pp > 1 ? c.schedule : ""},
+      {"remat", c.fullRemat ? "full" : "none"},
+      {"flags", c.getFlags(precision)},
+      {"fits", e.fits},
+      {"pp_rank", e.ppRank},
+      {"memory_bytes_per_rank",
+       llvm::json::Object{{"parameters", m.parameters},
+                          {"gradients", m.gradients},
+                          {"master_weights", m.masterWeights},
+                          {"optimizer_state", m.optimizerState},
+                          {"activations_estimated", m.activations}}},
+      {"bus_bytes_per_step", llvm::json::Object{{"tp", e.tpBusBytes},
+                                                {"dp", e.dpBusBytes},
+                                                {"pp", e.ppBytes}}},
+      {"step_seconds", e.stepSeconds},
+      {"mfu", e.mfu},
+      {"hfu", e.hfu},
+      {"bubble", e.bubbleFraction}};
+}
+
+/// The whole model's training state before any sharding, as the ZeRO paper
+/// counts it.
+static void printAnatomy(const ModelAnatomy &model) {
+  double weights = 0, grads = 0, master = 0, state = 0;
+  for (const PlannedParameter &p : model.parameters) {
+    double n = p.getNumElements();
+    weights += n * p.paramBytes;
+    grads += n * p.gradBytes;
+    master += n * p.masterBytes;
+    state += n * p.stateBytes;
+  }
+  state += model.stepStateBytes;
+  llvm::outs() << llvm::formatv(
+      "dtc-plan: {0:f2}B parameters in {1} transformer layers; batch {2} x "
+      "{3} tokens\n",
+      model.getNumParameters() / 1e9, model.layers, model.batch,
+      model.sequence);
+  llvm::outs() << llvm::formatv(
+      "dtc-plan: training state before sharding: weights {0:f1} GB, "
+      "gradients {1:f1} GB, optimizer state {2:f1} GB (master weights "
+      "{3:f1} GB, moments {4:f1} GB: {5} bytes per parameter): {6:f2} TB\n",
+      gigabytes(weights), gigabytes(grads), gigabytes(master + state),
+      gigabytes(master), gigabytes(state),
+      std::llround((master + state) / model.getNumParameters()),
+      (weights + grads + master + state) / 1e12);
+}
+
+/// What would fit when nothing does: more devices (the fewest, in whole
+/// nodes), or the optimizer state in host memory.
+static void suggest(const ModelAnatomy &model, const DeviceSpec &device,
+                    const PlanRequest &request, double usable) {
+  // The training state alone, spread over every device (ZeRO-3), bounds
+  // the count from below.
+  double state = model.stepStateBytes;
+  for (const PlannedParameter &p : model.parameters)
+    state += p.getNumElements() *
+             double(p.paramBytes + p.gradBytes + p.masterBytes + p.stateBytes);
+  int64_t node = request.gpusPerNode;
+  int64_t least = std::max<int64_t>(
+      request.gpus + 1, static_cast<int64_t>(std::ceil(state / usable)));
+  least = (least + node - 1) / node * node;
+  llvm::outs() << llvm::formatv(
+      "dtc-plan: the training state alone ({0:f2} TB) needs {1} devices "
+      "under ZeRO-3 ({2} in whole nodes of {3}) before activations\n",
+      state / 1e12, static_cast<int64_t>(std::ceil(state / usable)), least,
+      node);
+  for (int64_t more = least; more <= 64 * least; more += node) {
+    PlanRequest larger = request;
+    larger.gpus = more;
+    std::vector<PlanEstimate> plans = searchPlans(model, device, larger);
+    if (!plans.empty() && plans.front().fits) {
+      llvm::outs() << llvm::formatv(
+          "dtc-plan: what would fit: {0} devices (the fewest in whole "
+          "nodes of {1}), best:\n",
+          more, request.gpusPerNode);
+      printPlan(plans.front(), usable, 1);
+      break;
+    }
+  }
+  // Offloading: master weights and moments on the host, ZeRO-3 shards of
+  // weights and gradients on the devices.
+  double host = model.stepStateBytes;
+  for (const PlannedParameter &p : model.parameters)
+    host += p.getNumElements() * double(p.masterBytes + p.stateBytes);
+  std::vector<PlanEstimate> plans = searchPlans(model, device, request);
+  const PlanEstimate *best = nullptr;
+  for (const PlanEstimate &e : plans) {
+    double onDevice =
+        e.memory.total() - e.memory.masterWeights - e.memory.optimizerState;
+    if (onDevice <= usable &&
+        (!best ||
+         e.memory.total() - e.memory.masterWeights - e.memory.optimizerState <
+             best->memory.total() - best->memory.masterWeights -
+                 best->memory.optimizerState))
+      best = &e;
+  }
+  if (best)
+    llvm::outs() << llvm::formatv(
+        "dtc-plan: or offload the optimizer state ({0:f2} TB of host memory "
+        "in all, {1:f1} GB per device's host share) and keep {2:f2} GB per "
+        "device ({3}); dtc does not offload yet\n",
+        host / 1e12, gigabytes(host / request.gpus),
+        gigabytes(best->memory.total() - best->memory.masterWeights -
+                  best->memory.optimizerState),
+        describe(best->config));
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions({&categoryPlan, &categoryExplain});
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "dtc-plan: what a model needs on a cluster\n\n"
+      "Builds the model's training step once from its shapes (weights may be\n"
+      "absent) and evaluates every configuration of --gpus devices: data,\n"
+      "tensor (with sequence) and pipeline parallelism, ZeRO stage, full\n"
+      "recomputation, microbatches, pipeline schedule. Prints the best by\n"
+      "predicted model FLOPs utilization with their memory per rank,\n"
+      "communication and step time, each as dtc-compile flags; or, with\n"
+      "--explain, one configuration's memory anatomy. docs/Planner.md.\n");
+  auto start = std::chrono::steady_clock::now();
+
+  std::vector<DeviceSpec> fileSpecs;
+  std::string deviceError;
+  const DeviceSpec *device =
+      findDeviceSpec(gpuName, deviceFile, fileSpecs, deviceError);
+  if (!device) {
+    llvm::errs() << "error: --gpu: " << deviceError << "\n";
+    return 1;
+  }
+  if (gpus < 1) {
+    llvm::errs() << "error: --gpus must be 1 or more\n";
+    return 1;
+  }
+  PlanRequest request;
+  request.gpus = gpus;
+  request.gpusPerNode =
+      gpusPerNode > 0 ? gpusPerNode.getValue() : device->devicesPerNode;
+  request.marginFraction = margin;
+  if (margin < 0 || margin >= 1) {
+    llvm::errs() << "error: --margin must be in [0, 1)\n";
+    return 1;
+  }
+  std::optional<Precision> chosen =
+      llvm::StringSwitch<std::optional<Precision>>(precision)
+          .Case("fp32", Precision::FP32)
+          .Case("bf16", Precision::BF16)
+          .Case("fp16", Precision::FP16)
+          .Default(std::nullopt);
+  if (!chosen) {
+    llvm::errs() << "error: unknown --precision '" << precision
+                 << "' (fp32, bf16, fp16)\n";
+    return 1;
+  }
+
+  // The explained configuration, checked before the slow part.
+  PlanConfig config;
+  if (explain) {
+    for (StringRef axis : llvm::split(StringRef(mesh), ',')) {
+      if (axis.empty())
+        continue;
+      auto [name, size] = axis.split('=');
+      int64_t n = 0;
+      if (size.getAsInteger(10, n) || n < 1 ||
+          (name != "dp" && name != "tp" && name != "pp")) {
+        llvm::errs() << "error: --mesh: '" << axis
+                     << "' is not dp=N, tp=N or pp=N (the planner does not "
+                        "plan cp or ep yet)\n";
+        return 1;
+      }
+      (name == "dp" ? config.dp : name == "tp" ? config.tp : config.pp) = n;
+    }
+    config.zero = zero;
+    config.microbatches = microbatches;
+    config.schedule = pipelineSchedule;
+    config.virtualStages = virtualStages > 0
+                               ? virtualStages.getValue()
+                               : (pipelineSchedule == "zbv" ? 2 : 1);
+    if (remat != "none" && remat != "full") {
+      llvm::errs() << "error: --remat: the planner knows none and full\n";
+      return 1;
+    }
+    config.fullRemat = remat == "full";
+    // The devices are the mesh's.
+    if (gpus.getNumOccurrences() && gpus != config.getNumRanks()) {
+      llvm::errs() << "error: --explain: --mesh " << mesh << " has "
+                   << config.getNumRanks() << " ranks, --gpus says " << gpus
+                   << "\n";
+      return 1;
+    }
+    request.gpus = config.getNumRanks();
+    if (zero < 0 || zero > 3 || (zero > 0 && config.dp < 2)) {
+      llvm::errs() << "error: --zero " << zero
+                   << ": a stage 0 to 3, above 0 with a dp axis of 2 or more\n";
+      return 1;
+    }
+  }
+
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  context.printOpOnDiagnostic(false);
+  ONNXImportOptions importOptions;
+  if (std::string error =
+          parseInputShapes(inputShapes, importOptions.inputShapes);
+      !error.empty()) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  importOptions.shapesOnly = true;
+  importOptions.training = true;
+  llvm::errs() << "dtc-plan: importing " << modelPath << "\n";
+  OwningOpRef<ModuleOp> module =
+      importONNXModel(&context, modelPath, importOptions);
+  if (!module)
+    return 1;
+  TrainingPipelineOptions options;
+  options.precision = *chosen;
+  options.optimizer = OptimizerKind::AdamW;
+  PassManager global(&context);
+  buildGlobalStepPipeline(global, options);
+  if (failed(global.run(*module)))
+    return 1;
+  OwningOpRef<ModuleOp> single(cast<ModuleOp>((*module)->clone()));
+  PassManager rank(&context);
+  buildRankProgramPipeline(rank, options);
+  if (failed(rank.run(*single)))
+    return 1;
+  std::vector<int64_t> degrees;
+  // Tensor parallelism within a node (what would fit, when nothing does,
+  // may need more devices than --gpus).
+  for (int64_t tp = 1; tp <= request.gpusPerNode; tp *= 2)
+    degrees.push_back(tp);
+  if (explain && !llvm::is_contained(degrees, config.tp))
+    degrees.push_back(config.tp);
+  FailureOr<ModelAnatomy> model =
+      analyzeModel(*module->getOps<func::FuncOp>().begin(),
+                   *single->getOps<func::FuncOp>().begin(), *device, degrees);
+  if (failed(model))
+    return 1;
+  printAnatomy(*model);
+  double usable = device->usableMemoryBytes * (1 - request.marginFraction);
+  llvm::outs() << llvm::formatv(
+      "dtc-plan: {0} x {1}: {2:f2} GB usable per device ({3:f2} GB as the "
+      "driver reports it, less a {4:f0}% margin)\n",
+      request.gpus, device->name, gigabytes(usable),
+      gigabytes(device->usableMemoryBytes), 100 * request.marginFraction);
+
+  llvm::json::Array printed;
+  if (explain) {
+    if (!model->tensorParallelDims.count(config.tp)) {
+      llvm::errs() << "error: tp=" << config.tp
+                   << ": the Megatron matcher finds no layout for this "
+                      "model over that many ranks\n";
+      return 1;
+    }
+    if (config.pp > 1) {
+      pipeline::Schedule schedule;
+      std::optional<pipeline::ScheduleKind> kind =
+          pipeline::parseScheduleKind(config.schedule);
+      std::string error =
+          kind ? pipeline::buildSchedule(*kind, config.pp, config.microbatches,
+                                         config.virtualStages, schedule)
+               : "unknown --pipeline-schedule '" + config.schedule +
+                     "' (gpipe, 1f1b, interleaved, zb-h1, zbv)";
+      if (!error.empty()) {
+        llvm::errs() << "error: " << error << "\n";
+        return 1;
+      }
+    }
+    config.split = balanceLayers(*model, config.pp * config.virtualStages);
+    PlanEstimate e = evaluatePlan(*model, config, *device, request);
+    printPlan(e, usable, 1);
+    llvm::outs() << (e.fits ? "dtc-plan: it fits\n"
+                            : "dtc-plan: it does not fit\n");
+    if (!e.fits)
+      suggest(*model, *device, request, usable);
+    printed.push_back(toJSON(e));
+  } else {
+    std::vector<PlanEstimate> plans = searchPlans(*model, *device, request);
+    int64_t fitting =
+        llvm::count_if(plans, [](const PlanEstimate &e) { return e.fits; });
+    llvm::outs() << llvm::formatv(
+        "dtc-plan: {0} configurations evaluated, {1} fit\n", plans.size(),
+        fitting);
+    if (fitting == 0) {
+      if (!plans.empty()) {
+        llvm::outs() << "dtc-plan: nothing fits; the least memory per rank:\n";
+        printPlan(plans.front(), usable, 1);
+        printed.push_back(toJSON(plans.front()));
+      }
+      suggest(*model, *device, request, usable);
+    } else {
+      std::set<std::tuple<int64_t, int64_t, int64_t>> shown;
+      for (const PlanEstimate &e : plans) {
+        if (!e.fits || static_cast<int64_t>(shown.size()) >= top)
+          break;
+        if (!shown.insert({e.config.tp, e.config.pp, e.config.dp}).second)
+          continue;
+        printPlan(e, usable, shown.size());
+        printed.push_back(toJSON(e));
+      }
+    }
+  }
+  if (!jsonOut.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(jsonOut, ec);
+    if (ec) {
+      llvm::errs() << "error: cannot write '" << jsonOut
+                   << "': " << ec.message() << "\n";
+      return 1;
+    }
+    os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                     {"device", device->name},
+                                     {"gpus", request.gpus},
+                                     {"parameters", model->getNumParameters()},
+                                     {"plans", std::move(printed)}}))
+       << "\n";
+  }
+  llvm::errs() << llvm::formatv(
+      "dtc-plan: planned in {0:f2} s\n",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
+  return 0;
+}
