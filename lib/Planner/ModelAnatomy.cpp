@@ -198,8 +198,17 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
   // Activations: what a layer keeps for its backward, and the rest of the
   // single-device peak.
   std::vector<int64_t> saved = savedBytesPerTransformerUnit(singleDevice);
-  if (!saved.empty())
+  std::vector<int64_t> scores =
+      savedBytesPerTransformerUnit(singleDevice, [&](Value value) {
+        auto type = dyn_cast<RankedTensorType>(value.getType());
+        int64_t rank = type ? type.getRank() : 0;
+        return rank >= 3 && type.getDimSize(rank - 1) == model.sequence &&
+               type.getDimSize(rank - 2) == model.sequence;
+      });
+  if (!saved.empty()) {
     model.savedBytesPerLayer = *llvm::max_element(saved);
+    model.scoreBytesPerLayer = *llvm::max_element(scores);
+  }
   model.outerActivationBytes =
       std::max<int64_t>(0, activationPeak(singleDevice) -
                                model.layers * model.savedBytesPerLayer);

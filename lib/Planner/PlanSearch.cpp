@@ -13,6 +13,7 @@
 
 #include "dtc/Transforms/Pipeline/Schedule.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cmath>
@@ -247,9 +248,13 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   pp::FragmentCosts costs;
   std::vector<double> stageCompute(stages), stageBackward(stages);
   std::vector<double> stageSaved(stages);
-  double perLayerSaved =
-      config.fullRemat ? stream / tp
-                       : model.savedBytesPerLayer * (rows / model.batch) / tp;
+  // A layer's saved activations per microbatch (without the scores where
+  // a fused kernel recomputes them).
+  double layerSaved =
+      (model.savedBytesPerLayer -
+       (request.fusedAttention ? model.scoreBytesPerLayer : 0)) *
+      (rows / model.batch) / tp;
+  double perLayerSaved = config.fullRemat ? stream / tp : layerSaved;
   for (int64_t k = 0; k < stages; ++k) {
     int64_t n = split[k];
     bool last = k == stages - 1;
@@ -293,10 +298,9 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   // ZeRO-3's gathered layers, bf16's f32 gradient accumulator.
   int64_t lastRank = rankOfStage(stages - 1);
   for (int64_t r = 0; r < P; ++r) {
-    double working =
-        model.savedBytesPerLayer * (rows / model.batch) / tp +
-        (r == lastRank ? model.outerActivationBytes * (rows / model.batch) / tp
-                       : 0);
+    double working = layerSaved + (r == lastRank ? model.outerActivationBytes *
+                                                       (rows / model.batch) / tp
+                                                 : 0);
     // ZeRO-3 gathers a layer for the forward and again for the backward;
     // under accumulation each gathered copy serves every microbatch, so
     // all of them live from the first microbatch to the last.
@@ -451,4 +455,58 @@ std::vector<PlanEstimate> mlir::dtc::searchPlans(const ModelAnatomy &model,
                      return a.memory.total() < b.memory.total();
                    });
   return plans;
+}
+
+std::vector<std::string> mlir::dtc::lintPlan(const ModelAnatomy &model,
+                                             const PlanEstimate &estimate,
+                                             const DeviceSpec &device,
+                                             const PlanRequest &request) {
+  std::vector<std::string> lints;
+  const PlanConfig &c = estimate.config;
+  double usable = device.usableMemoryBytes * (1 - request.marginFraction);
+  auto gb = [](double bytes) {
+    return llvm::formatv("{0:f2} GB", bytes / 1e9).str();
+  };
+  if (c.tp > request.gpusPerNode)
+    lints.push_back(llvm::formatv(
+        "tensor parallelism over {0} ranks spans nodes of {1}: its "
+        "collectives, on the critical path of every layer, run at {2:f0} "
+        "GB/s across nodes instead of {3:f0} GB/s within one",
+        c.tp, request.gpusPerNode, device.interNode.bytesPerSecond / 1e9,
+        device.intraNode.bytesPerSecond / 1e9));
+  if (c.pp > 1 && estimate.bubbleFraction > 0.25)
+    lints.push_back(llvm::formatv(
+        "{0} microbatches for {1} pipeline stages leave ranks idle {2:f0}% "
+        "of the step; more microbatches (smaller ones) shrink the bubble",
+        c.microbatches, c.pp, 100 * estimate.bubbleFraction));
+  if (c.zero == 3) {
+    PlanConfig two = c;
+    two.zero = 2;
+    PlanEstimate e = evaluatePlan(model, two, device, request);
+    if (e.fits)
+      lints.push_back(llvm::formatv(
+          "ZeRO-3 where ZeRO-2 fits ({0} per rank): ZeRO-3 gathers every "
+          "weight for the forward and again for the backward, {1} more bus "
+          "bytes per rank per step",
+          gb(e.memory.total()), gb(estimate.dpBusBytes - e.dpBusBytes)));
+  }
+  if (c.tp == 1 && c.pp == 1 && c.zero == 0 && c.dp > 1 && !estimate.fits)
+    lints.push_back(llvm::formatv(
+        "data parallelism alone keeps the whole training state on every "
+        "rank ({0}); ZeRO, tensor or pipeline parallelism shard it",
+        gb(estimate.memory.getStateBytes())));
+  if (!estimate.fits && estimate.memory.getStateBytes() <= usable)
+    lints.push_back(llvm::formatv(
+        "the training state fits ({0} of {1}), the activations ({2}) do not: "
+        "an estimate without them would have said it fits",
+        gb(estimate.memory.getStateBytes()), gb(usable),
+        gb(estimate.memory.activations)));
+  int64_t rows = model.batch / c.dp;
+  if (!estimate.fits && rows == c.microbatches && !c.fullRemat)
+    lints.push_back(llvm::formatv(
+        "the global batch of {0} rows over dp={1} leaves {2} row{3} per rank "
+        "in microbatches of one row already: accumulation cannot lower the "
+        "activations further; recomputation or more tp/pp can",
+        model.batch, c.dp, rows, rows == 1 ? "" : "s"));
+  return lints;
 }

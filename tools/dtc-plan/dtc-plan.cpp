@@ -72,6 +72,11 @@ static cl::opt<double>
     margin("margin", cl::cat(categoryPlan), cl::init(0.05),
            cl::desc("Fraction of each device's usable memory kept free "
                     "(fragmentation, workspaces, communication buffers)"));
+static cl::opt<std::string> attention(
+    "attention", cl::cat(categoryPlan), cl::init("fused"),
+    cl::desc("'fused': attention keeps no scores for its backward, as "
+             "FlashAttention-style GPU kernels do (the default); 'unfused': "
+             "it keeps them, as dtc's CPU and reference steps do"));
 static cl::opt<std::string>
     jsonOut("json", cl::cat(categoryPlan), cl::value_desc("FILE"),
             cl::desc("Also write the printed configurations as JSON"));
@@ -212,14 +217,13 @@ static void suggest(const ModelAnatomy &model, const DeviceSpec &device,
     state += p.getNumElements() *
              double(p.paramBytes + p.gradBytes + p.masterBytes + p.stateBytes);
   int64_t node = request.gpusPerNode;
-  int64_t least = std::max<int64_t>(
-      request.gpus + 1, static_cast<int64_t>(std::ceil(state / usable)));
-  least = (least + node - 1) / node * node;
+  auto wholeNodes = [&](int64_t n) { return (n + node - 1) / node * node; };
+  int64_t bound = static_cast<int64_t>(std::ceil(state / usable));
   llvm::outs() << llvm::formatv(
       "dtc-plan: the training state alone ({0:f2} TB) needs {1} devices "
       "under ZeRO-3 ({2} in whole nodes of {3}) before activations\n",
-      state / 1e12, static_cast<int64_t>(std::ceil(state / usable)), least,
-      node);
+      state / 1e12, bound, wholeNodes(bound), node);
+  int64_t least = std::max(wholeNodes(bound), wholeNodes(request.gpus + 1));
   for (int64_t more = least; more <= 64 * least; more += node) {
     PlanRequest larger = request;
     larger.gpus = more;
@@ -293,6 +297,12 @@ int main(int argc, char **argv) {
   request.gpusPerNode =
       gpusPerNode > 0 ? gpusPerNode.getValue() : device->devicesPerNode;
   request.marginFraction = margin;
+  if (attention != "fused" && attention != "unfused") {
+    llvm::errs() << "error: unknown --attention '" << attention
+                 << "' (fused, unfused)\n";
+    return 1;
+  }
+  request.fusedAttention = attention == "fused";
   if (margin < 0 || margin >= 1) {
     llvm::errs() << "error: --margin must be in [0, 1)\n";
     return 1;
@@ -422,9 +432,18 @@ int main(int argc, char **argv) {
         return 1;
       }
     }
+    if (model->batch % config.dp ||
+        (model->batch / config.dp) % config.microbatches) {
+      llvm::errs() << "error: the global batch of " << model->batch
+                   << " rows does not divide into dp=" << config.dp << " x "
+                   << config.microbatches << " microbatches\n";
+      return 1;
+    }
     config.split = balanceLayers(*model, config.pp * config.virtualStages);
     PlanEstimate e = evaluatePlan(*model, config, *device, request);
     printPlan(e, usable, 1);
+    for (const std::string &lint : lintPlan(*model, e, *device, request))
+      llvm::outs() << "dtc-plan: lint: " << lint << "\n";
     llvm::outs() << (e.fits ? "dtc-plan: it fits\n"
                             : "dtc-plan: it does not fit\n");
     if (!e.fits)

@@ -61,6 +61,10 @@ struct ModelAnatomy {
   /// Bytes of the whole batch: one layer's saved activations, and the
   /// activation peak less every layer's (the logits and the loss).
   int64_t savedBytesPerLayer = 0, outerActivationBytes = 0;
+  /// Of a layer's saved activations, the attention scores and
+  /// probabilities ([..., sequence, sequence]): what a fused attention
+  /// kernel does not keep (it recomputes them in its backward).
+  int64_t scoreBytesPerLayer = 0;
   /// Per tensor-parallel degree the planner may use: per parameter the
   /// dimension tp splits, or -1. Degrees tp cannot use are absent.
   std::map<int64_t, std::vector<int64_t>> tensorParallelDims;
@@ -139,6 +143,10 @@ struct PlanRequest {
   double marginFraction = 0.05;
   /// Tensor parallelism stays within a node unless allowed.
   bool tpAcrossNodes = false;
+  /// Attention runs as a fused kernel that keeps no scores for the backward
+  /// (FlashAttention, cuDNN: what a GPU step runs); false: the scores are
+  /// kept, as dtc's CPU and reference steps keep them.
+  bool fusedAttention = true;
 };
 
 /// Evaluates `config` for `model` on `device` (its usable memory less the
@@ -151,6 +159,16 @@ PlanEstimate evaluatePlan(const ModelAnatomy &model, const PlanConfig &config,
 std::vector<PlanEstimate> searchPlans(const ModelAnatomy &model,
                                       const DeviceSpec &device,
                                       const PlanRequest &request);
+
+/// Common mistakes in `estimate`'s configuration, each a sentence with its
+/// numbers: tensor parallelism across nodes, a pipeline with too few
+/// microbatches, ZeRO-3 where ZeRO-2 fits, data parallelism alone for a
+/// model that does not fit, a fit that activations break, a batch that
+/// leaves no room for accumulation.
+std::vector<std::string> lintPlan(const ModelAnatomy &model,
+                                  const PlanEstimate &estimate,
+                                  const DeviceSpec &device,
+                                  const PlanRequest &request);
 
 /// Layers per stage for `stages` stages that balance forward and backward
 /// time (the last stage also runs the head and the loss).

@@ -462,15 +462,16 @@ knapsackPlan(const ForwardPass &forward,
   return plan;
 }
 
-std::vector<int64_t>
-mlir::dtc::savedBytesPerTransformerUnit(func::FuncOp step) {
+std::vector<int64_t> mlir::dtc::savedBytesPerTransformerUnit(
+    func::FuncOp step, llvm::function_ref<bool(Value)> counts) {
   ForwardPass forward(step);
   std::vector<int64_t> bytes;
 
   for (auto [begin, end] : forward.transformerUnits) {
     int64_t sum = 0;
     for (Value value : forward.saved(Segment{begin, end, {}, {}}))
-      sum += tensorByteSize(value.getType());
+      if (!counts || counts(value))
+        sum += tensorByteSize(value.getType());
     bytes.push_back(sum);
   }
   return bytes;

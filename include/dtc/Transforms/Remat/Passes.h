@@ -46,7 +46,10 @@ inline constexpr llvm::StringLiteral kRematAttrName = "dtc.remat";
 /// the bytes of the values its forward computes that the rest of the step
 /// reads after the forward (its backward, or a later unit's recomputation),
 /// what a rank holds for it from its forward to its backward.
-std::vector<int64_t> savedBytesPerTransformerUnit(func::FuncOp step);
+/// With `counts`, only the values it accepts.
+std::vector<int64_t>
+savedBytesPerTransformerUnit(func::FuncOp step,
+                             llvm::function_ref<bool(Value)> counts = {});
 
 /// Registers dtc-remat (for dtc-opt).
 void registerRematPasses();
