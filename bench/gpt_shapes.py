@@ -3,9 +3,10 @@
 onnx.helper, never by instantiating a model.
 
 usage: bench/gpt_shapes.py CONFIG OUT.onnx [--layers L] [--seq S] [--batch B]
-  CONFIG: tiny or gpt-22b (Korthikanti et al., "Reducing Activation
+  CONFIG: tiny, gpt-22b (Korthikanti et al., "Reducing Activation
   Recomputation in Large Transformer Models", table 3: h 6144, a 64,
-  48 layers, sequence 2048, vocabulary 51200)
+  48 layers, sequence 2048, vocabulary 51200), opt-175b, bloom-176b or
+  mt-nlg-530b (published dimensions, CONFIGS)
 
 The graph is a GPT-2 block as torch's exporter writes it in training mode
 at opset 20: LayerNormalization, a fused QKV projection with bias split
@@ -31,6 +32,17 @@ from llama_shapes import GraphWriter  # noqa: E402
 CONFIGS = {
     "tiny": (4, 64, 4, 128, 16),
     "gpt-22b": (48, 6144, 64, 51200, 2048),
+    # Zhang et al., "OPT: Open Pre-trained Transformer Language Models",
+    # table 1 (96 layers, 96 heads, d 12288); vocabulary 50272.
+    "opt-175b": (96, 12288, 96, 50272, 2048),
+    # BigScience, "BLOOM: A 176B-Parameter Open-Access Multilingual
+    # Language Model", table 3 (70 layers, 112 heads, d 14336); vocabulary
+    # 250880. (ALiBi in place of learned positions: the same shapes but for
+    # the position table.)
+    "bloom-176b": (70, 14336, 112, 250880, 2048),
+    # Smith et al., "Using DeepSpeed and Megatron to Train Megatron-Turing
+    # NLG 530B" (105 layers, 128 heads, d 20480); vocabulary 51200.
+    "mt-nlg-530b": (105, 20480, 128, 51200, 2048),
 }
 
 

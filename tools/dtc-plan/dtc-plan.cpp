@@ -373,6 +373,8 @@ int main(int argc, char **argv) {
   }
   importOptions.shapesOnly = true;
   importOptions.training = true;
+  // A model exported in training mode trains with its Dropout nodes.
+  importOptions.trainingDropout = true;
   llvm::errs() << "dtc-plan: importing " << modelPath << "\n";
   OwningOpRef<ModuleOp> module =
       importONNXModel(&context, modelPath, importOptions);
