@@ -136,6 +136,11 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
           first = std::min(first, it->second);
       planned.layer = first < attentions.front() ? kBeforeLayers : kAfterLayers;
     }
+    planned.readByBackward =
+        llvm::any_of(globalStep.getArgument(param.argument).getUsers(),
+                     [&](Operation *user) {
+                       return phases.lookup(user) == StepPhase::Backward;
+                     });
     model.parameters.push_back(std::move(planned));
   }
   for (const TrainingStep::State &state : single->getStates())

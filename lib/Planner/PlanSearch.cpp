@@ -92,6 +92,9 @@ std::vector<int64_t> mlir::dtc::balanceLayers(const ModelAnatomy &model,
 
 namespace {
 
+/// The loss's sum and its token count, reduced over dp every step.
+constexpr double kLossBytes = 8;
+
 /// A group of `size` ranks `stride` apart stays within a node when it
 /// spans no more than one node's devices (ranks in pp, dp, tp order).
 const LinkSpec &linkOf(const DeviceSpec &device, const PlanRequest &request,
@@ -197,7 +200,13 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
 
   // Persistent state per pp rank, exactly as dtc lays it out.
   std::vector<PlanMemory> memory(P);
-  std::vector<int64_t> gradientElements(P), paramElements(P);
+  std::vector<int64_t> gradientElements(P);
+  // Per rank, the bytes data parallelism moves per call kind: the whole
+  // gradients (all-reduce), the padded gradients (reduce-scatter), the
+  // padded weights (all-gather), those the backward reads (ZeRO-3 gathers
+  // them again).
+  std::vector<double> dpGradBytes(P), dpPaddedGradBytes(P),
+      dpPaddedParamBytes(P), dpBackwardParamBytes(P);
   std::vector<int64_t> largestLayerBytes(P), paramBytesOf(P);
   std::vector<int64_t> layerBytes(model.layers);
   for (auto [i, param] : llvm::enumerate(model.parameters)) {
@@ -216,7 +225,11 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     m.optimizerState += (z >= 1 ? shard : n) * param.stateBytes;
     gradientElements[rank] += n;
     paramBytesOf[rank] += n * param.paramBytes;
-    paramElements[rank] += n;
+    dpGradBytes[rank] += double(n) * param.gradBytes;
+    dpPaddedGradBytes[rank] += double(padded) * param.gradBytes;
+    dpPaddedParamBytes[rank] += double(padded) * param.paramBytes;
+    if (param.readByBackward)
+      dpBackwardParamBytes[rank] += double(padded) * param.paramBytes;
     if (param.layer >= 0)
       layerBytes[param.layer] += n * param.paramBytes;
   }
@@ -329,18 +342,18 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     if (busy[r] > busy[slowest])
       slowest = r;
   if (dp > 1) {
+    // Bus bytes as nccl-tests counts them: (n-1)/n of the data for a
+    // gather or a scatter, twice that for an all-reduce. Beside the
+    // gradients, the loss and its token count (two f32) are summed.
     double share = (dp - 1.0) / dp;
-    double gradBytes = gradientElements[slowest] *
-                       static_cast<double>(model.parameters.front().gradBytes);
-    double paramBytes =
-        paramElements[slowest] *
-        static_cast<double>(model.parameters.front().paramBytes);
-    double bus = 0;
-    if (config.zero <= 1)
-      bus = 2 * share * gradBytes;
+    int64_t r = slowest;
+    double bus = 2 * share * kLossBytes;
+    if (config.zero == 0)
+      bus += 2 * share * dpGradBytes[r];
     else
-      bus = M * share * gradBytes +
-            (config.zero == 3 ? 2 : 1) * share * paramBytes;
+      bus += (config.zero >= 2 ? M : 1) * share * dpPaddedGradBytes[r] +
+             share * dpPaddedParamBytes[r] +
+             (config.zero == 3 ? share * dpBackwardParamBytes[r] : 0);
     estimate.dpBusBytes = bus;
     dpSeconds = dpLink.seconds(bus);
     window = backwardOne[slowest] * (config.zero >= 2 ? M : 1);

@@ -3,7 +3,9 @@
 (the flags the planner printed) and compares the planner's memory per rank
 with report.json: parameters, gradients, master weights and optimizer state
 must be equal to the byte; the estimated activations within --tolerance of
-the compiled activation peak.
+the compiled activation peak; and, for a configuration without tp or
+recomputation (whose collectives the planner counts as estimates), the bus
+bytes over dp equal to the compiled collectives' over dp.
 
 usage: check_plan_against_compile.py PLAN.json MODEL.onnx OUTDIR [--tolerance 0.1] -- DTC_COMPILE [ARGS...]
 Prints one line per configuration; exits 1 on any difference.
@@ -41,10 +43,20 @@ def main():
         estimate, peak = mine["activations_estimated"], report["activation_peak"]
         error = abs(estimate - peak) / peak
         ok = not state and error <= args.tolerance
+        communication = ""
+        if plan["tp"] == 1 and plan["remat"] == "none":
+            compiled = sum(c["bus_bytes"] for c in json.load(open(out + "/report.json"))
+                           ["collectives_per_step"] if c["axes"] == ["dp"])
+            planned = plan["bus_bytes_per_step"]["dp"]
+            same = abs(planned - compiled) < 1  # (bus bytes are fractions of n-1/n)
+            ok &= same
+            communication = (f"; dp bus bytes {'equal' if same else 'DIFFER'}"
+                             f" ({planned:.0f} planned, {compiled:.0f} compiled)")
         failed |= not ok
         print(f"{plan['flags']}: state {'equal' if not state else 'DIFFERS in ' + ','.join(state)}"
               f"; activations {estimate} estimated, {peak} compiled "
-              f"({100 * error:.1f}%{'' if error <= args.tolerance else ', TOO FAR'})")
+              f"({100 * error:.1f}%{'' if error <= args.tolerance else ', TOO FAR'})"
+              f"{communication}")
         for k in state:
             print(f"  {k}: planned {mine[k]}, compiled {report[k]}")
     sys.exit(1 if failed else 0)

@@ -33,6 +33,9 @@ struct PlannedParameter {
   /// Its transformer layer, or kBeforeLayers (the embedding: the first
   /// pipeline stage) or kAfterLayers (the final norm, the head: the last).
   int64_t layer = 0;
+  /// Whether the backward reads it (a matmul's weight, a norm's scale; not
+  /// an embedding table or a bias): ZeRO-3 gathers those again for it.
+  bool readByBackward = false;
 
   int64_t getNumElements() const;
 };
