@@ -470,6 +470,32 @@ std::vector<PlanEstimate> mlir::dtc::searchPlans(const ModelAnatomy &model,
   return plans;
 }
 
+std::optional<std::string>
+mlir::dtc::lintTensorParallelSpan(int64_t tp, int64_t gpusPerNode,
+                                  const DeviceSpec &device) {
+  if (tp <= gpusPerNode)
+    return std::nullopt;
+  return llvm::formatv(
+             "tensor parallelism over {0} ranks spans nodes of {1}: its "
+             "collectives, on the critical path of every layer, run at {2:f0} "
+             "GB/s across nodes instead of {3:f0} GB/s within one",
+             tp, gpusPerNode, device.interNode.bytesPerSecond / 1e9,
+             device.intraNode.bytesPerSecond / 1e9)
+      .str();
+}
+
+std::optional<std::string>
+mlir::dtc::lintPipelineBubble(int64_t microbatches, int64_t pp, double bubble) {
+  if (pp <= 1 || bubble <= 0.25)
+    return std::nullopt;
+  return llvm::formatv(
+             "{0} microbatches for {1} pipeline stages leave ranks idle "
+             "{2:f0}% of the step; more microbatches (smaller ones) shrink "
+             "the bubble",
+             microbatches, pp, 100 * bubble)
+      .str();
+}
+
 std::vector<std::string> mlir::dtc::lintPlan(const ModelAnatomy &model,
                                              const PlanEstimate &estimate,
                                              const DeviceSpec &device,
@@ -480,18 +506,11 @@ std::vector<std::string> mlir::dtc::lintPlan(const ModelAnatomy &model,
   auto gb = [](double bytes) {
     return llvm::formatv("{0:f2} GB", bytes / 1e9).str();
   };
-  if (c.tp > request.gpusPerNode)
-    lints.push_back(llvm::formatv(
-        "tensor parallelism over {0} ranks spans nodes of {1}: its "
-        "collectives, on the critical path of every layer, run at {2:f0} "
-        "GB/s across nodes instead of {3:f0} GB/s within one",
-        c.tp, request.gpusPerNode, device.interNode.bytesPerSecond / 1e9,
-        device.intraNode.bytesPerSecond / 1e9));
-  if (c.pp > 1 && estimate.bubbleFraction > 0.25)
-    lints.push_back(llvm::formatv(
-        "{0} microbatches for {1} pipeline stages leave ranks idle {2:f0}% "
-        "of the step; more microbatches (smaller ones) shrink the bubble",
-        c.microbatches, c.pp, 100 * estimate.bubbleFraction));
+  for (std::optional<std::string> lint :
+       {lintTensorParallelSpan(c.tp, request.gpusPerNode, device),
+        lintPipelineBubble(c.microbatches, c.pp, estimate.bubbleFraction)})
+    if (lint)
+      lints.push_back(*lint);
   if (c.zero == 3) {
     PlanConfig two = c;
     two.zero = 2;

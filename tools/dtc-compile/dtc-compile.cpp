@@ -17,6 +17,7 @@
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
+#include "dtc/Planner/Planner.h"
 #include "dtc/Runtime/Communicator.h"
 #include "dtc/Runtime/ONNX/TensorProto.h"
 #include "dtc/Runtime/Tensor.h"
@@ -416,9 +417,23 @@ int main(int argc, char **argv) {
                  << "\n";
     return 1;
   }
+  // Lints of the configuration (dtc-plan's, docs/Planner.md).
+  MeshShape meshShape;
+  if (!options.mesh.empty() &&
+      MeshShape::parse(options.mesh, meshShape).empty())
+    if (int64_t tp = meshShape.axisIndex("tp"); tp >= 0)
+      if (std::optional<std::string> lint = lintTensorParallelSpan(
+              meshShape.sizes[tp], device->devicesPerNode, *device))
+        llvm::errs() << "dtc-compile: lint: " << *lint << "\n";
   if (std::optional<llvm::json::Object> pipeline =
-          reportPipeline(func, outDir + "/schedule.trace.json"))
+          reportPipeline(func, outDir + "/schedule.trace.json")) {
+    const llvm::json::Object *predicted = pipeline->getObject("predicted");
+    if (std::optional<std::string> lint = lintPipelineBubble(
+            options.getMicrobatches(), *pipeline->getInteger("ranks"),
+            predicted->getNumber("max_bubble_fraction").value_or(0)))
+      llvm::errs() << "dtc-compile: lint: " << *lint << "\n";
     report["pipeline"] = std::move(*pipeline);
+  }
 
   TimingScope writeTiming = rootTiming.nest("Write the outputs");
   // (Ended by a newline, as dtc-opt ends it: the same pipeline run by

@@ -30,6 +30,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <set>
 
 using namespace mlir;
@@ -204,6 +205,68 @@ static void printAnatomy(const ModelAnatomy &model) {
       gigabytes(master), gigabytes(state),
       std::llround((master + state) / model.getNumParameters()),
       (weights + grads + master + state) / 1e12);
+}
+
+/// Why the best of some other families of configurations lost to the
+/// winner: the part of the step that grew most, or the memory.
+static void explainLosers(ArrayRef<PlanEstimate> plans, double usable) {
+  const PlanEstimate &best = plans.front();
+  auto family = [&](StringRef name,
+                    llvm::function_ref<bool(const PlanConfig &)> in) {
+    const PlanEstimate *found = nullptr;
+    int64_t fitting = 0, total = 0;
+    for (const PlanEstimate &e : plans) {
+      if (!in(e.config))
+        continue;
+      ++total;
+      fitting += e.fits;
+      if (!found && e.fits)
+        found = &e;
+    }
+    if (total == 0 || found == &best)
+      return;
+    llvm::outs() << "    " << name << ": ";
+    if (!found) {
+      double least = std::numeric_limits<double>::infinity();
+      for (const PlanEstimate &e : plans)
+        if (in(e.config))
+          least = std::min<double>(least, e.memory.total());
+      llvm::outs() << llvm::formatv(
+          "none of {0} fits (the least memory per rank: {1:f2} GB of {2:f2} "
+          "GB)\n",
+          total, gigabytes(least), gigabytes(usable));
+      return;
+    }
+    // The component of the step that grew most against the winner's.
+    std::pair<double, const char *> parts[] = {
+        {found->computeSeconds - best.computeSeconds, "more computing"},
+        {found->tpSeconds - best.tpSeconds, "more tensor-parallel collectives"},
+        {found->dpSeconds - best.dpSeconds,
+         "more data-parallel reduction left exposed"},
+        {found->stepSeconds * found->bubbleFraction -
+             best.stepSeconds * best.bubbleFraction,
+         "more pipeline bubble"},
+        {found->optimizerSeconds - best.optimizerSeconds,
+         "a slower optimizer"}};
+    auto worst = *llvm::max_element(
+        parts, [](auto &a, auto &b) { return a.first < b.first; });
+    llvm::outs() << llvm::formatv(
+        "best {0} at MFU {1:f1}%: {2:f3} s a step, {3:f3} s more than the "
+        "first, most of it {4} (+{5:f3} s)\n",
+        describe(found->config), 100 * found->mfu, found->stepSeconds,
+        found->stepSeconds - best.stepSeconds, worst.second, worst.first);
+  };
+  llvm::outs() << "dtc-plan: why the others lost:\n";
+  family("without pipeline stages",
+         [](const PlanConfig &c) { return c.pp == 1; });
+  family("with pipeline stages", [](const PlanConfig &c) { return c.pp > 1; });
+  family("without tensor parallelism",
+         [](const PlanConfig &c) { return c.tp == 1; });
+  family("data parallelism alone",
+         [](const PlanConfig &c) { return c.tp == 1 && c.pp == 1; });
+  family("with ZeRO-3", [](const PlanConfig &c) { return c.zero == 3; });
+  family("with full recomputation",
+         [](const PlanConfig &c) { return c.fullRemat; });
 }
 
 /// What would fit when nothing does: more devices (the fewest, in whole
@@ -475,6 +538,7 @@ int main(int argc, char **argv) {
         printPlan(e, usable, shown.size());
         printed.push_back(toJSON(e));
       }
+      explainLosers(plans, usable);
     }
   }
   if (!jsonOut.empty()) {

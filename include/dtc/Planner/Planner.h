@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -162,6 +163,15 @@ PlanEstimate evaluatePlan(const ModelAnatomy &model, const PlanConfig &config,
 std::vector<PlanEstimate> searchPlans(const ModelAnatomy &model,
                                       const DeviceSpec &device,
                                       const PlanRequest &request);
+
+/// The lints a configuration shows without its model (dtc-compile runs
+/// them too): tensor parallelism over more ranks than a node of
+/// `gpusPerNode` has, and a pipeline idle more than a quarter of the step.
+std::optional<std::string> lintTensorParallelSpan(int64_t tp,
+                                                  int64_t gpusPerNode,
+                                                  const DeviceSpec &device);
+std::optional<std::string> lintPipelineBubble(int64_t microbatches, int64_t pp,
+                                              double bubble);
 
 /// Common mistakes in `estimate`'s configuration, each a sentence with its
 /// numbers: tensor parallelism across nodes, a pipeline with too few
