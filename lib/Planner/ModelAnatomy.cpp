@@ -21,6 +21,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <map>
 #include <numeric>
 
 using namespace mlir;
@@ -61,50 +62,47 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
   if (failed(global) || failed(single))
     return failure();
 
-  // The forward in program order, its attention ops the layers.
+  // The forward in program order.
   llvm::DenseMap<Operation *, StepPhase> phases =
       classifyStepPhases(globalStep);
   Schedule order = programOrder(globalStep.getBody().front());
   llvm::DenseMap<Operation *, int64_t> position;
-  SmallVector<int64_t> attentions;
-  for (auto [i, entry] : llvm::enumerate(order)) {
+  for (auto [i, entry] : llvm::enumerate(order))
     position[entry.op] = i;
-    if (isa<AttentionOp>(entry.op) &&
-        phases.lookup(entry.op) == StepPhase::Forward)
-      attentions.push_back(i);
-  }
-  model.layers = attentions.size();
-  if (model.layers == 0)
-    return globalStep.emitError(
-        "dtc-plan: the model has no attention op: the planner plans "
-        "transformer models, whose layers it can split between stages");
+  auto firstReadOf = [&](unsigned argument) {
+    int64_t first = order.size();
+    for (Operation *user : globalStep.getArgument(argument).getUsers())
+      if (auto it = position.find(user); it != position.end())
+        first = std::min(first, it->second);
+    return first;
+  };
 
-  // Parameters, their layer by their module (dtc.unit), numbered in the
-  // order the forward reads them.
+  // The layers are the modules (dtc.unit) named by an index, numbered in
+  // the order the forward first reads them; a layer starts there.
   llvm::StringMap<int64_t> layerOfUnit;
   std::vector<std::pair<int64_t, std::string>> firstRead;
   for (const TrainingStep::Parameter &param : global->getParameters()) {
     if (!param.trainable || !param.gradient)
       continue;
-    int64_t first = order.size();
-    for (Operation *user : globalStep.getArgument(param.argument).getUsers())
-      if (auto it = position.find(user); it != position.end())
-        first = std::min(first, it->second);
     auto unit =
         globalStep.getArgAttrOfType<StringAttr>(param.argument, kUnitAttrName);
     if (unit && isLayerUnit(unit.getValue()))
-      firstRead.push_back({first, unit.str()});
+      firstRead.push_back({firstReadOf(param.argument), unit.str()});
   }
   llvm::sort(firstRead);
+  SmallVector<int64_t> layerStarts;
   for (auto &[first, unit] : firstRead)
-    if (!layerOfUnit.count(unit))
+    if (!layerOfUnit.count(unit)) {
       layerOfUnit[unit] = layerOfUnit.size();
-  if (static_cast<int64_t>(layerOfUnit.size()) != model.layers)
-    return globalStep.emitError("dtc-plan: the model has ")
-           << model.layers << " attention ops but " << layerOfUnit.size()
-           << " layer modules (initializers named '<path>.<index>.'): the "
-              "planner needs each layer's parameters to split the layers "
-              "between pipeline stages";
+      layerStarts.push_back(first);
+    }
+  model.layers = layerStarts.size();
+  if (model.layers == 0)
+    return globalStep.emitError(
+        "dtc-plan: the model has no layers the planner can find: it plans "
+        "models whose layers' initializers are named '<path>.<index>.' "
+        "(layers.3.attn.wq.weight), so that it can split them between "
+        "pipeline stages");
 
   for (const TrainingStep::Parameter &param : global->getParameters()) {
     if (!param.trainable || !param.gradient)
@@ -130,11 +128,9 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
     } else {
       // Before the layers (an embedding) or after them (the head): where
       // the forward first reads it.
-      int64_t first = order.size();
-      for (Operation *user : globalStep.getArgument(param.argument).getUsers())
-        if (auto it = position.find(user); it != position.end())
-          first = std::min(first, it->second);
-      planned.layer = first < attentions.front() ? kBeforeLayers : kAfterLayers;
+      planned.layer = firstReadOf(param.argument) < layerStarts.front()
+                          ? kBeforeLayers
+                          : kAfterLayers;
     }
     planned.readByBackward =
         llvm::any_of(globalStep.getArgument(param.argument).getUsers(),
@@ -159,14 +155,32 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
       break;
     }
   }
-  auto attentionType = cast<RankedTensorType>(
-      order[attentions.front()].op->getResult(0).getType());
-  if (attentionType.getRank() != 4 || model.batch <= 0)
-    return globalStep.emitError("dtc-plan: expected a [batch, sequence] "
-                                "input and [batch, heads, sequence, "
-                                "head size] attention");
-  model.hidden = attentionType.getDimSize(1) * attentionType.getDimSize(3);
-  model.activationBytes = elementBytes(attentionType);
+  if (model.batch <= 0)
+    return globalStep.emitError(
+        "dtc-plan: expected a [batch, sequence] model input");
+  // The residual stream's width: what an attention returns, all heads
+  // together, else the commonest length of the first layer's vectors (its
+  // norms' scales).
+  for (auto &entry : order)
+    if (auto attention = dyn_cast<AttentionOp>(entry.op)) {
+      auto type = cast<RankedTensorType>(attention->getResult(0).getType());
+      model.hidden = type.getDimSize(1) * type.getDimSize(3);
+      model.activationBytes = elementBytes(type);
+      break;
+    }
+  if (model.hidden == 0) {
+    std::map<int64_t, int64_t> lengths;
+    for (const PlannedParameter &param : model.parameters)
+      if (param.layer == 0 && param.shape.size() == 1 &&
+          ++lengths[param.shape[0]] > lengths[model.hidden]) {
+        model.hidden = param.shape[0];
+        model.activationBytes = param.paramBytes;
+      }
+    if (model.hidden == 0)
+      return globalStep.emitError(
+          "dtc-plan: cannot tell the width of the residual stream (no "
+          "attention op, no vector parameter in the first layer)");
+  }
 
   // FLOPs and times. The times at the device's achievable rates.
   StepCost cost = analyzeCost(globalStep);
@@ -186,14 +200,14 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
     StepPhase phase = phases.lookup(entry.op);
     if (phase == StepPhase::Forward) {
       forward += seconds;
-      if (static_cast<int64_t>(i) >= attentions.front() &&
-          static_cast<int64_t>(i) < attentions.back())
+      if (static_cast<int64_t>(i) >= layerStarts.front() &&
+          static_cast<int64_t>(i) < layerStarts.back())
         layersSpan += seconds;
     } else if (phase == StepPhase::Backward) {
       backward += seconds;
     }
   }
-  // Layer 0's attention to layer L-1's spans L-1 whole layers.
+  // From layer 0's start to layer L-1's: L-1 whole layers.
   model.layerForwardSeconds =
       model.layers > 1 ? layersSpan / (model.layers - 1) : forward / 2;
   model.outerForwardSeconds =

@@ -72,7 +72,7 @@
 // ROOF-NEXT: ok roofline step
 // ROOF-NEXT: 0 failed
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bad --device-spec tpu 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: error: --device-spec: unknown device 'tpu' (h100-80gb, h200-141gb, a100-80gb)
+// UNKNOWN: error: --device-spec: unknown device 'tpu' (h100-80gb, h200-141gb, a100-80gb, cpu-core)
 //
 // A device of the user's own, in an edited copy of data/devices.json: the
 // H100 entry renamed, its memory bandwidth 1 TB/s.
