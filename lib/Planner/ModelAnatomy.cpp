@@ -21,6 +21,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <functional>
 #include <map>
 #include <numeric>
 
@@ -35,7 +36,8 @@ int64_t PlannedParameter::getNumElements() const {
 int64_t ModelAnatomy::getNumParameters() const {
   int64_t n = 0;
   for (const PlannedParameter &p : parameters)
-    n += p.getNumElements();
+    if (p.trained)
+      n += p.getNumElements();
   return n;
 }
 
@@ -104,17 +106,28 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
         "(layers.3.attn.wq.weight), so that it can split them between "
         "pipeline stages");
 
+  // Whether the backward reads `value` or a view of it (a transpose, a
+  // cast: single-operand ops of it, which the forward computes).
+  std::function<bool(Value)> readByBackward = [&](Value value) {
+    return llvm::any_of(value.getUsers(), [&](Operation *user) {
+      return phases.lookup(user) == StepPhase::Backward ||
+             (user->getNumOperands() == 1 && user->getNumResults() == 1 &&
+              readByBackward(user->getResult(0)));
+    });
+  };
   for (const TrainingStep::Parameter &param : global->getParameters()) {
-    if (!param.trainable || !param.gradient)
-      continue;
     PlannedParameter planned;
     planned.name = param.name.str();
     Type type = globalStep.getArgument(param.argument).getType();
     auto tensor = cast<RankedTensorType>(type);
     planned.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
     planned.paramBytes = elementBytes(type);
-    planned.gradBytes =
-        elementBytes(globalStep.getResultTypes()[*param.gradient]);
+    // A parameter that is not trained (frozen, or a buffer the exporter
+    // kept as one) is held whole, with nothing else.
+    planned.trained = param.trainable && param.gradient;
+    if (planned.trained)
+      planned.gradBytes =
+          elementBytes(globalStep.getResultTypes()[*param.gradient]);
     if (const TrainingStep::Parameter *withState =
             single->getParameter(param.name))
       for (auto [kind, argument] : withState->state)
@@ -133,10 +146,7 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
                           : kAfterLayers;
     }
     planned.readByBackward =
-        llvm::any_of(globalStep.getArgument(param.argument).getUsers(),
-                     [&](Operation *user) {
-                       return phases.lookup(user) == StepPhase::Backward;
-                     });
+        readByBackward(globalStep.getArgument(param.argument));
     model.parameters.push_back(std::move(planned));
   }
   for (const TrainingStep::State &state : single->getStates())
@@ -159,8 +169,7 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
     return globalStep.emitError(
         "dtc-plan: expected a [batch, sequence] model input");
   // The residual stream's width: what an attention returns, all heads
-  // together, else the commonest length of the first layer's vectors (its
-  // norms' scales).
+  // together.
   for (auto &entry : order)
     if (auto attention = dyn_cast<AttentionOp>(entry.op)) {
       auto type = cast<RankedTensorType>(attention->getResult(0).getType());
@@ -169,17 +178,20 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
       break;
     }
   if (model.hidden == 0) {
+    // The commonest length among the first layer's parameter dimensions:
+    // its norms' scales and its projections' inputs or outputs.
     std::map<int64_t, int64_t> lengths;
     for (const PlannedParameter &param : model.parameters)
-      if (param.layer == 0 && param.shape.size() == 1 &&
-          ++lengths[param.shape[0]] > lengths[model.hidden]) {
-        model.hidden = param.shape[0];
-        model.activationBytes = param.paramBytes;
-      }
+      if (param.layer == 0)
+        for (int64_t length : param.shape)
+          if (++lengths[length] > lengths[model.hidden]) {
+            model.hidden = length;
+            model.activationBytes = param.paramBytes;
+          }
     if (model.hidden == 0)
       return globalStep.emitError(
           "dtc-plan: cannot tell the width of the residual stream (no "
-          "attention op, no vector parameter in the first layer)");
+          "attention op, no parameter in the first layer)");
   }
 
   // FLOPs and times. The times at the device's achievable rates.

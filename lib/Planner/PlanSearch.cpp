@@ -218,6 +218,10 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
                        ? rankOfStage(stages - 1)
                        : rankOfStage(stageOfLayer[param.layer]);
     PlanMemory &m = memory[rank];
+    if (!param.trained) {
+      m.parameters += n * param.paramBytes;
+      continue;
+    }
     int z = config.zero;
     m.parameters += (z >= 3 ? shard : n) * param.paramBytes;
     m.gradients += (z >= 2 ? shard : z == 1 ? padded : n) * param.gradBytes;
@@ -310,6 +314,8 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   // one layer's backward (the head's and the loss's on the last stage),
   // ZeRO-3's gathered layers, bf16's f32 gradient accumulator.
   int64_t lastRank = rankOfStage(stages - 1);
+  bool halfGradients = llvm::any_of(
+      model.parameters, [](auto &p) { return p.trained && p.gradBytes < 4; });
   for (int64_t r = 0; r < P; ++r) {
     double working = layerSaved + (r == lastRank ? model.outerActivationBytes *
                                                        (rows / model.batch) / tp
@@ -321,7 +327,7 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     if (config.zero == 3)
       gathered = 2.0 * (M > 1 ? paramBytesOf[r] : largestLayerBytes[r]);
     double accumulator = 0;
-    if (M > 1 && model.parameters.front().gradBytes < 4)
+    if (M > 1 && halfGradients)
       accumulator = 4.0 * gradientElements[r] / (config.zero >= 2 ? dp : 1);
     memory[r].activations = static_cast<int64_t>(
         std::llround(inFlight[r] + working + gathered + accumulator));

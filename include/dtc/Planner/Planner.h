@@ -24,10 +24,12 @@
 
 namespace mlir::dtc {
 
-/// One trained parameter of the global step.
+/// One parameter of the global step.
 struct PlannedParameter {
   std::string name;
   std::vector<int64_t> shape;
+  /// Trained (with a gradient and optimizer state), or held as it is.
+  bool trained = true;
   /// Bytes per element of the parameter, its gradient, its f32 master copy
   /// (0 without one) and the rest of its optimizer state (AdamW: 8).
   int64_t paramBytes = 0, gradBytes = 0, masterBytes = 0, stateBytes = 0;
@@ -73,6 +75,7 @@ struct ModelAnatomy {
   /// dimension tp splits, or -1. Degrees tp cannot use are absent.
   std::map<int64_t, std::vector<int64_t>> tensorParallelDims;
 
+  /// Trained parameters.
   int64_t getNumParameters() const;
 };
 
