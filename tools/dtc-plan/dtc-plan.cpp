@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dtc/Analysis/Collectives.h"
+#include "dtc/Analysis/Memory.h"
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
 #include "dtc/Planner/Planner.h"
@@ -78,6 +80,12 @@ static cl::opt<std::string> attention(
     cl::desc("'fused': attention keeps no scores for its backward, as "
              "FlashAttention-style GPU kernels do (the default); 'unfused': "
              "it keeps them, as dtc's CPU and reference steps do"));
+static cl::opt<bool> compileTop(
+    "compile-top", cl::cat(categoryPlan),
+    cl::desc("Compile each printed configuration (as dtc-compile "
+             "--shapes-only would) and print its figures beside the "
+             "planner's: the persistent state and, without tp, the bytes over "
+             "dp are equal; the activation peak is what the estimate is of"));
 static cl::opt<std::string>
     jsonOut("json", cl::cat(categoryPlan), cl::value_desc("FILE"),
             cl::desc("Also write the printed configurations as JSON"));
@@ -205,6 +213,69 @@ static void printAnatomy(const ModelAnatomy &model) {
       gigabytes(master), gigabytes(state),
       std::llround((master + state) / model.getNumParameters()),
       (weights + grads + master + state) / 1e12);
+}
+
+/// Compiles `e`'s configuration of the model and prints dtc-compile's
+/// figures beside the planner's (docs/Planner.md says which must be
+/// equal). False when it does not compile.
+static bool compileAndCompare(MLIRContext &context,
+                              const ONNXImportOptions &importOptions,
+                              Precision precision, const PlanEstimate &e) {
+  const PlanConfig &c = e.config;
+  if (c.pp > 1) {
+    llvm::outs() << "    compiled: not compared: dtc-compile's pipeline ranks "
+                    "still hold every stage's parameters (issue #15)\n";
+    return true;
+  }
+  OwningOpRef<ModuleOp> module =
+      importONNXModel(&context, modelPath, importOptions);
+  if (!module)
+    return false;
+  TrainingPipelineOptions options;
+  options.precision = precision;
+  std::string mesh;
+  for (auto [axis, size] :
+       {std::pair<const char *, int64_t>{"dp", c.dp}, {"tp", c.tp}})
+    if (size > 1)
+      mesh += (mesh.empty() ? "" : ",") + std::string(axis) + "=" +
+              std::to_string(size);
+  options.mesh = mesh;
+  options.sequenceParallel = c.tp > 1;
+  options.zero = c.zero;
+  options.gradAccum = c.microbatches;
+  options.remat = c.fullRemat ? "full" : "none";
+  PassManager pm(&context);
+  buildTrainingPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return false;
+  func::FuncOp step = *module->getOps<func::FuncOp>().begin();
+  StepMemory compiled = analyzeMemory(step);
+  const PlanMemory &m = e.memory;
+  auto same = [](int64_t a, int64_t b) { return a == b ? "equal" : "DIFFER"; };
+  llvm::outs() << llvm::formatv(
+      "    compiled: parameters {0} B ({1}), gradients {2} B ({3}), master "
+      "weights {4} B ({5}), optimizer state {6} B ({7}); activation peak "
+      "{8:f2} GB (estimated {9:f2} GB, {10:f1}%)",
+      compiled.parameters, same(compiled.parameters, m.parameters),
+      compiled.gradients, same(compiled.gradients, m.gradients),
+      compiled.masterWeights, same(compiled.masterWeights, m.masterWeights),
+      compiled.optimizerState, same(compiled.optimizerState, m.optimizerState),
+      gigabytes(compiled.activationPeak), gigabytes(m.activations),
+      compiled.activationPeak
+          ? 100.0 * (m.activations - compiled.activationPeak) /
+                compiled.activationPeak
+          : 0.0);
+  if (c.tp == 1) {
+    double dp = 0;
+    for (const CollectiveCall &call : analyzeCollectives(step).calls)
+      if (call.axes == std::vector<std::string>{"dp"})
+        dp += call.busBytes;
+    llvm::outs() << llvm::formatv("; dp bus bytes {0:f0} ({1})", dp,
+                                  std::abs(dp - e.dpBusBytes) < 1 ? "equal"
+                                                                  : "DIFFER");
+  }
+  llvm::outs() << "\n";
+  return true;
 }
 
 /// Why the best of some other families of configurations lost to the
@@ -507,6 +578,8 @@ int main(int argc, char **argv) {
     config.split = balanceLayers(*model, config.pp * config.virtualStages);
     PlanEstimate e = evaluatePlan(*model, config, *device, request);
     printPlan(e, usable, 1);
+    if (compileTop && !compileAndCompare(context, importOptions, *chosen, e))
+      return 1;
     for (const std::string &lint : lintPlan(*model, e, *device, request))
       llvm::outs() << "dtc-plan: lint: " << lint << "\n";
     llvm::outs() << (e.fits ? "dtc-plan: it fits\n"
@@ -536,6 +609,9 @@ int main(int argc, char **argv) {
         if (!shown.insert({e.config.tp, e.config.pp, e.config.dp}).second)
           continue;
         printPlan(e, usable, shown.size());
+        if (compileTop &&
+            !compileAndCompare(context, importOptions, *chosen, e))
+          return 1;
         printed.push_back(toJSON(e));
       }
       explainLosers(plans, usable);
