@@ -169,6 +169,63 @@ const pp::Schedule *getSchedule(const PlanConfig &config,
   return it->second ? &*it->second : nullptr;
 }
 
+/// What one pp rank holds and data parallelism moves for it.
+struct RankState {
+  PlanMemory memory;
+  int64_t gradientElements = 0;
+  /// Its weights' bytes, and its largest layer's.
+  int64_t paramBytes = 0, largestLayerBytes = 0;
+  /// The bytes data parallelism moves per kind of call: the whole
+  /// gradients (all-reduce), the padded gradients (reduce-scatter), the
+  /// padded weights (all-gather), those the backward reads (ZeRO-3 gathers
+  /// them again).
+  double gradBytes = 0, paddedGradBytes = 0, paddedParamBytes = 0,
+         backwardParamBytes = 0;
+};
+
+/// The persistent state per pp rank, exactly as dtc lays it out: each
+/// parameter on the rank `rankOfLayer` gives its layer, tp-local, sharded
+/// over dp by ZeRO's rule.
+std::vector<RankState>
+layOutState(const ModelAnatomy &model, const PlanConfig &config, int64_t stages,
+            llvm::function_ref<int64_t(int64_t)> rankOfLayer) {
+  std::vector<RankState> ranks(config.pp);
+  const std::vector<int64_t> &tpDims = model.tensorParallelDims.at(config.tp);
+  std::vector<int64_t> layerBytes(model.layers);
+  int z = config.zero;
+  for (auto [i, param] : llvm::enumerate(model.parameters)) {
+    std::vector<int64_t> shape = localShape(param, tpDims[i], config.tp);
+    int64_t n = product(shape);
+    auto [shard, padded] = zeroShard(shape, tpDims[i], config.dp);
+    RankState &rank = ranks[rankOfLayer(param.layer)];
+    PlanMemory &m = rank.memory;
+    if (!param.trained) {
+      m.parameters += n * param.paramBytes;
+      continue;
+    }
+    m.parameters += (z >= 3 ? shard : n) * param.paramBytes;
+    m.gradients += (z >= 2 ? shard : z == 1 ? padded : n) * param.gradBytes;
+    m.masterWeights += (z >= 1 ? shard : n) * param.masterBytes;
+    m.optimizerState += (z >= 1 ? shard : n) * param.stateBytes;
+    rank.gradientElements += n;
+    rank.paramBytes += n * param.paramBytes;
+    rank.gradBytes += double(n) * param.gradBytes;
+    rank.paddedGradBytes += double(padded) * param.gradBytes;
+    rank.paddedParamBytes += double(padded) * param.paramBytes;
+    if (param.readByBackward)
+      rank.backwardParamBytes += double(padded) * param.paramBytes;
+    if (param.layer >= 0)
+      layerBytes[param.layer] += n * param.paramBytes;
+  }
+  for (int64_t l = 0; l < model.layers; ++l) {
+    RankState &rank = ranks[rankOfLayer(l)];
+    rank.largestLayerBytes = std::max(rank.largestLayerBytes, layerBytes[l]);
+  }
+  for (RankState &rank : ranks)
+    rank.memory.optimizerState += model.stepStateBytes;
+  return ranks;
+}
+
 PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
                       const DeviceSpec &device, const PlanRequest &request,
                       ScheduleCache &cache) {
@@ -176,7 +233,6 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   estimate.config = config;
   const int64_t dp = config.dp, tp = config.tp, P = config.pp,
                 M = config.microbatches;
-  const std::vector<int64_t> &tpDims = model.tensorParallelDims.at(tp);
 
   // The pipeline: which rank holds each global stage, and its layers.
   const pp::Schedule *built = nullptr;
@@ -198,51 +254,15 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   for (auto [k, n] : llvm::enumerate(split))
     stageOfLayer.insert(stageOfLayer.end(), n, k);
 
-  // Persistent state per pp rank, exactly as dtc lays it out.
-  std::vector<PlanMemory> memory(P);
-  std::vector<int64_t> gradientElements(P);
-  // Per rank, the bytes data parallelism moves per call kind: the whole
-  // gradients (all-reduce), the padded gradients (reduce-scatter), the
-  // padded weights (all-gather), those the backward reads (ZeRO-3 gathers
-  // them again).
-  std::vector<double> dpGradBytes(P), dpPaddedGradBytes(P),
-      dpPaddedParamBytes(P), dpBackwardParamBytes(P);
-  std::vector<int64_t> largestLayerBytes(P), paramBytesOf(P);
-  std::vector<int64_t> layerBytes(model.layers);
-  for (auto [i, param] : llvm::enumerate(model.parameters)) {
-    std::vector<int64_t> shape = localShape(param, tpDims[i], tp);
-    int64_t n = product(shape);
-    auto [shard, padded] = zeroShard(shape, tpDims[i], dp);
-    int64_t rank = param.layer == kBeforeLayers ? rankOfStage(0)
-                   : param.layer == kAfterLayers
-                       ? rankOfStage(stages - 1)
-                       : rankOfStage(stageOfLayer[param.layer]);
-    PlanMemory &m = memory[rank];
-    if (!param.trained) {
-      m.parameters += n * param.paramBytes;
-      continue;
-    }
-    int z = config.zero;
-    m.parameters += (z >= 3 ? shard : n) * param.paramBytes;
-    m.gradients += (z >= 2 ? shard : z == 1 ? padded : n) * param.gradBytes;
-    m.masterWeights += (z >= 1 ? shard : n) * param.masterBytes;
-    m.optimizerState += (z >= 1 ? shard : n) * param.stateBytes;
-    gradientElements[rank] += n;
-    paramBytesOf[rank] += n * param.paramBytes;
-    dpGradBytes[rank] += double(n) * param.gradBytes;
-    dpPaddedGradBytes[rank] += double(padded) * param.gradBytes;
-    dpPaddedParamBytes[rank] += double(padded) * param.paramBytes;
-    if (param.readByBackward)
-      dpBackwardParamBytes[rank] += double(padded) * param.paramBytes;
-    if (param.layer >= 0)
-      layerBytes[param.layer] += n * param.paramBytes;
-  }
-  for (int64_t l = 0; l < model.layers; ++l) {
-    int64_t rank = rankOfStage(stageOfLayer[l]);
-    largestLayerBytes[rank] = std::max(largestLayerBytes[rank], layerBytes[l]);
-  }
-  for (PlanMemory &m : memory)
-    m.optimizerState += model.stepStateBytes;
+  std::vector<RankState> ranks =
+      layOutState(model, config, stages, [&](int64_t layer) {
+        return rankOfStage(layer == kBeforeLayers  ? 0
+                           : layer == kAfterLayers ? stages - 1
+                                                   : stageOfLayer[layer]);
+      });
+  std::vector<PlanMemory> memory;
+  for (const RankState &state : ranks)
+    memory.push_back(state.memory);
 
   // Per microbatch: rows, the residual stream's bytes, scaled costs.
   double fraction = 1.0 / (dp * M);
@@ -325,10 +345,12 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     // all of them live from the first microbatch to the last.
     double gathered = 0;
     if (config.zero == 3)
-      gathered = 2.0 * (M > 1 ? paramBytesOf[r] : largestLayerBytes[r]);
+      gathered =
+          2.0 * (M > 1 ? ranks[r].paramBytes : ranks[r].largestLayerBytes);
     double accumulator = 0;
     if (M > 1 && halfGradients)
-      accumulator = 4.0 * gradientElements[r] / (config.zero >= 2 ? dp : 1);
+      accumulator =
+          4.0 * ranks[r].gradientElements / (config.zero >= 2 ? dp : 1);
     memory[r].activations = static_cast<int64_t>(
         std::llround(inFlight[r] + working + gathered + accumulator));
   }
@@ -352,14 +374,14 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     // gather or a scatter, twice that for an all-reduce. Beside the
     // gradients, the loss and its token count (two f32) are summed.
     double share = (dp - 1.0) / dp;
-    int64_t r = slowest;
+    const RankState &r = ranks[slowest];
     double bus = 2 * share * kLossBytes;
     if (config.zero == 0)
-      bus += 2 * share * dpGradBytes[r];
+      bus += 2 * share * r.gradBytes;
     else
-      bus += (config.zero >= 2 ? M : 1) * share * dpPaddedGradBytes[r] +
-             share * dpPaddedParamBytes[r] +
-             (config.zero == 3 ? share * dpBackwardParamBytes[r] : 0);
+      bus += (config.zero >= 2 ? M : 1) * share * r.paddedGradBytes +
+             share * r.paddedParamBytes +
+             (config.zero == 3 ? share * r.backwardParamBytes : 0);
     estimate.dpBusBytes = bus;
     dpSeconds = dpLink.seconds(bus);
     window = backwardOne[slowest] * (config.zero >= 2 ? M : 1);
