@@ -49,8 +49,10 @@ std::string PlanConfig::getFlags(StringRef precision) const {
   } else if (microbatches > 1) {
     flags += " --grad-accum " + std::to_string(microbatches);
   }
-  if (fullRemat)
+  if (recompute >= 1)
     flags += " --remat full";
+  else if (recompute > 0)
+    flags += " --remat budget=" + std::to_string(rematBudgetBytes);
   return flags;
 }
 
@@ -277,7 +279,8 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   // forward again; the head gathers once each way.
   double tpCall = tp > 1 ? (tp - 1.0) / tp * stream : 0;
   double tpCallSeconds = tp > 1 ? tpLink.seconds(tpCall) : 0;
-  int64_t layerCalls = config.fullRemat ? 12 : 8;
+  double f = config.recompute;
+  double layerCalls = 8 + 4 * f;
   double layerForward = model.layerForwardSeconds * fraction / tp;
   double outerForward = model.outerForwardSeconds * fraction / tp;
   double ratio = model.backwardRatio;
@@ -291,13 +294,12 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
       (model.savedBytesPerLayer -
        (request.fusedAttention ? model.scoreBytesPerLayer : 0)) *
       (rows / model.batch) / tp;
-  double perLayerSaved = config.fullRemat ? stream / tp : layerSaved;
+  double perLayerSaved = (1 - f) * layerSaved + f * stream / tp;
   for (int64_t k = 0; k < stages; ++k) {
     int64_t n = split[k];
     bool last = k == stages - 1;
     double forward = n * layerForward + (last ? outerForward : 0);
-    double backward =
-        forward * ratio + (config.fullRemat ? n * layerForward : 0);
+    double backward = forward * ratio + f * n * layerForward;
     double tpForward = (n * 4 + (last ? 1 : 0)) * tpCallSeconds;
     double tpBackward = (n * (layerCalls - 4) + (last ? 1 : 0)) * tpCallSeconds;
     costs.forward.push_back(forward + tpForward);
@@ -360,6 +362,7 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
       worst = r;
   estimate.memory = memory[worst];
   estimate.ppRank = worst;
+  estimate.inFlightBytes = std::llround(inFlight[worst]);
 
   // Data parallelism: the gradients reduced over dp (reduce-scattered per
   // microbatch under ZeRO-2/3), the parameters gathered (ZeRO-3: for the
@@ -409,13 +412,47 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   double peak = (model.activationBytes <= 2 ? device.bf16 : device.f32).matmul;
   double capacity = estimate.stepSeconds * config.getNumRanks() * peak;
   estimate.mfu = model.modelFlops / capacity;
-  estimate.hfu =
-      (model.modelFlops + (config.fullRemat ? model.forwardFlops : 0)) /
-      capacity;
+  estimate.hfu = (model.modelFlops + f * model.forwardFlops) / capacity;
   double usable = device.usableMemoryBytes * (1 - request.marginFraction);
   estimate.fits = estimate.memory.total() <= usable;
   return estimate;
 }
+/// `config` with as few layers recomputed as make it fit (dtc-remat's
+/// budget policy), or no step time where it fits without (then `config`
+/// itself is the plan) or does not fit even with every layer recomputed.
+PlanEstimate evaluateToFit(const ModelAnatomy &model, PlanConfig config,
+                           const DeviceSpec &device, const PlanRequest &request,
+                           ScheduleCache &cache) {
+  config.recompute = 0;
+  PlanEstimate none = evaluate(model, config, device, request, cache);
+  if (none.fits || none.stepSeconds <= 0)
+    return PlanEstimate();
+  // A recomputed layer keeps its input instead of its saved activations:
+  // the in-flight bytes fall linearly with the fraction recomputed.
+  double usable = device.usableMemoryBytes * (1 - request.marginFraction);
+  double rows = double(model.batch) / (config.dp * config.microbatches);
+  double saved = (model.savedBytesPerLayer -
+                  (request.fusedAttention ? model.scoreBytesPerLayer : 0)) *
+                 (rows / model.batch) / config.tp;
+  double input =
+      rows * model.sequence * model.hidden * model.activationBytes / config.tp;
+  if (saved <= input || none.inFlightBytes <= 0)
+    return PlanEstimate();
+  double excess = none.memory.total() - usable;
+  double fraction = excess / none.inFlightBytes * saved / (saved - input);
+  // The rank that holds the most may change: recompute a little more until
+  // it fits.
+  for (; fraction < 1; fraction += 0.02) {
+    config.recompute = std::max(fraction, 0.01);
+    config.rematBudgetBytes =
+        std::llround(usable - none.memory.getStateBytes());
+    PlanEstimate estimate = evaluate(model, config, device, request, cache);
+    if (estimate.fits)
+      return estimate;
+  }
+  return PlanEstimate();
+}
+
 } // namespace
 
 PlanEstimate mlir::dtc::evaluatePlan(const ModelAnatomy &model,
@@ -423,6 +460,16 @@ PlanEstimate mlir::dtc::evaluatePlan(const ModelAnatomy &model,
                                      const DeviceSpec &device,
                                      const PlanRequest &request) {
   ScheduleCache cache;
+  if (config.recompute == kRecomputeToFit) {
+    PlanEstimate estimate =
+        evaluateToFit(model, config, device, request, cache);
+    if (estimate.stepSeconds > 0)
+      return estimate;
+    // It fits without, or does not fit at all.
+    PlanConfig without = config;
+    without.recompute = 0;
+    return evaluate(model, without, device, request, cache);
+  }
   return evaluate(model, config, device, request, cache);
 }
 
@@ -463,7 +510,7 @@ std::vector<PlanEstimate> mlir::dtc::searchPlans(const ModelAnatomy &model,
           }
         }
         for (int64_t zero : zeros)
-          for (bool remat : {false, true})
+          for (double remat : {0.0, 1.0, kRecomputeToFit})
             for (auto &[name, chunks] : schedules) {
               PlanConfig config;
               config.dp = dp;
@@ -471,7 +518,7 @@ std::vector<PlanEstimate> mlir::dtc::searchPlans(const ModelAnatomy &model,
               config.pp = P;
               config.zero = zero;
               config.microbatches = M;
-              config.fullRemat = remat;
+              config.recompute = remat;
               if (P > 1) {
                 config.schedule = name;
                 config.virtualStages = chunks;
@@ -480,7 +527,9 @@ std::vector<PlanEstimate> mlir::dtc::searchPlans(const ModelAnatomy &model,
                   continue;
               }
               PlanEstimate estimate =
-                  evaluate(model, config, device, request, cache);
+                  remat == kRecomputeToFit
+                      ? evaluateToFit(model, config, device, request, cache)
+                      : evaluate(model, config, device, request, cache);
               if (estimate.stepSeconds > 0)
                 plans.push_back(std::move(estimate));
             }
@@ -562,7 +611,7 @@ std::vector<std::string> mlir::dtc::lintPlan(const ModelAnatomy &model,
         gb(estimate.memory.getStateBytes()), gb(usable),
         gb(estimate.memory.activations)));
   int64_t rows = model.batch / c.dp;
-  if (!estimate.fits && rows == c.microbatches && !c.fullRemat)
+  if (!estimate.fits && rows == c.microbatches && c.recompute == 0)
     lints.push_back(llvm::formatv(
         "the global batch of {0} rows over dp={1} leaves {2} row{3} per rank "
         "in microbatches of one row already: accumulation cannot lower the "

@@ -124,8 +124,12 @@ static std::string describe(const PlanConfig &c) {
             (c.schedule == "interleaved"
                  ? " (" + std::to_string(c.virtualStages) + " chunks)"
                  : "");
-  if (c.fullRemat)
+  if (c.recompute >= 1)
     text += ", full recomputation";
+  else if (c.recompute > 0)
+    text +=
+        llvm::formatv(", {0:f0}% of the layers recomputed", 100 * c.recompute)
+            .str();
   return text;
 }
 
@@ -169,7 +173,10 @@ static llvm::json::Object toJSON(const PlanEstimate &e) {
       {"zero", c.zero},
       {"microbatches", c.microbatches},
       {"schedule", c.pp > 1 ? c.schedule : ""},
-      {"remat", c.fullRemat ? "full" : "none"},
+      {"remat", c.recompute >= 1  ? "full"
+                : c.recompute > 0 ? "budget"
+                                  : "none"},
+      {"recomputed_fraction", c.recompute},
       {"flags", c.getFlags(precision)},
       {"fits", e.fits},
       {"pp_rank", e.ppRank},
@@ -243,7 +250,10 @@ static bool compileAndCompare(MLIRContext &context,
   options.sequenceParallel = c.tp > 1;
   options.zero = c.zero;
   options.gradAccum = c.microbatches;
-  options.remat = c.fullRemat ? "full" : "none";
+  options.remat = c.recompute >= 1 ? "full"
+                  : c.recompute > 0
+                      ? "budget=" + std::to_string(c.rematBudgetBytes)
+                      : "none";
   PassManager pm(&context);
   buildTrainingPipeline(pm, options);
   if (failed(pm.run(*module)))
@@ -265,7 +275,7 @@ static bool compileAndCompare(MLIRContext &context,
           ? 100.0 * (m.activations - compiled.activationPeak) /
                 compiled.activationPeak
           : 0.0);
-  if (c.tp == 1) {
+  if (c.tp == 1 && c.recompute == 0) {
     double dp = 0;
     for (const CollectiveCall &call : analyzeCollectives(step).calls)
       if (call.axes == std::vector<std::string>{"dp"})
@@ -336,8 +346,8 @@ static void explainLosers(ArrayRef<PlanEstimate> plans, double usable) {
   family("data parallelism alone",
          [](const PlanConfig &c) { return c.tp == 1 && c.pp == 1; });
   family("with ZeRO-3", [](const PlanConfig &c) { return c.zero == 3; });
-  family("with full recomputation",
-         [](const PlanConfig &c) { return c.fullRemat; });
+  family("with recomputation",
+         [](const PlanConfig &c) { return c.recompute > 0; });
 }
 
 /// What would fit when nothing does: more devices (the fewest, in whole
@@ -476,11 +486,14 @@ int main(int argc, char **argv) {
     config.virtualStages = virtualStages > 0
                                ? virtualStages.getValue()
                                : (pipelineSchedule == "zbv" ? 2 : 1);
-    if (remat != "none" && remat != "full") {
-      llvm::errs() << "error: --remat: the planner knows none and full\n";
+    if (remat != "none" && remat != "full" && remat != "budget") {
+      llvm::errs() << "error: --remat: the planner knows none, full and "
+                      "budget (as few layers recomputed as fit)\n";
       return 1;
     }
-    config.fullRemat = remat == "full";
+    config.recompute = remat == "full"     ? 1
+                       : remat == "budget" ? kRecomputeToFit
+                                           : 0;
     // The devices are the mesh's.
     if (gpus.getNumOccurrences() && gpus != config.getNumRanks()) {
       llvm::errs() << "error: --explain: --mesh " << mesh << " has "

@@ -88,6 +88,9 @@ FailureOr<ModelAnatomy> analyzeModel(func::FuncOp globalStep,
                                      const DeviceSpec &device,
                                      llvm::ArrayRef<int64_t> tpDegrees);
 
+/// PlanConfig::recompute's "as few as fit".
+inline constexpr double kRecomputeToFit = -1;
+
 /// One way to train the model.
 struct PlanConfig {
   int64_t dp = 1, tp = 1, pp = 1;
@@ -98,8 +101,12 @@ struct PlanConfig {
   /// (interleaved).
   std::string schedule = "1f1b";
   int64_t virtualStages = 1;
-  /// Recompute every layer's forward in its backward (--remat full).
-  bool fullRemat = false;
+  /// The fraction of each stage's layers whose forward the backward
+  /// recomputes: 0 (none), 1 (--remat full), or between: as few as fit
+  /// (--remat budget=BYTES, `rematBudgetBytes` the activation peak a rank
+  /// may reach).
+  double recompute = 0;
+  int64_t rematBudgetBytes = 0;
   /// Layers per pipeline stage (global stages: pp times chunks per rank).
   std::vector<int64_t> split;
 
@@ -127,6 +134,8 @@ struct PlanEstimate {
   /// The pp rank that holds the most.
   PlanMemory memory;
   int64_t ppRank = 0;
+  /// Of its activations, the saved ones of the microbatches in flight.
+  int64_t inFlightBytes = 0;
   /// Bus bytes per rank per step by axis.
   double tpBusBytes = 0, dpBusBytes = 0, ppBytes = 0;
   /// Seconds: the step; computing (forward, backward, recomputation);
@@ -157,7 +166,8 @@ struct PlanRequest {
 };
 
 /// Evaluates `config` for `model` on `device` (its usable memory less the
-/// margin decides `fits`).
+/// margin decides `fits`). A `recompute` of kRecomputeToFit recomputes as
+/// few layers as make it fit (none where it fits without).
 PlanEstimate evaluatePlan(const ModelAnatomy &model, const PlanConfig &config,
                           const DeviceSpec &device, const PlanRequest &request);
 
