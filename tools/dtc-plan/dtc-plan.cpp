@@ -51,7 +51,7 @@ static cl::opt<std::string>
     gpuName("gpu", cl::cat(categoryPlan), cl::init("h100-80gb"),
             cl::value_desc("NAME"),
             cl::desc("The device: a name of data/devices.json (h100-80gb, "
-                     "h200-141gb, a100-80gb) or of --device-file"));
+                     "h200-141gb, a100-80gb, cpu-core) or of --device-file"));
 static cl::opt<std::string>
     deviceFile("device-file", cl::cat(categoryPlan), cl::value_desc("FILE"),
                cl::desc("Devices in data/devices.json's format, instead of "
@@ -111,7 +111,9 @@ static cl::opt<int64_t>
     virtualStages("virtual-stages", cl::cat(categoryExplain), cl::init(0),
                   cl::desc("Chunks per rank (interleaved)"));
 static cl::opt<std::string> remat("remat", cl::cat(categoryExplain),
-                                  cl::init("none"), cl::desc("none or full"));
+                                  cl::init("none"),
+                                  cl::desc("none, full, or budget: as few "
+                                           "layers recomputed as fit"));
 
 static double gigabytes(double bytes) { return bytes / 1e9; }
 
@@ -417,9 +419,10 @@ int main(int argc, char **argv) {
       "dtc-plan: what a model needs on a cluster\n\n"
       "Builds the model's training step once from its shapes (weights may be\n"
       "absent) and evaluates every configuration of --gpus devices: data,\n"
-      "tensor (with sequence) and pipeline parallelism, ZeRO stage, full\n"
-      "recomputation, microbatches, pipeline schedule. Prints the best by\n"
-      "predicted model FLOPs utilization with their memory per rank,\n"
+      "tensor (with sequence) and pipeline parallelism, ZeRO stage,\n"
+      "recomputation (none, as few layers as fit, all), microbatches,\n"
+      "pipeline schedule. Prints the best by predicted model FLOPs\n"
+      "utilization with their memory per rank,\n"
       "communication and step time, each as dtc-compile flags; or, with\n"
       "--explain, one configuration's memory anatomy. docs/Planner.md.\n");
   auto start = std::chrono::steady_clock::now();
