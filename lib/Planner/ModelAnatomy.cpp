@@ -41,6 +41,19 @@ int64_t ModelAnatomy::getNumParameters() const {
   return n;
 }
 
+PlanMemory ModelAnatomy::getStateBeforeSharding() const {
+  PlanMemory state;
+  for (const PlannedParameter &p : parameters) {
+    int64_t n = p.getNumElements();
+    state.parameters += n * p.paramBytes;
+    state.gradients += n * p.gradBytes;
+    state.masterWeights += n * p.masterBytes;
+    state.optimizerState += n * p.stateBytes;
+  }
+  state.optimizerState += stepStateBytes;
+  return state;
+}
+
 static int64_t elementBytes(Type type) {
   auto tensor = cast<RankedTensorType>(type);
   return tensorByteSize(RankedTensorType::get({}, tensor.getElementType()));

@@ -24,13 +24,18 @@ using namespace mlir;
 using namespace mlir::dtc;
 namespace pp = mlir::dtc::pipeline;
 
-std::string PlanConfig::getFlags(StringRef precision) const {
+std::string PlanConfig::getMesh() const {
   std::string mesh;
   for (auto [axis, size] :
        {std::pair<const char *, int64_t>{"pp", pp}, {"dp", dp}, {"tp", tp}})
     if (size > 1)
       mesh += (mesh.empty() ? "" : ",") + std::string(axis) + "=" +
               std::to_string(size);
+  return mesh;
+}
+
+std::string PlanConfig::getFlags(StringRef precision) const {
+  std::string mesh = getMesh();
   std::string flags = "--precision " + precision.str();
   if (!mesh.empty())
     flags += " --mesh " + mesh;
@@ -185,6 +190,23 @@ struct RankState {
          backwardParamBytes = 0;
 };
 
+/// Per microbatch of `config`, what one layer keeps for its backward on a
+/// rank: its saved activations (without the scores where a fused kernel
+/// recomputes them), or, recomputed, only its input (the residual stream).
+struct LayerActivations {
+  double saved = 0, input = 0;
+};
+LayerActivations layerActivations(const ModelAnatomy &model,
+                                  const PlanConfig &config,
+                                  const PlanRequest &request) {
+  double rows = double(model.batch) / (config.dp * config.microbatches);
+  double saved = model.savedBytesPerLayer -
+                 (request.fusedAttention ? model.scoreBytesPerLayer : 0);
+  return {saved * (rows / model.batch) / config.tp,
+          rows * model.sequence * model.hidden * model.activationBytes /
+              config.tp};
+}
+
 /// The persistent state per pp rank, exactly as dtc lays it out: each
 /// parameter on the rank `rankOfLayer` gives its layer, tp-local, sharded
 /// over dp by ZeRO's rule.
@@ -288,13 +310,9 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   pp::FragmentCosts costs;
   std::vector<double> stageCompute(stages), stageBackward(stages);
   std::vector<double> stageSaved(stages);
-  // A layer's saved activations per microbatch (without the scores where
-  // a fused kernel recomputes them).
-  double layerSaved =
-      (model.savedBytesPerLayer -
-       (request.fusedAttention ? model.scoreBytesPerLayer : 0)) *
-      (rows / model.batch) / tp;
-  double perLayerSaved = (1 - f) * layerSaved + f * stream / tp;
+  LayerActivations layer = layerActivations(model, config, request);
+  double layerSaved = layer.saved;
+  double perLayerSaved = (1 - f) * layer.saved + f * layer.input;
   for (int64_t k = 0; k < stages; ++k) {
     int64_t n = split[k];
     bool last = k == stages - 1;
@@ -430,12 +448,7 @@ PlanEstimate evaluateToFit(const ModelAnatomy &model, PlanConfig config,
   // A recomputed layer keeps its input instead of its saved activations:
   // the in-flight bytes fall linearly with the fraction recomputed.
   double usable = device.usableMemoryBytes * (1 - request.marginFraction);
-  double rows = double(model.batch) / (config.dp * config.microbatches);
-  double saved = (model.savedBytesPerLayer -
-                  (request.fusedAttention ? model.scoreBytesPerLayer : 0)) *
-                 (rows / model.batch) / config.tp;
-  double input =
-      rows * model.sequence * model.hidden * model.activationBytes / config.tp;
+  auto [saved, input] = layerActivations(model, config, request);
   if (saved <= input || none.inFlightBytes <= 0)
     return PlanEstimate();
   double excess = none.memory.total() - usable;

@@ -16,6 +16,7 @@
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
 #include "dtc/Planner/Planner.h"
+#include "dtc/Runtime/Communicator.h"
 #include "dtc/Transforms/Passes.h"
 #include "dtc/Transforms/Pipeline/Schedule.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -200,15 +201,9 @@ static llvm::json::Object toJSON(const PlanEstimate &e) {
 /// The whole model's training state before any sharding, as the ZeRO paper
 /// counts it.
 static void printAnatomy(const ModelAnatomy &model) {
-  double weights = 0, grads = 0, master = 0, state = 0;
-  for (const PlannedParameter &p : model.parameters) {
-    double n = p.getNumElements();
-    weights += n * p.paramBytes;
-    grads += n * p.gradBytes;
-    master += n * p.masterBytes;
-    state += n * p.stateBytes;
-  }
-  state += model.stepStateBytes;
+  PlanMemory whole = model.getStateBeforeSharding();
+  double weights = whole.parameters, grads = whole.gradients,
+         master = whole.masterWeights, state = whole.optimizerState;
   llvm::outs() << llvm::formatv(
       "dtc-plan: {0:f2}B parameters in {1} transformer layers; batch {2} x "
       "{3} tokens\n",
@@ -242,13 +237,7 @@ static bool compileAndCompare(MLIRContext &context,
     return false;
   TrainingPipelineOptions options;
   options.precision = precision;
-  std::string mesh;
-  for (auto [axis, size] :
-       {std::pair<const char *, int64_t>{"dp", c.dp}, {"tp", c.tp}})
-    if (size > 1)
-      mesh += (mesh.empty() ? "" : ",") + std::string(axis) + "=" +
-              std::to_string(size);
-  options.mesh = mesh;
+  options.mesh = c.getMesh();
   options.sequenceParallel = c.tp > 1;
   options.zero = c.zero;
   options.gradAccum = c.microbatches;
@@ -352,16 +341,16 @@ static void explainLosers(ArrayRef<PlanEstimate> plans, double usable) {
          [](const PlanConfig &c) { return c.recompute > 0; });
 }
 
-/// What would fit when nothing does: more devices (the fewest, in whole
-/// nodes), or the optimizer state in host memory.
+/// What would fit when nothing does (`plans`: the search of `request`):
+/// more devices (the fewest, in whole nodes), or the optimizer state in host
+/// memory.
 static void suggest(const ModelAnatomy &model, const DeviceSpec &device,
-                    const PlanRequest &request, double usable) {
+                    const PlanRequest &request, double usable,
+                    ArrayRef<PlanEstimate> plans) {
   // The training state alone, spread over every device (ZeRO-3), bounds
   // the count from below.
-  double state = model.stepStateBytes;
-  for (const PlannedParameter &p : model.parameters)
-    state += p.getNumElements() *
-             double(p.paramBytes + p.gradBytes + p.masterBytes + p.stateBytes);
+  PlanMemory whole = model.getStateBeforeSharding();
+  double state = whole.total();
   int64_t node = request.gpusPerNode;
   auto wholeNodes = [&](int64_t n) { return (n + node - 1) / node * node; };
   int64_t bound = static_cast<int64_t>(std::ceil(state / usable));
@@ -373,41 +362,32 @@ static void suggest(const ModelAnatomy &model, const DeviceSpec &device,
   for (int64_t more = least; more <= 64 * least; more += node) {
     PlanRequest larger = request;
     larger.gpus = more;
-    std::vector<PlanEstimate> plans = searchPlans(model, device, larger);
-    if (!plans.empty() && plans.front().fits) {
+    std::vector<PlanEstimate> largerPlans = searchPlans(model, device, larger);
+    if (!largerPlans.empty() && largerPlans.front().fits) {
       llvm::outs() << llvm::formatv(
           "dtc-plan: what would fit: {0} devices (the fewest in whole "
           "nodes of {1}), best:\n",
           more, request.gpusPerNode);
-      printPlan(plans.front(), usable, 1);
+      printPlan(largerPlans.front(), usable, 1);
       break;
     }
   }
-  // Offloading: master weights and moments on the host, ZeRO-3 shards of
-  // weights and gradients on the devices.
-  double host = model.stepStateBytes;
-  for (const PlannedParameter &p : model.parameters)
-    host += p.getNumElements() * double(p.masterBytes + p.stateBytes);
-  std::vector<PlanEstimate> plans = searchPlans(model, device, request);
+  // Offloading: master weights and moments on the host, the rest of a
+  // configuration on the devices.
+  double host = whole.masterWeights + whole.optimizerState;
+  auto onDevice = [](const PlanEstimate &e) {
+    return e.memory.total() - e.memory.masterWeights - e.memory.optimizerState;
+  };
   const PlanEstimate *best = nullptr;
-  for (const PlanEstimate &e : plans) {
-    double onDevice =
-        e.memory.total() - e.memory.masterWeights - e.memory.optimizerState;
-    if (onDevice <= usable &&
-        (!best ||
-         e.memory.total() - e.memory.masterWeights - e.memory.optimizerState <
-             best->memory.total() - best->memory.masterWeights -
-                 best->memory.optimizerState))
+  for (const PlanEstimate &e : plans)
+    if (onDevice(e) <= usable && (!best || onDevice(e) < onDevice(*best)))
       best = &e;
-  }
   if (best)
     llvm::outs() << llvm::formatv(
         "dtc-plan: or offload the optimizer state ({0:f2} TB of host memory "
         "in all, {1:f1} GB per device's host share) and keep {2:f2} GB per "
         "device ({3}); dtc does not offload yet\n",
-        host / 1e12, gigabytes(host / request.gpus),
-        gigabytes(best->memory.total() - best->memory.masterWeights -
-                  best->memory.optimizerState),
+        host / 1e12, gigabytes(host / request.gpus), gigabytes(onDevice(*best)),
         describe(best->config));
 }
 
@@ -469,19 +449,21 @@ int main(int argc, char **argv) {
   // The explained configuration, checked before the slow part.
   PlanConfig config;
   if (explain) {
-    for (StringRef axis : llvm::split(StringRef(mesh), ',')) {
-      if (axis.empty())
-        continue;
-      auto [name, size] = axis.split('=');
-      int64_t n = 0;
-      if (size.getAsInteger(10, n) || n < 1 ||
-          (name != "dp" && name != "tp" && name != "pp")) {
-        llvm::errs() << "error: --mesh: '" << axis
+    MeshShape shape;
+    if (!mesh.empty()) {
+      if (std::string error = MeshShape::parse(mesh, shape); !error.empty()) {
+        llvm::errs() << "error: --mesh: " << error << "\n";
+        return 1;
+      }
+    }
+    for (auto [name, size] : llvm::zip(shape.axes, shape.sizes)) {
+      if (name != "dp" && name != "tp" && name != "pp") {
+        llvm::errs() << "error: --mesh: '" << name << "=" << size
                      << "' is not dp=N, tp=N or pp=N (the planner does not "
                         "plan cp or ep yet)\n";
         return 1;
       }
-      (name == "dp" ? config.dp : name == "tp" ? config.tp : config.pp) = n;
+      (name == "dp" ? config.dp : name == "tp" ? config.tp : config.pp) = size;
     }
     config.zero = zero;
     config.microbatches = microbatches;
@@ -601,7 +583,8 @@ int main(int argc, char **argv) {
     llvm::outs() << (e.fits ? "dtc-plan: it fits\n"
                             : "dtc-plan: it does not fit\n");
     if (!e.fits)
-      suggest(*model, *device, request, usable);
+      suggest(*model, *device, request, usable,
+              searchPlans(*model, *device, request));
     printed.push_back(toJSON(e));
   } else {
     std::vector<PlanEstimate> plans = searchPlans(*model, *device, request);
@@ -616,7 +599,7 @@ int main(int argc, char **argv) {
         printPlan(plans.front(), usable, 1);
         printed.push_back(toJSON(plans.front()));
       }
-      suggest(*model, *device, request, usable);
+      suggest(*model, *device, request, usable, plans);
     } else {
       std::set<std::tuple<int64_t, int64_t, int64_t>> shown;
       for (const PlanEstimate &e : plans) {

@@ -44,6 +44,19 @@ struct PlannedParameter {
 };
 inline constexpr int64_t kBeforeLayers = -1, kAfterLayers = -2;
 
+/// Bytes one rank holds.
+struct PlanMemory {
+  int64_t parameters = 0, gradients = 0, masterWeights = 0, optimizerState = 0;
+  /// Estimated: saved activations of the microbatches in flight, and the
+  /// working set of one layer's backward (or the head's and the loss's).
+  int64_t activations = 0;
+
+  int64_t getStateBytes() const {
+    return parameters + gradients + masterWeights + optimizerState;
+  }
+  int64_t total() const { return getStateBytes() + activations; }
+};
+
 /// What the planner knows of a model, from its global step.
 struct ModelAnatomy {
   std::vector<PlannedParameter> parameters;
@@ -77,6 +90,9 @@ struct ModelAnatomy {
 
   /// Trained parameters.
   int64_t getNumParameters() const;
+  /// The whole model's training state before any sharding, by category
+  /// (no activations).
+  PlanMemory getStateBeforeSharding() const;
 };
 
 /// Builds the anatomy of `globalStep` (the dtc-training pipeline's global
@@ -111,21 +127,10 @@ struct PlanConfig {
   std::vector<int64_t> split;
 
   int64_t getNumRanks() const { return dp * tp * pp; }
+  /// The --mesh spelling of its axes above 1 (pp, dp, tp), or "".
+  std::string getMesh() const;
   /// The dtc-compile flags that compile it.
   std::string getFlags(llvm::StringRef precision) const;
-};
-
-/// Bytes one rank holds.
-struct PlanMemory {
-  int64_t parameters = 0, gradients = 0, masterWeights = 0, optimizerState = 0;
-  /// Estimated: saved activations of the microbatches in flight, and the
-  /// working set of one layer's backward (or the head's and the loss's).
-  int64_t activations = 0;
-
-  int64_t getStateBytes() const {
-    return parameters + gradients + masterWeights + optimizerState;
-  }
-  int64_t total() const { return getStateBytes() + activations; }
 };
 
 /// A configuration's predicted figures, per rank and step.
