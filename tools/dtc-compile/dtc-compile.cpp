@@ -21,7 +21,8 @@
 #include "dtc/Runtime/Communicator.h"
 #include "dtc/Runtime/ONNX/TensorProto.h"
 #include "dtc/Runtime/Tensor.h"
-#include "dtc/Target/CPU/CompileProgram.h"
+#include "dtc/Target/CPU/CPUTarget.h"
+#include "dtc/Target/CUDA/CUDATarget.h"
 #include "dtc/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -61,8 +62,22 @@ static cl::opt<std::string>
                     "OUT/kernels.so, which dtc-run starts dtc-launch on) or "
                     "'reference' (dtc-run interprets train_step.mlir on the "
                     "f64 oracle; no code generation; the default with a pp "
-                    "axis)"),
+                    "axis) or 'cuda' (kernels as CUDA C++ compiled by nvcc "
+                    "into OUT/kernels.fatbin, GEMMs on cuBLAS, collectives "
+                    "on NCCL: run by dtc-launch-cuda on a GPU)"),
            cl::init("cpu"));
+static cl::opt<std::string>
+    gpuArch("gpu-arch", cl::cat(categoryOutput),
+            cl::desc("--target cuda: the GPU architecture the kernels are "
+                     "compiled for (SASS, plus PTX the driver compiles for "
+                     "newer GPUs)"),
+            cl::init("sm_90"));
+static cl::opt<bool> cudaEmulation(
+    "cuda-emulation", cl::cat(categoryOutput),
+    cl::desc("--target cuda: also compile the kernels as host C++, one "
+             "thread per block (OUT/kernels-emulated.so), which `dtc-run OUT "
+             "--emulate-cuda` runs on CPU ranks: what the generated kernels "
+             "compute, checked without a GPU"));
 static cl::opt<std::string>
     bindInputs("bind-inputs", cl::cat(categoryImport),
                cl::desc("Tensors for graph inputs that determine shapes"));
@@ -258,17 +273,17 @@ int main(int argc, char **argv) {
       "or, for a --mesh of N devices,\n"
       "  mpirun -np N dtc-run OUT --batch DIR --steps K [--dump DIR]\n");
 
-  if (target != "reference" && target != "cpu") {
+  if (target != "reference" && target != "cpu" && target != "cuda") {
     llvm::errs() << "error: unknown --target '" << target
-                 << "' (reference, cpu)\n";
+                 << "' (reference, cpu, cuda)\n";
     return 1;
   }
   if (shapesOnly) {
     // A step without values, for its report: nothing to run or compile.
-    if (target.getNumOccurrences() && target == "cpu") {
+    if (target.getNumOccurrences() && target != "reference") {
       llvm::errs() << "error: --shapes-only builds a step without values, for "
                       "its report: there is nothing to run, so no --target "
-                      "cpu\n";
+                   << target << "\n";
       return 1;
     }
     target = "reference";
@@ -300,10 +315,11 @@ int main(int argc, char **argv) {
   if (MeshShape mesh; !options.mesh.empty() &&
                       MeshShape::parse(options.mesh, mesh).empty() &&
                       mesh.axisIndex("pp") >= 0) {
-    if (target.getNumOccurrences() && target == "cpu") {
-      llvm::errs() << "error: --target cpu does not run pipeline stages (a pp "
-                      "axis) yet; the reference executor does (--target "
-                      "reference, the default with pp)\n";
+    if (target.getNumOccurrences() && target != "reference") {
+      llvm::errs() << "error: --target " << target
+                   << " does not run pipeline stages (a pp axis) yet; the "
+                      "reference executor does (--target reference, the "
+                      "default with pp)\n";
       return 1;
     }
     target = "reference";
@@ -463,14 +479,30 @@ int main(int argc, char **argv) {
       {"step", std::move(*description)},
   };
   writeTiming.stop();
-  if (target == "cpu") {
-    llvm::errs() << "dtc-compile: compiling the step for CPU ranks\n";
-    TimingScope codegenTiming = rootTiming.nest("CPU code generation");
-    FailureOr<CPUProgramSummary> program =
-        compileCPUProgram(func, *signature, outDir);
+  if (target == "cpu" || target == "cuda") {
+    llvm::errs() << "dtc-compile: compiling the step for "
+                 << (target == "cpu" ? "CPU ranks"
+                                     : "CUDA GPUs (" + gpuArch + ")")
+                 << "\n";
+    TimingScope codegenTiming = rootTiming.nest("code generation");
+    FailureOr<ProgramSummary> program = failure();
+    std::optional<CUDAProgramSummary> cuda;
+    if (target == "cpu") {
+      program = compileCPUProgram(func, *signature, outDir);
+    } else {
+      CUDATargetOptions cudaOptions;
+      cudaOptions.arch = gpuArch;
+      cudaOptions.emulation = cudaEmulation;
+      FailureOr<CUDAProgramSummary> compiled =
+          compileCUDAProgram(func, *signature, outDir, cudaOptions);
+      if (succeeded(compiled)) {
+        cuda = *compiled;
+        program = compiled->program;
+      }
+    }
     if (failed(program))
       return 1;
-    const CPUProgramSummary &p = *program;
+    const ProgramSummary &p = *program;
     llvm::errs() << llvm::formatv(
         "dtc-compile: compiled program: {0} kernels, {1} GEMMs, {2} "
         "collectives ({3} started asynchronously); one arena of {4} B (the "
@@ -487,8 +519,29 @@ int main(int argc, char **argv) {
                            {"async_collectives", p.asyncCollectives},
                            {"arena", p.arenaBytes},
                            {"arena_lower_bound", p.arenaLowerBound}};
+    if (cuda) {
+      llvm::errs() << "dtc-compile: ptxas: at most " << cuda->maxRegisters
+                   << " registers a thread, " << cuda->spillBytes
+                   << " bytes of spills" << (cuda->spilling.empty() ? "" : ":");
+      llvm::json::Array spilling;
+      for (const std::string &kernel : cuda->spilling) {
+        llvm::errs() << " " << kernel;
+        spilling.push_back(kernel);
+      }
+      llvm::errs() << " (" << outDir << "/ptxas.txt)\n";
+      report["compiled_program"].getAsObject()->insert(
+          {"cuda", llvm::json::Object{{"arch", gpuArch.getValue()},
+                                      {"max_registers", cuda->maxRegisters},
+                                      {"spill_bytes", cuda->spillBytes},
+                                      {"spilling", std::move(spilling)}}});
+    }
     llvm::errs() << "dtc-compile: wrote " << outDir << "/program.txt and "
-                 << outDir << "/kernels.so\n";
+                 << outDir
+                 << (target == "cpu" ? "/kernels.so"
+                     : cudaEmulation
+                         ? "/kernels.{cu,fatbin}, kernels-emulated.so"
+                         : "/kernels.{cu,fatbin}")
+                 << "\n";
   }
   if (!writeJson(outDir + "/manifest.json", std::move(manifest)) ||
       !writeJson(outDir + "/report.json", std::move(report)))

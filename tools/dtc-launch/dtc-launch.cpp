@@ -51,6 +51,11 @@ static const char *kEngineUsage =
     "                     a kernel gets one more thread per E elements it\n"
     "                     computes (default 16384: below about 10 us of\n"
     "                     work, waking a thread costs more than it saves)\n"
+    "  --emulate-cuda     run a program compiled with --target cuda\n"
+    "                     --cuda-emulation: its CUDA kernels as host code,\n"
+    "                     one thread per block (kernels-emulated.so), its\n"
+    "                     GEMMs on OpenBLAS and its collectives on MPI; what\n"
+    "                     the generated kernels compute, checked on CPU ranks\n"
     "  --no-overlap       complete each collective where the program starts\n"
     "                     it, rather than behind the kernels that follow\n"
     "                     until its wait (the report's exposed\n"
@@ -73,6 +78,7 @@ int main(int argc, char **argv) {
   int64_t threads = 1, minWorkPerThread = 16384;
   CPUEngineOptions engineOptions;
   std::string tracePath;
+  bool emulateCuda = false;
   for (size_t i = 0; i < rest.size(); ++i) {
     std::string arg = rest[i];
     std::string value;
@@ -83,7 +89,7 @@ int main(int argc, char **argv) {
       arg = arg.substr(0, eq);
     } else if (arg.rfind("--", 0) == 0 && arg != "--help" &&
                arg != "--check-arena" && arg != "--no-overlap" &&
-               i + 1 < rest.size()) {
+               arg != "--emulate-cuda" && i + 1 < rest.size()) {
       value = rest[++i];
     }
     auto atLeastOne = [&](int64_t &to) {
@@ -101,6 +107,8 @@ int main(int argc, char **argv) {
       engineOptions.checkArena = true;
     } else if (arg == "--no-overlap") {
       engineOptions.overlap = false;
+    } else if (arg == "--emulate-cuda") {
+      emulateCuda = true;
     } else if (arg == "--help" || arg == "-h") {
       printUsage();
       return 0;
@@ -139,7 +147,8 @@ int main(int argc, char **argv) {
   // per core in every rank of an oversubscribed mpirun.
   openblas_set_num_threads(static_cast<int>(threads));
   CPUProgram program;
-  if (std::string error = CPUProgram::load(out, program); !error.empty()) {
+  if (std::string error = CPUProgram::load(out, program, emulateCuda);
+      !error.empty()) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 1;
   }

@@ -17,7 +17,9 @@
 #include "dtc/Conversion/DTCToSCF.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <memory>
 
@@ -42,6 +44,36 @@ namespace mlir::dtc {
 /// parts (addKernelParts, DTCToSCF.h).
 FailureOr<func::FuncOp> buildLoopKernel(FusionOp fusion, ModuleOp kernels,
                                         StringRef name);
+
+/// How a group's kernel reads its values (shared with the CUDA target):
+/// a group value and the index at which an element of the value being
+/// computed needs it, an affine function of that element's index (a value
+/// read at two indexes, through a reshape and beside it, is computed at
+/// both).
+using GroupAccess = std::pair<Value, AffineMap>;
+
+/// Whether `op` is a reduce_sum, reduce_mean, reduce_max or reduce_min (a
+/// row kernel's reductions).
+bool isGroupReduction(Operation *op);
+
+/// The index at which `op`, computing its result at `map`, reads `operand`:
+/// the same linear position through a reshape, else as broadcasting reads.
+AffineMap groupOperandMap(Operation *op, AffineMap map, Value operand);
+
+/// The accesses `access` needs, its operands' before each op's, into
+/// `ops`, and the values read (with their maps) into `inputs`: the group's
+/// inputs and, in a row kernel, the reductions' results (read back from
+/// their buffers).
+void collectGroupAccesses(GroupAccess access, llvm::SetVector<GroupAccess> &ops,
+                          llvm::SetVector<GroupAccess> &inputs);
+
+/// The results `roots` of a loop or multi-tensor group, as the nests that
+/// compute them: results of one shape (rank >= 1) that read a common input
+/// tensor share a nest (an optimizer's new parameter, first and second
+/// moments, which all read its gradient and moments: each read once per
+/// element, the moments computed once); any other result is a nest of its
+/// own.
+SmallVector<SmallVector<unsigned>> groupNests(ArrayRef<Value> roots);
 
 /// Registers the dialects and translations kernel modules need.
 void registerKernelDialects(DialectRegistry &registry);

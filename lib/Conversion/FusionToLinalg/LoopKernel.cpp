@@ -277,9 +277,10 @@ SmallVector<AffineExpr> reshapeIndex(ArrayRef<AffineExpr> index,
   return exprs;
 }
 
-/// The index at which `op`, computing its result at `map`, reads `operand`:
-/// the same linear position through a reshape, else as broadcasting reads.
-AffineMap operandMap(Operation *op, AffineMap map, Value operand) {
+} // namespace
+
+AffineMap mlir::dtc::groupOperandMap(Operation *op, AffineMap map,
+                                     Value operand) {
   MLIRContext *context = map.getContext();
   ArrayRef<int64_t> shape =
       cast<RankedTensorType>(op->getResult(0).getType()).getShape();
@@ -291,27 +292,19 @@ AffineMap operandMap(Operation *op, AffineMap map, Value operand) {
   return simplifyAffineMap(AffineMap::get(map.getNumDims(), 0, index, context));
 }
 
-/// Each group value as the kernel reads it: the value and the index, a
-/// function of the result's index, at which an element needs it (a value
-/// read at two indexes, through a reshape and beside it, is computed at
-/// both).
-using Access = std::pair<Value, AffineMap>;
-
-bool isReduction(Operation *op) {
+bool mlir::dtc::isGroupReduction(Operation *op) {
   return isa_and_nonnull<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(
       op);
 }
 
-/// The accesses the group's result needs, its operands' before each op's,
-/// and the values read (with their maps), in that order: the inputs, and
-/// in a row kernel the reductions' results (read back from their buffers).
-void collectAccesses(Access access, llvm::SetVector<Access> &ops,
-                     llvm::SetVector<Access> &inputs) {
+void mlir::dtc::collectGroupAccesses(GroupAccess access,
+                                     llvm::SetVector<GroupAccess> &ops,
+                                     llvm::SetVector<GroupAccess> &inputs) {
   auto [value, map] = access;
   if (ops.contains(access) || inputs.contains(access))
     return;
   Operation *op = value.getDefiningOp();
-  if (!op || isReduction(op)) {
+  if (!op || isGroupReduction(op)) {
     inputs.insert(access);
     return;
   }
@@ -321,14 +314,15 @@ void collectAccesses(Access access, llvm::SetVector<Access> &ops,
     auto dropout = dyn_cast<DropoutOp>(op);
     if (dropout && operand == dropout.getOffset())
       continue;
-    collectAccesses({operand, operandMap(op, map, operand)}, ops, inputs);
+    collectGroupAccesses({operand, groupOperandMap(op, map, operand)}, ops,
+                         inputs);
   }
   ops.insert(access);
 }
 
-} // namespace
-
 namespace {
+
+using Access = GroupAccess;
 
 /// The scalar form of `op`; one whose values are bf16 or f16 is computed
 /// in f32 and rounded once, as the reference executor rounds each op's
@@ -437,7 +431,8 @@ void computeAccesses(ScalarEmitter &e, const llvm::SetVector<Access> &accesses,
     Operation *op = value.getDefiningOp();
     SmallVector<Value> args;
     for (Value operand : op->getOperands())
-      args.push_back(values.lookup({operand, operandMap(op, map, operand)}));
+      args.push_back(
+          values.lookup({operand, groupOperandMap(op, map, operand)}));
     FailureOr<Value> scalar;
     if (isa<ReshapeOp>(op)) {
       scalar = args.front();
@@ -473,7 +468,7 @@ void emitLoopNest(OpBuilder &b, Location loc, ArrayRef<Value> roots,
   AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, context);
   llvm::SetVector<Access> accesses, reads;
   for (Value root : roots)
-    collectAccesses({root, identity}, accesses, reads);
+    collectGroupAccesses({root, identity}, accesses, reads);
   hoistScalars(b, loc, accesses, inputs, hoisted);
   // One generic input per (input, index) read; the results written in
   // order.
@@ -509,17 +504,15 @@ void emitLoopNest(OpBuilder &b, Location loc, ArrayRef<Value> roots,
       });
 }
 
-/// The results of a loop or multi-tensor group, as the nests that compute
-/// them: results of one shape (rank >= 1) that read a common input tensor
-/// share a nest (an optimizer's new parameter, first and second moments,
-/// which all read its gradient and moments: each read once per element,
-/// the moments computed once); any other result is a nest of its own.
-SmallVector<SmallVector<unsigned>> nestsOf(ArrayRef<Value> roots) {
+} // namespace
+
+SmallVector<SmallVector<unsigned>>
+mlir::dtc::groupNests(ArrayRef<Value> roots) {
   SmallVector<llvm::DenseSet<Value>> tensorsRead(roots.size());
   for (auto [i, root] : llvm::enumerate(roots)) {
     int64_t rank = cast<RankedTensorType>(root.getType()).getRank();
     llvm::SetVector<Access> accesses, reads;
-    collectAccesses(
+    collectGroupAccesses(
         {root, AffineMap::getMultiDimIdentityMap(rank, root.getContext())},
         accesses, reads);
     for (auto [arg, map] : reads)
@@ -550,6 +543,8 @@ SmallVector<SmallVector<unsigned>> nestsOf(ArrayRef<Value> roots) {
   }
   return nests;
 }
+
+namespace {
 
 /// Folds (or, with no `init`, visits) every index of `shape`, row-major,
 /// after the leading indexes `outer`; `body(indexes, carried)`.
@@ -589,7 +584,7 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
     buffers.try_emplace(value, outs[i]);
   SmallVector<Operation *> reductions;
   for (Operation &op : body)
-    if (isReduction(&op))
+    if (isGroupReduction(&op))
       reductions.push_back(&op);
   auto shapeOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getShape();
@@ -624,7 +619,7 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
   for (Operation *reduce : reductions)
     passes.push_back({reduce->getOperand(0), reduce, {}, {}});
   for (Value result : yield->getOperands())
-    if (!isReduction(result.getDefiningOp()))
+    if (!isGroupReduction(result.getDefiningOp()))
       passes.push_back({result, nullptr, {}, {}});
   rowCount = 1;
   for (int64_t size : rows)
@@ -636,9 +631,9 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
       return fusion.emitError("a row kernel writes results whose leading "
                               "dimensions are its rows");
     work += cast<RankedTensorType>(pass.root.getType()).getNumElements();
-    collectAccesses({pass.root, AffineMap::getMultiDimIdentityMap(
-                                    shape.size(), b.getContext())},
-                    pass.accesses, pass.reads);
+    collectGroupAccesses({pass.root, AffineMap::getMultiDimIdentityMap(
+                                         shape.size(), b.getContext())},
+                         pass.accesses, pass.reads);
     hoistScalars(b, loc, pass.accesses, inputs, hoisted);
   }
   emitFor(
@@ -730,8 +725,9 @@ FailureOr<func::FuncOp>
 mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
   Block &groupBody = fusion.getBody().front();
   bool rowKernel = fusion.getKind() == FusionKind::RowReduction;
-  if (rowKernel &&
-      llvm::none_of(groupBody, [](Operation &op) { return isReduction(&op); }))
+  if (rowKernel && llvm::none_of(groupBody, [](Operation &op) {
+        return isGroupReduction(&op);
+      }))
     return fusion.emitError("a row_reduction group without a reduce_sum, "
                             "reduce_mean, reduce_max or reduce_min");
   auto memrefOf = [](Type type) {
@@ -784,7 +780,7 @@ mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
       return failure();
     }
   } else {
-    for (ArrayRef<unsigned> nest : nestsOf(roots)) {
+    for (ArrayRef<unsigned> nest : groupNests(roots)) {
       SmallVector<Value> nestRoots, nestOuts;
       for (unsigned i : nest) {
         nestRoots.push_back(roots[i]);

@@ -203,7 +203,8 @@ const std::string *Thunk::field(const std::string &key) const {
   return nullptr;
 }
 
-std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
+std::string CPUProgram::load(const std::string &dir, CPUProgram &out,
+                             bool emulateCuda) {
   std::string path = dir + "/program.txt";
   std::ifstream file(path);
   if (!file)
@@ -212,8 +213,16 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
   std::string line, signatureText;
   std::getline(file, line);
   std::vector<std::string> header = splitOn(line, ' ');
-  if (header.size() != 2 || header[0] != "dtc-cpu-program")
-    return "'" + path + "' is no compiled dtc program";
+  if (header.size() == 2 && header[0] == "dtc-cuda-program" && !emulateCuda)
+    return "'" + path +
+           "' is a program for CUDA GPUs (dtc-compile --target cuda): run it "
+           "with dtc-launch-cuda on a GPU, or compile it with "
+           "--cuda-emulation and run it here with --emulate-cuda";
+  if (header.size() != 2 ||
+      header[0] != (emulateCuda ? "dtc-cuda-program" : "dtc-cpu-program"))
+    return "'" + path + "' is no " +
+           (emulateCuda ? "program compiled with --target cuda"
+                        : "compiled dtc program");
   if (std::strtoll(header[1].c_str(), nullptr, 10) != kCPUProgramFormat)
     return "'" + path + "' is a compiled program of format " + header[1] +
            ", this dtc-launch runs format " +
@@ -353,7 +362,8 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out) {
                "' thunk names a buffer outside the program's: recompile";
     }
 
-  std::string library = dir + "/kernels.so";
+  std::string library =
+      dir + (emulateCuda ? "/kernels-emulated.so" : "/kernels.so");
   out.library = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!out.library)
     return "cannot load '" + library + "': " + dlerror();

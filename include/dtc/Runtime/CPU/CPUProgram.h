@@ -97,7 +97,10 @@ struct CPUProgram {
 
   /// Reads DIR/program.txt and loads DIR/kernels.so; "" or what is wrong
   /// (naming the file and what to do).
-  static std::string load(const std::string &dir, CPUProgram &out);
+  /// With `emulateCuda`, DIR holds a program compiled with --target cuda
+  /// --cuda-emulation, whose kernels are DIR/kernels-emulated.so.
+  static std::string load(const std::string &dir, CPUProgram &out,
+                          bool emulateCuda = false);
 };
 
 /// When each thunk ran, step after step, on this rank: on the step's

@@ -1,4 +1,4 @@
-//===- CompileProgram.cpp - a training step as a compiled CPU program -----===//
+//===- BuildProgram.cpp - a training step as a thunk program --------------===//
 //
 // The step is cloned, its f32 log-softmaxes expanded (so the cross-entropy
 // stores no [tokens, vocab] value beyond the logits), fused (dtc-fuse with
@@ -7,7 +7,7 @@
 // results; softmax and norms have kernels of their own), and every
 // elementwise op left alone wrapped in a loop group of its own. Then, in the
 // order the arena was planned for (programOrder), each op becomes a thunk: a
-// compiled kernel, an OpenBLAS call or an MPI collective, each operand and
+// kernel (the target's), a GEMM or a collective, each operand and
 // result named by where it lives (an argument's buffer, a result's buffer, an
 // arena offset). A collective with thunks between it and its first reader is
 // started asynchronously and waited for before that reader (startCollectives
@@ -15,13 +15,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dtc/Target/CPU/CompileProgram.h"
-
-#include "EmitObject.h"
+#include "dtc/Target/Program/BuildProgram.h"
 
 #include "dtc/Analysis/ArenaPlan.h"
-#include "dtc/Conversion/DTCToSCF.h"
-#include "dtc/Conversion/FusionToLinalg.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "dtc/Interpreter/TensorAttr.h"
@@ -462,14 +458,15 @@ std::string describe(Operation *op) {
 }
 
 /// The thunk line computing `op` ("" for an op without results), adding
-/// its kernel, if any, to `kernels`.
+/// its kernel, if any, to `target`.
 FailureOr<std::string> thunkOf(Operation *op, const Placement &at,
-                               ModuleOp kernels, int &kernelCount) {
+                               KernelTarget &target, int &kernelCount) {
   if (!isa<FusionOp>(op) && op->getNumResults() == 0)
     return std::string();
   if (auto matmul = dyn_cast<MatmulOp>(op)) {
     if (!isa<FloatType>(matmul.getType().getElementType()))
-      return op->emitError("the CPU backend multiplies float matrices only");
+      return op->emitError("a compiled program multiplies float matrices "
+                           "only");
     return std::string("gemm ta=") + (matmul.getTransposeLhs() ? "1" : "0") +
            " tb=" + (matmul.getTransposeRhs() ? "1" : "0") +
            " lhs=" + at(matmul.getLhs(), true) +
@@ -479,21 +476,10 @@ FailureOr<std::string> thunkOf(Operation *op, const Placement &at,
   if (std::string collective = collectiveThunk(op, at); !collective.empty())
     return collective + "\n";
   std::string name = "dtc_kernel_" + std::to_string(kernelCount++);
-  FailureOr<func::FuncOp> kernel = failure();
-  if (auto fusion = dyn_cast<FusionOp>(op))
-    kernel = buildLoopKernel(fusion, kernels, name);
-  else
-    kernel = buildOpKernel(op, kernels, name);
-  if (failed(kernel))
+  FailureOr<std::string> fields = target.addKernel(op, name);
+  if (failed(fields))
     return failure();
-  (*kernel)->removeAttr("llvm.emit_c_interface");
-  std::string line = "kernel sym=" + name + " op=" + describe(op);
-  // (Rows the launcher may split among threads, and the work they hold.)
-  if (auto rows = (*kernel)->getAttrOfType<IntegerAttr>(kKernelRowsAttr))
-    line +=
-        " rows=" + std::to_string(rows.getInt()) + " work=" +
-        std::to_string(
-            (*kernel)->getAttrOfType<IntegerAttr>(kKernelWorkAttr).getInt());
+  std::string line = "kernel sym=" + name + " op=" + describe(op) + *fields;
   line += " args=";
   bool first = true;
   for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults())) {
@@ -519,17 +505,10 @@ bool writeText(const std::string &path, const std::string &text,
 
 } // namespace
 
-FailureOr<CPUProgramSummary>
-mlir::dtc::compileCPUProgram(func::FuncOp original,
-                             const StepSignature &signature,
-                             const std::string &dir) {
+FailureOr<ProgramSummary>
+mlir::dtc::buildProgram(func::FuncOp original, const StepSignature &signature,
+                        const std::string &dir, KernelTarget &target) {
   MLIRContext *context = original.getContext();
-  {
-    DialectRegistry registry;
-    registerKernelDialects(registry);
-    context->appendDialectRegistry(registry);
-    context->loadAllAvailableDialects();
-  }
   // The step as the kernels compute it, on a copy of its module (which
   // holds its mesh).
   auto module = original->getParentOfType<ModuleOp>();
@@ -573,7 +552,6 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
   ArenaPlan plan = planArena(schedule, inArena, heldUntil);
   Placement at(step, plan, reshapes);
 
-  OwningOpRef<ModuleOp> kernels = ModuleOp::create(original.getLoc());
   // Each slot's death: after the last thunk reading it.
   std::vector<SmallVector<const ArenaPlan::Slot *>> deaths(schedule.size());
   for (const ArenaPlan::Slot &slot : plan.slots)
@@ -584,12 +562,12 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
       waitsBefore[wait] += "wait req=" + std::to_string(request) + "\n";
   std::string thunks;
   int kernelCount = 0;
-  CPUProgramSummary summary;
+  ProgramSummary summary;
   for (auto [index, entry] : llvm::enumerate(schedule)) {
     FailureOr<std::string> thunk =
         reshapes.ops.contains(entry.op)
             ? std::string()
-            : thunkOf(entry.op, at, *kernels, kernelCount);
+            : thunkOf(entry.op, at, target, kernelCount);
     if (failed(thunk))
       return failure();
     StringRef line(*thunk);
@@ -615,7 +593,7 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
   if (std::error_code ec = llvm::sys::fs::create_directories(dir + "/init"))
     return original.emitError("cannot create '")
            << dir << "/init': " << ec.message();
-  if (failed(emitKernelLibrary(*kernels, dir)))
+  if (failed(target.writeKernels(dir, original)))
     return failure();
   // The starting values the step carries (parameters, a loss scale).
   for (unsigned i = 0; i < original.getNumArguments(); ++i) {
@@ -630,7 +608,7 @@ mlir::dtc::compileCPUProgram(func::FuncOp original,
              << i << " to '" << path << "': " << error;
   }
   std::string program =
-      "dtc-cpu-program " + std::to_string(kCPUProgramVersion) + "\n" +
+      target.programKind() + " " + std::to_string(kProgramVersion) + "\n" +
       signature.toText() + "arena " + std::to_string(plan.size) + "\n" + thunks;
   if (!writeText(dir + "/program.txt", program, original))
     return failure();

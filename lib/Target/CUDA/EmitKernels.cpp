@@ -1,0 +1,799 @@
+//===- EmitKernels.cpp - one CUDA C++ kernel per thunk --------------------===//
+//
+// A fusion group is printed from the same analysis the CPU target lowers it
+// by (groupNests, collectGroupAccesses: each value computed at an index
+// that is an affine function of the element's), as C++ statements, one
+// `const T vN = ...;` per value:
+//  - a `loop` or `multi_tensor` group is one grid-stride loop per nest, a
+//    thread per element (a scalar nest by the grid's first thread);
+//  - a `row_reduction` group is a block per row: each reduction's pass
+//    folds the row's columns strided by the block's threads and combines
+//    them with dtc_block_reduce, its result written by thread 0 and read
+//    back by the later passes after a barrier; then the other results.
+// Other ops (transposes, slices, splits, concats, gathers, reductions,
+// constants) are a thread per result element; a scatter-add is one block,
+// its copy then its atomic adds. Nothing is specialised to the GPU's
+// shapes yet: this is the plain route docs/Codegen.md describes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmitKernels.h"
+
+#include "dtc/Conversion/FusionToLinalg.h"
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/IR/AffineExpr.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <functional>
+
+using namespace mlir;
+using namespace mlir::dtc;
+
+namespace {
+
+using Shape = SmallVector<int64_t>;
+
+Shape shapeOf(Value value) {
+  return Shape(cast<RankedTensorType>(value.getType()).getShape());
+}
+
+int64_t product(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t size : shape)
+    n *= size;
+  return n;
+}
+
+Shape stridesOf(ArrayRef<int64_t> shape) {
+  Shape strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// The C type of `type`'s elements, or "" where the CUDA target has none
+/// yet (bf16 and f16 among them).
+std::string cType(Type type) {
+  type = getElementTypeOrSelf(type);
+  if (type.isF32())
+    return "float";
+  if (type.isF64())
+    return "double";
+  if (type.isInteger(1))
+    return "bool";
+  if (auto integer = dyn_cast<IntegerType>(type))
+    switch (integer.getWidth()) {
+    case 8:
+    case 16:
+    case 32:
+    case 64:
+      return "int" + std::to_string(integer.getWidth()) + "_t";
+    default:
+      break;
+    }
+  return "";
+}
+
+std::string cType(Value value) { return cType(value.getType()); }
+
+/// A scalar of `type` as a C expression: a float by its bits.
+std::string literal(Attribute value, Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto f = dyn_cast<FloatAttr>(value)) {
+    uint64_t bits = f.getValue().bitcastToAPInt().getZExtValue();
+    if (type.isF32())
+      os << llvm::format("dtc_f32(0x%08xu)", static_cast<uint32_t>(bits));
+    else
+      os << llvm::format("dtc_f64(0x%016llxull)",
+                         static_cast<unsigned long long>(bits));
+    if (!f.getValue().isNaN() && !f.getValue().isInfinity())
+      os << " /* " << f.getValueAsDouble() << " */";
+    return text;
+  }
+  auto integer = cast<IntegerAttr>(value);
+  if (type.isInteger(1))
+    return integer.getValue().isZero() ? "false" : "true";
+  int64_t v = integer.getValue().getSExtValue();
+  os << "((" << cType(type) << ")";
+  if (v == std::numeric_limits<int64_t>::min())
+    os << "(-9223372036854775807LL - 1)";
+  else
+    os << v << "LL";
+  os << ")";
+  return text;
+}
+
+/// `expr` over the index names `dims`, in int64_t arithmetic (indexes are
+/// non-negative, so / and % are floordiv and mod).
+std::string affineToC(AffineExpr expr, ArrayRef<std::string> dims) {
+  if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+    return std::to_string(constant.getValue()) + "LL";
+  if (auto dim = dyn_cast<AffineDimExpr>(expr))
+    return dims[dim.getPosition()];
+  auto binary = cast<AffineBinaryOpExpr>(expr);
+  std::string lhs = affineToC(binary.getLHS(), dims),
+              rhs = affineToC(binary.getRHS(), dims);
+  switch (expr.getKind()) {
+  case AffineExprKind::Add:
+    return "(" + lhs + " + " + rhs + ")";
+  case AffineExprKind::Mul:
+    return "(" + lhs + " * " + rhs + ")";
+  case AffineExprKind::FloorDiv:
+    return "(" + lhs + " / " + rhs + ")";
+  case AffineExprKind::CeilDiv:
+    return "((" + lhs + " + " + rhs + " - 1) / " + rhs + ")";
+  default:
+    return "(" + lhs + " % " + rhs + ")";
+  }
+}
+
+/// The linear offset, in a row-major buffer of `shape`, of the element at
+/// the index expressions `index`.
+std::string offsetOf(ArrayRef<std::string> index, ArrayRef<int64_t> shape) {
+  Shape strides = stridesOf(shape);
+  std::string offset;
+  for (auto [d, at] : llvm::enumerate(index)) {
+    if (shape[d] == 1)
+      continue;
+    std::string term =
+        strides[d] == 1 ? at : at + " * " + std::to_string(strides[d]) + "LL";
+    offset += (offset.empty() ? "" : " + ") + term;
+  }
+  return offset.empty() ? "0" : offset;
+}
+
+/// Declares the index names `names` of the element at linear position
+/// `linear` of `shape` (row-major).
+std::string decompose(const std::string &linear, ArrayRef<int64_t> shape,
+                      ArrayRef<std::string> names, const std::string &pad) {
+  std::string text;
+  if (shape.empty())
+    return text;
+  if (shape.size() == 1)
+    return pad + "const int64_t " + names[0] + " = " + linear + ";\n";
+  std::string rest = names.front() + "_rest";
+  text += pad + "int64_t " + rest + " = " + linear + ";\n";
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d > 0; --d) {
+    text += pad + "const int64_t " + names[d] + " = " + rest + " % " +
+            std::to_string(shape[d]) + "LL;\n";
+    text += pad + rest + " /= " + std::to_string(shape[d]) + "LL;\n";
+  }
+  return text + pad + "const int64_t " + names[0] + " = " + rest + ";\n";
+}
+
+SmallVector<std::string> indexNames(StringRef prefix, size_t count) {
+  SmallVector<std::string> names;
+  for (size_t i = 0; i < count; ++i)
+    names.push_back((prefix + Twine(i)).str());
+  return names;
+}
+
+/// `name` for a double, `namef` for a float: the C math functions.
+std::string fn(StringRef name, StringRef type) {
+  return (name + (type == "float" ? "f" : "")).str();
+}
+
+/// The C expression of `op` on the operand names `args`, its result of C
+/// type `t`; "" for an op a kernel does not compute.
+std::string scalarExpr(Operation *op, ArrayRef<std::string> a, StringRef t) {
+  auto one = [&] { return "(" + t.str() + ")1"; };
+  auto zero = [&] { return "(" + t.str() + ")0"; };
+  auto call = [&](StringRef name, const std::string &x) {
+    return fn(name, t) + "(" + x + ")";
+  };
+  auto bin = [&](StringRef sign) {
+    return "(" + a[0] + " " + sign.str() + " " + a[1] + ")";
+  };
+  auto sigmoid = [&](const std::string &x) {
+    return "(" + one() + " / (" + one() + " + " + call("exp", "-" + x) + "))";
+  };
+  bool isFloat = t == "float" || t == "double";
+  return TypeSwitch<Operation *, std::string>(op)
+      .Case([&](ConstantOp constant) -> std::string {
+        auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
+        if (!value || !(value.isSplat() || value.getNumElements() == 1))
+          return "";
+        return literal(value.getSplatValue<Attribute>(),
+                       value.getElementType());
+      })
+      .Case<BroadcastOp, ReshapeOp>([&](Operation *) { return a[0]; })
+      .Case([&](AddOp) { return bin("+"); })
+      .Case([&](SubOp) { return bin("-"); })
+      .Case([&](MulOp) { return bin("*"); })
+      .Case([&](DivOp) { return bin("/"); })
+      .Case([&](MaxOp) { return "dtc_maximum(" + a[0] + ", " + a[1] + ")"; })
+      .Case([&](MinOp) { return "dtc_minimum(" + a[0] + ", " + a[1] + ")"; })
+      .Case([&](ModOp mod) {
+        if (!mod.getTruncated())
+          return "dtc_mod(" + a[0] + ", " + a[1] + ")";
+        return isFloat ? fn("fmod", t) + "(" + a[0] + ", " + a[1] + ")"
+                       : bin("%");
+      })
+      .Case([&](PowOp) -> std::string {
+        return isFloat ? fn("pow", t) + "(" + a[0] + ", " + a[1] + ")" : "";
+      })
+      .Case([&](NegOp) { return "(-" + a[0] + ")"; })
+      .Case([&](AbsOp) {
+        return isFloat ? call("fabs", a[0])
+                       : "(" + a[0] + " < 0 ? -" + a[0] + " : " + a[0] + ")";
+      })
+      .Case([&](ReluOp) {
+        // (NaN gives 0, as the reference kernel.)
+        return "(" + a[0] + " > " + zero() + " ? " + a[0] + " : " + zero() +
+               ")";
+      })
+      .Case([&](ExpOp) { return call("exp", a[0]); })
+      .Case([&](LogOp) { return call("log", a[0]); })
+      .Case([&](SqrtOp) { return call("sqrt", a[0]); })
+      .Case([&](RsqrtOp) {
+        return "(" + one() + " / " + call("sqrt", a[0]) + ")";
+      })
+      .Case([&](ReciprocalOp) { return "(" + one() + " / " + a[0] + ")"; })
+      .Case([&](TanhOp) { return call("tanh", a[0]); })
+      .Case([&](ErfOp) { return call("erf", a[0]); })
+      .Case([&](SinOp) { return call("sin", a[0]); })
+      .Case([&](CosOp) { return call("cos", a[0]); })
+      .Case([&](SigmoidOp) { return sigmoid(a[0]); })
+      .Case([&](SiluOp) { return "(" + a[0] + " * " + sigmoid(a[0]) + ")"; })
+      .Case([&](SoftplusOp) {
+        // log1p(e^-|x|) + max(x, 0).
+        return "(" + call("log1p", call("exp", "-" + call("fabs", a[0]))) +
+               " + dtc_maximum(" + a[0] + ", " + zero() + "))";
+      })
+      .Case([&](GeluOp gelu) {
+        std::string x = a[0];
+        auto c = [&](double v) {
+          return "(" + t.str() + ")" + llvm::formatv("{0:e16}", v).str();
+        };
+        std::string inner =
+            gelu.getApproximate() == GeluApproximation::Tanh
+                ? call("tanh", c(std::sqrt(2.0 / M_PI)) + " * (" + x + " + " +
+                                   c(0.044715) + " * (" + x + " * (" + x +
+                                   " * " + x + ")))")
+                : call("erf", x + " * " + c(M_SQRT1_2));
+        return "((" + c(0.5) + " * " + x + ") * (" + one() + " + " + inner +
+               "))";
+      })
+      .Case([&](NotOp) { return "(!" + a[0] + ")"; })
+      .Case([&](AndOp) { return bin("&"); })
+      .Case([&](OrOp) { return bin("|"); })
+      .Case([&](XorOp) { return bin("^"); })
+      .Case([&](CompareOp compare) {
+        // As C++ compares doubles: NaN is unequal to everything.
+        static const char *signs[] = {"==", "!=", "<", "<=", ">", ">="};
+        return bin(signs[static_cast<int>(compare.getPredicate())]);
+      })
+      .Case([&](SelectOp) {
+        return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+      })
+      .Case([&](CastOp cast) {
+        if (t == "bool")
+          return "(" + a[0] + " != 0)";
+        return "((" + t.str() + ")" + a[0] + ")";
+      })
+      .Default([](Operation *) { return std::string(); });
+}
+
+/// Prints a group's values at one element, as `const T vN = ...;` lines.
+struct ValuePrinter {
+  std::string &out;
+  std::string pad;
+  /// The buffer a value read lives in (an input's, or a row kernel's
+  /// reduction result's).
+  std::function<std::string(Value)> bufferOf;
+  /// The element's index names.
+  ArrayRef<std::string> dims;
+  Operation *&failedOp;
+  int &counter;
+  llvm::DenseMap<GroupAccess, std::string> names;
+
+  SmallVector<std::string> indexAt(AffineMap map) {
+    SmallVector<std::string> index;
+    for (AffineExpr expr : map.getResults())
+      index.push_back(affineToC(expr, dims));
+    return index;
+  }
+
+  /// Prints `reads` and `accesses` (collectGroupAccesses' order).
+  void print(const llvm::SetVector<GroupAccess> &accesses,
+             const llvm::SetVector<GroupAccess> &reads) {
+    for (auto [value, map] : reads) {
+      std::string name = "v" + std::to_string(counter++);
+      names[{value, map}] = name;
+      out += pad + "const " + cType(value) + " " + name + " = " +
+             bufferOf(value) + "[" + offsetOf(indexAt(map), shapeOf(value)) +
+             "];\n";
+    }
+    for (auto [value, map] : accesses) {
+      Operation *op = value.getDefiningOp();
+      std::string t = cType(value), expr;
+      if (auto iota = dyn_cast<IotaOp>(op)) {
+        expr = "((" + t + ")" + indexAt(map)[iota.getDim()] + ")";
+      } else if (!t.empty()) {
+        SmallVector<std::string> args;
+        for (Value operand : op->getOperands())
+          args.push_back(
+              names.lookup({operand, groupOperandMap(op, map, operand)}));
+        expr = scalarExpr(op, args, t);
+      }
+      if (expr.empty()) {
+        failedOp = op;
+        expr = "0";
+      }
+      std::string name = "v" + std::to_string(counter++);
+      names[{value, map}] = name;
+      out += pad + "const " + (t.empty() ? "int" : t) + " " + name + " = " +
+             expr + ";\n";
+    }
+  }
+  std::string nameOf(Value value, AffineMap map) {
+    return names.lookup({value, map});
+  }
+};
+
+/// A kernel being printed: its parameters, its body and its launch.
+struct KernelText {
+  std::string name;
+  SmallVector<std::string> paramTypes;
+  /// Its body, and what precedes it (a constant's table).
+  std::string body, before;
+  int64_t grid = 1, block = 256;
+
+  /// Adds `const T *in<i>` for each operand and `T *out<i>` for each
+  /// result; false when one has no C type.
+  bool addParams(Operation *op, ValueRange inputs, ValueRange results) {
+    for (Value value : llvm::concat<Value>(inputs, results)) {
+      if (cType(value).empty()) {
+        op->emitError("the CUDA target computes f32, f64 and integer values "
+                      "only so far, not ")
+            << value.getType() << "; compile with --target cpu";
+        return false;
+      }
+      paramTypes.push_back(cType(value));
+    }
+    numInputs = inputs.size();
+    return true;
+  }
+  /// A grid over `elements` elements (a thread each, grid-stride beyond).
+  void gridOver(int64_t elements) {
+    grid = std::clamp<int64_t>((elements + block - 1) / block, 1, 65536);
+  }
+
+  CUDAKernel finish() const {
+    CUDAKernel kernel;
+    std::string params, casts;
+    for (auto [i, type] : llvm::enumerate(paramTypes)) {
+      bool input = i < numInputs;
+      std::string param = input ? "in" + std::to_string(i)
+                                : "out" + std::to_string(i - numInputs);
+      params += (i ? ", " : "") + std::string(input ? "const " : "") + type +
+                " *" + param;
+      casts += (i ? ", " : "") + std::string("(") + (input ? "const " : "") +
+               type + " *)args[" + std::to_string(i) + "]";
+    }
+    kernel.source = before + "DTC_KERNEL void " + name + "(" + params +
+                    ") {\n" +
+                    "  const int64_t dtc_start = (int64_t)blockIdx.x * "
+                    "blockDim.x + threadIdx.x;\n"
+                    "  const int64_t dtc_stride = (int64_t)gridDim.x * "
+                    "blockDim.x;\n"
+                    "  (void)dtc_start;\n  (void)dtc_stride;\n" +
+                    body + "}\n";
+    kernel.packedEntry = "extern \"C\" void " + name +
+                         "_packed(void **args, int64_t, int64_t) {\n  " + name +
+                         "(" + casts + ");\n}\n";
+    kernel.grid = grid;
+    kernel.block = block;
+    return kernel;
+  }
+
+  size_t numInputs = 0;
+};
+
+/// `for (i = dtc_start; i < count; i += dtc_stride) { decompose; ... }`.
+std::string gridLoop(int64_t count, ArrayRef<int64_t> shape,
+                     ArrayRef<std::string> names, const std::string &inner) {
+  return "  for (int64_t i = dtc_start; i < " + std::to_string(count) +
+         "LL; i += dtc_stride) {\n" + decompose("i", shape, names, "    ") +
+         inner + "  }\n";
+}
+
+LogicalResult emitLoopGroup(FusionOp fusion, KernelText &k) {
+  Block &body = fusion.getBody().front();
+  SmallVector<Value> roots(body.getTerminator()->getOperands());
+  Operation *failedOp = nullptr;
+  int counter = 0;
+  int64_t largest = 1;
+  auto bufferOf = [](Value value) {
+    return "in" + std::to_string(cast<BlockArgument>(value).getArgNumber());
+  };
+  for (ArrayRef<unsigned> nest : groupNests(roots)) {
+    Shape shape = shapeOf(roots[nest.front()]);
+    SmallVector<std::string> dims = indexNames("i", shape.size());
+    AffineMap identity =
+        AffineMap::getMultiDimIdentityMap(shape.size(), fusion.getContext());
+    llvm::SetVector<GroupAccess> accesses, reads;
+    for (unsigned i : nest)
+      collectGroupAccesses({roots[i], identity}, accesses, reads);
+    std::string inner;
+    ValuePrinter printer{inner, "    ", bufferOf, dims, failedOp, counter, {}};
+    printer.print(accesses, reads);
+    for (unsigned i : nest)
+      inner += "    out" + std::to_string(i) + "[" +
+               (shape.empty() ? "0" : "i") +
+               "] = " + printer.nameOf(roots[i], identity) + ";\n";
+    int64_t count = product(shape);
+    largest = std::max(largest, count);
+    if (shape.empty())
+      k.body += "  if (dtc_start == 0) {\n" + inner + "  }\n";
+    else
+      k.body += gridLoop(count, shape, dims, inner);
+  }
+  if (failedOp)
+    return failedOp->emitError("a CUDA loop kernel does not compute '")
+           << failedOp->getName() << "' yet";
+  k.gridOver(largest);
+  return success();
+}
+
+LogicalResult emitRowGroup(FusionOp fusion, KernelText &k) {
+  Block &body = fusion.getBody().front();
+  Operation *yield = body.getTerminator();
+  llvm::DenseMap<Value, std::string> buffers;
+  for (BlockArgument arg : body.getArguments())
+    buffers[arg] = "in" + std::to_string(arg.getArgNumber());
+  for (auto [i, value] : llvm::enumerate(yield->getOperands()))
+    buffers.try_emplace(value, "out" + std::to_string(i));
+  SmallVector<Operation *> reductions;
+  for (Operation &op : body)
+    if (isGroupReduction(&op))
+      reductions.push_back(&op);
+  if (reductions.empty())
+    return fusion.emitError("a row_reduction group without a reduction");
+  auto dimsOf = [](Operation *reduce) {
+    return reduce->getAttrOfType<DenseI64ArrayAttr>("dims").asArrayRef();
+  };
+  Shape rows(ArrayRef<int64_t>(shapeOf(reductions.front()->getOperand(0)))
+                 .drop_back(dimsOf(reductions.front()).size()));
+  for (Operation *reduce : reductions) {
+    Shape input = shapeOf(reduce->getOperand(0));
+    if (cType(reduce->getResult(0)) != "float" &&
+        cType(reduce->getResult(0)) != "double")
+      return reduce->emitError("a CUDA row kernel folds f32 or f64 values");
+    if (ArrayRef<int64_t>(input).drop_back(dimsOf(reduce).size()) !=
+            ArrayRef<int64_t>(rows) ||
+        llvm::any_of(dimsOf(reduce), [&](int64_t d) {
+          return d < static_cast<int64_t>(rows.size());
+        }))
+      return reduce->emitError("a row kernel folds floats along the trailing "
+                               "dimensions of rows of one shape");
+    if (!buffers.count(reduce->getResult(0)))
+      return reduce->emitError("a row kernel keeps each reduction's result "
+                               "in a group result");
+  }
+  struct Pass {
+    Value root;
+    Operation *reduce = nullptr;
+  };
+  SmallVector<Pass> passes;
+  for (Operation *reduce : reductions)
+    passes.push_back({reduce->getOperand(0), reduce});
+  for (Value result : yield->getOperands())
+    if (!isGroupReduction(result.getDefiningOp()))
+      passes.push_back({result, nullptr});
+  int64_t rowCount = product(rows), widest = 1;
+  SmallVector<std::string> rowNames = indexNames("r", rows.size());
+  Operation *failedOp = nullptr;
+  int counter = 0;
+  std::string text;
+  for (Pass &pass : passes) {
+    Shape shape = shapeOf(pass.root);
+    if (ArrayRef<int64_t>(shape).take_front(rows.size()) !=
+        ArrayRef<int64_t>(rows))
+      return fusion.emitError("a row kernel writes results whose leading "
+                              "dimensions are its rows");
+    ArrayRef<int64_t> inner = ArrayRef<int64_t>(shape).drop_front(rows.size());
+    int64_t columns = product(inner);
+    widest = std::max(widest, columns);
+    SmallVector<std::string> dims(rowNames);
+    llvm::append_range(dims, indexNames("c", inner.size()));
+    llvm::SetVector<GroupAccess> accesses, reads;
+    AffineMap identity =
+        AffineMap::getMultiDimIdentityMap(shape.size(), fusion.getContext());
+    collectGroupAccesses({pass.root, identity}, accesses, reads);
+    std::string values;
+    ValuePrinter printer{
+        values, "      ", [&](Value v) { return buffers.lookup(v); },
+        dims,   failedOp, counter,
+        {}};
+    printer.print(accesses, reads);
+    std::string root = printer.nameOf(pass.root, identity);
+    std::string columnLoop =
+        "    for (int64_t c = threadIdx.x; c < " + std::to_string(columns) +
+        "LL; c += blockDim.x) {\n" +
+        decompose("c", inner,
+                  ArrayRef<std::string>(dims).drop_front(rows.size()),
+                  "      ") +
+        values;
+    if (!pass.reduce) {
+      text += columnLoop + "      " + buffers.lookup(pass.root) + "[" +
+              offsetOf(dims, shape) + "] = " + root + ";\n    }\n";
+      continue;
+    }
+    Value result = pass.reduce->getResult(0);
+    std::string t = cType(result);
+    const char *op = isa<ReduceMaxOp>(pass.reduce)   ? "dtc_max"
+                     : isa<ReduceMinOp>(pass.reduce) ? "dtc_min"
+                                                     : "dtc_sum";
+    std::string acc = "acc" + std::to_string(counter++);
+    text += "    " + t + " " + acc + " = " + op + "::identity<" + t + ">();\n" +
+            columnLoop + "      " + acc + " = " + op + "()(" + acc + ", (" + t +
+            ")" + root + ");\n    }\n";
+    text += "    " + acc + " = dtc_block_reduce(" + acc + ", " + op + "());\n";
+    if (isa<ReduceMeanOp>(pass.reduce))
+      text += "    " + acc + " = " + acc + " / (" + t + ")" +
+              std::to_string(columns) + ";\n";
+    // (keep_dims: zeros for the folded dimensions.)
+    SmallVector<std::string> at(rowNames);
+    Shape resultShape = shapeOf(result);
+    while (at.size() < resultShape.size())
+      at.push_back("0");
+    text += "    if (threadIdx.x == 0)\n      " + buffers.lookup(result) + "[" +
+            offsetOf(at, resultShape) + "] = " + acc +
+            ";\n    __syncthreads();\n";
+  }
+  if (failedOp)
+    return failedOp->emitError("a CUDA row kernel does not compute '")
+           << failedOp->getName() << "' yet";
+  // A block of whole warps per row, no wider than its widest pass.
+  k.block = widest > 128 ? 256 : widest > 64 ? 128 : widest > 32 ? 64 : 32;
+  k.grid = std::clamp<int64_t>(rowCount, 1, 65536);
+  k.body = "  for (int64_t row = blockIdx.x; row < " +
+           std::to_string(rowCount) + "LL; row += gridDim.x) {\n" +
+           decompose("row", rows, rowNames, "    ") + text + "  }\n";
+  return success();
+}
+
+/// out0 = a window of in0: index d of the result reads base[d] + i * step[d].
+std::string windowCopy(const std::string &out, ArrayRef<int64_t> outShape,
+                       ArrayRef<int64_t> inShape, ArrayRef<int64_t> base,
+                       ArrayRef<int64_t> step) {
+  SmallVector<std::string> names = indexNames("o", outShape.size()), index;
+  for (size_t d = 0; d < outShape.size(); ++d)
+    index.push_back("(" + std::to_string(base[d]) + "LL + " + names[d] + " * " +
+                    std::to_string(step[d]) + "LL)");
+  return gridLoop(product(outShape), outShape, names,
+                  "    " + out + "[i] = in0[" + offsetOf(index, inShape) +
+                      "];\n");
+}
+
+/// The gathered element's offset in a tensor of `shape` for the element
+/// `o` of gather's result: the index read from in<indices>[j...].
+std::string gatheredOffset(ArrayRef<int64_t> shape, ArrayRef<int64_t> indices,
+                           int64_t dim, ArrayRef<std::string> o,
+                           const std::string &indexBuffer,
+                           std::string &prelude) {
+  int64_t rank = static_cast<int64_t>(indices.size());
+  SmallVector<std::string> j(o.begin() + dim, o.begin() + dim + rank);
+  prelude += "    int64_t at = (int64_t)" + indexBuffer + "[" +
+             offsetOf(j, indices) +
+             "];\n    if (at < 0)\n      at += " + std::to_string(shape[dim]) +
+             "LL;\n    if (at < 0 || at >= " + std::to_string(shape[dim]) +
+             "LL)\n      DTC_FAIL(\"an index out of range\");\n";
+  SmallVector<std::string> index(o.begin(), o.begin() + dim);
+  index.push_back("at");
+  index.append(o.begin() + dim + rank, o.end());
+  return offsetOf(index, shape);
+}
+
+LogicalResult emitOpKernel(Operation *op, KernelText &k) {
+  auto all = [&](Value result, const std::string &inner) {
+    Shape shape = shapeOf(result);
+    k.gridOver(product(shape));
+    k.body +=
+        gridLoop(product(shape), shape, indexNames("o", shape.size()), inner);
+  };
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](TransposeOp op) {
+        Shape in = shapeOf(op.getInput()), strides = stridesOf(in);
+        std::string offset;
+        for (auto [d, from] : llvm::enumerate(op.getPermutation()))
+          offset += (d ? " + o" : "o") + std::to_string(d) + " * " +
+                    std::to_string(strides[from]) + "LL";
+        all(op.getResult(),
+            "    out0[i] = in0[" + (offset.empty() ? "0" : offset) + "];\n");
+        return success();
+      })
+      .Case([&](SliceOp op) {
+        Shape out = shapeOf(op.getResult());
+        k.gridOver(product(out));
+        k.body = windowCopy("out0", out, shapeOf(op.getInput()), op.getStarts(),
+                            op.getStrides());
+        return success();
+      })
+      .Case([&](SplitOp op) {
+        int64_t start = 0, dim = op.getDim(), largest = 1;
+        for (auto [i, result] : llvm::enumerate(op.getResults())) {
+          Shape shape = shapeOf(result);
+          Shape base(shape.size(), 0), step(shape.size(), 1);
+          base[dim] = start;
+          start += shape[dim];
+          largest = std::max(largest, product(shape));
+          k.body += windowCopy("out" + std::to_string(i), shape,
+                               shapeOf(op.getInput()), base, step);
+        }
+        k.gridOver(largest);
+        return success();
+      })
+      .Case([&](UpdateSliceOp op) {
+        // Each element is the update's where the window covers it (at
+        // starts[d] + u * strides[d]), the input's elsewhere.
+        Shape shape = shapeOf(op.getInput()), update = shapeOf(op.getUpdate());
+        SmallVector<std::string> o = indexNames("o", shape.size()), u;
+        std::string inside = "true";
+        for (size_t d = 0; d < shape.size(); ++d) {
+          std::string from = "(" + o[d] + " - " +
+                             std::to_string(op.getStarts()[d]) + "LL)",
+                      step = std::to_string(op.getStrides()[d]) + "LL";
+          u.push_back("(" + from + " / " + step + ")");
+          inside += " && " + from + " % " + step + " == 0 && " + u.back() +
+                    " >= 0 && " + u.back() + " < " + std::to_string(update[d]) +
+                    "LL";
+        }
+        all(op.getResult(), "    out0[i] = " + inside + " ? in0[" +
+                                offsetOf(u, update) + "] : in1[i];\n");
+        return success();
+      })
+      .Case([&](ConcatOp op) {
+        int64_t dim = op.getDim(), start = 0;
+        Shape out = shapeOf(op.getResult());
+        SmallVector<std::string> o = indexNames("o", out.size());
+        std::string inner;
+        for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+          Shape shape = shapeOf(input);
+          SmallVector<std::string> index(o);
+          index[dim] = "(" + o[dim] + " - " + std::to_string(start) + "LL)";
+          start += shape[dim];
+          inner += std::string(i ? "    else " : "    ") + "if (" + o[dim] +
+                   " < " + std::to_string(start) + "LL)\n      out0[i] = in" +
+                   std::to_string(i) + "[" + offsetOf(index, shape) + "];\n";
+        }
+        all(op.getResult(), inner);
+        return success();
+      })
+      .Case([&](GatherOp op) {
+        Shape out = shapeOf(op.getResult());
+        std::string inner;
+        std::string offset = gatheredOffset(
+            shapeOf(op.getInput()), shapeOf(op.getIndices()), op.getDim(),
+            indexNames("o", out.size()), "in1", inner);
+        all(op.getResult(), inner + "    out0[i] = in0[" + offset + "];\n");
+        return success();
+      })
+      .Case([&](ScatterAddOp op) -> LogicalResult {
+        std::string t = cType(op.getResult());
+        if (t != "float" && t != "double")
+          return op.emitError("the CUDA target scatters f32 and f64 values "
+                              "only so far");
+        // One block: the copy, a barrier, then the adds (atomic: repeated
+        // indexes accumulate).
+        Shape shape = shapeOf(op.getInput()),
+              updates = shapeOf(op.getUpdates());
+        SmallVector<std::string> o = indexNames("o", updates.size());
+        std::string inner;
+        std::string offset = gatheredOffset(shape, shapeOf(op.getIndices()),
+                                            op.getDim(), o, "in1", inner);
+        k.grid = 1;
+        k.body = "  for (int64_t i = threadIdx.x; i < " +
+                 std::to_string(product(shape)) +
+                 "LL; i += blockDim.x)\n    out0[i] = in0[i];\n"
+                 "  __syncthreads();\n"
+                 "  for (int64_t i = threadIdx.x; i < " +
+                 std::to_string(product(updates)) + "LL; i += blockDim.x) {\n" +
+                 decompose("i", updates, o, "    ") + inner +
+                 "    dtc_atomic_add(&out0[" + offset + "], in2[i]);\n  }\n";
+        return success();
+      })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>([&](auto op) {
+        // A thread per result element, folding its reduced elements in
+        // order.
+        Shape in = shapeOf(op.getInput());
+        ArrayRef<int64_t> dims = op.getDims();
+        Shape kept, reduced;
+        SmallVector<std::string> index, keptNames, reducedNames;
+        for (int64_t d = 0; d < static_cast<int64_t>(in.size()); ++d) {
+          if (llvm::is_contained(dims, d)) {
+            reducedNames.push_back("k" + std::to_string(d));
+            reduced.push_back(in[d]);
+            index.push_back(reducedNames.back());
+          } else {
+            keptNames.push_back("o" + std::to_string(kept.size()));
+            kept.push_back(in[d]);
+            index.push_back(keptNames.back());
+          }
+        }
+        std::string t = cType(op.getResult());
+        const char *fold = isa<ReduceMaxOp>(op)   ? "dtc_max"
+                           : isa<ReduceMinOp>(op) ? "dtc_min"
+                                                  : "dtc_sum";
+        int64_t count = product(reduced);
+        std::string inner = "    " + t + " acc = " + fold + "::identity<" + t +
+                            ">();\n    for (int64_t k = 0; k < " +
+                            std::to_string(count) + "LL; ++k) {\n" +
+                            decompose("k", reduced, reducedNames, "      ") +
+                            "      acc = " + fold + "()(acc, (" + t + ")in0[" +
+                            offsetOf(index, in) + "]);\n    }\n";
+        if (isa<ReduceMeanOp>(op))
+          inner +=
+              "    acc = acc / (" + t + ")" + std::to_string(count) + ";\n";
+        inner += "    out0[i] = acc;\n";
+        k.gridOver(product(kept));
+        k.body = gridLoop(product(kept), kept, keptNames, inner);
+        return success();
+      })
+      .Case([&](ConstantOp op) -> LogicalResult {
+        auto value = dyn_cast<DenseElementsAttr>(op.getValue());
+        if (!value)
+          return op.emitError("a constant without a dense value");
+        Type element = value.getElementType();
+        std::string table = k.name + "_value", items;
+        bool isFloat = isa<FloatType>(element);
+        std::string storage = element.isF32()   ? "uint32_t"
+                              : element.isF64() ? "uint64_t"
+                                                : cType(element);
+        int64_t n = 0;
+        auto append = [&](const std::string &item) {
+          items += (n++ % 8 ? ", " : n > 1 ? ",\n    " : "    ") + item;
+        };
+        if (isFloat) {
+          for (APFloat v : value.getValues<APFloat>())
+            append(llvm::formatv("{0:x}u", v.bitcastToAPInt().getZExtValue())
+                       .str() +
+                   (element.isF64() ? "ll" : ""));
+        } else {
+          for (APInt v : value.getValues<APInt>())
+            append(element.isInteger(1)
+                       ? (v.isZero() ? "0" : "1")
+                       : std::to_string(v.getSExtValue()) + "LL");
+        }
+        k.body = "  for (int64_t i = dtc_start; i < " + std::to_string(n) +
+                 "LL; i += dtc_stride)\n    out0[i] = " +
+                 (isFloat ? (element.isF32() ? "dtc_f32(" : "dtc_f64(") +
+                                table + "[i])"
+                          : "(" + cType(element) + ")" + table + "[i]") +
+                 ";\n";
+        k.before = "DTC_CONSTANT " + storage + " " + table + "[] = {\n" +
+                   items + "};\n";
+        k.gridOver(n);
+        return success();
+      })
+      .Default([&](Operation *op) {
+        return op->emitError("the CUDA target has no kernel for '")
+               << op->getName()
+               << "' yet; compile with --target cpu or --target reference";
+      });
+}
+
+} // namespace
+
+FailureOr<CUDAKernel> mlir::dtc::emitCUDAKernel(Operation *op, StringRef name) {
+  KernelText k;
+  k.name = name.str();
+  auto fusion = dyn_cast<FusionOp>(op);
+  if (!k.addParams(op, fusion ? fusion.getInputs() : op->getOperands(),
+                   op->getResults()))
+    return failure();
+  LogicalResult built = !fusion ? emitOpKernel(op, k)
+                        : fusion.getKind() == FusionKind::RowReduction
+                            ? emitRowGroup(fusion, k)
+                            : emitLoopGroup(fusion, k);
+  if (failed(built))
+    return failure();
+  return k.finish();
+}

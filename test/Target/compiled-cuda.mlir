@@ -1,0 +1,59 @@
+// dtc-compile --target cuda: GPT-2's step as CUDA C++ kernels compiled by
+// nvcc for sm_90 (SASS and PTX), ptxas's registers and spills reported;
+// the same kernels.cu compiled as host C++ (--cuda-emulation, one thread
+// per block) and run by the CPU launcher (--emulate-cuda) trains as the
+// reference executor does. No GPU runs here: what the kernels compute is
+// checked, not the GPU's cooperative parts (docs/Codegen.md).
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/gpt2 --lr 0.01 --target cuda --cuda-emulation 2>&1 | FileCheck %s --check-prefix=COMPILE
+// COMPILE: dtc-compile: compiling the step for CUDA GPUs (sm_90)
+// COMPILE: dtc-compile: compiled program: {{[0-9]+}} kernels, {{[0-9]+}} GEMMs
+// COMPILE: dtc-compile: ptxas: at most {{[0-9]+}} registers a thread, 0 bytes of spills
+// COMPILE: dtc-compile: wrote {{.*}}/program.txt and {{.*}}/kernels.{cu,fatbin}, kernels-emulated.so
+// RUN: FileCheck %s --check-prefix=PROGRAM < %t/gpt2/program.txt
+// PROGRAM: dtc-cuda-program 3
+// PROGRAM: argument role=input name=ids dtype=i64 shape=4x8
+// The first layer norm with the embeddings' sum before it: a block of 32
+// threads per row of 32 values, one block per token.
+// PROGRAM: kernel sym=dtc_kernel_{{[0-9]+}} op=row_reduction:add+reduce_mean+sub+mul+... grid=32 block=32 args=
+// PROGRAM: gemm ta=0 tb=0 lhs=m{{[0-9]+}}:f32:32x32 rhs=a4:f32:32x96 out=m{{[0-9]+}}:f32:32x96
+// The embedding's gradient: one block, its copy then atomic adds.
+// PROGRAM: kernel sym=dtc_kernel_{{[0-9]+}} op=scatter_add grid=1 block=256 args=
+// RUN: FileCheck %s --check-prefix=SOURCE < %t/gpt2/kernels.cu
+// SOURCE: #ifdef DTC_CUDA_EMULATE
+// SOURCE: DTC_KERNEL void dtc_kernel_0(
+// SOURCE: acc{{[0-9]+}} = dtc_block_reduce(acc{{[0-9]+}}, dtc_sum());
+// SOURCE: dtc_atomic_add(&out0[
+// SOURCE: extern "C" void dtc_kernel_0_packed(void **args, int64_t, int64_t) {
+// RUN: FileCheck %s --check-prefix=REPORT < %t/gpt2/report.json
+// REPORT: "cuda": {
+// REPORT: "arch": "sm_90"
+// REPORT: "spill_bytes": 0
+// ptxas compiled every kernel for sm_90 (the fatbin also holds their PTX).
+// RUN: FileCheck %s --check-prefix=PTXAS < %t/gpt2/ptxas.txt
+// PTXAS: ptxas info    : Compiling entry function 'dtc_kernel_0' for 'sm_90'
+// PTXAS: ptxas info    : Used {{[0-9]+}} registers
+
+// The emulated kernels against the reference executor on the same OUT:
+// loss 1e-5, gradients 1e-4, updates 1e-3 relative.
+// RUN: dtc-run %t/gpt2 --emulate-cuda --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/emulated | FileCheck %s --check-prefix=TRAIN
+// TRAIN-COUNT-3: step {{ *[0-9]}}/3 loss
+// TRAIN: peak intermediate memory: [[ARENA:[0-9]+]] B (planned [[ARENA]] B)
+// RUN: dtc-run %t/gpt2 --engine reference --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 3 --dump %t/ref > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/emulated %t/ref %S/../Integration/Inputs/hf5/gpt2-names/initial --mask-from %S/../Integration/Inputs/hf5/gpt2-names/adamw | FileCheck %s --check-prefix=SAME
+// SAME: 0 failed
+
+// A CUDA program is not run on CPU ranks unless asked for its emulation.
+// RUN: not dtc-run %t/gpt2 --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 1 2>&1 | FileCheck %s --check-prefix=NOT-CPU
+// NOT-CPU: error: '{{.*}}program.txt' is a program for CUDA GPUs (dtc-compile --target cuda): run it with dtc-launch-cuda on a GPU, or compile it with --cuda-emulation and run it here with --emulate-cuda
+// RUN: rm %t/gpt2/kernels-emulated.so
+// RUN: not dtc-launch %t/gpt2 --emulate-cuda --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 1 2>&1 | FileCheck %s --check-prefix=NO-EMULATION
+// NO-EMULATION: error: cannot load '{{.*}}kernels-emulated.so'
+
+// What the CUDA target does not compute yet, named.
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bf16 --precision bf16 --target cuda 2>&1 | FileCheck %s --check-prefix=BF16
+// BF16: error: the CUDA target computes f32, f64 and integer values only so far, not 'tensor<{{.*}}bf16>'; compile with --target cpu
+// RUN: not dtc-compile %S/../Integration/Inputs/moe/gshard/model.onnx -o %t/moe --target cuda 2>&1 | FileCheck %s --check-prefix=TOPK
+// TOPK: error: the CUDA target has no kernel for 'dtc.top_k' yet; compile with --target cpu or --target reference
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/arch --target cuda --gpu-arch 90 2>&1 | FileCheck %s --check-prefix=ARCH
+// ARCH: error: --gpu-arch takes an architecture like sm_90, not '90'
