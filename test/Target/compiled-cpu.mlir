@@ -84,7 +84,7 @@
 // RUN: not dtc-run %t/ref-only --check-arena --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=NOARENA
 // NOARENA: error: --check-arena checks a compiled program's arena; the reference executor has none
 // RUN: not dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/x --target gpu 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: error: unknown --target 'gpu' (reference, cpu)
+// TARGET: error: unknown --target 'gpu' (reference, cpu, cuda)
 // RUN: not dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/x --shapes-only --target cpu 2>&1 | FileCheck %s --check-prefix=SHAPES
 // SHAPES: error: --shapes-only builds a step without values, for its report: there is nothing to run, so no --target cpu
 // A Chrome trace of every thunk, a track per rank (dp=2 here: each rank

@@ -57,3 +57,14 @@
 // TOPK: error: the CUDA target has no kernel for 'dtc.top_k' yet; compile with --target cpu or --target reference
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/arch --target cuda --gpu-arch 90 2>&1 | FileCheck %s --check-prefix=ARCH
 // ARCH: error: --gpu-arch takes an architecture like sm_90, not '90'
+
+// The GPU launcher (run on a GPU by scripts/gpu-check.sh, ctest's
+// gpu-check): its help, and a program of another target refused before any
+// GPU is looked for.
+// RUN: %dtc_tools_dir/dtc-launch-cuda --help | FileCheck %s --check-prefix=LAUNCH-HELP
+// LAUNCH-HELP: dtc-launch-cuda: runs a training step compiled with dtc-compile --target cuda
+// LAUNCH-HELP: PyTorch's wheels
+// LAUNCH-HELP: --steps K
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/cpu --target cpu 2> /dev/null
+// RUN: not %dtc_tools_dir/dtc-launch-cuda %t/cpu --batch %S/../Integration/Inputs/tiny_transformer/batch 2>&1 | FileCheck %s --check-prefix=NOT-CUDA
+// NOT-CUDA: error: '{{.*}}program.txt' is no program compiled with --target cuda

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dtc/Runtime/CPU/CPUProgram.h"
+#include "dtc/Runtime/CPU/CPUEngine.h"
 #include "dtc/Runtime/MPI/MPICommunicator.h"
 #include "dtc/Runtime/ONNX/ModelExport.h"
 #include "dtc/Runtime/ONNX/TensorProto.h"
@@ -146,8 +146,11 @@ int main(int argc, char **argv) {
   // One thread per rank unless asked: OpenBLAS would otherwise start one
   // per core in every rank of an oversubscribed mpirun.
   openblas_set_num_threads(static_cast<int>(threads));
-  CPUProgram program;
-  if (std::string error = CPUProgram::load(out, program, emulateCuda);
+  CompiledProgram program;
+  if (std::string error = CompiledProgram::load(
+          out, program,
+          emulateCuda ? CompiledProgram::Kernels::EmulatedCUDA
+                      : CompiledProgram::Kernels::CPU);
       !error.empty()) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return 1;

@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dtc/Runtime/CPU/CPUProgram.h"
+#include "dtc/Runtime/CPU/CPUEngine.h"
 
 #include "dtc/Runtime/CPU/CollectiveWorker.h"
 #include "dtc/Runtime/CPU/KernelWorkers.h"
@@ -72,7 +72,7 @@ struct Buffer {
 
 class CPUEngine : public StepEngine {
 public:
-  CPUEngine(const CPUProgram &program, Communicator *comm,
+  CPUEngine(const CompiledProgram &program, Communicator *comm,
             const CPUEngineOptions &options)
       : program(program), signature(program.signature), comm(comm),
         checkArena(options.checkArena), overlap(options.overlap),
@@ -378,7 +378,7 @@ private:
         .count();
   }
 
-  const CPUProgram &program;
+  const CompiledProgram &program;
   const StepSignature &signature;
   Communicator *comm;
   bool checkArena;
@@ -410,7 +410,7 @@ private:
 } // namespace
 
 std::unique_ptr<StepEngine>
-mlir::dtc::createCPUEngine(const CPUProgram &program, Communicator *comm,
+mlir::dtc::createCPUEngine(const CompiledProgram &program, Communicator *comm,
                            const CPUEngineOptions &options) {
   return std::make_unique<CPUEngine>(program, comm, options);
 }

@@ -1,6 +1,6 @@
 //===- Trace.cpp - the ranks' thunk timelines as one Chrome trace ---------===//
 
-#include "dtc/Runtime/CPU/CPUProgram.h"
+#include "dtc/Runtime/CPU/CPUEngine.h"
 
 #include "dtc/Runtime/Communicator.h"
 
@@ -52,7 +52,7 @@ std::string escaped(const std::string &text) {
 } // namespace
 
 std::string mlir::dtc::writeChromeTrace(const std::string &path,
-                                        const CPUProgram &program,
+                                        const CompiledProgram &program,
                                         const CPUTrace &trace,
                                         Communicator *comm) {
   // Every rank runs the same thunks as often: rows of (thunk, start,

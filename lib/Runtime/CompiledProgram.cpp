@@ -1,6 +1,7 @@
-//===- CPUProgram.cpp - reading a compiled CPU program --------------------===//
+//===- CompiledProgram.cpp - reading a compiled CPU program
+//--------------------===//
 
-#include "dtc/Runtime/CPU/CPUProgram.h"
+#include "dtc/Runtime/CompiledProgram.h"
 
 #include "dtc/Runtime/TensorIO.h"
 
@@ -203,8 +204,9 @@ const std::string *Thunk::field(const std::string &key) const {
   return nullptr;
 }
 
-std::string CPUProgram::load(const std::string &dir, CPUProgram &out,
-                             bool emulateCuda) {
+std::string CompiledProgram::load(const std::string &dir, CompiledProgram &out,
+                                  Kernels kernels) {
+  bool cuda = kernels != Kernels::CPU;
   std::string path = dir + "/program.txt";
   std::ifstream file(path);
   if (!file)
@@ -213,20 +215,20 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out,
   std::string line, signatureText;
   std::getline(file, line);
   std::vector<std::string> header = splitOn(line, ' ');
-  if (header.size() == 2 && header[0] == "dtc-cuda-program" && !emulateCuda)
+  if (header.size() == 2 && header[0] == "dtc-cuda-program" && !cuda)
     return "'" + path +
            "' is a program for CUDA GPUs (dtc-compile --target cuda): run it "
            "with dtc-launch-cuda on a GPU, or compile it with "
            "--cuda-emulation and run it here with --emulate-cuda";
   if (header.size() != 2 ||
-      header[0] != (emulateCuda ? "dtc-cuda-program" : "dtc-cpu-program"))
+      header[0] != (cuda ? "dtc-cuda-program" : "dtc-cpu-program"))
     return "'" + path + "' is no " +
-           (emulateCuda ? "program compiled with --target cuda"
-                        : "compiled dtc program");
-  if (std::strtoll(header[1].c_str(), nullptr, 10) != kCPUProgramFormat)
+           (cuda ? "program compiled with --target cuda"
+                 : "compiled dtc program");
+  if (std::strtoll(header[1].c_str(), nullptr, 10) != kCompiledProgramFormat)
     return "'" + path + "' is a compiled program of format " + header[1] +
            ", this dtc-launch runs format " +
-           std::to_string(kCPUProgramFormat) +
+           std::to_string(kCompiledProgramFormat) +
            ": recompile the model with this dtc-compile";
   int lineNumber = 1;
   std::vector<int> lines; // each thunk's line
@@ -362,8 +364,9 @@ std::string CPUProgram::load(const std::string &dir, CPUProgram &out,
                "' thunk names a buffer outside the program's: recompile";
     }
 
-  std::string library =
-      dir + (emulateCuda ? "/kernels-emulated.so" : "/kernels.so");
+  if (kernels == Kernels::CUDA)
+    return "";
+  std::string library = dir + (cuda ? "/kernels-emulated.so" : "/kernels.so");
   out.library = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!out.library)
     return "cannot load '" + library + "': " + dlerror();

@@ -1,0 +1,35 @@
+//===- CUDAEngine.h - running a compiled program on a GPU -------*- C++ -*-===//
+//
+// What `dtc-launch-cuda` runs: a program dtc-compile --target cuda wrote.
+// The engine allocates one device buffer per argument and per result and
+// one arena for every intermediate value (the static plan's size) when it
+// starts, loads kernels.fatbin (the CUDA runtime's library API: no
+// compiler where it runs), and records the thunks once into a CUDA graph on
+// one stream: each kernel launch, each GEMM on cuBLAS, each copy, and each
+// donated argument's update copied back into its buffer (the graph's
+// addresses stay fixed). A step replays the graph. cuBLAS is loaded at run
+// time from the system or a PyTorch installation's nvidia/*/lib
+// (CUDALibraries.h). One rank so far: a program for a mesh needs the NCCL
+// engine on device buffers, which this launcher does not have yet.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DTC_RUNTIME_CUDA_CUDAENGINE_H
+#define DTC_RUNTIME_CUDA_CUDAENGINE_H
+
+#include "dtc/Runtime/CompiledProgram.h"
+
+#include <memory>
+
+namespace mlir::dtc {
+
+/// The engine of `program`, loaded from `dir`, on the current CUDA device;
+/// null with `error` set when there is none, the fatbin does not load, or
+/// cuBLAS is not found.
+std::unique_ptr<StepEngine> createCUDAEngine(const CompiledProgram &program,
+                                             const std::string &dir,
+                                             std::string &error);
+
+} // namespace mlir::dtc
+
+#endif // DTC_RUNTIME_CUDA_CUDAENGINE_H

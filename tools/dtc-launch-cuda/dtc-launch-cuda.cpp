@@ -1,0 +1,117 @@
+//===- dtc-launch-cuda.cpp - runs a compiled program on a GPU -------------===//
+//
+//   dtc-launch-cuda OUT (--data FILE | --batch DIR) [--steps K] [options]
+//
+// The GPU counterpart of dtc-launch: the same training loop and options
+// (RunOptions.h) around a step compiled with dtc-compile --target cuda
+// (program.txt, kernels.fatbin, init/), run by the CUDA engine. It links
+// the CUDA runtime statically and loads cuBLAS at run time: no LLVM, MLIR,
+// MPI, BLAS or protobuf, so it runs on a GPU host that has only a driver
+// and PyTorch's nvidia wheels. Batches are read from .npy files.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtc/Runtime/CUDA/CUDAEngine.h"
+#include "dtc/Runtime/TensorIO.h"
+#include "dtc/Runtime/TrainingLoop.h"
+
+#include <cstdio>
+#include <filesystem>
+
+using namespace mlir::dtc;
+
+static const char *kUsage =
+    "dtc-launch-cuda: runs a training step compiled with dtc-compile "
+    "--target cuda\non this host's GPU (one rank)\n"
+    "\n"
+    "  dtc-launch-cuda OUT (--data FILE | --batch DIR) [--steps K] "
+    "[options]\n"
+    "\n"
+    "cuBLAS is found at run time: $DTC_CUBLAS, the loader's path, the CUDA\n"
+    "toolkit, or a Python installation's nvidia/*/lib (PyTorch's wheels).\n"
+    "Batches (--batch DIR) are .npy files.\n"
+    "\n";
+
+/// --batch and --inputs directories: their .npy files by name.
+static bool readNpyDir(const std::string &dir,
+                       std::map<std::string, Tensor> &out, std::string &error) {
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".npy")
+      continue;
+    std::optional<Tensor> tensor = readNpy(entry.path().string(), error);
+    if (!tensor)
+      return false;
+    out[entry.path().stem().string()] = std::move(*tensor);
+  }
+  if (ec)
+    error = "cannot read '" + dir + "': " + ec.message();
+  return !ec;
+}
+
+int main(int argc, char **argv) {
+  RunOptions options;
+  std::vector<std::string> rest;
+  if (std::string error = parseRunOptions(
+          std::vector<std::string>(argv + 1, argv + argc), options, rest);
+      !error.empty()) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 1;
+  }
+  std::string out;
+  for (const std::string &arg : rest) {
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s%s", kUsage, kRunOptionsHelp);
+      return 0;
+    }
+    if (arg.rfind("-", 0) == 0) {
+      std::fprintf(stderr,
+                   "error: unknown option '%s' (dtc-launch-cuda --help lists "
+                   "them)\n",
+                   arg.c_str());
+      return 1;
+    }
+    if (!out.empty()) {
+      std::fprintf(stderr, "error: a second directory '%s'\n", arg.c_str());
+      return 1;
+    }
+    out = arg;
+  }
+  if (out.empty()) {
+    std::fprintf(stderr, "error: no compiled directory given "
+                         "(dtc-launch-cuda --help says how to run one)\n");
+    return 1;
+  }
+  CompiledProgram program;
+  if (std::string error =
+          CompiledProgram::load(out, program, CompiledProgram::Kernels::CUDA);
+      !error.empty()) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 1;
+  }
+  readCompiledDir(out, options);
+  options.plannedPeak = program.arenaBytes;
+  std::string error;
+  std::unique_ptr<StepEngine> engine = createCUDAEngine(program, out, error);
+  if (!engine) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 1;
+  }
+  BuiltinValue builtin = [&](size_t index) -> std::optional<Tensor> {
+    std::string path = out + "/init/arg" + std::to_string(index) + ".npy";
+    if (!std::filesystem::exists(path))
+      return std::nullopt;
+    std::string readError;
+    std::optional<Tensor> value = readNpy(path, readError);
+    if (!value)
+      std::fprintf(stderr, "warning: %s\n", readError.c_str());
+    return value;
+  };
+  ModelWriter noExport = [](const std::string &, const std::string &,
+                            const std::map<std::string, Tensor> &) {
+    return std::string("dtc-launch-cuda does not write ONNX models: export "
+                       "from its checkpoint (--save) with dtc-run");
+  };
+  return runTraining(program.signature, options, *engine, builtin, readNpyDir,
+                     noExport);
+}
