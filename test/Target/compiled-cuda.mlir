@@ -50,9 +50,32 @@
 // RUN: not dtc-launch %t/gpt2 --emulate-cuda --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --steps 1 2>&1 | FileCheck %s --check-prefix=NO-EMULATION
 // NO-EMULATION: error: cannot load '{{.*}}kernels-emulated.so'
 
+// bf16 mixed precision: bf16 buffers hold their bits, every op computes in
+// f32 and rounds its result once, bf16 GEMMs accumulate in f32 (cuBLAS's
+// GemmEx on the GPU, OpenBLAS on the widened operands in emulation),
+// attention keeps its op kernel (a thread per query row), the embedding's
+// gradient adds bf16 atomically; against PyTorch's f32 trajectory within
+// the bf16 bound of docs/Training.md (as train-bf16.mlir).
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bf16 --lr 0.01 --weight-decay 0.01 --precision bf16 --target cuda --cuda-emulation 2> /dev/null
+// RUN: FileCheck %s --check-prefix=BF16-SOURCE < %t/bf16/kernels.cu
+// BF16-SOURCE: dtc_round_bf16(
+// BF16-SOURCE: DTC_ATOMIC_ADD_BF16(&out0[
+// RUN: grep "op=attention" %t/bf16/program.txt
+// RUN: dtc-run %t/bf16 --emulate-cuda --batch %S/../Integration/Inputs/tiny_transformer/batch --steps 3 --dump %t/bf16-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/bf16-dump %S/../Integration/Inputs/tiny_transformer/adamw %S/../Integration/Inputs/tiny_transformer/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s --check-prefix=SAME
+// And against the same step compiled for CPU ranks, which rounds as the
+// reference executor does, within the f32 tolerances: each op's rounding
+// is the same (only summation orders differ).
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bf16-cpu --lr 0.01 --weight-decay 0.01 --precision bf16 --target cpu 2> /dev/null
+// RUN: dtc-run %t/bf16-cpu --batch %S/../Integration/Inputs/tiny_transformer/batch --steps 3 --dump %t/bf16-cpu-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/bf16-dump %t/bf16-cpu-dump %S/../Integration/Inputs/tiny_transformer/initial --mask-from %S/../Integration/Inputs/tiny_transformer/adamw | FileCheck %s --check-prefix=SAME
+// RUN: dtc-compile %S/../../examples/tiny_llama/model.onnx -o %t/bf16-llama --lr 0.01 --weight-decay 0.01 --precision bf16 --freeze '^rope_' --target cuda --cuda-emulation 2> /dev/null
+// RUN: dtc-run %t/bf16-llama --emulate-cuda --batch %S/../Integration/Inputs/tiny_llama/batch --steps 3 --dump %t/bf16-llama-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/bf16-llama-dump %S/../Integration/Inputs/tiny_llama/adamw %S/../Integration/Inputs/tiny_llama/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s --check-prefix=SAME
+
 // What the CUDA target does not compute yet, named.
-// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bf16 --precision bf16 --target cuda 2>&1 | FileCheck %s --check-prefix=BF16
-// BF16: error: the CUDA target computes f32, f64 and integer values only so far, not 'tensor<{{.*}}bf16>'; compile with --target cpu
+// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/f16 --precision fp16 --target cuda 2>&1 | FileCheck %s --check-prefix=F16
+// F16: error: the CUDA target computes f32, bf16, f64 and integer values only so far, not 'tensor<{{.*}}f16>'; compile with --target cpu
 // RUN: not dtc-compile %S/../Integration/Inputs/moe/gshard/model.onnx -o %t/moe --target cuda 2>&1 | FileCheck %s --check-prefix=TOPK
 // TOPK: error: the CUDA target has no kernel for 'dtc.top_k' yet; compile with --target cpu or --target reference
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/arch --target cuda --gpu-arch 90 2>&1 | FileCheck %s --check-prefix=ARCH

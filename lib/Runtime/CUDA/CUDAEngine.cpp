@@ -271,6 +271,17 @@ private:
         status =
             blas.dgemm(blasHandle, opB, opA, n, m, k, &one, db, ldb, da, lda,
                        &zero, reinterpret_cast<double *>(c) + i * m * n, n);
+      } else if (out.dtype == DType::BF16) {
+        // bf16 operands on the tensor cores, f32 accumulation, the result
+        // rounded once (as the reference's bf16 matmul).
+        const float one = 1, zero = 0;
+        auto *ha = reinterpret_cast<const uint16_t *>(a) + g.lhsAt[i] * m * k;
+        auto *hb = reinterpret_cast<const uint16_t *>(b) + g.rhsAt[i] * k * n;
+        status = blas.gemmEx(blasHandle, opB, opA, n, m, k, &one, hb,
+                             CUDA_R_16BF, ldb, ha, CUDA_R_16BF, lda, &zero,
+                             reinterpret_cast<uint16_t *>(c) + i * m * n,
+                             CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                             CUBLAS_GEMM_DEFAULT);
       } else {
         return report(std::string("no GEMM for ") + dtypeName(out.dtype) +
                       " on the GPU yet");

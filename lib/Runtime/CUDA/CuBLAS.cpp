@@ -62,7 +62,8 @@ std::string CuBLAS::load() {
         dlsym(library, "cublasSetStream_v2"));
     sgemm = reinterpret_cast<decltype(sgemm)>(dlsym(library, "cublasSgemm_v2"));
     dgemm = reinterpret_cast<decltype(dgemm)>(dlsym(library, "cublasDgemm_v2"));
-    if (create && destroy && setStream && sgemm && dgemm) {
+    gemmEx = reinterpret_cast<decltype(gemmEx)>(dlsym(library, "cublasGemmEx"));
+    if (create && destroy && setStream && sgemm && dgemm && gemmEx) {
       path = file;
       return "";
     }

@@ -19,6 +19,12 @@ struct CuBLAS {
   decltype(&cublasSetStream_v2) setStream = nullptr;
   decltype(&cublasSgemm_v2) sgemm = nullptr;
   decltype(&cublasDgemm_v2) dgemm = nullptr;
+  /// cublasGemmEx (overloaded in C++: its compute-type form).
+  cublasStatus_t (*gemmEx)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                           int, int, int, const void *, const void *,
+                           cudaDataType, int, const void *, cudaDataType, int,
+                           const void *, void *, cudaDataType, int,
+                           cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
   /// Where it was loaded from.
   std::string path;
 

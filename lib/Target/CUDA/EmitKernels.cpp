@@ -56,11 +56,14 @@ Shape stridesOf(ArrayRef<int64_t> shape) {
   return strides;
 }
 
-/// The C type of `type`'s elements, or "" where the CUDA target has none
-/// yet (bf16 and f16 among them).
+bool isBF16(Type type) { return getElementTypeOrSelf(type).isBF16(); }
+bool isBF16(Value value) { return isBF16(value.getType()); }
+
+/// The C type `type`'s elements are computed in (float for bf16), or ""
+/// where the CUDA target has none yet (f16 among them).
 std::string cType(Type type) {
   type = getElementTypeOrSelf(type);
-  if (type.isF32())
+  if (type.isF32() || type.isBF16())
     return "float";
   if (type.isF64())
     return "double";
@@ -81,13 +84,33 @@ std::string cType(Type type) {
 
 std::string cType(Value value) { return cType(value.getType()); }
 
+/// The C type buffers of `value` hold: bf16 as its bits.
+std::string storageType(Value value) {
+  return isBF16(value) ? "uint16_t" : cType(value);
+}
+
+/// `element` (an element of `value`'s buffer) in its compute type.
+std::string loaded(Value value, const std::string &element) {
+  return isBF16(value) ? "dtc_bf16_to_f32(" + element + ")" : element;
+}
+
+/// `computed` (of `value`'s compute type) as its buffer holds it: bf16
+/// rounded to nearest even.
+std::string stored(Value value, const std::string &computed) {
+  return isBF16(value) ? "dtc_f32_to_bf16(" + computed + ")" : computed;
+}
+
 /// A scalar of `type` as a C expression: a float by its bits.
 std::string literal(Attribute value, Type type) {
   std::string text;
   llvm::raw_string_ostream os(text);
   if (auto f = dyn_cast<FloatAttr>(value)) {
-    uint64_t bits = f.getValue().bitcastToAPInt().getZExtValue();
-    if (type.isF32())
+    APFloat v = f.getValue();
+    bool lost = false;
+    if (type.isBF16()) // (exact: f32 holds every bf16)
+      v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    uint64_t bits = v.bitcastToAPInt().getZExtValue();
+    if (!type.isF64())
       os << llvm::format("dtc_f32(0x%08xu)", static_cast<uint32_t>(bits));
     else
       os << llvm::format("dtc_f64(0x%016llxull)",
@@ -307,8 +330,9 @@ struct ValuePrinter {
       std::string name = "v" + std::to_string(counter++);
       names[{value, map}] = name;
       out += pad + "const " + cType(value) + " " + name + " = " +
-             bufferOf(value) + "[" + offsetOf(indexAt(map), shapeOf(value)) +
-             "];\n";
+             loaded(value, bufferOf(value) + "[" +
+                               offsetOf(indexAt(map), shapeOf(value)) + "]") +
+             ";\n";
     }
     for (auto [value, map] : accesses) {
       Operation *op = value.getDefiningOp();
@@ -326,6 +350,10 @@ struct ValuePrinter {
         failedOp = op;
         expr = "0";
       }
+      // A bf16 op computes in f32 and rounds its result once, as the
+      // reference executor rounds each op's.
+      if (isBF16(value) && !isa<ReshapeOp, BroadcastOp, ConstantOp>(op))
+        expr = "dtc_round_bf16(" + expr + ")";
       std::string name = "v" + std::to_string(counter++);
       names[{value, map}] = name;
       out += pad + "const " + (t.empty() ? "int" : t) + " " + name + " = " +
@@ -350,12 +378,12 @@ struct KernelText {
   bool addParams(Operation *op, ValueRange inputs, ValueRange results) {
     for (Value value : llvm::concat<Value>(inputs, results)) {
       if (cType(value).empty()) {
-        op->emitError("the CUDA target computes f32, f64 and integer values "
-                      "only so far, not ")
+        op->emitError("the CUDA target computes f32, bf16, f64 and integer "
+                      "values only so far, not ")
             << value.getType() << "; compile with --target cpu";
         return false;
       }
-      paramTypes.push_back(cType(value));
+      paramTypes.push_back(storageType(value));
     }
     numInputs = inputs.size();
     return true;
@@ -425,9 +453,9 @@ LogicalResult emitLoopGroup(FusionOp fusion, KernelText &k) {
     ValuePrinter printer{inner, "    ", bufferOf, dims, failedOp, counter, {}};
     printer.print(accesses, reads);
     for (unsigned i : nest)
-      inner += "    out" + std::to_string(i) + "[" +
-               (shape.empty() ? "0" : "i") +
-               "] = " + printer.nameOf(roots[i], identity) + ";\n";
+      inner +=
+          "    out" + std::to_string(i) + "[" + (shape.empty() ? "0" : "i") +
+          "] = " + stored(roots[i], printer.nameOf(roots[i], identity)) + ";\n";
     int64_t count = product(shape);
     largest = std::max(largest, count);
     if (shape.empty())
@@ -523,7 +551,8 @@ LogicalResult emitRowGroup(FusionOp fusion, KernelText &k) {
         values;
     if (!pass.reduce) {
       text += columnLoop + "      " + buffers.lookup(pass.root) + "[" +
-              offsetOf(dims, shape) + "] = " + root + ";\n    }\n";
+              offsetOf(dims, shape) + "] = " + stored(pass.root, root) +
+              ";\n    }\n";
       continue;
     }
     Value result = pass.reduce->getResult(0);
@@ -545,7 +574,7 @@ LogicalResult emitRowGroup(FusionOp fusion, KernelText &k) {
     while (at.size() < resultShape.size())
       at.push_back("0");
     text += "    if (threadIdx.x == 0)\n      " + buffers.lookup(result) + "[" +
-            offsetOf(at, resultShape) + "] = " + acc +
+            offsetOf(at, resultShape) + "] = " + stored(result, acc) +
             ";\n    __syncthreads();\n";
   }
   if (failedOp)
@@ -590,6 +619,76 @@ std::string gatheredOffset(ArrayRef<int64_t> shape, ArrayRef<int64_t> indices,
   index.push_back("at");
   index.append(o.begin() + dim + rank, o.end());
   return offsetOf(index, shape);
+}
+
+/// dtc.attention (what dtc-expand-attention leaves: bf16): a thread per
+/// query row, three passes over the keys (their maximum score, the sum of
+/// exponentials, then the probabilities and the weighted values), each
+/// score recomputed from q and k in the compute type. The fallback a fused
+/// kernel is to replace.
+LogicalResult emitAttention(AttentionOp op, KernelText &k) {
+  if (op.getDropoutRatio())
+    return op.emitError("the CUDA target has no attention dropout yet; "
+                        "compile with --target cpu");
+  Shape q = shapeOf(op.getQ()), kShape = shapeOf(op.getK()),
+        v = shapeOf(op.getV());
+  int64_t batch = q[0], heads = q[1], queries = q[2], d = q[3],
+          kvHeads = kShape[1], keys = kShape[2], dv = v[3],
+          group = heads / kvHeads;
+  std::string t = cType(op.getQ()), n = std::to_string(keys) + "LL";
+  auto c = [&](double value) {
+    return "(" + t + ")" + llvm::formatv("{0:e16}", value).str();
+  };
+  std::string score =
+      "      " + t + " s = 0;\n      for (int64_t c = 0; c < " +
+      std::to_string(d) + "LL; ++c)\n        s += " +
+      loaded(op.getQ(), "in0[i * " + std::to_string(d) + "LL + c]") + " * " +
+      loaded(op.getK(),
+             "in1[(kv * " + n + " + j) * " + std::to_string(d) + "LL + c]") +
+      ";\n      s = s * " + c(op.getScale().convertToDouble()) + ";\n";
+  if (auto softcap = op.getSoftcap())
+    score += "      s = " + c(softcap->convertToDouble()) + " * " +
+             fn("tanh", t) + "(s / " + c(softcap->convertToDouble()) + ");\n";
+  if (Value mask = op.getMask()) {
+    // (Broadcast to [batch, heads, queries, keys].)
+    Shape maskShape = shapeOf(mask);
+    SmallVector<std::string> all{"b", "h", "qi", "j"}, index;
+    for (auto [dim, size] : llvm::enumerate(maskShape))
+      index.push_back(size == 1 ? "0" : all[4 - maskShape.size() + dim]);
+    std::string m = loaded(mask, "in3[" + offsetOf(index, maskShape) + "]");
+    if (isa<FloatType>(getElementTypeOrSelf(mask.getType())))
+      score += "      s = s + (" + t + ")" + m + ";\n";
+    else
+      score += "      s = " + m + " ? s : " +
+               c(op.getMaskedValue() ? op.getMaskedValue()->convertToDouble()
+                                     : -INFINITY) +
+               ";\n";
+  }
+  std::string body =
+      "    const int64_t kv = b * " + std::to_string(kvHeads) + "LL + h / " +
+      std::to_string(group) + "LL;\n    auto score = [&](int64_t j) {\n" +
+      score + "      return s;\n    };\n    " + t +
+      " top = dtc_max::identity<" + t +
+      ">(), sum = 0;\n    for (int64_t j = 0; j < " + n +
+      "; ++j)\n      top = dtc_maximum(top, score(j));\n    for (int64_t j = "
+      "0; j < " +
+      n + "; ++j)\n      sum += " + fn("exp", t) + "(score(j) - top);\n    " +
+      t + " acc[" + std::to_string(dv) +
+      "] = {};\n    for (int64_t j = 0; j < " + n + "; ++j) {\n      const " +
+      t + " w = " + fn("exp", t) + "(score(j) - top) / sum;\n      out1[i * " +
+      n + " + j] = " + stored(op.getProbs(), "w") +
+      ";\n      for (int64_t c = 0; c < " + std::to_string(dv) +
+      "LL; ++c)\n        acc[c] += w * " +
+      loaded(op.getV(),
+             "in2[(kv * " + n + " + j) * " + std::to_string(dv) + "LL + c]") +
+      ";\n    }\n    for (int64_t c = 0; c < " + std::to_string(dv) +
+      "LL; ++c)\n      out0[i * " + std::to_string(dv) +
+      "LL + c] = " + stored(op.getResult(), "acc[c]") + ";\n";
+  Shape rows{batch, heads, queries};
+  SmallVector<std::string> names{"b", "h", "qi"};
+  k.gridOver(product(rows));
+  k.body = gridLoop(product(rows), rows, names, body);
+  return success();
 }
 
 LogicalResult emitOpKernel(Operation *op, KernelText &k) {
@@ -679,8 +778,8 @@ LogicalResult emitOpKernel(Operation *op, KernelText &k) {
       .Case([&](ScatterAddOp op) -> LogicalResult {
         std::string t = cType(op.getResult());
         if (t != "float" && t != "double")
-          return op.emitError("the CUDA target scatters f32 and f64 values "
-                              "only so far");
+          return op.emitError("the CUDA target scatters f32, bf16 and f64 "
+                              "values only so far");
         // One block: the copy, a barrier, then the adds (atomic: repeated
         // indexes accumulate).
         Shape shape = shapeOf(op.getInput()),
@@ -690,14 +789,18 @@ LogicalResult emitOpKernel(Operation *op, KernelText &k) {
         std::string offset = gatheredOffset(shape, shapeOf(op.getIndices()),
                                             op.getDim(), o, "in1", inner);
         k.grid = 1;
-        k.body = "  for (int64_t i = threadIdx.x; i < " +
-                 std::to_string(product(shape)) +
-                 "LL; i += blockDim.x)\n    out0[i] = in0[i];\n"
-                 "  __syncthreads();\n"
-                 "  for (int64_t i = threadIdx.x; i < " +
-                 std::to_string(product(updates)) + "LL; i += blockDim.x) {\n" +
-                 decompose("i", updates, o, "    ") + inner +
-                 "    dtc_atomic_add(&out0[" + offset + "], in2[i]);\n  }\n";
+        k.body =
+            "  for (int64_t i = threadIdx.x; i < " +
+            std::to_string(product(shape)) +
+            "LL; i += blockDim.x)\n    out0[i] = in0[i];\n"
+            "  __syncthreads();\n"
+            "  for (int64_t i = threadIdx.x; i < " +
+            std::to_string(product(updates)) + "LL; i += blockDim.x) {\n" +
+            decompose("i", updates, o, "    ") + inner +
+            (isBF16(op.getResult())
+                 ? "    DTC_ATOMIC_ADD_BF16(&out0[" + offset +
+                       "], dtc_bf16_to_f32(in2[i]));\n  }\n"
+                 : "    dtc_atomic_add(&out0[" + offset + "], in2[i]);\n  }\n");
         return success();
       })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>([&](auto op) {
@@ -723,20 +826,22 @@ LogicalResult emitOpKernel(Operation *op, KernelText &k) {
                            : isa<ReduceMinOp>(op) ? "dtc_min"
                                                   : "dtc_sum";
         int64_t count = product(reduced);
-        std::string inner = "    " + t + " acc = " + fold + "::identity<" + t +
-                            ">();\n    for (int64_t k = 0; k < " +
-                            std::to_string(count) + "LL; ++k) {\n" +
-                            decompose("k", reduced, reducedNames, "      ") +
-                            "      acc = " + fold + "()(acc, (" + t + ")in0[" +
-                            offsetOf(index, in) + "]);\n    }\n";
+        std::string inner =
+            "    " + t + " acc = " + fold + "::identity<" + t +
+            ">();\n    for (int64_t k = 0; k < " + std::to_string(count) +
+            "LL; ++k) {\n" + decompose("k", reduced, reducedNames, "      ") +
+            "      acc = " + fold + "()(acc, (" + t + ")" +
+            loaded(op.getInput(), "in0[" + offsetOf(index, in) + "]") +
+            ");\n    }\n";
         if (isa<ReduceMeanOp>(op))
           inner +=
               "    acc = acc / (" + t + ")" + std::to_string(count) + ";\n";
-        inner += "    out0[i] = acc;\n";
+        inner += "    out0[i] = " + stored(op.getResult(), "acc") + ";\n";
         k.gridOver(product(kept));
         k.body = gridLoop(product(kept), kept, keptNames, inner);
         return success();
       })
+      .Case([&](AttentionOp op) { return emitAttention(op, k); })
       .Case([&](ConstantOp op) -> LogicalResult {
         auto value = dyn_cast<DenseElementsAttr>(op.getValue());
         if (!value)
@@ -744,9 +849,10 @@ LogicalResult emitOpKernel(Operation *op, KernelText &k) {
         Type element = value.getElementType();
         std::string table = k.name + "_value", items;
         bool isFloat = isa<FloatType>(element);
-        std::string storage = element.isF32()   ? "uint32_t"
-                              : element.isF64() ? "uint64_t"
-                                                : cType(element);
+        std::string storage = element.isF32()    ? "uint32_t"
+                              : element.isF64()  ? "uint64_t"
+                              : element.isBF16() ? "uint16_t"
+                                                 : cType(element);
         int64_t n = 0;
         auto append = [&](const std::string &item) {
           items += (n++ % 8 ? ", " : n > 1 ? ",\n    " : "    ") + item;
@@ -764,9 +870,10 @@ LogicalResult emitOpKernel(Operation *op, KernelText &k) {
         }
         k.body = "  for (int64_t i = dtc_start; i < " + std::to_string(n) +
                  "LL; i += dtc_stride)\n    out0[i] = " +
-                 (isFloat ? (element.isF32() ? "dtc_f32(" : "dtc_f64(") +
-                                table + "[i])"
-                          : "(" + cType(element) + ")" + table + "[i]") +
+                 (element.isF32()   ? "dtc_f32(" + table + "[i])"
+                  : element.isF64() ? "dtc_f64(" + table + "[i])"
+                  : isFloat         ? table + "[i]" // (bf16: its bits)
+                            : "(" + cType(element) + ")" + table + "[i]") +
                  ";\n";
         k.before = "DTC_CONSTANT " + storage + " " + table + "[] = {\n" +
                    items + "};\n";

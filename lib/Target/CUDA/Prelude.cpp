@@ -35,6 +35,8 @@ template <typename T, typename Op> DTC_DEVICE T dtc_block_reduce(T v, Op) {
   return v;
 }
 template <typename T> DTC_DEVICE void dtc_atomic_add(T *at, T v) { *at += v; }
+#define DTC_ATOMIC_ADD_BF16(at, v)                                             \
+  (*(at) = dtc_f32_to_bf16(dtc_bf16_to_f32(*(at)) + (v)))
 #else
 #define DTC_KERNEL extern "C" __global__ __launch_bounds__(256)
 #define DTC_DEVICE static __device__ __forceinline__
@@ -67,6 +69,9 @@ template <typename T, typename Op> DTC_DEVICE T dtc_block_reduce(T v, Op op) {
 template <typename T> DTC_DEVICE void dtc_atomic_add(T *at, T v) {
   atomicAdd(at, v);
 }
+// A bf16 element's add, rounded as a bf16 op rounds: compare-and-swap on
+// the aligned word that holds it.
+#define DTC_ATOMIC_ADD_BF16(at, v) dtc_atomic_add_bf16(at, v)
 #endif
 
 // Scalars by their bits: exact, infinities and NaN included.
@@ -80,6 +85,38 @@ DTC_DEVICE double dtc_f64(uint64_t bits) {
   memcpy(&v, &bits, 8);
   return v;
 }
+
+// bf16 as its bits: widened exactly, narrowed to nearest even (a NaN stays
+// a NaN), as the runtime converts.
+DTC_DEVICE float dtc_bf16_to_f32(uint16_t bits) {
+  return dtc_f32((uint32_t)bits << 16);
+}
+DTC_DEVICE uint16_t dtc_f32_to_bf16(float v) {
+  uint32_t bits;
+  memcpy(&bits, &v, 4);
+  if (v != v)
+    return (uint16_t)((bits >> 16) | 0x40);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return (uint16_t)(bits >> 16);
+}
+DTC_DEVICE float dtc_round_bf16(float v) {
+  return dtc_bf16_to_f32(dtc_f32_to_bf16(v));
+}
+
+#ifndef DTC_CUDA_EMULATE
+DTC_DEVICE void dtc_atomic_add_bf16(uint16_t *at, float v) {
+  unsigned *word = (unsigned *)((uintptr_t)at & ~(uintptr_t)3);
+  const unsigned shift = ((uintptr_t)at & 2) ? 16 : 0;
+  unsigned old = *word, assumed;
+  do {
+    assumed = old;
+    const uint16_t next =
+        dtc_f32_to_bf16(dtc_bf16_to_f32((uint16_t)(assumed >> shift)) + v);
+    old = atomicCAS(word, assumed,
+                    (assumed & ~(0xffffu << shift)) | ((unsigned)next << shift));
+  } while (assumed != old);
+}
+#endif
 
 // Folds of a row kernel's reductions; max and min propagate NaN, as the
 // reference kernels do.
