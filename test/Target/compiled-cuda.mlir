@@ -73,6 +73,23 @@
 // RUN: dtc-run %t/bf16-llama --emulate-cuda --batch %S/../Integration/Inputs/tiny_llama/batch --steps 3 --dump %t/bf16-llama-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/bf16-llama-dump %S/../Integration/Inputs/tiny_llama/adamw %S/../Integration/Inputs/tiny_llama/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s --check-prefix=SAME
 
+// Dropout (--dropout: training-mode Dropout nodes, 28 in this GPT): the
+// kernels draw Philox4x32-10 as the CPU kernels and the reference executor
+// do, inside loop groups, as op kernels and in bf16 attention; the
+// emulated losses equal the CPU-compiled step's, in f32 and in bf16.
+// RUN: dtc-compile %S/../Integration/Inputs/remat/gpt4/model.onnx -o %t/drop --lr 0.01 --dropout --seed 7 --target cuda --cuda-emulation 2> /dev/null
+// RUN: dtc-compile %S/../Integration/Inputs/remat/gpt4/model.onnx -o %t/drop-cpu --lr 0.01 --dropout --seed 7 --target cpu 2> /dev/null
+// RUN: dtc-run %t/drop --emulate-cuda --batch %S/../Integration/Inputs/remat/gpt4/batch --steps 3 --dump %t/drop-dump > /dev/null
+// RUN: dtc-run %t/drop-cpu --batch %S/../Integration/Inputs/remat/gpt4/batch --steps 3 --dump %t/drop-cpu-dump > /dev/null
+// RUN: %python %S/../Utils/compare_npy.py %t/drop-dump/loss.npy %t/drop-cpu-dump/loss.npy --rtol 1e-5 --atol 0
+// RUN: dtc-compile %S/../Integration/Inputs/remat/gpt4/model.onnx -o %t/drop-bf16 --lr 0.01 --dropout --seed 7 --precision bf16 --target cuda --cuda-emulation 2> /dev/null
+// RUN: grep -c "dtc_dropout(" %t/drop-bf16/kernels.cu | FileCheck %s --check-prefix=DRAWS
+// DRAWS: {{[1-9][0-9]+}}
+// RUN: dtc-compile %S/../Integration/Inputs/remat/gpt4/model.onnx -o %t/drop-bf16-cpu --lr 0.01 --dropout --seed 7 --precision bf16 --target cpu 2> /dev/null
+// RUN: dtc-run %t/drop-bf16 --emulate-cuda --batch %S/../Integration/Inputs/remat/gpt4/batch --steps 3 --dump %t/drop-bf16-dump > /dev/null
+// RUN: dtc-run %t/drop-bf16-cpu --batch %S/../Integration/Inputs/remat/gpt4/batch --steps 3 --dump %t/drop-bf16-cpu-dump > /dev/null
+// RUN: %python %S/../Utils/compare_npy.py %t/drop-bf16-dump/loss.npy %t/drop-bf16-cpu-dump/loss.npy --rtol 1e-5 --atol 0
+
 // What the CUDA target does not compute yet, named.
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/f16 --precision fp16 --target cuda 2>&1 | FileCheck %s --check-prefix=F16
 // F16: error: the CUDA target computes f32, bf16, f64 and integer values only so far, not 'tensor<{{.*}}f16>'; compile with --target cpu

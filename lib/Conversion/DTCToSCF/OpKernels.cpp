@@ -1089,7 +1089,14 @@ Value mlir::dtc::emitDropout(OpBuilder &b, Location loc, Value x, Value global,
   }
   Value scaled = arith::DivFOp::create(b, loc, wide, f64Const(1.0 - ratio));
   Value y = arith::SelectOp::create(b, loc, keep, scaled, f64Const(0));
-  return type == f64 ? y : Value(arith::TruncFOp::create(b, loc, type, y));
+  if (type == f64)
+    return y;
+  // Through f32, as the reference executor rounds (a direct f64 -> bf16
+  // truncation would also need a libgcc helper the kernels do not link).
+  Value narrow = arith::TruncFOp::create(b, loc, b.getF32Type(), y);
+  return type == narrow.getType()
+             ? narrow
+             : Value(arith::TruncFOp::create(b, loc, type, narrow));
 }
 
 Value mlir::dtc::emitMax(OpBuilder &b, Location loc, Value x, Value y) {

@@ -303,6 +303,37 @@ std::string scalarExpr(Operation *op, ArrayRef<std::string> a, StringRef t) {
       .Default([](Operation *) { return std::string(); });
 }
 
+/// The element's index in the whole tensor of shape `whole` (row-major),
+/// its index in this part being `index` plus, with `offsets`, that buffer's
+/// offset per dimension (emitWholeIndex's order, DTCToSCF.h).
+std::string wholeIndex(ArrayRef<std::string> index, ArrayRef<int64_t> whole,
+                       const std::string &offsets) {
+  std::string global = "(uint64_t)0";
+  for (auto [d, at] : llvm::enumerate(index)) {
+    std::string position = offsets.empty() ? at
+                                           : "(" + at + " + " + offsets + "[" +
+                                                 std::to_string(d) + "])";
+    global = "(" + global + " * " + std::to_string(whole[d]) + "ULL + " +
+             "(uint64_t)" + position + ")";
+  }
+  return global;
+}
+
+/// `x` (of C type `t`) dropped as `dtc.dropout` draws: `step` an int64
+/// expression, `element` the whole index.
+std::string dropoutExpr(const std::string &x, StringRef t,
+                        const std::string &element, const std::string &step,
+                        uint64_t seed, uint64_t stream, double ratio) {
+  return "((" + t.str() + ")dtc_dropout((double)" + x + ", " + element +
+         ", (int64_t)" + step + ", " + std::to_string(uint32_t(seed)) + "u, " +
+         std::to_string(uint32_t(stream)) + "u, " +
+         llvm::formatv("{0:e16}", ratio).str() + "))";
+}
+
+Shape wholeShapeOf(Value result, std::optional<ArrayRef<int64_t>> global) {
+  return global ? Shape(*global) : shapeOf(result);
+}
+
 /// Prints a group's values at one element, as `const T vN = ...;` lines.
 struct ValuePrinter {
   std::string &out;
@@ -339,6 +370,23 @@ struct ValuePrinter {
       std::string t = cType(value), expr;
       if (auto iota = dyn_cast<IotaOp>(op)) {
         expr = "((" + t + ")" + indexAt(map)[iota.getDim()] + ")";
+      } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
+        // (Its offsets are read from their buffer, a group input.)
+        std::string offsets;
+        if (Value offset = dropout.getOffset())
+          offsets = bufferOf(offset);
+        expr = dropoutExpr(
+            names.lookup({op->getOperand(0),
+                          groupOperandMap(op, map, op->getOperand(0))}),
+            t,
+            wholeIndex(
+                indexAt(map),
+                wholeShapeOf(dropout.getResult(), dropout.getGlobalShape()),
+                offsets),
+            names.lookup({op->getOperand(1),
+                          groupOperandMap(op, map, op->getOperand(1))}),
+            dropout.getSeed(), dropout.getStream(),
+            dropout.getRatio().convertToDouble());
       } else if (!t.empty()) {
         SmallVector<std::string> args;
         for (Value operand : op->getOperands())
@@ -450,7 +498,7 @@ LogicalResult emitLoopGroup(FusionOp fusion, KernelText &k) {
     for (unsigned i : nest)
       collectGroupAccesses({roots[i], identity}, accesses, reads);
     std::string inner;
-    ValuePrinter printer{inner, "    ", bufferOf, dims, failedOp, counter, {}};
+    ValuePrinter printer{inner, "    ", bufferOf, dims, failedOp, counter};
     printer.print(accesses, reads);
     for (unsigned i : nest)
       inner +=
@@ -538,8 +586,7 @@ LogicalResult emitRowGroup(FusionOp fusion, KernelText &k) {
     std::string values;
     ValuePrinter printer{
         values, "      ", [&](Value v) { return buffers.lookup(v); },
-        dims,   failedOp, counter,
-        {}};
+        dims,   failedOp, counter};
     printer.print(accesses, reads);
     std::string root = printer.nameOf(pass.root, identity);
     std::string columnLoop =
@@ -627,9 +674,6 @@ std::string gatheredOffset(ArrayRef<int64_t> shape, ArrayRef<int64_t> indices,
 /// score recomputed from q and k in the compute type. The fallback a fused
 /// kernel is to replace.
 LogicalResult emitAttention(AttentionOp op, KernelText &k) {
-  if (op.getDropoutRatio())
-    return op.emitError("the CUDA target has no attention dropout yet; "
-                        "compile with --target cpu");
   Shape q = shapeOf(op.getQ()), kShape = shapeOf(op.getK()),
         v = shapeOf(op.getV());
   int64_t batch = q[0], heads = q[1], queries = q[2], d = q[3],
@@ -664,6 +708,19 @@ LogicalResult emitAttention(AttentionOp op, KernelText &k) {
                                      : -INFINITY) +
                ";\n";
   }
+  // Dropout on the probabilities: its step and, for a part of a larger
+  // tensor, the part's offset follow the mask among the operands.
+  std::string dropped = "w0";
+  if (auto ratio = op.getDropoutRatio()) {
+    unsigned next = op.getMask() ? 4 : 3;
+    std::string step = "in" + std::to_string(next) + "[0]";
+    std::string offsets = op.getOffset() ? "in" + std::to_string(next + 1) : "";
+    dropped = dropoutExpr(
+        "w0", t,
+        wholeIndex({"b", "h", "qi", "j"},
+                   wholeShapeOf(op.getProbs(), op.getGlobalShape()), offsets),
+        step, *op.getSeed(), *op.getStream(), ratio->convertToDouble());
+  }
   std::string body =
       "    const int64_t kv = b * " + std::to_string(kvHeads) + "LL + h / " +
       std::to_string(group) + "LL;\n    auto score = [&](int64_t j) {\n" +
@@ -675,10 +732,10 @@ LogicalResult emitAttention(AttentionOp op, KernelText &k) {
       n + "; ++j)\n      sum += " + fn("exp", t) + "(score(j) - top);\n    " +
       t + " acc[" + std::to_string(dv) +
       "] = {};\n    for (int64_t j = 0; j < " + n + "; ++j) {\n      const " +
-      t + " w = " + fn("exp", t) + "(score(j) - top) / sum;\n      out1[i * " +
-      n + " + j] = " + stored(op.getProbs(), "w") +
-      ";\n      for (int64_t c = 0; c < " + std::to_string(dv) +
-      "LL; ++c)\n        acc[c] += w * " +
+      t + " w0 = " + fn("exp", t) + "(score(j) - top) / sum;\n      out1[i * " +
+      n + " + j] = " + stored(op.getProbs(), "w0") + ";\n      const " + t +
+      " w = " + dropped + ";\n      for (int64_t c = 0; c < " +
+      std::to_string(dv) + "LL; ++c)\n        acc[c] += w * " +
       loaded(op.getV(),
              "in2[(kv * " + n + " + j) * " + std::to_string(dv) + "LL + c]") +
       ";\n    }\n    for (int64_t c = 0; c < " + std::to_string(dv) +
@@ -842,6 +899,23 @@ LogicalResult emitOpKernel(Operation *op, KernelText &k) {
         return success();
       })
       .Case([&](AttentionOp op) { return emitAttention(op, k); })
+      .Case([&](DropoutOp op) {
+        Shape shape = shapeOf(op.getResult());
+        SmallVector<std::string> o = indexNames("o", shape.size());
+        std::string t = cType(op.getResult());
+        all(op.getResult(),
+            "    out0[i] = " +
+                stored(op.getResult(),
+                       dropoutExpr(loaded(op.getInput(), "in0[i]"), t,
+                                   wholeIndex(o,
+                                              wholeShapeOf(op.getResult(),
+                                                           op.getGlobalShape()),
+                                              op.getOffset() ? "in2" : ""),
+                                   "in1[0]", op.getSeed(), op.getStream(),
+                                   op.getRatio().convertToDouble())) +
+                ";\n");
+        return success();
+      })
       .Case([&](ConstantOp op) -> LogicalResult {
         auto value = dyn_cast<DenseElementsAttr>(op.getValue());
         if (!value)

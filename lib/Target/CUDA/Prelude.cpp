@@ -118,6 +118,29 @@ DTC_DEVICE void dtc_atomic_add_bf16(uint16_t *at, float v) {
 }
 #endif
 
+// Dropout's draw, bit for bit the reference executor's: Philox4x32-10 with
+// the counter (element's index in the whole tensor, step) and the key
+// (seed, stream); kept when the first word / 2^32 >= ratio, scaled by
+// 1 / (1 - ratio) in f64.
+DTC_DEVICE double dtc_dropout(double x, uint64_t element, int64_t step,
+                              uint32_t key0, uint32_t key1, double ratio) {
+  uint32_t c0 = (uint32_t)element, c1 = (uint32_t)(element >> 32),
+           c2 = (uint32_t)step, c3 = (uint32_t)((uint64_t)step >> 32);
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t p0 = (uint64_t)0xD2511F53u * c0,
+                   p1 = (uint64_t)0xCD9E8D57u * c2;
+    const uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ key0, n1 = (uint32_t)p1,
+                   n2 = (uint32_t)(p0 >> 32) ^ c3 ^ key1, n3 = (uint32_t)p0;
+    c0 = n0;
+    c1 = n1;
+    c2 = n2;
+    c3 = n3;
+    key0 += 0x9E3779B9u;
+    key1 += 0xBB67AE85u;
+  }
+  return (double)c0 * 0x1p-32 >= ratio ? x / (1.0 - ratio) : 0.0;
+}
+
 // Folds of a row kernel's reductions; max and min propagate NaN, as the
 // reference kernels do.
 struct dtc_sum {
