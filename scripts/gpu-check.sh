@@ -25,7 +25,7 @@ if [ "${1:-}" = "--prepare" ]; then
   cd "$(dirname "$0")/.."
   bin=build/bin
   rm -rf "$dir" && mkdir -p "$dir/bin"
-  cp "$bin/dtc-launch-cuda" "$dir/bin/"
+  cp "$bin/dtc-launch-cuda" "$bin/libdtc-launch-cuda-mpi.so" "$dir/bin/"
   cp test/Utils/compare_training.py "$dir/"
   prepare() { # NAME MODEL BATCH INITIAL MASK STEPS TOLERANCES [dtc-compile flags]
     local name=$1 model=$2 batch=$3 initial=$4 mask=$5 steps=$6 tolerances=$7

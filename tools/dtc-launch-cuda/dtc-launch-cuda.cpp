@@ -5,9 +5,11 @@
 // The GPU counterpart of dtc-launch: the same training loop and options
 // (RunOptions.h) around a step compiled with dtc-compile --target cuda
 // (program.txt, kernels.fatbin, init/), run by the CUDA engine. It links
-// the CUDA runtime statically and loads cuBLAS at run time: no LLVM, MLIR,
-// MPI, BLAS or protobuf, so it runs on a GPU host that has only a driver
-// and PyTorch's nvidia wheels. Batches are read from .npy files.
+// the CUDA runtime statically and loads cuBLAS (and NCCL) at run time: no
+// LLVM, MLIR, MPI, BLAS or protobuf, so it runs on a GPU host that has only
+// a driver and PyTorch's nvidia wheels. A program of several ranks runs
+// under mpirun, a GPU each: MPI comes from libdtc-launch-cuda-mpi.so beside
+// the launcher, loaded only then. Batches are read from .npy files.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 #include "dtc/Runtime/TrainingLoop.h"
 
 #include <cstdio>
+#include <dlfcn.h>
 #include <filesystem>
 
 using namespace mlir::dtc;
@@ -26,9 +29,12 @@ static const char *kUsage =
     "\n"
     "  dtc-launch-cuda OUT (--data FILE | --batch DIR) [--steps K] "
     "[options]\n"
+    "  mpirun -np N dtc-launch-cuda OUT ...   (a step compiled for N ranks, "
+    "a GPU each)\n"
     "\n"
-    "cuBLAS is found at run time: $DTC_CUBLAS, the loader's path, the CUDA\n"
-    "toolkit, or a Python installation's nvidia/*/lib (PyTorch's wheels).\n"
+    "cuBLAS and NCCL are found at run time: $DTC_CUBLAS and $DTC_NCCL, the\n"
+    "loader's path, the CUDA toolkit, or a Python installation's\n"
+    "nvidia/*/lib (PyTorch's wheels).\n"
     "Batches (--batch DIR) are .npy files.\n"
     "\n";
 
@@ -47,6 +53,30 @@ static bool readNpyDir(const std::string &dir,
   if (ec)
     error = "cannot read '" + dir + "': " + ec.message();
   return !ec;
+}
+
+/// Runs `train` on this process's rank of `mesh` under mpirun, through
+/// libdtc-launch-cuda-mpi.so (beside this executable).
+static int runOnMPIRanks(int &argc, char **&argv, const MeshShape &mesh,
+                         const std::function<int(Communicator *)> &train) {
+  std::string library =
+      std::filesystem::read_symlink("/proc/self/exe").parent_path().string() +
+      "/libdtc-launch-cuda-mpi.so";
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  using Run = int (*)(int &, char **&, const MeshShape &,
+                      const std::function<int(Communicator *)> &);
+  auto run = handle ? reinterpret_cast<Run>(
+                          dlsym(handle, "dtc_launch_cuda_run_on_mpi_ranks"))
+                    : nullptr;
+  if (!run) {
+    std::fprintf(stderr,
+                 "error: a step of %lld ranks runs under mpirun through "
+                 "'%s', which does not load: %s\n",
+                 static_cast<long long>(mesh.numDevices()), library.c_str(),
+                 dlerror());
+    return 1;
+  }
+  return run(argc, argv, mesh, train);
 }
 
 int main(int argc, char **argv) {
@@ -91,12 +121,6 @@ int main(int argc, char **argv) {
   }
   readCompiledDir(out, options);
   options.plannedPeak = program.arenaBytes;
-  std::string error;
-  std::unique_ptr<StepEngine> engine = createCUDAEngine(program, out, error);
-  if (!engine) {
-    std::fprintf(stderr, "error: %s\n", error.c_str());
-    return 1;
-  }
   BuiltinValue builtin = [&](size_t index) -> std::optional<Tensor> {
     std::string path = out + "/init/arg" + std::to_string(index) + ".npy";
     if (!std::filesystem::exists(path))
@@ -112,6 +136,18 @@ int main(int argc, char **argv) {
     return std::string("dtc-launch-cuda does not write ONNX models: export "
                        "from its checkpoint (--save) with dtc-run");
   };
-  return runTraining(program.signature, options, *engine, builtin, readNpyDir,
-                     noExport);
+  auto train = [&](Communicator *comm) {
+    std::string error;
+    std::unique_ptr<StepEngine> engine =
+        createCUDAEngine(program, out, comm, error);
+    if (!engine) {
+      std::fprintf(stderr, "error: %s\n", error.c_str());
+      return 1;
+    }
+    return runTraining(program.signature, options, *engine, builtin, readNpyDir,
+                       noExport, comm);
+  };
+  if (program.signature.mesh.axes.empty())
+    return train(nullptr);
+  return runOnMPIRanks(argc, argv, program.signature.mesh, train);
 }

@@ -3,14 +3,20 @@
 #include "dtc/Runtime/CUDA/CUDAEngine.h"
 
 #include "CuBLAS.h"
+#include "NCCL.h"
+
+#include "dtc/Runtime/Communicator.h"
 
 #include "dtc/Runtime/TensorIO.h"
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 using namespace mlir::dtc;
 
@@ -24,14 +30,64 @@ std::string check(cudaError_t status, const char *what) {
          cudaGetErrorString(status) + ")";
 }
 
+/// A chunk of `n` equal chunks along one dimension of a row-major tensor, as
+/// a strided copy: `height` rows of `width` bytes, `n * width` apart in the
+/// whole tensor (chunk j starting `j * width` into each row).
+struct ChunkCopy {
+  size_t width = 0, height = 0;
+};
+
+/// The chunks of `shape` (elements of `bytes` bytes) split `n` ways along
+/// `dim`, that dimension first cut into `blocks` blocks (a #dtc.sharding
+/// with blocks: chunk j holds part j of each).
+ChunkCopy chunksOf(const Shape &shape, int64_t dim, int64_t n, int64_t blocks,
+                   size_t bytes) {
+  int64_t outer = blocks, inner = shape[dim] / (blocks * n);
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  for (size_t d = dim + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  return {static_cast<size_t>(inner) * bytes, static_cast<size_t>(outer)};
+}
+
+ncclDataType_t ncclTypeOf(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return ncclFloat32;
+  case DType::F64:
+    return ncclFloat64;
+  case DType::BF16:
+    return ncclBfloat16;
+  case DType::F16:
+    return ncclFloat16;
+  case DType::I64:
+    return ncclInt64;
+  case DType::I32:
+    return ncclInt32;
+  case DType::I8:
+    return ncclInt8;
+  default:
+    return ncclUint8; // (u8, bool; i16 moves only by copies)
+  }
+}
+
 class CUDAEngine : public StepEngine {
 public:
-  explicit CUDAEngine(const CompiledProgram &program)
-      : program(program), signature(program.signature) {}
+  CUDAEngine(const CompiledProgram &program, Communicator *comm)
+      : program(program), signature(program.signature), comm(comm) {}
 
   ~CUDAEngine() override {
     if (graph)
       cudaGraphExecDestroy(graph);
+    for (auto &[axes, group] : groups)
+      nccl.commDestroy(group);
+    if (world)
+      nccl.commDestroy(world);
+    for (cudaEvent_t event : events)
+      cudaEventDestroy(event);
+    cudaFree(scratch);
+    if (commStream)
+      cudaStreamDestroy(commStream);
     if (blasHandle)
       blas.destroy(blasHandle);
     for (void *buffer : args)
@@ -45,13 +101,29 @@ public:
       cudaLibraryUnload(library);
   }
 
-  /// Loads the kernels and cuBLAS and allocates every buffer.
+  /// Loads the kernels and cuBLAS (and on a mesh NCCL, its communicators)
+  /// and allocates every buffer.
   std::string load(const std::string &dir) {
     int devices = 0;
     if (std::string error =
             check(cudaGetDeviceCount(&devices), "no CUDA device");
         !error.empty())
       return error;
+    if (comm) {
+      // One GPU per rank: the rank on this host modulo its GPUs.
+      int64_t local = comm->rank();
+      for (const char *var :
+           {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "LOCAL_RANK"})
+        if (const char *value = std::getenv(var)) {
+          local = std::atoll(value);
+          break;
+        }
+      if (std::string error =
+              check(cudaSetDevice(static_cast<int>(local % devices)),
+                    "choosing this rank's GPU");
+          !error.empty())
+        return error;
+    }
     std::ifstream file(dir + "/kernels.fatbin", std::ios::binary);
     if (!file)
       return "cannot read '" + dir + "/kernels.fatbin'";
@@ -104,7 +176,9 @@ public:
           !error.empty())
         return error;
     }
-    return allocate(arena, program.arenaBytes);
+    if (std::string error = allocate(arena, program.arenaBytes); !error.empty())
+      return error;
+    return comm ? startCommunication() : "";
   }
 
   std::string start(std::vector<Tensor> arguments) override {
@@ -224,10 +298,13 @@ private:
     }
     case Thunk::Kind::Gemm:
       return gemm(thunk);
-    case Thunk::Kind::Copy:
-    case Thunk::Kind::Collective: {
-      // One rank: every group is this rank alone, so each collective (and
-      // a copy) moves its operand to its result.
+    case Thunk::Kind::Collective:
+      if (comm)
+        return collective(thunk);
+      [[fallthrough]];
+    case Thunk::Kind::Copy: {
+      // (One rank: every group is this rank alone, so each collective
+      // moves its operand to its result, as a copy does.)
       const BufferRef &in = thunk.buffers[0], &out = thunk.buffers[1];
       if (address(in) == address(out))
         return true;
@@ -237,11 +314,236 @@ private:
                                 cudaMemcpyDeviceToDevice, stream),
                 "copying"));
     }
-    case Thunk::Kind::Dead:
     case Thunk::Kind::Wait:
+      if (comm)
+        return report(check(
+            cudaStreamWaitEvent(stream, done.at(thunk.collective.request)),
+            "waiting for a collective"));
+      return true;
+    case Thunk::Kind::Dead:
       return true;
     }
     return true;
+  }
+
+  /// The group communicators the program's collectives need, split from
+  /// the world's (every rank makes them in the same order: program order),
+  /// the events that order them and their scratch buffer.
+  std::string startCommunication() {
+    if (std::string error = nccl.load(); !error.empty())
+      return error;
+    ncclUniqueId id;
+    if (comm->rank() == 0 && nccl.getUniqueId(&id) != ncclSuccess)
+      return "ncclGetUniqueId failed";
+    comm->broadcast(&id, sizeof id, comm->mesh().axes, 0);
+    if (ncclResult_t status =
+            nccl.commInitRank(&world, static_cast<int>(comm->worldSize()), id,
+                              static_cast<int>(comm->rank()));
+        status != ncclSuccess)
+      return std::string("ncclCommInitRank: ") + nccl.errorString(status);
+    size_t scratchBytes = 0;
+    for (const Thunk &thunk : program.thunks) {
+      if (thunk.tag != Thunk::Kind::Collective)
+        continue;
+      if (std::string error = groupOf(axesOf(thunk)); !error.empty())
+        return error;
+      const BufferRef &in = thunk.buffers[0], &out = thunk.buffers[1];
+      size_t bytes = std::max(numElementsOf(in.shape) * dtypeSize(in.dtype),
+                              numElementsOf(out.shape) * dtypeSize(out.dtype));
+      scratchBytes = std::max(scratchBytes, 2 * bytes);
+      if (thunk.collective.request >= 0)
+        done[thunk.collective.request] = nullptr;
+    }
+    for (auto &[request, event] : done)
+      if (std::string error = newEvent(event); !error.empty())
+        return error;
+    if (std::string error =
+            check(cudaMalloc(&scratch, std::max<size_t>(scratchBytes, 1)),
+                  "allocating the collectives' scratch");
+        !error.empty())
+      return error;
+    return check(cudaStreamCreateWithFlags(&commStream, cudaStreamNonBlocking),
+                 "creating the communication stream");
+  }
+
+  std::string newEvent(cudaEvent_t &event) {
+    std::string error = check(
+        cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "an event");
+    events.push_back(event);
+    return error;
+  }
+
+  /// The axes of a collective's group (a send/receive's: its one axis).
+  std::vector<std::string> axesOf(const Thunk &thunk) const {
+    if (thunk.collective.kind == Thunk::Collective::SendRecv)
+      return {comm->mesh().axes[thunk.collective.axis]};
+    return thunk.axes;
+  }
+
+  static std::string keyOf(const std::vector<std::string> &axes) {
+    std::string key;
+    for (const std::string &axis : axes)
+      key += axis + ",";
+    return key;
+  }
+
+  /// Makes the communicator of the ranks that differ from this one only
+  /// along `axes`, its ranks in group order.
+  std::string groupOf(const std::vector<std::string> &axes) {
+    std::string key = keyOf(axes);
+    if (groups.count(key))
+      return "";
+    const MeshShape &mesh = comm->mesh();
+    // (The colour: this rank's coordinates along the other axes.)
+    std::vector<int64_t> at = mesh.coordinates(comm->rank());
+    int64_t colour = 0;
+    for (size_t d = 0; d < mesh.axes.size(); ++d)
+      if (std::find(axes.begin(), axes.end(), mesh.axes[d]) == axes.end())
+        colour = colour * mesh.sizes[d] + at[d];
+    ncclComm_t group = nullptr;
+    if (ncclResult_t status = nccl.commSplit(
+            world, static_cast<int>(colour),
+            static_cast<int>(comm->groupRank(axes)), &group, nullptr);
+        status != ncclSuccess)
+      return std::string("ncclCommSplit: ") + nccl.errorString(status);
+    groups[key] = group;
+    return "";
+  }
+
+  /// Copies chunk `j` of `n` of `whole` (`c`) to the contiguous `part`, or
+  /// back.
+  bool copyChunk(char *whole, char *part, const ChunkCopy &c, int64_t j,
+                 int64_t n, bool toPart) {
+    char *strided = whole + j * c.width;
+    size_t pitch = n * c.width;
+    return report(check(
+        toPart
+            ? cudaMemcpy2DAsync(part, c.width, strided, pitch, c.width,
+                                c.height, cudaMemcpyDeviceToDevice, commStream)
+            : cudaMemcpy2DAsync(strided, pitch, part, c.width, c.width,
+                                c.height, cudaMemcpyDeviceToDevice, commStream),
+        "rearranging a collective's chunks"));
+  }
+
+  bool ok(ncclResult_t status, const char *what) {
+    if (status == ncclSuccess)
+      return true;
+    return report(std::string(what) + ": " + nccl.errorString(status));
+  }
+
+  /// A collective on the communication stream, after the compute before
+  /// it: a started one signals its request's event (its `wait` makes the
+  /// compute stream wait for it), any other is waited for at once. Every
+  /// collective runs on that one stream, in program order, so the scratch
+  /// buffer is never shared.
+  bool collective(const Thunk &thunk) {
+    cudaEvent_t fork, join;
+    if (!report(newEvent(fork)) || !report(newEvent(join)) ||
+        !report(check(cudaEventRecord(fork, stream), "ordering")) ||
+        !report(check(cudaStreamWaitEvent(commStream, fork), "ordering")))
+      return false;
+    const Thunk::Collective &c = thunk.collective;
+    const BufferRef &inRef = thunk.buffers[0], &outRef = thunk.buffers[1];
+    char *in = address(inRef), *out = address(outRef);
+    size_t bytes = dtypeSize(inRef.dtype);
+    int64_t inCount = numElementsOf(inRef.shape),
+            outCount = numElementsOf(outRef.shape);
+    ncclDataType_t type = ncclTypeOf(inRef.dtype);
+    std::vector<std::string> axes = axesOf(thunk);
+    ncclComm_t group = groups.at(keyOf(axes));
+    int64_t n = comm->groupSize(axes), r = comm->groupRank(axes);
+    char *buffer = static_cast<char *>(scratch);
+    bool fine = true;
+    switch (c.kind) {
+    case Thunk::Collective::AllReduce: {
+      ncclRedOp_t op = c.reduce == ReduceKind::Max   ? ncclMax
+                       : c.reduce == ReduceKind::Min ? ncclMin
+                                                     : ncclSum;
+      fine = ok(nccl.allReduce(in, out, outCount, type, op, group, commStream),
+                "ncclAllReduce");
+      break;
+    }
+    case Thunk::Collective::AllGather: {
+      // Rank j's part is chunk j of the result along the dimension.
+      ChunkCopy chunk = chunksOf(outRef.shape, c.dim, n, 1, bytes);
+      bool direct = chunk.height == 1;
+      fine = ok(nccl.allGather(in, direct ? out : buffer, inCount, type, group,
+                               commStream),
+                "ncclAllGather");
+      for (int64_t j = 0; fine && !direct && j < n; ++j)
+        fine = copyChunk(out, buffer + j * chunk.width * chunk.height, chunk, j,
+                         n, /*toPart=*/false);
+      break;
+    }
+    case Thunk::Collective::ReduceScatter: {
+      // Chunk j of the operand is what rank j keeps of the sum.
+      ChunkCopy chunk = chunksOf(inRef.shape, c.dim, n, 1, bytes);
+      bool direct = chunk.height == 1;
+      for (int64_t j = 0; fine && !direct && j < n; ++j)
+        fine = copyChunk(in, buffer + j * chunk.width * chunk.height, chunk, j,
+                         n, /*toPart=*/true);
+      fine = fine && ok(nccl.reduceScatter(direct ? in : buffer, out, outCount,
+                                           type, ncclSum, group, commStream),
+                        "ncclReduceScatter");
+      break;
+    }
+    case Thunk::Collective::Broadcast:
+      fine = ok(nccl.broadcast(in, out, outCount, type,
+                               static_cast<int>(c.root), group, commStream),
+                "ncclBroadcast");
+      break;
+    case Thunk::Collective::Shard:
+      // (A local slice: this rank's chunk.)
+      if (c.blocks < 1)
+        return report("dtc-launch-cuda has no mirrored (zigzag) shards yet");
+      fine = copyChunk(in, out,
+                       chunksOf(inRef.shape, c.dim, n, c.blocks, bytes), r, n,
+                       /*toPart=*/true);
+      break;
+    case Thunk::Collective::AllToAll: {
+      // Chunk j along the split dimension to group rank j; what rank j
+      // sends is chunk j along the concatenated one.
+      ChunkCopy send = chunksOf(inRef.shape, c.dim, n, 1, bytes),
+                recv = chunksOf(outRef.shape, c.concatDim, n, 1, bytes);
+      size_t part = send.width * send.height;
+      char *sent = buffer, *received = buffer + n * part;
+      for (int64_t j = 0; fine && j < n; ++j)
+        fine = copyChunk(in, sent + j * part, send, j, n, /*toPart=*/true);
+      fine = fine && ok(nccl.groupStart(), "ncclGroupStart");
+      for (int64_t j = 0; fine && j < n; ++j)
+        fine = ok(nccl.send(sent + j * part, part, ncclUint8, j, group,
+                            commStream),
+                  "ncclSend") &&
+               ok(nccl.recv(received + j * part, part, ncclUint8, j, group,
+                            commStream),
+                  "ncclRecv");
+      fine = fine && ok(nccl.groupEnd(), "ncclGroupEnd");
+      for (int64_t j = 0; fine && j < n; ++j)
+        fine = copyChunk(out, received + j * part, recv, j, n,
+                         /*toPart=*/false);
+      break;
+    }
+    case Thunk::Collective::SendRecv: {
+      // Along one axis: to the rank `shift` ahead, from the one behind.
+      size_t total = outCount * bytes;
+      fine = ok(nccl.groupStart(), "ncclGroupStart") &&
+             ok(nccl.send(in, total, ncclUint8, (r + c.shift) % n, group,
+                          commStream),
+                "ncclSend") &&
+             ok(nccl.recv(out, total, ncclUint8, (r + n - c.shift) % n, group,
+                          commStream),
+                "ncclRecv") &&
+             ok(nccl.groupEnd(), "ncclGroupEnd");
+      break;
+    }
+    }
+    if (!fine)
+      return false;
+    cudaEvent_t signal = c.request >= 0 ? done.at(c.request) : join;
+    if (!report(check(cudaEventRecord(signal, commStream), "ordering")))
+      return false;
+    return c.request >= 0 ||
+           report(check(cudaStreamWaitEvent(stream, join), "ordering"));
   }
 
   /// Row-major out = op(lhs) x op(rhs), as cuBLAS's column-major
@@ -295,6 +597,16 @@ private:
 
   const CompiledProgram &program;
   const StepSignature &signature;
+  Communicator *comm;
+  NCCL nccl;
+  ncclComm_t world = nullptr;
+  /// The group communicators by their axes ("dp,tp,").
+  std::map<std::string, ncclComm_t> groups;
+  cudaStream_t commStream = nullptr;
+  /// Each started collective's completion, by request number.
+  std::map<int64_t, cudaEvent_t> done;
+  std::vector<cudaEvent_t> events;
+  void *scratch = nullptr;
   std::vector<char> fatbin;
   cudaLibrary_t library = nullptr;
   std::vector<cudaKernel_t> kernels;
@@ -310,16 +622,9 @@ private:
 
 std::unique_ptr<StepEngine>
 mlir::dtc::createCUDAEngine(const CompiledProgram &program,
-                            const std::string &dir, std::string &error) {
-  if (!program.signature.mesh.axes.empty() &&
-      program.signature.mesh.numDevices() > 1) {
-    error = "dtc-launch-cuda runs one rank so far; this program is one rank "
-            "of a mesh of " +
-            std::to_string(program.signature.mesh.numDevices()) +
-            " (its collectives need the NCCL engine on device buffers)";
-    return nullptr;
-  }
-  auto engine = std::make_unique<CUDAEngine>(program);
+                            const std::string &dir, Communicator *comm,
+                            std::string &error) {
+  auto engine = std::make_unique<CUDAEngine>(program, comm);
   error = engine->load(dir);
   if (!error.empty())
     return nullptr;

@@ -6,8 +6,19 @@
 #include <cublas_v2.h>
 
 #include <string>
+#include <vector>
 
 namespace mlir::dtc {
+
+/// Loads the first of `names` (e.g. libcublas.so.13) found by, in order:
+/// the file in $`variable`, the loader's search (LD_LIBRARY_PATH, the
+/// launcher's rpath), $CUDA_HOME/lib64, and `wheelDir`/lib of the nvidia
+/// packages of Python installations (site- and dist-packages under /usr,
+/// /usr/local, $VIRTUAL_ENV, $CONDA_PREFIX, ~/.local: PyTorch's wheels).
+/// Returns dlopen's handle, or null with `tried` saying what was tried.
+void *loadCUDALibrary(const char *variable,
+                      const std::vector<std::string> &names,
+                      const std::string &wheelDir, std::string &tried);
 
 /// The cuBLAS entry points the engine calls. GPU hosts rarely have the
 /// toolkit where the linker looks, but often PyTorch's nvidia wheels: the
@@ -28,11 +39,8 @@ struct CuBLAS {
   /// Where it was loaded from.
   std::string path;
 
-  /// Loads libcublas from, in order: $DTC_CUBLAS (a file), the loader's
-  /// search (LD_LIBRARY_PATH, this launcher's rpath: the toolkit it was
-  /// built with), $CUDA_HOME/lib64, and the nvidia/cublas/lib of Python
-  /// installations (site- and dist-packages under /usr, /usr/local,
-  /// $VIRTUAL_ENV, $CONDA_PREFIX, ~/.local). "" or what was tried.
+  /// Loads libcublas (loadCUDALibrary: $DTC_CUBLAS, nvidia/cublas).
+  /// "" or what was tried.
   std::string load();
 };
 

@@ -345,7 +345,7 @@ struct ValuePrinter {
   ArrayRef<std::string> dims;
   Operation *&failedOp;
   int &counter;
-  llvm::DenseMap<GroupAccess, std::string> names;
+  llvm::DenseMap<GroupAccess, std::string> names{};
 
   SmallVector<std::string> indexAt(AffineMap map) {
     SmallVector<std::string> index;

@@ -9,8 +9,11 @@
 // donated argument's update copied back into its buffer (the graph's
 // addresses stay fixed). A step replays the graph. cuBLAS is loaded at run
 // time from the system or a PyTorch installation's nvidia/*/lib
-// (CUDALibraries.h). One rank so far: a program for a mesh needs the NCCL
-// engine on device buffers, which this launcher does not have yet.
+// (CuBLAS.h). On a mesh (`comm`, MPI's, for the training loop's host
+// traffic) every collective runs on NCCL over device buffers: a
+// communicator per group of axes split from the world's, each collective
+// on a communication stream after the compute before it, a started one
+// waited for only at its `wait`; NCCL too is found at run time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,11 +26,14 @@
 
 namespace mlir::dtc {
 
-/// The engine of `program`, loaded from `dir`, on the current CUDA device;
-/// null with `error` set when there is none, the fatbin does not load, or
-/// cuBLAS is not found.
+class Communicator;
+
+/// The engine of `program`, loaded from `dir`, on this rank's GPU (of
+/// `comm`'s mesh; null: one device); null with `error` set when there is
+/// none, the fatbin does not load, or cuBLAS or NCCL is not found.
 std::unique_ptr<StepEngine> createCUDAEngine(const CompiledProgram &program,
                                              const std::string &dir,
+                                             Communicator *comm,
                                              std::string &error);
 
 } // namespace mlir::dtc
