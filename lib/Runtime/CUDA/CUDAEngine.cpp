@@ -547,47 +547,52 @@ private:
   }
 
   /// Row-major out = op(lhs) x op(rhs), as cuBLAS's column-major
-  /// out^T = op(rhs)^T x op(lhs)^T, matrix by matrix of the load-time plan.
+  /// out^T = op(rhs)^T x op(lhs)^T: the load-time plan's matrices as one
+  /// strided batch where their indexes step evenly (a batched matmul, a
+  /// broadcast operand: stride 0), else one call per matrix. f32 and f64
+  /// multiply in their own precision, bf16 on the tensor cores with f32
+  /// accumulation, the result rounded once (as the reference's).
   bool gemm(const Thunk &thunk) {
     const Thunk::Gemm &g = thunk.gemm;
     const BufferRef &out = thunk.buffers[2];
+    static const float oneF = 1, zeroF = 0;
+    static const double oneD = 1, zeroD = 0;
+    cudaDataType type = CUDA_R_32F;
+    cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+    const void *one = &oneF, *zero = &zeroF;
+    if (out.dtype == DType::F64) {
+      type = CUDA_R_64F, compute = CUBLAS_COMPUTE_64F;
+      one = &oneD, zero = &zeroD;
+    } else if (out.dtype == DType::BF16) {
+      type = CUDA_R_16BF;
+    } else if (out.dtype != DType::F32) {
+      return report(std::string("no GEMM for ") + dtypeName(out.dtype) +
+                    " on the GPU yet");
+    }
+    size_t bytes = dtypeSize(out.dtype);
     char *a = address(thunk.buffers[0]), *b = address(thunk.buffers[1]),
          *c = address(out);
     cublasOperation_t opA = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N,
                       opB = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     int m = g.m, n = g.n, k = g.k;
     int lda = g.ta ? m : k, ldb = g.tb ? k : n;
-    for (size_t i = 0; i < g.lhsAt.size(); ++i) {
-      cublasStatus_t status;
-      if (out.dtype == DType::F32) {
-        const float one = 1, zero = 0;
-        auto *fa = reinterpret_cast<const float *>(a) + g.lhsAt[i] * m * k;
-        auto *fb = reinterpret_cast<const float *>(b) + g.rhsAt[i] * k * n;
-        status =
-            blas.sgemm(blasHandle, opB, opA, n, m, k, &one, fb, ldb, fa, lda,
-                       &zero, reinterpret_cast<float *>(c) + i * m * n, n);
-      } else if (out.dtype == DType::F64) {
-        const double one = 1, zero = 0;
-        auto *da = reinterpret_cast<const double *>(a) + g.lhsAt[i] * m * k;
-        auto *db = reinterpret_cast<const double *>(b) + g.rhsAt[i] * k * n;
-        status =
-            blas.dgemm(blasHandle, opB, opA, n, m, k, &one, db, ldb, da, lda,
-                       &zero, reinterpret_cast<double *>(c) + i * m * n, n);
-      } else if (out.dtype == DType::BF16) {
-        // bf16 operands on the tensor cores, f32 accumulation, the result
-        // rounded once (as the reference's bf16 matmul).
-        const float one = 1, zero = 0;
-        auto *ha = reinterpret_cast<const uint16_t *>(a) + g.lhsAt[i] * m * k;
-        auto *hb = reinterpret_cast<const uint16_t *>(b) + g.rhsAt[i] * k * n;
-        status = blas.gemmEx(blasHandle, opB, opA, n, m, k, &one, hb,
-                             CUDA_R_16BF, ldb, ha, CUDA_R_16BF, lda, &zero,
-                             reinterpret_cast<uint16_t *>(c) + i * m * n,
-                             CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
-                             CUBLAS_GEMM_DEFAULT);
-      } else {
-        return report(std::string("no GEMM for ") + dtypeName(out.dtype) +
-                      " on the GPU yet");
-      }
+    auto evenly = [](const std::vector<int64_t> &at) {
+      for (size_t i = 2; i < at.size(); ++i)
+        if (at[i] - at[i - 1] != at[1] - at[0])
+          return false;
+      return true;
+    };
+    size_t count = g.lhsAt.size();
+    bool batched = count > 1 && evenly(g.lhsAt) && evenly(g.rhsAt);
+    long long strideA = batched ? (g.lhsAt[1] - g.lhsAt[0]) * m * k : 0,
+              strideB = batched ? (g.rhsAt[1] - g.rhsAt[0]) * k * n : 0;
+    for (size_t i = 0; i < count; i += batched ? count : 1) {
+      cublasStatus_t status = blas.gemmStridedBatchedEx(
+          blasHandle, opB, opA, n, m, k, one, b + g.rhsAt[i] * k * n * bytes,
+          type, ldb, strideB, a + g.lhsAt[i] * m * k * bytes, type, lda,
+          strideA, zero, c + i * m * n * bytes, type, n,
+          static_cast<long long>(m) * n, batched ? static_cast<int>(count) : 1,
+          compute, CUBLAS_GEMM_DEFAULT);
       if (status != CUBLAS_STATUS_SUCCESS)
         return report("a cuBLAS GEMM failed (status " +
                       std::to_string(static_cast<int>(status)) + ")");

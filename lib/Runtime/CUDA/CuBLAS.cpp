@@ -63,10 +63,9 @@ std::string CuBLAS::load() {
       reinterpret_cast<decltype(destroy)>(dlsym(library, "cublasDestroy_v2"));
   setStream = reinterpret_cast<decltype(setStream)>(
       dlsym(library, "cublasSetStream_v2"));
-  sgemm = reinterpret_cast<decltype(sgemm)>(dlsym(library, "cublasSgemm_v2"));
-  dgemm = reinterpret_cast<decltype(dgemm)>(dlsym(library, "cublasDgemm_v2"));
-  gemmEx = reinterpret_cast<decltype(gemmEx)>(dlsym(library, "cublasGemmEx"));
-  if (!create || !destroy || !setStream || !sgemm || !dgemm || !gemmEx)
+  gemmStridedBatchedEx = reinterpret_cast<decltype(gemmStridedBatchedEx)>(
+      dlsym(library, "cublasGemmStridedBatchedEx"));
+  if (!create || !destroy || !setStream || !gemmStridedBatchedEx)
     return "the cuBLAS loaded lacks an entry point dtc calls";
   return "";
 }

@@ -28,16 +28,13 @@ struct CuBLAS {
   decltype(&cublasCreate_v2) create = nullptr;
   decltype(&cublasDestroy_v2) destroy = nullptr;
   decltype(&cublasSetStream_v2) setStream = nullptr;
-  decltype(&cublasSgemm_v2) sgemm = nullptr;
-  decltype(&cublasDgemm_v2) dgemm = nullptr;
-  /// cublasGemmEx (overloaded in C++: its compute-type form).
-  cublasStatus_t (*gemmEx)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
-                           int, int, int, const void *, const void *,
-                           cudaDataType, int, const void *, cudaDataType, int,
-                           const void *, void *, cudaDataType, int,
-                           cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
-  /// Where it was loaded from.
-  std::string path;
+  /// cublasGemmStridedBatchedEx (overloaded in C++: its compute-type
+  /// form), which every GEMM of the engine calls.
+  cublasStatus_t (*gemmStridedBatchedEx)(
+      cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+      const void *, const void *, cudaDataType, int, long long, const void *,
+      cudaDataType, int, long long, const void *, void *, cudaDataType, int,
+      long long, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
 
   /// Loads libcublas (loadCUDALibrary: $DTC_CUBLAS, nvidia/cublas).
   /// "" or what was tried.

@@ -15,6 +15,8 @@
 #include "EmitKernels.h"
 #include "Prelude.h"
 
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -78,7 +80,9 @@ public:
       return failure();
     source += "\n" + kernel->source;
     packed += kernel->packedEntry;
-    opOf[name.str()] = op->getName().getStringRef().str();
+    auto fusion = dyn_cast<FusionOp>(op);
+    opOf[name.str()] = fusion ? stringifyFusionKind(fusion.getKind()).str()
+                              : op->getName().getStringRef().str();
     return " grid=" + std::to_string(kernel->grid) +
            " block=" + std::to_string(kernel->block);
   }

@@ -345,7 +345,18 @@ struct ValuePrinter {
   ArrayRef<std::string> dims;
   Operation *&failedOp;
   int &counter;
+  /// Scalars computed once before the loops (an optimizer's bias
+  /// corrections), by value: used wherever the loops need them.
+  const llvm::DenseMap<Value, std::string> *hoisted = nullptr;
   llvm::DenseMap<GroupAccess, std::string> names{};
+
+  /// Takes `access` from the hoisted scalars, if there.
+  bool reuse(GroupAccess access) {
+    if (!hoisted || !hoisted->count(access.first))
+      return false;
+    names[access] = hoisted->lookup(access.first);
+    return true;
+  }
 
   SmallVector<std::string> indexAt(AffineMap map) {
     SmallVector<std::string> index;
@@ -358,6 +369,8 @@ struct ValuePrinter {
   void print(const llvm::SetVector<GroupAccess> &accesses,
              const llvm::SetVector<GroupAccess> &reads) {
     for (auto [value, map] : reads) {
+      if (reuse({value, map}))
+        continue;
       std::string name = "v" + std::to_string(counter++);
       names[{value, map}] = name;
       out += pad + "const " + cType(value) + " " + name + " = " +
@@ -366,6 +379,8 @@ struct ValuePrinter {
              ";\n";
     }
     for (auto [value, map] : accesses) {
+      if (reuse({value, map}))
+        continue;
       Operation *op = value.getDefiningOp();
       std::string t = cType(value), expr;
       if (auto iota = dyn_cast<IotaOp>(op)) {
@@ -472,12 +487,15 @@ struct KernelText {
   size_t numInputs = 0;
 };
 
-/// `for (i = dtc_start; i < count; i += dtc_stride) { decompose; ... }`.
+/// `for (i = dtc_start; i < count; i += dtc_stride) { decompose; ... }`,
+/// not unrolled: a multi-tensor kernel has a loop per parameter, and
+/// unrolling them all made ptxas take seconds on one kernel for little
+/// (the loops are memory-bound).
 std::string gridLoop(int64_t count, ArrayRef<int64_t> shape,
                      ArrayRef<std::string> names, const std::string &inner) {
-  return "  for (int64_t i = dtc_start; i < " + std::to_string(count) +
-         "LL; i += dtc_stride) {\n" + decompose("i", shape, names, "    ") +
-         inner + "  }\n";
+  return "#pragma unroll 1\n  for (int64_t i = dtc_start; i < " +
+         std::to_string(count) + "LL; i += dtc_stride) {\n" +
+         decompose("i", shape, names, "    ") + inner + "  }\n";
 }
 
 LogicalResult emitLoopGroup(FusionOp fusion, KernelText &k) {
@@ -489,6 +507,35 @@ LogicalResult emitLoopGroup(FusionOp fusion, KernelText &k) {
   auto bufferOf = [](Value value) {
     return "in" + std::to_string(cast<BlockArgument>(value).getArgNumber());
   };
+  // Scalars computed from scalars alone, once per thread before the loops
+  // (as the CPU target hoists them): AdamW's bias corrections 1 - beta^t
+  // are otherwise a pow per element of every parameter.
+  llvm::DenseMap<Value, std::string> hoisted;
+  {
+    auto isScalar = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getRank() == 0;
+    };
+    std::function<bool(Value)> fromScalars = [&](Value v) {
+      Operation *op = v.getDefiningOp();
+      if (!isScalar(v))
+        return false;
+      if (!op)
+        return true;
+      if (isa<DropoutOp, IotaOp>(op))
+        return false;
+      return llvm::all_of(op->getOperands(), fromScalars);
+    };
+    llvm::SetVector<GroupAccess> accesses, reads;
+    AffineMap none = AffineMap::get(0, 0, fusion.getContext());
+    for (Operation &op : body.without_terminator())
+      if (op.getNumResults() == 1 && fromScalars(op.getResult(0)) &&
+          !isa<ConstantOp>(op))
+        collectGroupAccesses({op.getResult(0), none}, accesses, reads);
+    ValuePrinter printer{k.body, "  ", bufferOf, {}, failedOp, counter};
+    printer.print(accesses, reads);
+    for (auto access : llvm::concat<const GroupAccess>(reads, accesses))
+      hoisted[access.first] = printer.nameOf(access.first, access.second);
+  }
   for (ArrayRef<unsigned> nest : groupNests(roots)) {
     Shape shape = shapeOf(roots[nest.front()]);
     SmallVector<std::string> dims = indexNames("i", shape.size());
@@ -498,7 +545,8 @@ LogicalResult emitLoopGroup(FusionOp fusion, KernelText &k) {
     for (unsigned i : nest)
       collectGroupAccesses({roots[i], identity}, accesses, reads);
     std::string inner;
-    ValuePrinter printer{inner, "    ", bufferOf, dims, failedOp, counter};
+    ValuePrinter printer{inner,    "    ",  bufferOf, dims,
+                         failedOp, counter, &hoisted};
     printer.print(accesses, reads);
     for (unsigned i : nest)
       inner +=
