@@ -75,6 +75,23 @@ void collectGroupAccesses(GroupAccess access, llvm::SetVector<GroupAccess> &ops,
 /// own.
 SmallVector<SmallVector<unsigned>> groupNests(ArrayRef<Value> roots);
 
+/// A row_reduction group as a row kernel computes it: its rows (the
+/// leading dimensions its reductions keep) and its passes over a row, in
+/// order: each reduction's operand (folded into the reduction's result,
+/// which later passes read back), then each result that is not a
+/// reduction's (written).
+struct RowGroupPlan {
+  SmallVector<int64_t> rows;
+  /// A pass's root, and the reduction it folds into (null: a result).
+  SmallVector<std::pair<Value, Operation *>> passes;
+};
+
+/// The plan of `fusion` (a row_reduction group), or an error on the op that
+/// breaks it: a row kernel folds floats along the trailing dimensions of
+/// rows of one shape, keeps each reduction's result in a group result and
+/// writes results whose leading dimensions are its rows.
+FailureOr<RowGroupPlan> planRowGroup(FusionOp fusion);
+
 /// Registers the dialects and translations kernel modules need.
 void registerKernelDialects(DialectRegistry &registry);
 

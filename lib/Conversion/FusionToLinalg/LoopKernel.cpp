@@ -320,6 +320,51 @@ void mlir::dtc::collectGroupAccesses(GroupAccess access,
   ops.insert(access);
 }
 
+FailureOr<RowGroupPlan> mlir::dtc::planRowGroup(FusionOp fusion) {
+  Block &body = fusion.getBody().front();
+  Operation *yield = body.getTerminator();
+  SmallVector<Operation *> reductions;
+  for (Operation &op : body)
+    if (isGroupReduction(&op))
+      reductions.push_back(&op);
+  if (reductions.empty())
+    return fusion.emitError("a row_reduction group without a reduce_sum, "
+                            "reduce_mean, reduce_max or reduce_min");
+  auto shapeOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  };
+  auto dimsOf = [](Operation *reduce) {
+    return reduce->getAttrOfType<DenseI64ArrayAttr>("dims").asArrayRef();
+  };
+  RowGroupPlan plan;
+  plan.rows.assign(shapeOf(reductions.front()->getOperand(0))
+                       .drop_back(dimsOf(reductions.front()).size()));
+  ArrayRef<int64_t> rows = plan.rows;
+  for (Operation *reduce : reductions) {
+    ArrayRef<int64_t> input = shapeOf(reduce->getOperand(0));
+    auto element = reduce->getResult(0).getType();
+    if (!isa<FloatType>(getElementTypeOrSelf(element)) ||
+        input.drop_back(dimsOf(reduce).size()) != rows ||
+        llvm::any_of(dimsOf(reduce), [&](int64_t d) {
+          return d < static_cast<int64_t>(rows.size());
+        }))
+      return reduce->emitError("a row kernel folds floats along the trailing "
+                               "dimensions of rows of one shape");
+    if (!llvm::is_contained(yield->getOperands(), reduce->getResult(0)))
+      return reduce->emitError("a row kernel keeps each reduction's result "
+                               "in a group result");
+    plan.passes.push_back({reduce->getOperand(0), reduce});
+  }
+  for (Value result : yield->getOperands())
+    if (!isGroupReduction(result.getDefiningOp()))
+      plan.passes.push_back({result, nullptr});
+  for (auto [root, reduce] : plan.passes)
+    if (shapeOf(root).take_front(rows.size()) != rows)
+      return fusion.emitError("a row kernel writes results whose leading "
+                              "dimensions are its rows");
+  return plan;
+}
+
 namespace {
 
 using Access = GroupAccess;
@@ -582,54 +627,27 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
     buffers[arg] = inputs[arg.getArgNumber()];
   for (auto [i, value] : llvm::enumerate(yield->getOperands()))
     buffers.try_emplace(value, outs[i]);
-  SmallVector<Operation *> reductions;
-  for (Operation &op : body)
-    if (isGroupReduction(&op))
-      reductions.push_back(&op);
   auto shapeOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getShape();
   };
-  auto dimsOf = [](Operation *reduce) {
-    return reduce->getAttrOfType<DenseI64ArrayAttr>("dims").asArrayRef();
-  };
-  ArrayRef<int64_t> rows = shapeOf(reductions.front()->getOperand(0))
-                               .drop_back(dimsOf(reductions.front()).size());
-  for (Operation *reduce : reductions) {
-    ArrayRef<int64_t> input = shapeOf(reduce->getOperand(0));
-    auto element = reduce->getResult(0).getType();
-    if (!isa<FloatType>(getElementTypeOrSelf(element)) ||
-        input.drop_back(dimsOf(reduce).size()) != rows ||
-        llvm::any_of(dimsOf(reduce), [&](int64_t d) {
-          return d < static_cast<int64_t>(rows.size());
-        }))
-      return reduce->emitError("a row kernel folds floats along the trailing "
-                               "dimensions of rows of one shape");
-    if (!buffers.count(reduce->getResult(0)))
-      return reduce->emitError("a row kernel keeps each reduction's result "
-                               "in a group result");
-  }
-  // Its passes over a row: each reduction's operand, then each result that
-  // is not a reduction's.
+  FailureOr<RowGroupPlan> plan = planRowGroup(fusion);
+  if (failed(plan))
+    return failure();
+  ArrayRef<int64_t> rows = plan->rows;
   struct Pass {
     Value root;
     Operation *reduce = nullptr;
     llvm::SetVector<Access> accesses, reads;
   };
   SmallVector<Pass> passes;
-  for (Operation *reduce : reductions)
-    passes.push_back({reduce->getOperand(0), reduce, {}, {}});
-  for (Value result : yield->getOperands())
-    if (!isGroupReduction(result.getDefiningOp()))
-      passes.push_back({result, nullptr, {}, {}});
+  for (auto [root, reduce] : plan->passes)
+    passes.push_back({root, reduce, {}, {}});
   rowCount = 1;
   for (int64_t size : rows)
     rowCount *= size;
   work = 0;
   for (Pass &pass : passes) {
     ArrayRef<int64_t> shape = shapeOf(pass.root);
-    if (shape.take_front(rows.size()) != rows)
-      return fusion.emitError("a row kernel writes results whose leading "
-                              "dimensions are its rows");
     work += cast<RankedTensorType>(pass.root.getType()).getNumElements();
     collectGroupAccesses({pass.root, AffineMap::getMultiDimIdentityMap(
                                          shape.size(), b.getContext())},
@@ -725,11 +743,6 @@ FailureOr<func::FuncOp>
 mlir::dtc::buildLoopKernel(FusionOp fusion, ModuleOp kernels, StringRef name) {
   Block &groupBody = fusion.getBody().front();
   bool rowKernel = fusion.getKind() == FusionKind::RowReduction;
-  if (rowKernel && llvm::none_of(groupBody, [](Operation &op) {
-        return isGroupReduction(&op);
-      }))
-    return fusion.emitError("a row_reduction group without a reduce_sum, "
-                            "reduce_mean, reduce_max or reduce_min");
   auto memrefOf = [](Type type) {
     auto tensor = cast<RankedTensorType>(type);
     return MemRefType::get(tensor.getShape(), tensor.getElementType());

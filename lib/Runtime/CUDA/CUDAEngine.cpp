@@ -6,6 +6,7 @@
 #include "NCCL.h"
 
 #include "dtc/Runtime/Communicator.h"
+#include "dtc/Runtime/NCCL/NCCLDataType.h"
 
 #include "dtc/Runtime/TensorIO.h"
 
@@ -48,27 +49,6 @@ ChunkCopy chunksOf(const Shape &shape, int64_t dim, int64_t n, int64_t blocks,
   for (size_t d = dim + 1; d < shape.size(); ++d)
     inner *= shape[d];
   return {static_cast<size_t>(inner) * bytes, static_cast<size_t>(outer)};
-}
-
-ncclDataType_t ncclTypeOf(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return ncclFloat32;
-  case DType::F64:
-    return ncclFloat64;
-  case DType::BF16:
-    return ncclBfloat16;
-  case DType::F16:
-    return ncclFloat16;
-  case DType::I64:
-    return ncclInt64;
-  case DType::I32:
-    return ncclInt32;
-  case DType::I8:
-    return ncclInt8;
-  default:
-    return ncclUint8; // (u8, bool; i16 moves only by copies)
-  }
 }
 
 class CUDAEngine : public StepEngine {
@@ -448,7 +428,13 @@ private:
     size_t bytes = dtypeSize(inRef.dtype);
     int64_t inCount = numElementsOf(inRef.shape),
             outCount = numElementsOf(outRef.shape);
-    ncclDataType_t type = ncclTypeOf(inRef.dtype);
+    // (Moves count bytes; reductions need the element type.)
+    std::optional<ncclDataType_t> type = ncclTypeOf(inRef.dtype);
+    bool reduces = c.kind == Thunk::Collective::AllReduce ||
+                   c.kind == Thunk::Collective::ReduceScatter;
+    if (reduces && !type)
+      return report(std::string("NCCL cannot reduce ") +
+                    dtypeName(inRef.dtype) + " values");
     std::vector<std::string> axes = axesOf(thunk);
     ncclComm_t group = groups.at(keyOf(axes));
     int64_t n = comm->groupSize(axes), r = comm->groupRank(axes);
@@ -459,7 +445,7 @@ private:
       ncclRedOp_t op = c.reduce == ReduceKind::Max   ? ncclMax
                        : c.reduce == ReduceKind::Min ? ncclMin
                                                      : ncclSum;
-      fine = ok(nccl.allReduce(in, out, outCount, type, op, group, commStream),
+      fine = ok(nccl.allReduce(in, out, outCount, *type, op, group, commStream),
                 "ncclAllReduce");
       break;
     }
@@ -467,8 +453,8 @@ private:
       // Rank j's part is chunk j of the result along the dimension.
       ChunkCopy chunk = chunksOf(outRef.shape, c.dim, n, 1, bytes);
       bool direct = chunk.height == 1;
-      fine = ok(nccl.allGather(in, direct ? out : buffer, inCount, type, group,
-                               commStream),
+      fine = ok(nccl.allGather(in, direct ? out : buffer, inCount * bytes,
+                               ncclUint8, group, commStream),
                 "ncclAllGather");
       for (int64_t j = 0; fine && !direct && j < n; ++j)
         fine = copyChunk(out, buffer + j * chunk.width * chunk.height, chunk, j,
@@ -483,12 +469,12 @@ private:
         fine = copyChunk(in, buffer + j * chunk.width * chunk.height, chunk, j,
                          n, /*toPart=*/true);
       fine = fine && ok(nccl.reduceScatter(direct ? in : buffer, out, outCount,
-                                           type, ncclSum, group, commStream),
+                                           *type, ncclSum, group, commStream),
                         "ncclReduceScatter");
       break;
     }
     case Thunk::Collective::Broadcast:
-      fine = ok(nccl.broadcast(in, out, outCount, type,
+      fine = ok(nccl.broadcast(in, out, outCount * bytes, ncclUint8,
                                static_cast<int>(c.root), group, commStream),
                 "ncclBroadcast");
       break;

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dtc/Runtime/NCCL/NCCLCommunicator.h"
+#include "dtc/Runtime/NCCL/NCCLDataType.h"
 
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -42,31 +43,12 @@ void check(ncclResult_t status, const char *what) {
 }
 
 ncclDataType_t ncclType(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return ncclFloat32;
-  case DType::F64:
-    return ncclFloat64;
-  case DType::BF16:
-    return ncclBfloat16;
-  case DType::F16:
-    return ncclFloat16;
-  case DType::I64:
-    return ncclInt64;
-  case DType::I32:
-    return ncclInt32;
-  case DType::I8:
-    return ncclInt8;
-  case DType::U8:
-  case DType::Bool:
-    return ncclUint8;
-  case DType::I16:
-    // NCCL has no 16-bit integer: reducing one as bytes would be wrong.
-    std::fprintf(stderr, "dtc runtime error: NCCL cannot reduce i16 "
-                         "tensors (no 16-bit integer type)\n");
-    std::abort();
-  }
-  return ncclUint8;
+  if (std::optional<ncclDataType_t> type = ncclTypeOf(dtype))
+    return *type;
+  // NCCL has no 16-bit integer: reducing one as bytes would be wrong.
+  std::fprintf(stderr, "dtc runtime error: NCCL cannot reduce i16 tensors "
+                       "(no 16-bit integer type)\n");
+  std::abort();
 }
 
 ncclRedOp_t ncclOp(ReduceKind kind) {

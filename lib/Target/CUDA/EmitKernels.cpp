@@ -21,6 +21,7 @@
 
 #include "dtc/Conversion/FusionToLinalg.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/AffineExpr.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -43,17 +44,7 @@ Shape shapeOf(Value value) {
 }
 
 int64_t product(ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t size : shape)
-    n *= size;
-  return n;
-}
-
-Shape stridesOf(ArrayRef<int64_t> shape) {
-  Shape strides(shape.size(), 1);
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
+  return ShapedType::getNumElements(shape);
 }
 
 bool isBF16(Type type) { return getElementTypeOrSelf(type).isBF16(); }
@@ -159,7 +150,7 @@ std::string affineToC(AffineExpr expr, ArrayRef<std::string> dims) {
 /// The linear offset, in a row-major buffer of `shape`, of the element at
 /// the index expressions `index`.
 std::string offsetOf(ArrayRef<std::string> index, ArrayRef<int64_t> shape) {
-  Shape strides = stridesOf(shape);
+  Shape strides = computeStrides(shape);
   std::string offset;
   for (auto [d, at] : llvm::enumerate(index)) {
     if (shape[d] == 1)
@@ -574,54 +565,17 @@ LogicalResult emitRowGroup(FusionOp fusion, KernelText &k) {
     buffers[arg] = "in" + std::to_string(arg.getArgNumber());
   for (auto [i, value] : llvm::enumerate(yield->getOperands()))
     buffers.try_emplace(value, "out" + std::to_string(i));
-  SmallVector<Operation *> reductions;
-  for (Operation &op : body)
-    if (isGroupReduction(&op))
-      reductions.push_back(&op);
-  if (reductions.empty())
-    return fusion.emitError("a row_reduction group without a reduction");
-  auto dimsOf = [](Operation *reduce) {
-    return reduce->getAttrOfType<DenseI64ArrayAttr>("dims").asArrayRef();
-  };
-  Shape rows(ArrayRef<int64_t>(shapeOf(reductions.front()->getOperand(0)))
-                 .drop_back(dimsOf(reductions.front()).size()));
-  for (Operation *reduce : reductions) {
-    Shape input = shapeOf(reduce->getOperand(0));
-    if (cType(reduce->getResult(0)) != "float" &&
-        cType(reduce->getResult(0)) != "double")
-      return reduce->emitError("a CUDA row kernel folds f32 or f64 values");
-    if (ArrayRef<int64_t>(input).drop_back(dimsOf(reduce).size()) !=
-            ArrayRef<int64_t>(rows) ||
-        llvm::any_of(dimsOf(reduce), [&](int64_t d) {
-          return d < static_cast<int64_t>(rows.size());
-        }))
-      return reduce->emitError("a row kernel folds floats along the trailing "
-                               "dimensions of rows of one shape");
-    if (!buffers.count(reduce->getResult(0)))
-      return reduce->emitError("a row kernel keeps each reduction's result "
-                               "in a group result");
-  }
-  struct Pass {
-    Value root;
-    Operation *reduce = nullptr;
-  };
-  SmallVector<Pass> passes;
-  for (Operation *reduce : reductions)
-    passes.push_back({reduce->getOperand(0), reduce});
-  for (Value result : yield->getOperands())
-    if (!isGroupReduction(result.getDefiningOp()))
-      passes.push_back({result, nullptr});
+  FailureOr<RowGroupPlan> plan = planRowGroup(fusion);
+  if (failed(plan))
+    return failure();
+  ArrayRef<int64_t> rows = plan->rows;
   int64_t rowCount = product(rows), widest = 1;
   SmallVector<std::string> rowNames = indexNames("r", rows.size());
   Operation *failedOp = nullptr;
   int counter = 0;
   std::string text;
-  for (Pass &pass : passes) {
-    Shape shape = shapeOf(pass.root);
-    if (ArrayRef<int64_t>(shape).take_front(rows.size()) !=
-        ArrayRef<int64_t>(rows))
-      return fusion.emitError("a row kernel writes results whose leading "
-                              "dimensions are its rows");
+  for (auto [root, reduce] : plan->passes) {
+    Shape shape = shapeOf(root);
     ArrayRef<int64_t> inner = ArrayRef<int64_t>(shape).drop_front(rows.size());
     int64_t columns = product(inner);
     widest = std::max(widest, columns);
@@ -630,13 +584,13 @@ LogicalResult emitRowGroup(FusionOp fusion, KernelText &k) {
     llvm::SetVector<GroupAccess> accesses, reads;
     AffineMap identity =
         AffineMap::getMultiDimIdentityMap(shape.size(), fusion.getContext());
-    collectGroupAccesses({pass.root, identity}, accesses, reads);
+    collectGroupAccesses({root, identity}, accesses, reads);
     std::string values;
     ValuePrinter printer{
         values, "      ", [&](Value v) { return buffers.lookup(v); },
         dims,   failedOp, counter};
     printer.print(accesses, reads);
-    std::string root = printer.nameOf(pass.root, identity);
+    std::string computed = printer.nameOf(root, identity);
     std::string columnLoop =
         "    for (int64_t c = threadIdx.x; c < " + std::to_string(columns) +
         "LL; c += blockDim.x) {\n" +
@@ -644,23 +598,26 @@ LogicalResult emitRowGroup(FusionOp fusion, KernelText &k) {
                   ArrayRef<std::string>(dims).drop_front(rows.size()),
                   "      ") +
         values;
-    if (!pass.reduce) {
-      text += columnLoop + "      " + buffers.lookup(pass.root) + "[" +
-              offsetOf(dims, shape) + "] = " + stored(pass.root, root) +
+    if (!reduce) {
+      text += columnLoop + "      " + buffers.lookup(root) + "[" +
+              offsetOf(dims, shape) + "] = " + stored(root, computed) +
               ";\n    }\n";
       continue;
     }
-    Value result = pass.reduce->getResult(0);
+    Value result = reduce->getResult(0);
     std::string t = cType(result);
-    const char *op = isa<ReduceMaxOp>(pass.reduce)   ? "dtc_max"
-                     : isa<ReduceMinOp>(pass.reduce) ? "dtc_min"
-                                                     : "dtc_sum";
+    if (t != "float" && t != "double")
+      return reduce->emitError("a CUDA row kernel folds f32, bf16 or f64 "
+                               "values");
+    const char *op = isa<ReduceMaxOp>(reduce)   ? "dtc_max"
+                     : isa<ReduceMinOp>(reduce) ? "dtc_min"
+                                                : "dtc_sum";
     std::string acc = "acc" + std::to_string(counter++);
     text += "    " + t + " " + acc + " = " + op + "::identity<" + t + ">();\n" +
             columnLoop + "      " + acc + " = " + op + "()(" + acc + ", (" + t +
-            ")" + root + ");\n    }\n";
+            ")" + computed + ");\n    }\n";
     text += "    " + acc + " = dtc_block_reduce(" + acc + ", " + op + "());\n";
-    if (isa<ReduceMeanOp>(pass.reduce))
+    if (isa<ReduceMeanOp>(reduce))
       text += "    " + acc + " = " + acc + " / (" + t + ")" +
               std::to_string(columns) + ";\n";
     // (keep_dims: zeros for the folded dimensions.)
@@ -805,7 +762,7 @@ LogicalResult emitOpKernel(Operation *op, KernelText &k) {
   };
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](TransposeOp op) {
-        Shape in = shapeOf(op.getInput()), strides = stridesOf(in);
+        Shape in = shapeOf(op.getInput()), strides = computeStrides(in);
         std::string offset;
         for (auto [d, from] : llvm::enumerate(op.getPermutation()))
           offset += (d ? " + o" : "o") + std::to_string(d) + " * " +
