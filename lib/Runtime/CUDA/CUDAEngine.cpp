@@ -183,27 +183,36 @@ public:
                  "copying an argument to the GPU");
   }
 
+  /// The first step runs its thunks as they are enqueued (cuBLAS and NCCL
+  /// allocate what they need then, which they could not inside a capture);
+  /// the second records them into a graph, which it and every later step
+  /// replay.
   bool step() override {
-    // The first step records the graph; every step replays it.
     if (!graph) {
-      if (!report(
-              check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal),
-                    "capturing the step")))
+      bool capture = warmedUp;
+      if (capture && !report(check(cudaStreamBeginCapture(
+                                       stream, cudaStreamCaptureModeGlobal),
+                                   "capturing the step")))
         return false;
-      bool recorded = true;
+      bool enqueued = true;
       for (const Thunk &thunk : program.thunks)
-        if (!(recorded = record(thunk)))
+        if (!(enqueued = record(thunk)))
           break;
       // Each donated argument takes its update.
-      for (size_t i = 0; recorded && i < signature.arguments.size(); ++i)
+      for (size_t i = 0; enqueued && i < signature.arguments.size(); ++i)
         if (std::optional<size_t> r = signature.arguments[i].aliasedResult)
-          recorded =
+          enqueued =
               report(check(cudaMemcpyAsync(args[i], results[*r], bytesOf(*r),
                                            cudaMemcpyDeviceToDevice, stream),
                            "copying an update"));
+      if (!capture) {
+        warmedUp = true;
+        return enqueued &&
+               report(check(cudaStreamSynchronize(stream), "running the step"));
+      }
       cudaGraph_t captured = nullptr;
       cudaError_t ended = cudaStreamEndCapture(stream, &captured);
-      if (!recorded || !report(check(ended, "capturing the step")) ||
+      if (!enqueued || !report(check(ended, "capturing the step")) ||
           !report(check(cudaGraphInstantiate(&graph, captured, 0),
                         "instantiating the step's graph")))
         return false;
@@ -605,6 +614,7 @@ private:
   cublasHandle_t blasHandle = nullptr;
   cudaStream_t stream = nullptr;
   cudaGraphExec_t graph = nullptr;
+  bool warmedUp = false;
   std::vector<void *> args, results;
   void *arena = nullptr;
 };

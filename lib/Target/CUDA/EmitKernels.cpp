@@ -10,10 +10,13 @@
 //    folds the row's columns strided by the block's threads and combines
 //    them with dtc_block_reduce, its result written by thread 0 and read
 //    back by the later passes after a barrier; then the other results.
-// Other ops (transposes, slices, splits, concats, gathers, reductions,
-// constants) are a thread per result element; a scatter-add is one block,
-// its copy then its atomic adds. Nothing is specialised to the GPU's
-// shapes yet: this is the plain route docs/Codegen.md describes.
+// Other ops (transposes, slices, splits, concats, update_slice, gathers,
+// reductions, dropout, constants) are a thread per result element; a
+// scatter-add is one block, its copy then its atomic adds; attention (bf16:
+// f32's is expanded into matmuls) a thread per query row. bf16 values are
+// stored as their bits and computed in f32, each op's result rounded once.
+// Nothing is specialised to the GPU's shapes yet: this is the plain route
+// docs/Codegen.md describes.
 //
 //===----------------------------------------------------------------------===//
 

@@ -4,10 +4,11 @@
 // The engine allocates one device buffer per argument and per result and
 // one arena for every intermediate value (the static plan's size) when it
 // starts, loads kernels.fatbin (the CUDA runtime's library API: no
-// compiler where it runs), and records the thunks once into a CUDA graph on
-// one stream: each kernel launch, each GEMM on cuBLAS, each copy, and each
-// donated argument's update copied back into its buffer (the graph's
-// addresses stay fixed). A step replays the graph. cuBLAS is loaded at run
+// compiler where it runs), runs the first step's thunks as they are
+// enqueued and records the second's into a CUDA graph on one stream: each
+// kernel launch, each GEMM on cuBLAS, each copy, and each donated
+// argument's update copied back into its buffer (the graph's addresses stay
+// fixed). Every later step replays the graph. cuBLAS is loaded at run
 // time from the system or a PyTorch installation's nvidia/*/lib
 // (CuBLAS.h). On a mesh (`comm`, MPI's, for the training loop's host
 // traffic) every collective runs on NCCL over device buffers: a
