@@ -93,8 +93,6 @@
 // What the CUDA target does not compute yet, named.
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/f16 --precision fp16 --target cuda 2>&1 | FileCheck %s --check-prefix=F16
 // F16: error: the CUDA target computes f32, bf16, f64 and integer values only so far, not 'tensor<{{.*}}f16>'; compile with --target cpu
-// RUN: not dtc-compile %S/../Integration/Inputs/moe/gshard/model.onnx -o %t/moe --target cuda 2>&1 | FileCheck %s --check-prefix=TOPK
-// TOPK: error: the CUDA target has no kernel for 'dtc.top_k' yet; compile with --target cpu or --target reference
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/arch --target cuda --gpu-arch 90 2>&1 | FileCheck %s --check-prefix=ARCH
 // ARCH: error: --gpu-arch takes an architecture like sm_90, not '90'
 

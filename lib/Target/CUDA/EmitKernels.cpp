@@ -756,6 +756,109 @@ LogicalResult emitAttention(AttentionOp op, KernelText &k) {
   return success();
 }
 
+/// {prod(shape[:dim]), shape[dim], prod(shape[dim+1:])}.
+struct DimSplit {
+  int64_t outer, size, inner;
+};
+DimSplit splitAt(ArrayRef<int64_t> shape, int64_t dim) {
+  return {product(shape.take_front(dim)), shape[dim],
+          product(shape.drop_front(dim + 1))};
+}
+
+/// A thread per line along `s`'s dimension: `body` with `base` (the
+/// line's first element) and `o`, `in` (its outer and inner indexes).
+void perLine(KernelText &k, const DimSplit &s, const std::string &body) {
+  std::string lines = std::to_string(s.outer * s.inner) + "LL";
+  std::string inner = std::to_string(s.inner) + "LL";
+  k.gridOver(s.outer * s.inner);
+  k.body = "#pragma unroll 1\n  for (int64_t i = dtc_start; i < " + lines +
+           "; i += dtc_stride) {\n    const int64_t o = i / " + inner +
+           ", in = i % " + inner + ";\n    const int64_t base = o * " +
+           std::to_string(s.size) + "LL * " + inner + " + in;\n" + body +
+           "  }\n";
+}
+
+/// top_k: a thread per line, k passes over it, each taking the best value
+/// after the previous pass's (ties to the lower index), as the CPU kernel.
+LogicalResult emitTopK(TopKOp op, KernelText &k) {
+  DimSplit s = splitAt(shapeOf(op.getInput()), op.getDim());
+  std::string t = cType(op.getInput()), n = std::to_string(s.size) + "LL",
+              inner = std::to_string(s.inner) + "LL";
+  auto before = [&](const std::string &a, const std::string &b) {
+    return op.getSmallest() ? "dtc_greater(" + b + ", " + a + ")"
+                            : "dtc_greater(" + a + ", " + b + ")";
+  };
+  perLine(
+      k, s,
+      "    int64_t prev = -1;\n    " + t +
+          " prevValue = 0;\n    for (int64_t "
+          "pass = 0; pass < " +
+          std::to_string(op.getK()) +
+          "LL; ++pass) {\n      int64_t best = -1;\n      " + t +
+          " bestValue = 0;\n      for (int64_t j = 0; j < " + n +
+          "; ++j) {\n        const " + t +
+          " x = " + loaded(op.getInput(), "in0[base + j * " + inner + "]") +
+          ";\n        const bool after = prev < 0 || " +
+          before("prevValue", "x") +
+          " || (dtc_same(x, prevValue) && j > prev);\n        if (after && "
+          "(best < 0 || " +
+          before("x", "bestValue") +
+          ")) {\n          best = j;\n          bestValue = x;\n        }\n"
+          "      }\n      const int64_t to = (o * " +
+          std::to_string(op.getK()) + "LL + pass) * " + inner +
+          " + in;\n      out0[to] = in0[base + best * " + inner +
+          "];\n      out1[to] = best;\n      prev = best;\n      prevValue = "
+          "bestValue;\n    }\n");
+  return success();
+}
+
+/// cumsum: a thread per line, folding in the compute type.
+LogicalResult emitCumSum(CumSumOp op, KernelText &k) {
+  DimSplit s = splitAt(shapeOf(op.getInput()), op.getDim());
+  std::string t = cType(op.getInput()), inner = std::to_string(s.inner) + "LL";
+  std::string j = op.getReverse() ? std::to_string(s.size - 1) + "LL - step"
+                                  : std::string("step");
+  perLine(k, s,
+          "    " + t + " acc = 0;\n    for (int64_t step = 0; step < " +
+              std::to_string(s.size) +
+              "LL; ++step) {\n      const int64_t at = base + (" + j + ") * " +
+              inner + ";\n      const " + t + " next = acc + " +
+              loaded(op.getInput(), "in0[at]") + ";\n      out0[at] = " +
+              stored(op.getResult(), op.getExclusive() ? "acc" : "next") +
+              ";\n      acc = next;\n    }\n");
+  return success();
+}
+
+/// scatter_elements_add: one block, the copy, a barrier, then an atomic add
+/// per update at its index along the dimension.
+LogicalResult emitScatterElementsAdd(ScatterElementsAddOp op, KernelText &k) {
+  std::string t = cType(op.getResult());
+  if (t != "float" && t != "double")
+    return op.emitError("the CUDA target scatters f32, bf16 and f64 values "
+                        "only so far");
+  Shape shape = shapeOf(op.getInput()), indices = shapeOf(op.getIndices());
+  int64_t dim = op.getDim();
+  SmallVector<std::string> o = indexNames("o", indices.size()), at(o);
+  at[dim] = "to";
+  k.grid = 1;
+  k.body = "  for (int64_t i = threadIdx.x; i < " +
+           std::to_string(product(shape)) +
+           "LL; i += blockDim.x)\n    out0[i] = in0[i];\n  __syncthreads();\n"
+           "  for (int64_t i = threadIdx.x; i < " +
+           std::to_string(product(indices)) + "LL; i += blockDim.x) {\n" +
+           decompose("i", indices, o, "    ") +
+           "    int64_t to = (int64_t)in1[i];\n    if (to < 0)\n      to += " +
+           std::to_string(shape[dim]) +
+           "LL;\n    if (to < 0 || to >= " + std::to_string(shape[dim]) +
+           "LL)\n      DTC_FAIL(\"an index out of range\");\n" +
+           (isBF16(op.getResult())
+                ? "    DTC_ATOMIC_ADD_BF16(&out0[" + offsetOf(at, shape) +
+                      "], dtc_bf16_to_f32(in2[i]));\n  }\n"
+                : "    dtc_atomic_add(&out0[" + offsetOf(at, shape) +
+                      "], in2[i]);\n  }\n");
+  return success();
+}
+
 LogicalResult emitOpKernel(Operation *op, KernelText &k) {
   auto all = [&](Value result, const std::string &inner) {
     Shape shape = shapeOf(result);
@@ -907,6 +1010,11 @@ LogicalResult emitOpKernel(Operation *op, KernelText &k) {
         return success();
       })
       .Case([&](AttentionOp op) { return emitAttention(op, k); })
+      .Case([&](TopKOp op) { return emitTopK(op, k); })
+      .Case([&](CumSumOp op) { return emitCumSum(op, k); })
+      .Case([&](ScatterElementsAddOp op) {
+        return emitScatterElementsAdd(op, k);
+      })
       .Case([&](DropoutOp op) {
         Shape shape = shapeOf(op.getResult());
         SmallVector<std::string> o = indexNames("o", shape.size());

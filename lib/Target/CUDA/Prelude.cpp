@@ -165,6 +165,13 @@ template <typename T> DTC_DEVICE T dtc_maximum(T a, T b) {
 template <typename T> DTC_DEVICE T dtc_minimum(T a, T b) {
   return dtc_min()(a, b);
 }
+// top_k's order: a > b with NaN above every number; equal, NaN to NaN.
+template <typename T> DTC_DEVICE bool dtc_greater(T a, T b) {
+  return (a != a && b == b) || a > b;
+}
+template <typename T> DTC_DEVICE bool dtc_same(T a, T b) {
+  return a == b || (a != a && b != b);
+}
 // The remainder with the divisor's sign (floored).
 DTC_DEVICE float dtc_mod(float x, float y) {
   float r = fmodf(x, y);
