@@ -12,7 +12,7 @@
 #       trains each model on the GPU and compares its losses, gradients
 #       and updates with the reference trajectory (loss 1e-5, gradients
 #       1e-4, updates 1e-3 relative: Utils/compare_training.py, f32; bf16
-#       within docs/Training.md's bf16 bound);
+#       and fp16 within the bounds their training tests use);
 #       --smoke: the example model for 3 steps only. $PYTHON (default
 #       python3) runs the comparison: it needs numpy.
 #
@@ -44,10 +44,13 @@ if [ "${1:-}" = "--prepare" ]; then
   llama=test/Integration/Inputs/hf5/llama-names
   tiny=test/Integration/Inputs/tiny_transformer
   f32="" bf16="--loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2"
+  fp16="--loss-rtol 2e-3 --grad-rl2 2.5e-2 --update-rl2 0.1"
   prepare example examples/tiny_transformer/model.onnx "$tiny/batch" \
     "$tiny/initial" "$tiny/adamw" 3 "$f32" --lr 0.01
   prepare example-bf16 examples/tiny_transformer/model.onnx "$tiny/batch" \
     "$tiny/initial" "$tiny/adamw" 3 "$bf16" --lr 0.01 --precision bf16
+  prepare example-fp16 examples/tiny_transformer/model.onnx "$tiny/batch" \
+    "$tiny/initial" "$tiny/adamw" 3 "$fp16" --lr 0.01 --precision fp16
   prepare gpt2 "$gpt2/model.onnx" "$gpt2/batch" "$gpt2/initial" "$gpt2/adamw" 3 "$f32" --lr 0.01
   prepare llama "$llama/model.onnx" "$llama/batch" "$llama/initial" "$llama/adamw" 3 "$f32" --lr 0.01
   echo "prepared $dir: run scripts/gpu-check.sh [--smoke] $dir on a GPU host"

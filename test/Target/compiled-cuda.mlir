@@ -59,7 +59,7 @@
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/bf16 --lr 0.01 --weight-decay 0.01 --precision bf16 --target cuda --cuda-emulation 2> /dev/null
 // RUN: FileCheck %s --check-prefix=BF16-SOURCE < %t/bf16/kernels.cu
 // BF16-SOURCE: dtc_round_bf16(
-// BF16-SOURCE: DTC_ATOMIC_ADD_BF16(&out0[
+// BF16-SOURCE: dtc_atomic_add_half(dtc_bf16_ptr{&out0[
 // RUN: grep "op=attention" %t/bf16/program.txt
 // RUN: dtc-run %t/bf16 --emulate-cuda --batch %S/../Integration/Inputs/tiny_transformer/batch --steps 3 --dump %t/bf16-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/bf16-dump %S/../Integration/Inputs/tiny_transformer/adamw %S/../Integration/Inputs/tiny_transformer/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s --check-prefix=SAME
@@ -90,9 +90,19 @@
 // RUN: dtc-run %t/drop-bf16-cpu --batch %S/../Integration/Inputs/remat/gpt4/batch --steps 3 --dump %t/drop-bf16-cpu-dump > /dev/null
 // RUN: %python %S/../Utils/compare_npy.py %t/drop-bf16-dump/loss.npy %t/drop-bf16-cpu-dump/loss.npy --rtol 1e-5 --atol 0
 
-// What the CUDA target does not compute yet, named.
-// RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/f16 --precision fp16 --target cuda 2>&1 | FileCheck %s --check-prefix=F16
-// F16: error: the CUDA target computes f32, bf16, f64 and integer values only so far, not 'tensor<{{.*}}f16>'; compile with --target cpu
+// fp16 with dynamic loss scaling: f16 as its bits, converted in software
+// as the runtime's _Float16 (nearest even, subnormals); within the fp16
+// bound of train-fp16.mlir against PyTorch, and within 2 f16 units of
+// roundoff (1e-3) of the CPU-compiled fp16 step's gradients.
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/f16 --lr 0.01 --weight-decay 0.01 --precision fp16 --target cuda --cuda-emulation 2> /dev/null
+// RUN: grep -c "dtc_round_f16(" %t/f16/kernels.cu
+// RUN: dtc-run %t/f16 --emulate-cuda --batch %S/../Integration/Inputs/tiny_transformer/batch --steps 3 --dump %t/f16-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/f16-dump %S/../Integration/Inputs/tiny_transformer/adamw %S/../Integration/Inputs/tiny_transformer/initial --loss-rtol 2e-3 --grad-rl2 2.5e-2 --update-rl2 0.1 | FileCheck %s --check-prefix=SAME
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/f16-cpu --lr 0.01 --weight-decay 0.01 --precision fp16 --target cpu 2> /dev/null
+// RUN: dtc-run %t/f16-cpu --batch %S/../Integration/Inputs/tiny_transformer/batch --steps 3 --dump %t/f16-cpu-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/f16-dump %t/f16-cpu-dump %S/../Integration/Inputs/tiny_transformer/initial --mask-from %S/../Integration/Inputs/tiny_transformer/adamw --grad-rl2 1e-3 | FileCheck %s --check-prefix=SAME
+
+// Errors.
 // RUN: not dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/arch --target cuda --gpu-arch 90 2>&1 | FileCheck %s --check-prefix=ARCH
 // ARCH: error: --gpu-arch takes an architecture like sm_90, not '90'
 

@@ -545,8 +545,8 @@ private:
   /// out^T = op(rhs)^T x op(lhs)^T: the load-time plan's matrices as one
   /// strided batch where their indexes step evenly (a batched matmul, a
   /// broadcast operand: stride 0), else one call per matrix. f32 and f64
-  /// multiply in their own precision, bf16 on the tensor cores with f32
-  /// accumulation, the result rounded once (as the reference's).
+  /// multiply in their own precision, bf16 and f16 on the tensor cores with
+  /// f32 accumulation, the result rounded once (as the reference's).
   bool gemm(const Thunk &thunk) {
     const Thunk::Gemm &g = thunk.gemm;
     const BufferRef &out = thunk.buffers[2];
@@ -558,8 +558,8 @@ private:
     if (out.dtype == DType::F64) {
       type = CUDA_R_64F, compute = CUBLAS_COMPUTE_64F;
       one = &oneD, zero = &zeroD;
-    } else if (out.dtype == DType::BF16) {
-      type = CUDA_R_16BF;
+    } else if (out.dtype == DType::BF16 || out.dtype == DType::F16) {
+      type = out.dtype == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F;
     } else if (out.dtype != DType::F32) {
       return report(std::string("no GEMM for ") + dtypeName(out.dtype) +
                     " on the GPU yet");

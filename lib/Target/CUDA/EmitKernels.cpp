@@ -50,14 +50,19 @@ int64_t product(ArrayRef<int64_t> shape) {
   return ShapedType::getNumElements(shape);
 }
 
-bool isBF16(Type type) { return getElementTypeOrSelf(type).isBF16(); }
-bool isBF16(Value value) { return isBF16(value.getType()); }
+/// "bf16" or "f16" for a 16-bit float value (stored as its bits, computed
+/// in f32), else "".
+std::string halfOf(Type type) {
+  type = getElementTypeOrSelf(type);
+  return type.isBF16() ? "bf16" : type.isF16() ? "f16" : "";
+}
+std::string halfOf(Value value) { return halfOf(value.getType()); }
 
-/// The C type `type`'s elements are computed in (float for bf16), or ""
-/// where the CUDA target has none yet (f16 among them).
+/// The C type `type`'s elements are computed in (float for bf16 and f16),
+/// or "" where the CUDA target has none yet.
 std::string cType(Type type) {
   type = getElementTypeOrSelf(type);
-  if (type.isF32() || type.isBF16())
+  if (type.isF32() || !halfOf(type).empty())
     return "float";
   if (type.isF64())
     return "double";
@@ -78,20 +83,33 @@ std::string cType(Type type) {
 
 std::string cType(Value value) { return cType(value.getType()); }
 
-/// The C type buffers of `value` hold: bf16 as its bits.
+/// The C type buffers of `value` hold: bf16 and f16 as their bits.
 std::string storageType(Value value) {
-  return isBF16(value) ? "uint16_t" : cType(value);
+  return halfOf(value).empty() ? cType(value) : "uint16_t";
 }
 
 /// `element` (an element of `value`'s buffer) in its compute type.
 std::string loaded(Value value, const std::string &element) {
-  return isBF16(value) ? "dtc_bf16_to_f32(" + element + ")" : element;
+  std::string half = halfOf(value);
+  return half.empty() ? element : "dtc_" + half + "_to_f32(" + element + ")";
 }
 
-/// `computed` (of `value`'s compute type) as its buffer holds it: bf16
-/// rounded to nearest even.
+/// `computed` (of `value`'s compute type) as its buffer holds it: bf16 and
+/// f16 rounded to nearest even.
 std::string stored(Value value, const std::string &computed) {
-  return isBF16(value) ? "dtc_f32_to_bf16(" + computed + ")" : computed;
+  std::string half = halfOf(value);
+  return half.empty() ? computed : "dtc_f32_to_" + half + "(" + computed + ")";
+}
+
+/// Adds `value` (computed) atomically to the element of `result`'s buffer
+/// at `address`: a bf16 or f16 one rounded as its ops round.
+std::string atomicAdd(Value result, const std::string &address,
+                      const std::string &value) {
+  std::string half = halfOf(result);
+  if (half.empty())
+    return "dtc_atomic_add(" + address + ", " + value + ")";
+  return "dtc_atomic_add_half(dtc_" + half + "_ptr{" + address + "}, " + value +
+         ")";
 }
 
 /// A scalar of `type` as a C expression: a float by its bits.
@@ -101,7 +119,7 @@ std::string literal(Attribute value, Type type) {
   if (auto f = dyn_cast<FloatAttr>(value)) {
     APFloat v = f.getValue();
     bool lost = false;
-    if (type.isBF16()) // (exact: f32 holds every bf16)
+    if (!halfOf(type).empty()) // (exact: f32 holds every bf16 and f16)
       v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
     uint64_t bits = v.bitcastToAPInt().getZExtValue();
     if (!type.isF64())
@@ -407,10 +425,11 @@ struct ValuePrinter {
         failedOp = op;
         expr = "0";
       }
-      // A bf16 op computes in f32 and rounds its result once, as the
-      // reference executor rounds each op's.
-      if (isBF16(value) && !isa<ReshapeOp, BroadcastOp, ConstantOp>(op))
-        expr = "dtc_round_bf16(" + expr + ")";
+      // A bf16 or f16 op computes in f32 and rounds its result once, as
+      // the reference executor rounds each op's.
+      if (!halfOf(value).empty() &&
+          !isa<ReshapeOp, BroadcastOp, ConstantOp>(op))
+        expr = "dtc_round_" + halfOf(value) + "(" + expr + ")";
       std::string name = "v" + std::to_string(counter++);
       names[{value, map}] = name;
       out += pad + "const " + (t.empty() ? "int" : t) + " " + name + " = " +
@@ -435,8 +454,8 @@ struct KernelText {
   bool addParams(Operation *op, ValueRange inputs, ValueRange results) {
     for (Value value : llvm::concat<Value>(inputs, results)) {
       if (cType(value).empty()) {
-        op->emitError("the CUDA target computes f32, bf16, f64 and integer "
-                      "values only so far, not ")
+        op->emitError("the CUDA target computes float and integer values "
+                      "only, not ")
             << value.getType() << "; compile with --target cpu";
         return false;
       }
@@ -610,8 +629,7 @@ LogicalResult emitRowGroup(FusionOp fusion, KernelText &k) {
     Value result = reduce->getResult(0);
     std::string t = cType(result);
     if (t != "float" && t != "double")
-      return reduce->emitError("a CUDA row kernel folds f32, bf16 or f64 "
-                               "values");
+      return reduce->emitError("a CUDA row kernel folds float values");
     const char *op = isa<ReduceMaxOp>(reduce)   ? "dtc_max"
                      : isa<ReduceMinOp>(reduce) ? "dtc_min"
                                                 : "dtc_sum";
@@ -834,8 +852,7 @@ LogicalResult emitCumSum(CumSumOp op, KernelText &k) {
 LogicalResult emitScatterElementsAdd(ScatterElementsAddOp op, KernelText &k) {
   std::string t = cType(op.getResult());
   if (t != "float" && t != "double")
-    return op.emitError("the CUDA target scatters f32, bf16 and f64 values "
-                        "only so far");
+    return op.emitError("the CUDA target scatters float values only");
   Shape shape = shapeOf(op.getInput()), indices = shapeOf(op.getIndices());
   int64_t dim = op.getDim();
   SmallVector<std::string> o = indexNames("o", indices.size()), at(o);
@@ -850,12 +867,10 @@ LogicalResult emitScatterElementsAdd(ScatterElementsAddOp op, KernelText &k) {
            "    int64_t to = (int64_t)in1[i];\n    if (to < 0)\n      to += " +
            std::to_string(shape[dim]) +
            "LL;\n    if (to < 0 || to >= " + std::to_string(shape[dim]) +
-           "LL)\n      DTC_FAIL(\"an index out of range\");\n" +
-           (isBF16(op.getResult())
-                ? "    DTC_ATOMIC_ADD_BF16(&out0[" + offsetOf(at, shape) +
-                      "], dtc_bf16_to_f32(in2[i]));\n  }\n"
-                : "    dtc_atomic_add(&out0[" + offsetOf(at, shape) +
-                      "], in2[i]);\n  }\n");
+           "LL)\n      DTC_FAIL(\"an index out of range\");\n" + "    " +
+           atomicAdd(op.getResult(), "&out0[" + offsetOf(at, shape) + "]",
+                     loaded(op.getUpdates(), "in2[i]")) +
+           ";\n  }\n";
   return success();
 }
 
@@ -946,8 +961,7 @@ LogicalResult emitOpKernel(Operation *op, KernelText &k) {
       .Case([&](ScatterAddOp op) -> LogicalResult {
         std::string t = cType(op.getResult());
         if (t != "float" && t != "double")
-          return op.emitError("the CUDA target scatters f32, bf16 and f64 "
-                              "values only so far");
+          return op.emitError("the CUDA target scatters float values only");
         // One block: the copy, a barrier, then the adds (atomic: repeated
         // indexes accumulate).
         Shape shape = shapeOf(op.getInput()),
@@ -957,18 +971,16 @@ LogicalResult emitOpKernel(Operation *op, KernelText &k) {
         std::string offset = gatheredOffset(shape, shapeOf(op.getIndices()),
                                             op.getDim(), o, "in1", inner);
         k.grid = 1;
-        k.body =
-            "  for (int64_t i = threadIdx.x; i < " +
-            std::to_string(product(shape)) +
-            "LL; i += blockDim.x)\n    out0[i] = in0[i];\n"
-            "  __syncthreads();\n"
-            "  for (int64_t i = threadIdx.x; i < " +
-            std::to_string(product(updates)) + "LL; i += blockDim.x) {\n" +
-            decompose("i", updates, o, "    ") + inner +
-            (isBF16(op.getResult())
-                 ? "    DTC_ATOMIC_ADD_BF16(&out0[" + offset +
-                       "], dtc_bf16_to_f32(in2[i]));\n  }\n"
-                 : "    dtc_atomic_add(&out0[" + offset + "], in2[i]);\n  }\n");
+        k.body = "  for (int64_t i = threadIdx.x; i < " +
+                 std::to_string(product(shape)) +
+                 "LL; i += blockDim.x)\n    out0[i] = in0[i];\n"
+                 "  __syncthreads();\n"
+                 "  for (int64_t i = threadIdx.x; i < " +
+                 std::to_string(product(updates)) + "LL; i += blockDim.x) {\n" +
+                 decompose("i", updates, o, "    ") + inner + "    " +
+                 atomicAdd(op.getResult(), "&out0[" + offset + "]",
+                           loaded(op.getUpdates(), "in2[i]")) +
+                 ";\n  }\n";
         return success();
       })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>([&](auto op) {
@@ -1039,10 +1051,10 @@ LogicalResult emitOpKernel(Operation *op, KernelText &k) {
         Type element = value.getElementType();
         std::string table = k.name + "_value", items;
         bool isFloat = isa<FloatType>(element);
-        std::string storage = element.isF32()    ? "uint32_t"
-                              : element.isF64()  ? "uint64_t"
-                              : element.isBF16() ? "uint16_t"
-                                                 : cType(element);
+        std::string storage = element.isF32()            ? "uint32_t"
+                              : element.isF64()          ? "uint64_t"
+                              : !halfOf(element).empty() ? "uint16_t"
+                                                         : cType(element);
         int64_t n = 0;
         auto append = [&](const std::string &item) {
           items += (n++ % 8 ? ", " : n > 1 ? ",\n    " : "    ") + item;
@@ -1062,7 +1074,7 @@ LogicalResult emitOpKernel(Operation *op, KernelText &k) {
                  "LL; i += dtc_stride)\n    out0[i] = " +
                  (element.isF32()   ? "dtc_f32(" + table + "[i])"
                   : element.isF64() ? "dtc_f64(" + table + "[i])"
-                  : isFloat         ? table + "[i]" // (bf16: its bits)
+                  : isFloat         ? table + "[i]" // (bf16, f16: bits)
                             : "(" + cType(element) + ")" + table + "[i]") +
                  ";\n";
         k.before = "DTC_CONSTANT " + storage + " " + table + "[] = {\n" +

@@ -35,8 +35,6 @@ template <typename T, typename Op> DTC_DEVICE T dtc_block_reduce(T v, Op) {
   return v;
 }
 template <typename T> DTC_DEVICE void dtc_atomic_add(T *at, T v) { *at += v; }
-#define DTC_ATOMIC_ADD_BF16(at, v)                                             \
-  (*(at) = dtc_f32_to_bf16(dtc_bf16_to_f32(*(at)) + (v)))
 #else
 #define DTC_KERNEL extern "C" __global__ __launch_bounds__(256)
 #define DTC_DEVICE static __device__ __forceinline__
@@ -69,9 +67,6 @@ template <typename T, typename Op> DTC_DEVICE T dtc_block_reduce(T v, Op op) {
 template <typename T> DTC_DEVICE void dtc_atomic_add(T *at, T v) {
   atomicAdd(at, v);
 }
-// A bf16 element's add, rounded as a bf16 op rounds: compare-and-swap on
-// the aligned word that holds it.
-#define DTC_ATOMIC_ADD_BF16(at, v) dtc_atomic_add_bf16(at, v)
 #endif
 
 // Scalars by their bits: exact, infinities and NaN included.
@@ -103,20 +98,86 @@ DTC_DEVICE float dtc_round_bf16(float v) {
   return dtc_bf16_to_f32(dtc_f32_to_bf16(v));
 }
 
-#ifndef DTC_CUDA_EMULATE
-DTC_DEVICE void dtc_atomic_add_bf16(uint16_t *at, float v) {
-  unsigned *word = (unsigned *)((uintptr_t)at & ~(uintptr_t)3);
-  const unsigned shift = ((uintptr_t)at & 2) ? 16 : 0;
+// f16 as its bits, converted as the runtime's _Float16 (to nearest even,
+// subnormals, overflow to infinity, NaN kept quiet).
+DTC_DEVICE float dtc_f16_to_f32(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exp == 0x1f)
+    return dtc_f32(sign | 0x7f800000u | (mant << 13));
+  if (exp)
+    return dtc_f32(sign | ((exp + 112) << 23) | (mant << 13));
+  if (!mant)
+    return dtc_f32(sign);
+  int shifts = 0; // (a subnormal: normalised)
+  while (!(mant & 0x400u)) {
+    mant <<= 1;
+    ++shifts;
+  }
+  return dtc_f32(sign | ((uint32_t)(113 - shifts) << 23) |
+                 ((mant & 0x3ffu) << 13));
+}
+DTC_DEVICE uint16_t dtc_f32_to_f16(float v) {
+  uint32_t x;
+  memcpy(&x, &v, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu;
+  uint32_t mant = x & 0x7fffffu;
+  if (exp == 0xff)
+    return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u | (mant >> 13) : 0));
+  const int e = (int)exp - 112;
+  if (e >= 0x1f)
+    return (uint16_t)(sign | 0x7c00u);
+  uint32_t half, rest, halfway;
+  if (e <= 0) {
+    if (e < -10)
+      return (uint16_t)sign;
+    mant |= 0x800000u;
+    const int shift = 14 - e;
+    half = mant >> shift;
+    rest = mant & ((1u << shift) - 1);
+    halfway = 1u << (shift - 1);
+  } else {
+    half = ((uint32_t)e << 10) | (mant >> 13);
+    rest = mant & 0x1fffu;
+    halfway = 0x1000u;
+  }
+  if (rest > halfway || (rest == halfway && (half & 1)))
+    ++half; // (a carry into the exponent is the right rounding)
+  return (uint16_t)(sign | half);
+}
+DTC_DEVICE float dtc_round_f16(float v) {
+  return dtc_f16_to_f32(dtc_f32_to_f16(v));
+}
+
+// A bf16 or f16 element's atomic add (a tag type tells which), rounded as
+// the type's ops round: compare-and-swap on the aligned word that holds it.
+struct dtc_bf16_ptr {
+  uint16_t *at;
+};
+struct dtc_f16_ptr {
+  uint16_t *at;
+};
+DTC_DEVICE uint16_t dtc_half_add(dtc_bf16_ptr, uint16_t bits, float v) {
+  return dtc_f32_to_bf16(dtc_bf16_to_f32(bits) + v);
+}
+DTC_DEVICE uint16_t dtc_half_add(dtc_f16_ptr, uint16_t bits, float v) {
+  return dtc_f32_to_f16(dtc_f16_to_f32(bits) + v);
+}
+template <typename Half> DTC_DEVICE void dtc_atomic_add_half(Half p, float v) {
+#ifdef DTC_CUDA_EMULATE
+  *p.at = dtc_half_add(p, *p.at, v);
+#else
+  unsigned *word = (unsigned *)((uintptr_t)p.at & ~(uintptr_t)3);
+  const unsigned shift = ((uintptr_t)p.at & 2) ? 16 : 0;
   unsigned old = *word, assumed;
   do {
     assumed = old;
-    const uint16_t next =
-        dtc_f32_to_bf16(dtc_bf16_to_f32((uint16_t)(assumed >> shift)) + v);
+    const uint16_t next = dtc_half_add(p, (uint16_t)(assumed >> shift), v);
     old = atomicCAS(word, assumed,
                     (assumed & ~(0xffffu << shift)) | ((unsigned)next << shift));
   } while (assumed != old);
-}
 #endif
+}
 
 // Dropout's draw, bit for bit the reference executor's: Philox4x32-10 with
 // the counter (element's index in the whole tensor, step) and the key
