@@ -5,6 +5,7 @@
 
 #include "dtc/Runtime/TensorIO.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fstream>
@@ -383,4 +384,17 @@ std::string CompiledProgram::load(const std::string &dir, CompiledProgram &out,
              "': it does not belong to this program.txt; recompile";
   }
   return "";
+}
+
+BuiltinValue mlir::dtc::compiledStartingValues(const std::string &dir) {
+  return [dir](size_t index) -> std::optional<Tensor> {
+    std::string path = dir + "/init/arg" + std::to_string(index) + ".npy";
+    if (!std::ifstream(path))
+      return std::nullopt;
+    std::string error;
+    std::optional<Tensor> value = readNpy(path, error);
+    if (!value)
+      std::fprintf(stderr, "warning: %s\n", error.c_str());
+    return value;
+  };
 }

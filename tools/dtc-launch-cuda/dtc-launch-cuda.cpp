@@ -121,16 +121,7 @@ int main(int argc, char **argv) {
   }
   readCompiledDir(out, options);
   options.plannedPeak = program.arenaBytes;
-  BuiltinValue builtin = [&](size_t index) -> std::optional<Tensor> {
-    std::string path = out + "/init/arg" + std::to_string(index) + ".npy";
-    if (!std::filesystem::exists(path))
-      return std::nullopt;
-    std::string readError;
-    std::optional<Tensor> value = readNpy(path, readError);
-    if (!value)
-      std::fprintf(stderr, "warning: %s\n", readError.c_str());
-    return value;
-  };
+  BuiltinValue builtin = compiledStartingValues(out);
   ModelWriter noExport = [](const std::string &, const std::string &,
                             const std::map<std::string, Tensor> &) {
     return std::string("dtc-launch-cuda does not write ONNX models: export "

@@ -23,7 +23,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 
 using namespace mlir::dtc;
 
@@ -167,16 +166,7 @@ int main(int argc, char **argv) {
                  out.c_str(), static_cast<long long>(*signature.stage));
     return 1;
   }
-  BuiltinValue builtin = [&](size_t index) -> std::optional<Tensor> {
-    std::string path = out + "/init/arg" + std::to_string(index) + ".npy";
-    if (!std::filesystem::exists(path))
-      return std::nullopt;
-    std::string error;
-    std::optional<Tensor> value = readNpy(path, error);
-    if (!value)
-      std::fprintf(stderr, "warning: %s\n", error.c_str());
-    return value;
-  };
+  BuiltinValue builtin = compiledStartingValues(out);
 
   auto train = [&](Communicator *comm) {
     CPUTrace trace;

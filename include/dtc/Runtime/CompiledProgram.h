@@ -110,6 +110,11 @@ struct CompiledProgram {
                           Kernels kernels = Kernels::CPU);
 };
 
+/// The starting values a compiled program carries (`dir`/init/arg<N>.npy:
+/// parameters' initializers, the loss scale's start), for runTraining; a
+/// file that does not read is a warning, and the argument has none.
+BuiltinValue compiledStartingValues(const std::string &dir);
+
 } // namespace mlir::dtc
 
 #endif // DTC_RUNTIME_COMPILEDPROGRAM_H
