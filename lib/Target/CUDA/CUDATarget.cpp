@@ -13,7 +13,6 @@
 #include "dtc/Target/CUDA/CUDATarget.h"
 
 #include "EmitKernels.h"
-#include "Prelude.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 

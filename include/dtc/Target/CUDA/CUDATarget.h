@@ -42,6 +42,12 @@ FailureOr<CUDAProgramSummary>
 compileCUDAProgram(func::FuncOp step, const StepSignature &signature,
                    const std::string &dir, const CUDATargetOptions &options);
 
+/// The CUDA C++ helpers every kernels.cu starts with (block reductions,
+/// scalars by their bits, 16-bit float conversions, dropout's Philox,
+/// NaN-propagating max and min, floored remainders), also valid host C++
+/// under -DDTC_CUDA_EMULATE.
+const char *cudaKernelPrelude();
+
 } // namespace mlir::dtc
 
 #endif // DTC_TARGET_CUDA_CUDATARGET_H
