@@ -1,5 +1,4 @@
-//===- CompiledProgram.cpp - reading a compiled CPU program
-//--------------------===//
+//===- CompiledProgram.cpp - reading a compiled per-rank program ----------===//
 
 #include "dtc/Runtime/CompiledProgram.h"
 

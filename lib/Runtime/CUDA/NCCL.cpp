@@ -2,7 +2,7 @@
 
 #include "NCCL.h"
 
-#include "CuBLAS.h"
+#include "CUDALibraries.h"
 
 #include <dlfcn.h>
 

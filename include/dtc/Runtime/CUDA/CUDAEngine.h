@@ -10,7 +10,7 @@
 // argument's update copied back into its buffer (the graph's addresses stay
 // fixed). Every later step replays the graph. cuBLAS is loaded at run
 // time from the system or a PyTorch installation's nvidia/*/lib
-// (CuBLAS.h). On a mesh (`comm`, MPI's, for the training loop's host
+// (CUDALibraries.h). On a mesh (`comm`, MPI's, for the training loop's host
 // traffic) every collective runs on NCCL over device buffers: a
 // communicator per group of axes split from the world's, each collective
 // on a communication stream after the compute before it, a started one
