@@ -2,7 +2,9 @@
 // builds each fusion group's kernel and prints it vectorized): columns in
 // tiles of 8 as vector loads, ops and stores, the columns left over a scalar
 // generic; broadcasts read one element and broadcast it; a nest that reads
-// through a reshape, or writes fewer than 8 columns, stays scalar.
+// through a reshape, or writes fewer than 8 columns, stays scalar. Row
+// kernels (row_reduction groups) fold and write a row's columns 8 at a time
+// as vectors too, the rest one by one.
 // The kernels' values are checked against the reference executor by
 // unittests/Conversion/KernelTest.cpp and kernels-of-steps.mlir.
 // RUN: dtc-opt %s --dtc-test-vectorize-kernels -o /dev/null | FileCheck %s
@@ -89,4 +91,72 @@ func.func @narrow(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
     dtc.yield %e : tensor<4x6xf32>
   }
   return %y : tensor<4x6xf32>
+}
+
+// A causal softmax over rows of 20: the mask's index grid along the
+// columns is a vector.step; the maximum folds 8 lanes (16 columns) and the
+// rest into lane 0, then the lanes pairwise; the sum of exponentials also
+// stores them in the result, whose pass divides them there.
+// CHECK-LABEL: func.func @kernel4(
+// CHECK: scf.for {{.*}} to %c16 step %c8 iter_args({{.*}}) -> (vector<8xf32>)
+// CHECK: vector.step : vector<8xindex>
+// CHECK: arith.maximumf {{.*}} : vector<8xf32>
+// CHECK: scf.for {{.*}} -> (f32)
+// CHECK: arith.maximumf {{.*}} : f32
+// CHECK: scf.for {{.*}} -> (vector<8xf32>)
+// CHECK: %[[E:.*]] = math.exp {{.*}} : vector<8xf32>
+// CHECK-NEXT: vector.store %[[E]], %arg3
+// CHECK: scf.for {{.*}} -> (f32)
+// CHECK: %[[ES:.*]] = math.exp {{.*}} : f32
+// CHECK-NEXT: memref.store %[[ES]], %arg3
+// CHECK: scf.for
+// CHECK: %[[K:.*]] = vector.load %arg3
+// CHECK-NOT: math.exp
+// CHECK: arith.divf %[[K]], {{.*}} : vector<8xf32>
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @causal_softmax(%x: tensor<2x20x20xf32>) -> (tensor<2x20x1xf32>, tensor<2x20x1xf32>, tensor<2x20x20xf32>) {
+  %y:3 = dtc.fusion row_reduction(%x) : (tensor<2x20x20xf32>) -> (tensor<2x20x1xf32>, tensor<2x20x1xf32>, tensor<2x20x20xf32>) {
+  ^bb0(%a: tensor<2x20x20xf32>):
+    %c = dtc.iota dim = 1 : tensor<1x20xi64>
+    %r = dtc.iota dim = 0 : tensor<20x1xi64>
+    %d = dtc.sub %c, %r : (tensor<1x20xi64>, tensor<20x1xi64>) -> tensor<20x20xi64>
+    %zero = dtc.constant dense<0> : tensor<i64>
+    %keep = dtc.compare le, %d, %zero : (tensor<20x20xi64>, tensor<i64>) -> tensor<20x20xi1>
+    %ninf = dtc.constant dense<0xFF800000> : tensor<f32>
+    %m = dtc.select %keep, %a, %ninf : (tensor<20x20xi1>, tensor<2x20x20xf32>, tensor<f32>) -> tensor<2x20x20xf32>
+    %mx = dtc.reduce_max %m dims = [2] keep_dims : tensor<2x20x20xf32> -> tensor<2x20x1xf32>
+    %sh = dtc.sub %m, %mx : (tensor<2x20x20xf32>, tensor<2x20x1xf32>) -> tensor<2x20x20xf32>
+    %e = dtc.exp %sh : tensor<2x20x20xf32>
+    %sum = dtc.reduce_sum %e dims = [2] keep_dims : tensor<2x20x20xf32> -> tensor<2x20x1xf32>
+    %p = dtc.div %e, %sum : (tensor<2x20x20xf32>, tensor<2x20x1xf32>) -> tensor<2x20x20xf32>
+    dtc.yield %mx, %sum, %p : tensor<2x20x1xf32>, tensor<2x20x1xf32>, tensor<2x20x20xf32>
+  }
+  return %y#0, %y#1, %y#2 : tensor<2x20x1xf32>, tensor<2x20x1xf32>, tensor<2x20x20xf32>
+}
+
+// A one-hot pick (a label's logit): no loop over the row, the label's
+// column read once, +0 where the label is outside [0, 37).
+// CHECK-LABEL: func.func @kernel5(
+// CHECK: scf.for
+// CHECK-NOT: scf.for
+// CHECK: %[[L:.*]] = memref.load %arg1
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[L]], %c37_i64
+// CHECK: %[[C:.*]] = arith.select %[[IN]], %[[L]]
+// CHECK: %[[I:.*]] = arith.index_cast %[[C]]
+// CHECK: memref.load %arg0
+// CHECK: arith.select %[[IN]]
+// CHECK-NOT: scf.for
+// CHECK: return
+func.func @pick(%x: tensor<3x37xf32>, %labels: tensor<3x1xi64>) -> tensor<3xf32> {
+  %y = dtc.fusion row_reduction(%x, %labels) : (tensor<3x37xf32>, tensor<3x1xi64>) -> tensor<3xf32> {
+  ^bb0(%a: tensor<3x37xf32>, %t: tensor<3x1xi64>):
+    %i = dtc.iota dim = 1 : tensor<1x37xi64>
+    %hot = dtc.compare eq, %i, %t : (tensor<1x37xi64>, tensor<3x1xi64>) -> tensor<3x37xi1>
+    %zero = dtc.constant dense<0.0> : tensor<f32>
+    %pick = dtc.select %hot, %a, %zero : (tensor<3x37xi1>, tensor<3x37xf32>, tensor<f32>) -> tensor<3x37xf32>
+    %s = dtc.reduce_sum %pick dims = [1] : tensor<3x37xf32> -> tensor<3xf32>
+    dtc.yield %s : tensor<3xf32>
+  }
+  return %y : tensor<3xf32>
 }

@@ -406,6 +406,57 @@ func.func @f(%x: tensor<7x96xf32>, %y: tensor<3x2x80xbf16>, %z: tensor<4x300xf32
   %c = dtc.reduce_max %z dims = [0] : tensor<4x300xf32> -> tensor<300xf32>
   return %a, %b, %c : tensor<96xf32>, tensor<1x1x80xbf16>, tensor<300xf32>
 })mlir"},
+    // Row kernels on vectors of columns (rows of 20 and 37: whole lanes and
+    // a rest): a causal softmax, whose mask comes from index grids and
+    // whose sum's exponentials are kept in the result and divided there;
+    // one-hot picks (a label's log-probability, a gradient's one-hot, the
+    // index grid on either side, labels beyond the row and below it), one
+    // of them also read by a result.
+    {"row_lanes", R"mlir(
+func.func @causal_softmax(%x: tensor<2x20x20xf32>) -> (tensor<2x20x1xf32>, tensor<2x20x1xf32>, tensor<2x20x20xf32>) {
+  %y:3 = dtc.fusion row_reduction(%x) : (tensor<2x20x20xf32>) -> (tensor<2x20x1xf32>, tensor<2x20x1xf32>, tensor<2x20x20xf32>) {
+  ^bb0(%a: tensor<2x20x20xf32>):
+    %k = dtc.constant dense<8.0> : tensor<f32>
+    %s = dtc.div %a, %k : (tensor<2x20x20xf32>, tensor<f32>) -> tensor<2x20x20xf32>
+    %c = dtc.iota dim = 1 : tensor<1x20xi64>
+    %r = dtc.iota dim = 0 : tensor<20x1xi64>
+    %d = dtc.sub %c, %r : (tensor<1x20xi64>, tensor<20x1xi64>) -> tensor<20x20xi64>
+    %zero = dtc.constant dense<0> : tensor<i64>
+    %keep = dtc.compare le, %d, %zero : (tensor<20x20xi64>, tensor<i64>) -> tensor<20x20xi1>
+    %ninf = dtc.constant dense<0xFF800000> : tensor<f32>
+    %m = dtc.select %keep, %s, %ninf : (tensor<20x20xi1>, tensor<2x20x20xf32>, tensor<f32>) -> tensor<2x20x20xf32>
+    %mx = dtc.reduce_max %m dims = [2] keep_dims : tensor<2x20x20xf32> -> tensor<2x20x1xf32>
+    %sh = dtc.sub %m, %mx : (tensor<2x20x20xf32>, tensor<2x20x1xf32>) -> tensor<2x20x20xf32>
+    %e = dtc.exp %sh : tensor<2x20x20xf32>
+    %sum = dtc.reduce_sum %e dims = [2] keep_dims : tensor<2x20x20xf32> -> tensor<2x20x1xf32>
+    %p = dtc.div %e, %sum : (tensor<2x20x20xf32>, tensor<2x20x1xf32>) -> tensor<2x20x20xf32>
+    dtc.yield %mx, %sum, %p : tensor<2x20x1xf32>, tensor<2x20x1xf32>, tensor<2x20x20xf32>
+  }
+  return %y#0, %y#1, %y#2 : tensor<2x20x1xf32>, tensor<2x20x1xf32>, tensor<2x20x20xf32>
+}
+func.func @picks(%x: tensor<3x4x37xf32>, %lse: tensor<3x4x1xf32>, %labels: tensor<3x4x1xi64>) -> (tensor<3x4xf32>, tensor<3x4x1xf32>, tensor<3x4x37xf32>) {
+  %y:3 = dtc.fusion row_reduction(%x, %lse, %labels) : (tensor<3x4x37xf32>, tensor<3x4x1xf32>, tensor<3x4x1xi64>) -> (tensor<3x4xf32>, tensor<3x4x1xf32>, tensor<3x4x37xf32>) {
+  ^bb0(%a: tensor<3x4x37xf32>, %l: tensor<3x4x1xf32>, %t: tensor<3x4x1xi64>):
+    %i = dtc.iota dim = 2 : tensor<1x1x37xi64>
+    %hi = dtc.constant dense<33> : tensor<i64>
+    %t1 = dtc.add %t, %hi : (tensor<3x4x1xi64>, tensor<i64>) -> tensor<3x4x1xi64>
+    %hot1 = dtc.compare eq, %i, %t1 : (tensor<1x1x37xi64>, tensor<3x4x1xi64>) -> tensor<3x4x37xi1>
+    %lp = dtc.sub %a, %l : (tensor<3x4x37xf32>, tensor<3x4x1xf32>) -> tensor<3x4x37xf32>
+    %zero = dtc.constant dense<0.0> : tensor<f32>
+    %pick1 = dtc.select %hot1, %lp, %zero : (tensor<3x4x37xi1>, tensor<3x4x37xf32>, tensor<f32>) -> tensor<3x4x37xf32>
+    %s1 = dtc.reduce_sum %pick1 dims = [2] : tensor<3x4x37xf32> -> tensor<3x4xf32>
+    %lo = dtc.constant dense<4> : tensor<i64>
+    %t2 = dtc.sub %t, %lo : (tensor<3x4x1xi64>, tensor<i64>) -> tensor<3x4x1xi64>
+    %hot2 = dtc.compare eq, %t2, %i : (tensor<3x4x1xi64>, tensor<1x1x37xi64>) -> tensor<3x4x37xi1>
+    %pick2 = dtc.select %hot2, %l, %zero : (tensor<3x4x37xi1>, tensor<3x4x1xf32>, tensor<f32>) -> tensor<3x4x37xf32>
+    %s2 = dtc.reduce_mean %pick2 dims = [2] keep_dims : tensor<3x4x37xf32> -> tensor<3x4x1xf32>
+    %ex = dtc.exp %lp : tensor<3x4x37xf32>
+    %sc = dtc.mul %ex, %s2 : (tensor<3x4x37xf32>, tensor<3x4x1xf32>) -> tensor<3x4x37xf32>
+    %g = dtc.sub %sc, %pick2 : (tensor<3x4x37xf32>, tensor<3x4x37xf32>) -> tensor<3x4x37xf32>
+    dtc.yield %s1, %s2, %g : tensor<3x4xf32>, tensor<3x4x1xf32>, tensor<3x4x37xf32>
+  }
+  return %y#0, %y#1, %y#2 : tensor<3x4xf32>, tensor<3x4x1xf32>, tensor<3x4x37xf32>
+})mlir"},
 };
 
 class KernelTest : public testing::TestWithParam<KernelCase> {};

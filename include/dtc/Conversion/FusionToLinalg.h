@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <memory>
@@ -62,10 +63,11 @@ AffineMap groupOperandMap(Operation *op, AffineMap map, Value operand);
 
 /// The accesses `access` needs, its operands' before each op's, into
 /// `ops`, and the values read (with their maps) into `inputs`: the group's
-/// inputs and, in a row kernel, the reductions' results (read back from
-/// their buffers).
+/// inputs and, in a row kernel, the reductions' results and the values in
+/// `stored` (read back from their buffers).
 void collectGroupAccesses(GroupAccess access, llvm::SetVector<GroupAccess> &ops,
-                          llvm::SetVector<GroupAccess> &inputs);
+                          llvm::SetVector<GroupAccess> &inputs,
+                          const llvm::DenseSet<Value> *stored = nullptr);
 
 /// The results `roots` of a loop or multi-tensor group, as the nests that
 /// compute them: results of one shape (rank >= 1) that read a common input

@@ -1100,13 +1100,13 @@ Value mlir::dtc::emitDropout(OpBuilder &b, Location loc, Value x, Value global,
 }
 
 Value mlir::dtc::emitMax(OpBuilder &b, Location loc, Value x, Value y) {
-  if (isa<FloatType>(x.getType()))
+  if (isa<FloatType>(getElementTypeOrSelf(x)))
     return arith::MaximumFOp::create(b, loc, x, y);
   return arith::MaxSIOp::create(b, loc, x, y);
 }
 
 Value mlir::dtc::emitMin(OpBuilder &b, Location loc, Value x, Value y) {
-  if (isa<FloatType>(x.getType()))
+  if (isa<FloatType>(getElementTypeOrSelf(x)))
     return arith::MinimumFOp::create(b, loc, x, y);
   return arith::MinSIOp::create(b, loc, x, y);
 }

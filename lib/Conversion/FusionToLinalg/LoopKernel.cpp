@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/Sequence.h"
@@ -42,17 +43,31 @@ using namespace mlir::dtc;
 
 namespace {
 
-/// Builds the scalar form of dtc ops at one location.
+/// Builds the scalar form of dtc ops at one location: on scalars, or with
+/// `lanes` > 0 on vectors of that many elements (a row kernel's columns,
+/// each lane computing its element with the same ops as a scalar would).
 struct ScalarEmitter {
   OpBuilder &b;
   Location loc;
+  int64_t lanes = 0;
 
+  /// `element` as this emitter's values hold it.
+  Type shaped(Type element) {
+    return lanes ? Type(VectorType::get({lanes}, element)) : element;
+  }
+  /// `value` (a scalar attribute) as one of this emitter's values.
+  Value splat(TypedAttr value) {
+    if (!lanes)
+      return arith::ConstantOp::create(b, loc, value);
+    auto type = VectorType::get({lanes}, value.getType());
+    return arith::ConstantOp::create(b, loc, type,
+                                     DenseElementsAttr::get(type, value));
+  }
   Value constant(double value, Type type) {
-    if (isa<FloatType>(type))
-      return arith::ConstantOp::create(b, loc, type,
-                                       b.getFloatAttr(type, value));
-    return arith::ConstantOp::create(
-        b, loc, type, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+    Type element = getElementTypeOrSelf(type);
+    if (isa<FloatType>(element))
+      return splat(b.getFloatAttr(element, value));
+    return splat(b.getIntegerAttr(element, static_cast<int64_t>(value)));
   }
   Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
@@ -77,7 +92,7 @@ struct ScalarEmitter {
   }
   /// The remainder with the divisor's sign (floored) unless `truncated`.
   Value mod(Value x, Value y, bool truncated) {
-    bool isFloat = isa<FloatType>(x.getType());
+    bool isFloat = isa<FloatType>(getElementTypeOrSelf(x));
     Value r = isFloat ? Value(arith::RemFOp::create(b, loc, x, y))
                       : Value(arith::RemSIOp::create(b, loc, x, y));
     if (truncated)
@@ -94,7 +109,7 @@ struct ScalarEmitter {
     return arith::SelectOp::create(b, loc, fix, shifted, r);
   }
   Value compare(ComparisonPredicate p, Value x, Value y) {
-    if (isa<FloatType>(x.getType())) {
+    if (isa<FloatType>(getElementTypeOrSelf(x))) {
       // As C++ compares doubles: NaN is unequal to everything.
       static const arith::CmpFPredicate preds[] = {
           arith::CmpFPredicate::OEQ, arith::CmpFPredicate::UNE,
@@ -108,29 +123,33 @@ struct ScalarEmitter {
         arith::CmpIPredicate::sgt, arith::CmpIPredicate::sge};
     return arith::CmpIOp::create(b, loc, preds[static_cast<int>(p)], x, y);
   }
+  /// `x` converted to the element type `to`.
   FailureOr<Value> cast(Value x, Type to) {
-    Type from = x.getType();
+    Type from = getElementTypeOrSelf(x);
     if (from == to)
       return x;
     auto fromFloat = dyn_cast<FloatType>(from);
     auto toFloat = dyn_cast<FloatType>(to);
     if (to.isInteger(1))
       return compare(ComparisonPredicate::NE, x, constant(0, from));
+    Type result = shaped(to);
     if (fromFloat && toFloat)
       return fromFloat.getWidth() < toFloat.getWidth()
-                 ? Value(arith::ExtFOp::create(b, loc, to, x))
-                 : Value(arith::TruncFOp::create(b, loc, to, x));
+                 ? Value(arith::ExtFOp::create(b, loc, result, x))
+                 : Value(arith::TruncFOp::create(b, loc, result, x));
     if (toFloat)
-      return from.isInteger(1) ? Value(arith::UIToFPOp::create(b, loc, to, x))
-                               : Value(arith::SIToFPOp::create(b, loc, to, x));
+      return from.isInteger(1)
+                 ? Value(arith::UIToFPOp::create(b, loc, result, x))
+                 : Value(arith::SIToFPOp::create(b, loc, result, x));
     if (fromFloat)
-      return Value(arith::FPToSIOp::create(b, loc, to, x));
+      return Value(arith::FPToSIOp::create(b, loc, result, x));
     unsigned fromWidth = from.getIntOrFloatBitWidth(),
              toWidth = to.getIntOrFloatBitWidth();
     if (fromWidth < toWidth)
-      return from.isInteger(1) ? Value(arith::ExtUIOp::create(b, loc, to, x))
-                               : Value(arith::ExtSIOp::create(b, loc, to, x));
-    return Value(arith::TruncIOp::create(b, loc, to, x));
+      return from.isInteger(1)
+                 ? Value(arith::ExtUIOp::create(b, loc, result, x))
+                 : Value(arith::ExtSIOp::create(b, loc, result, x));
+    return Value(arith::TruncIOp::create(b, loc, result, x));
   }
 };
 
@@ -153,9 +172,7 @@ FailureOr<Value> scalarForm(ScalarEmitter &e, Operation *op,
         auto value = dyn_cast<DenseElementsAttr>(constant.getValue());
         if (!value || !(value.isSplat() || value.getNumElements() == 1))
           return failure();
-        Attribute scalar = value.getSplatValue<Attribute>();
-        return Value(
-            arith::ConstantOp::create(b, loc, cast<TypedAttr>(scalar)));
+        return e.splat(cast<TypedAttr>(value.getSplatValue<Attribute>()));
       })
       .Case([&](BroadcastOp) { return args[0]; })
       .Case([&](AddOp) { return binary(arith::AddFOp(), arith::AddIOp()); })
@@ -299,12 +316,13 @@ bool mlir::dtc::isGroupReduction(Operation *op) {
 
 void mlir::dtc::collectGroupAccesses(GroupAccess access,
                                      llvm::SetVector<GroupAccess> &ops,
-                                     llvm::SetVector<GroupAccess> &inputs) {
+                                     llvm::SetVector<GroupAccess> &inputs,
+                                     const llvm::DenseSet<Value> *stored) {
   auto [value, map] = access;
   if (ops.contains(access) || inputs.contains(access))
     return;
   Operation *op = value.getDefiningOp();
-  if (!op || isGroupReduction(op)) {
+  if (!op || isGroupReduction(op) || (stored && stored->contains(value))) {
     inputs.insert(access);
     return;
   }
@@ -315,7 +333,7 @@ void mlir::dtc::collectGroupAccesses(GroupAccess access,
     if (dropout && operand == dropout.getOffset())
       continue;
     collectGroupAccesses({operand, groupOperandMap(op, map, operand)}, ops,
-                         inputs);
+                         inputs, stored);
   }
   ops.insert(access);
 }
@@ -374,19 +392,22 @@ using Access = GroupAccess;
 /// result (a GELU's inner products are not rounded to bf16).
 FailureOr<Value> narrowScalarForm(ScalarEmitter &e, Operation *op,
                                   ArrayRef<Value> args) {
-  auto isNarrow = [](Type t) { return isa<BFloat16Type, Float16Type>(t); };
+  auto isNarrow = [](Type t) {
+    return isa<BFloat16Type, Float16Type>(getElementTypeOrSelf(t));
+  };
   Type f32 = e.b.getF32Type();
   Type type = getElementTypeOrSelf(op->getResult(0).getType());
   SmallVector<Value> wide;
   for (Value arg : args)
-    wide.push_back(isNarrow(arg.getType())
-                       ? Value(arith::ExtFOp::create(e.b, e.loc, f32, arg))
-                       : arg);
+    wide.push_back(
+        isNarrow(arg.getType())
+            ? Value(arith::ExtFOp::create(e.b, e.loc, e.shaped(f32), arg))
+            : arg);
   FailureOr<Value> scalar =
       scalarForm(e, op, wide, isNarrow(type) ? f32 : type);
-  if (failed(scalar) || scalar->getType() == type)
+  if (failed(scalar) || getElementTypeOrSelf(*scalar) == type)
     return scalar;
-  return Value(arith::TruncFOp::create(e.b, e.loc, type, *scalar));
+  return Value(arith::TruncFOp::create(e.b, e.loc, e.shaped(type), *scalar));
 }
 
 /// `map` applied to the loop indexes `loopIndexes`: the index of the value
@@ -470,7 +491,10 @@ void computeAccesses(ScalarEmitter &e, const llvm::SetVector<Access> &accesses,
                      Operation *&failedOp) {
   for (auto [value, map] : accesses) {
     if (Value scalar = hoisted.lookup(value)) {
-      values[{value, map}] = scalar;
+      values[{value, map}] =
+          e.lanes ? Value(vector::BroadcastOp::create(
+                        e.b, e.loc, e.shaped(scalar.getType()), scalar))
+                  : scalar;
       continue;
     }
     Operation *op = value.getDefiningOp();
@@ -484,10 +508,19 @@ void computeAccesses(ScalarEmitter &e, const llvm::SetVector<Access> &accesses,
     } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
       scalar = dropoutAt(e.b, e.loc, dropout, indexesAt(map), args, inputs);
     } else if (auto iota = dyn_cast<IotaOp>(op)) {
-      // Its own index along `dim`.
+      // Its own index along `dim`; on lanes, the first lane's plus the
+      // lane's when that is the column (isLaneWise), else the same.
       Value index = indexesAt(map)[iota.getDim()];
-      Value i64 =
-          arith::IndexCastOp::create(e.b, e.loc, e.b.getI64Type(), index);
+      if (e.lanes) {
+        Type indexes = e.shaped(e.b.getIndexType());
+        index = vector::BroadcastOp::create(e.b, e.loc, indexes, index);
+        unsigned column = map.getNumDims() - 1;
+        if (map.getResult(iota.getDim()).isFunctionOfDim(column))
+          index = arith::AddIOp::create(
+              e.b, e.loc, index, vector::StepOp::create(e.b, e.loc, indexes));
+      }
+      Value i64 = arith::IndexCastOp::create(e.b, e.loc,
+                                             e.shaped(e.b.getI64Type()), index);
       scalar = e.cast(i64, iota.getType().getElementType());
     } else {
       scalar = narrowScalarForm(e, op, args);
@@ -608,12 +641,88 @@ SmallVector<Value> forEachIndex(
       });
 }
 
+/// Whether a row kernel's pass over one column dimension (the last of the
+/// maps' dims) can compute kFoldLanes columns at once: every buffer it
+/// reads is read along that dimension contiguously (as its last index) or
+/// not at all, no value is bool in memory or 16-bit, no dropout (drawn by
+/// its scalar index), and an iota's index is the column or independent of
+/// it.
+bool isLaneWise(const llvm::SetVector<GroupAccess> &accesses,
+                const llvm::SetVector<GroupAccess> &reads) {
+  auto alongColumn = [](AffineExpr expr, unsigned column) {
+    return expr == getAffineDimExpr(column, expr.getContext()) ||
+           !expr.isFunctionOfDim(column);
+  };
+  for (auto [value, map] : reads) {
+    Type element = getElementTypeOrSelf(value);
+    if (element.isInteger(1) || isa<BFloat16Type, Float16Type>(element))
+      return false;
+    unsigned column = map.getNumDims() - 1;
+    for (auto [i, expr] : llvm::enumerate(map.getResults()))
+      if (i + 1 < map.getNumResults() ? expr.isFunctionOfDim(column)
+                                      : !alongColumn(expr, column))
+        return false;
+  }
+  return llvm::all_of(accesses, [&](const GroupAccess &access) {
+    auto [value, map] = access;
+    Operation *op = value.getDefiningOp();
+    if (isa<DropoutOp>(op) ||
+        isa<BFloat16Type, Float16Type>(getElementTypeOrSelf(value)))
+      return false;
+    auto iota = dyn_cast<IotaOp>(op);
+    return !iota ||
+           alongColumn(map.getResult(iota.getDim()), map.getNumDims() - 1);
+  });
+}
+
+/// The column x and the value v of a row sum over `select(iota == x, v,
+/// +0)` along the column (the last of the maps' dims), x the same along
+/// it: a one-hot pick (the cross-entropy's label logit, its gradient's
+/// one-hot), which is v at column x (+0 when x is outside the row),
+/// the same bits as the sum of zeros and it.
+std::optional<std::pair<GroupAccess, GroupAccess>>
+matchOneHotPick(Value root, AffineMap map) {
+  auto select = root.getDefiningOp<SelectOp>();
+  auto zero =
+      select ? select.getOnFalse().getDefiningOp<ConstantOp>() : ConstantOp();
+  auto zeros = zero ? dyn_cast<DenseFPElementsAttr>(zero.getValue())
+                    : DenseFPElementsAttr();
+  if (!zeros || !zeros.isSplat() || !zeros.getSplatValue<APFloat>().isPosZero())
+    return std::nullopt;
+  auto compare = select.getCond().getDefiningOp<CompareOp>();
+  if (!compare || compare.getPredicate() != ComparisonPredicate::EQ)
+    return std::nullopt;
+  unsigned column = map.getNumDims() - 1;
+  AffineMap condMap = groupOperandMap(select, map, compare.getResult());
+  for (auto [iotaSide, other] :
+       {std::pair(compare.getLhs(), compare.getRhs()),
+        std::pair(compare.getRhs(), compare.getLhs())}) {
+    auto iota = iotaSide.getDefiningOp<IotaOp>();
+    if (!iota || !isa<IntegerType>(getElementTypeOrSelf(other)))
+      continue;
+    AffineMap iotaMap = groupOperandMap(compare, condMap, iotaSide);
+    AffineMap otherMap = groupOperandMap(compare, condMap, other);
+    if (iotaMap.getResult(iota.getDim()) !=
+            getAffineDimExpr(column, map.getContext()) ||
+        llvm::any_of(otherMap.getResults(), [&](AffineExpr expr) {
+          return expr.isFunctionOfDim(column);
+        }))
+      continue;
+    return std::pair(
+        GroupAccess{other, otherMap},
+        GroupAccess{select.getOnTrue(),
+                    groupOperandMap(select, map, select.getOnTrue())});
+  }
+  return std::nullopt;
+}
+
 /// A row_reduction group's kernel: one loop over its rows (the leading
 /// dimensions its reductions keep), and in each row, each reduction in
 /// program order folds its row of the values feeding it (reading the
 /// results of earlier ones, which are written to their buffers first), then
 /// every other result's row is written. Each row stays in cache between
-/// its passes, and no intermediate is stored.
+/// its passes, and no intermediate is stored but in a result's own buffer
+/// (below).
 LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
                             ValueRange inputs, ValueRange outs,
                             llvm::DenseMap<Value, Value> &hoisted,
@@ -638,21 +747,71 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
     Value root;
     Operation *reduce = nullptr;
     llvm::SetVector<Access> accesses, reads;
+    /// Whether the row's columns are computed kFoldLanes at a time.
+    bool laneWise = false;
+    /// A reduction's: the buffer it also writes the values it folds to.
+    Value keepIn;
+    /// A sum's one-hot pick (matchOneHotPick): the column and the value.
+    std::optional<std::pair<Access, Access>> pick;
   };
   SmallVector<Pass> passes;
   for (auto [root, reduce] : plan->passes)
     passes.push_back({root, reduce, {}, {}});
+  auto identityOf = [&](Value v) {
+    return AffineMap::getMultiDimIdentityMap(
+        cast<RankedTensorType>(v.getType()).getRank(), b.getContext());
+  };
   rowCount = 1;
   for (int64_t size : rows)
     rowCount *= size;
   work = 0;
   for (Pass &pass : passes) {
-    ArrayRef<int64_t> shape = shapeOf(pass.root);
     work += cast<RankedTensorType>(pass.root.getType()).getNumElements();
-    collectGroupAccesses({pass.root, AffineMap::getMultiDimIdentityMap(
-                                         shape.size(), b.getContext())},
-                         pass.accesses, pass.reads);
+    collectGroupAccesses({pass.root, identityOf(pass.root)}, pass.accesses,
+                         pass.reads);
     hoistScalars(b, loc, pass.accesses, inputs, hoisted);
+    if (isa_and_nonnull<ReduceSumOp, ReduceMeanOp>(pass.reduce) &&
+        shapeOf(pass.root).size() == rows.size() + 1)
+      pass.pick = matchOneHotPick(pass.root, identityOf(pass.root));
+  }
+  // A result that reads, at its own element, what an earlier reduction
+  // folds (a softmax's division reads the exponentials its sum folded)
+  // reads it from the result's own buffer, where the reduction wrote it as
+  // it folded: each element is computed once, then divided in place.
+  for (auto [index, result] : llvm::enumerate(passes)) {
+    if (result.reduce)
+      continue;
+    for (Pass &folded :
+         llvm::reverse(MutableArrayRef(passes).take_front(index))) {
+      Access whole{folded.root, identityOf(folded.root)};
+      if (!folded.reduce || folded.keepIn || folded.pick ||
+          buffers.count(folded.root) ||
+          folded.root.getType() != result.root.getType() ||
+          !result.accesses.contains(whole))
+        continue;
+      llvm::DenseSet<Value> stored{folded.root};
+      llvm::SetVector<Access> accesses, reads;
+      collectGroupAccesses({result.root, identityOf(result.root)}, accesses,
+                           reads, &stored);
+      // (Read elsewhere in the row, it would be overwritten by then.)
+      if (llvm::any_of(reads, [&](const Access &read) {
+            return read.first == folded.root && read != whole;
+          }))
+        continue;
+      result.accesses = std::move(accesses);
+      result.reads = std::move(reads);
+      folded.keepIn = buffers[folded.root] = buffers.lookup(result.root);
+      break;
+    }
+  }
+  for (Pass &pass : passes) {
+    // (A reduction of fewer columns than two lanes' worth folds them in one
+    // chain, as emitLaneFold does: the same bits either way.)
+    ArrayRef<int64_t> shape = shapeOf(pass.root);
+    pass.laneWise =
+        shape.size() == rows.size() + 1 &&
+        shape.back() >= (pass.reduce ? 2 * kFoldLanes : kFoldLanes) &&
+        isLaneWise(pass.accesses, pass.reads);
   }
   emitFor(
       b, loc, 0, rowCount, 1, {}, [&](Value row, ValueRange) {
@@ -667,23 +826,87 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
         }
         for (Pass &pass : passes) {
           // The value of pass.root at `indexes`.
-          auto valueAt = [&](OpBuilder &inner, ValueRange indexes) {
+          // `target` (pass.root unless given) at `indexes`.
+          auto valueAt = [&](OpBuilder &inner, ValueRange indexes,
+                             std::optional<Access> target = std::nullopt) {
             ScalarEmitter e{inner, loc};
+            llvm::SetVector<Access> accesses = pass.accesses,
+                                    reads = pass.reads;
+            if (target) {
+              accesses.clear();
+              reads.clear();
+              collectGroupAccesses(*target, accesses, reads);
+            }
             llvm::DenseMap<Access, Value> values;
-            for (auto [value, map] : pass.reads)
+            for (auto [value, map] : reads)
               values[{value, map}] =
                   memref::LoadOp::create(inner, loc, buffers.lookup(value),
                                          applyMap(inner, loc, map, indexes));
             auto indexesAt = [&](AffineMap map) {
               return applyMap(inner, loc, map, indexes);
             };
+            computeAccesses(e, accesses, values, hoisted, inputs, indexesAt,
+                            failedOp);
+            return values.lookup(
+                target.value_or(Access{pass.root, identityOf(pass.root)}));
+          };
+          // Its values at the kFoldLanes columns from `column` (a laneWise
+          // pass): a buffer read along the columns is one vector load, one
+          // read the same for all of them a broadcast scalar.
+          auto lanesAt = [&](OpBuilder &inner, Value column) {
+            ScalarEmitter e{inner, loc, kFoldLanes};
+            SmallVector<Value> indexes(at);
+            indexes.push_back(column);
+            llvm::DenseMap<Access, Value> values;
+            for (auto [value, map] : pass.reads) {
+              Value buffer = buffers.lookup(value);
+              SmallVector<Value> index = applyMap(inner, loc, map, indexes);
+              Type type = e.shaped(getElementTypeOrSelf(value));
+              bool alongColumns =
+                  map.getNumResults() &&
+                  map.getResults().back().isFunctionOfDim(map.getNumDims() - 1);
+              values[{value, map}] =
+                  alongColumns
+                      ? Value(vector::LoadOp::create(inner, loc, type, buffer,
+                                                     index))
+                      : Value(vector::BroadcastOp::create(
+                            inner, loc, type,
+                            memref::LoadOp::create(inner, loc, buffer, index)));
+            }
+            auto indexesAt = [&](AffineMap map) {
+              return applyMap(inner, loc, map, indexes);
+            };
             computeAccesses(e, pass.accesses, values, hoisted, inputs,
                             indexesAt, failedOp);
-            auto rank = static_cast<unsigned>(indexes.size());
-            return values.lookup({pass.root, AffineMap::getMultiDimIdentityMap(
-                                                 rank, inner.getContext())});
+            return values.lookup({pass.root, identityOf(pass.root)});
+          };
+          auto rowIndexes = [&](Value column) {
+            SmallVector<Value> indexes(at);
+            indexes.push_back(column);
+            return indexes;
           };
           ArrayRef<int64_t> inner = shapeOf(pass.root).drop_front(rows.size());
+          // (laneWise: the columns of whole lanes, then the rest one by one.)
+          int64_t whole =
+              inner.empty() ? 0 : inner.back() / kFoldLanes * kFoldLanes;
+          if (!pass.reduce && pass.laneWise) {
+            Value out = buffers.lookup(pass.root);
+            emitFor(nested, loc, 0, whole, kFoldLanes, {},
+                    [&](Value column, ValueRange) {
+                      vector::StoreOp::create(nested, loc,
+                                              lanesAt(nested, column), out,
+                                              rowIndexes(column));
+                      return SmallVector<Value>();
+                    });
+            emitFor(nested, loc, whole, inner.back(), 1, {},
+                    [&](Value column, ValueRange) {
+                      SmallVector<Value> indexes = rowIndexes(column);
+                      memref::StoreOp::create(
+                          nested, loc, valueAt(nested, indexes), out, indexes);
+                      return SmallVector<Value>();
+                    });
+            continue;
+          }
           if (!pass.reduce) {
             forEachIndex(nested, loc, inner, at, {},
                          [&](OpBuilder &in, ValueRange indexes, ValueRange) {
@@ -703,22 +926,77 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
           ScalarEmitter e{nested, loc};
           Value init = e.constant(identity, element);
           auto fold = [&](OpBuilder &in, Value acc, Value x) -> Value {
-            if (x.getType() != element)
-              x = arith::ExtFOp::create(in, loc, element, x);
+            if (x.getType() != acc.getType())
+              x = arith::ExtFOp::create(in, loc, acc.getType(), x);
             if (isa<ReduceMaxOp>(reduce))
               return emitMax(in, loc, acc, x);
             if (isa<ReduceMinOp>(reduce))
               return emitMin(in, loc, acc, x);
             return arith::AddFOp::create(in, loc, acc, x);
           };
-          Value total = emitFoldOver(
-              nested, loc, inner, init,
-              [&](ValueRange r, Value acc) {
-                SmallVector<Value> indexes(at);
-                indexes.append(r.begin(), r.end());
-                return fold(nested, acc, valueAt(nested, indexes));
-              },
-              [&](Value x, Value y) { return fold(nested, x, y); });
+          auto foldAt = [&](ValueRange r, Value acc) {
+            SmallVector<Value> indexes(at);
+            indexes.append(r.begin(), r.end());
+            Value x = valueAt(nested, indexes);
+            if (pass.keepIn)
+              memref::StoreOp::create(nested, loc, x, pass.keepIn, indexes);
+            return fold(nested, acc, x);
+          };
+          auto combine = [&](Value x, Value y) { return fold(nested, x, y); };
+          Value total;
+          if (pass.pick) {
+            // v at column x, the column clamped into the row (then unused).
+            auto [column, value] = *pass.pick;
+            ScalarEmitter e{nested, loc};
+            SmallVector<Value> indexes =
+                rowIndexes(arith::ConstantIndexOp::create(nested, loc, 0));
+            Value x =
+                *e.cast(valueAt(nested, indexes, column), nested.getI64Type());
+            Value inRow =
+                arith::CmpIOp::create(nested, loc, arith::CmpIPredicate::ult, x,
+                                      e.constant(inner.back(), x.getType()));
+            x = arith::SelectOp::create(nested, loc, inRow, x,
+                                        e.constant(0, x.getType()));
+            indexes.back() = arith::IndexCastOp::create(
+                nested, loc, nested.getIndexType(), x);
+            total = arith::SelectOp::create(
+                nested, loc, inRow,
+                fold(nested, init, valueAt(nested, indexes, value)), init);
+          } else if (pass.laneWise) {
+            // emitLaneFold's lanes as the lanes of one vector: lane l folds
+            // columns l, l + kFoldLanes, ..., the rest fold into lane 0, and
+            // the lanes combine pairwise (the same bits).
+            ScalarEmitter lanes{nested, loc, kFoldLanes};
+            Value folded =
+                emitFor(nested, loc, 0, whole, kFoldLanes,
+                        {lanes.constant(identity, element)},
+                        [&](Value column, ValueRange carried) {
+                          Value x = lanesAt(nested, column);
+                          if (pass.keepIn)
+                            vector::StoreOp::create(nested, loc, x, pass.keepIn,
+                                                    rowIndexes(column));
+                          return SmallVector<Value>{
+                              fold(nested, carried.front(), x)};
+                        })
+                    .front();
+            SmallVector<Value> partial;
+            for (int64_t l = 0; l < kFoldLanes; ++l)
+              partial.push_back(
+                  vector::ExtractOp::create(nested, loc, folded, l));
+            partial.front() =
+                emitFor(nested, loc, whole, inner.back(), 1, {partial.front()},
+                        [&](Value column, ValueRange carried) {
+                          return SmallVector<Value>{
+                              foldAt(column, carried.front())};
+                        })
+                    .front();
+            for (int64_t width = kFoldLanes; width > 1; width /= 2)
+              for (int64_t l = 0; l < width / 2; ++l)
+                partial[l] = combine(partial[2 * l], partial[2 * l + 1]);
+            total = partial.front();
+          } else {
+            total = emitFoldOver(nested, loc, inner, init, foldAt, combine);
+          }
           if (isa<ReduceMeanOp>(reduce)) {
             int64_t count = 1;
             for (int64_t size : inner)

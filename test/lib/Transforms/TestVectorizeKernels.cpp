@@ -1,9 +1,10 @@
 //===- TestVectorizeKernels.cpp - loop kernels as vector tiles, printed ---===//
 //
-// dtc-opt --dtc-test-vectorize-kernels builds the kernel of each `loop` and
-// `multi_tensor` fusion group of a module (buildLoopKernel), runs
-// dtc-vectorize-kernels on it and prints it, as the CPU target's lowering
-// sees it before linalg becomes loops.
+// dtc-opt --dtc-test-vectorize-kernels builds the kernel of each fusion
+// group of a module (buildLoopKernel: loop and multi-tensor groups as
+// linalg, row-reduction groups as row loops), runs dtc-vectorize-kernels on
+// it and prints it, as the CPU target's lowering sees it before linalg
+// becomes loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,8 +26,8 @@ struct TestVectorizeKernels
 
   StringRef getArgument() const final { return "dtc-test-vectorize-kernels"; }
   StringRef getDescription() const final {
-    return "Print the kernel of every loop and multi-tensor fusion group "
-           "after dtc-vectorize-kernels";
+    return "Print the kernel of every fusion group after "
+           "dtc-vectorize-kernels";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registerKernelDialects(registry);
@@ -36,8 +37,6 @@ struct TestVectorizeKernels
     OwningOpRef<ModuleOp> kernels = ModuleOp::create(getOperation().getLoc());
     int64_t count = 0;
     getOperation().walk([&](FusionOp fusion) {
-      if (fusion.getKind() == FusionKind::RowReduction)
-        return;
       std::string name = "kernel" + std::to_string(count++);
       if (failed(buildLoopKernel(fusion, *kernels, name)))
         signalPassFailure();
