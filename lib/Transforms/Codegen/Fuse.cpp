@@ -119,15 +119,18 @@ bool isCopiedIntoGroups(Operation *op) {
   return value && (value.isSplat() || value.getNumElements() == 1);
 }
 
-/// A cheap elementwise op: an add, a comparison or the like, nothing
-/// transcendental.
-bool isCheap(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, NegOp, MaxOp, MinOp, AbsOp, SelectOp,
-             CompareOp, CastOp, NotOp, AndOp, OrOp>(op);
-}
-
 int64_t numElementsOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getNumElements();
+}
+
+/// A cheap elementwise op: an add, a comparison, a division by a scalar
+/// (GELU's x / sqrt(2), attention's scale) or the like, nothing
+/// transcendental.
+bool isCheap(Operation *op) {
+  if (auto div = dyn_cast<DivOp>(op))
+    return numElementsOf(div.getRhs()) == 1;
+  return isa<AddOp, SubOp, MulOp, NegOp, MaxOp, MinOp, AbsOp, SelectOp,
+             CompareOp, CastOp, NotOp, AndOp, OrOp>(op);
 }
 
 /// Whether the value an op computes is cheaper to recompute in each group
@@ -626,7 +629,9 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
       if (*mode == RowReductions::Rows && group.hasReduction &&
           !keepsToRows(group, position))
         group = grow(/*oneReduction=*/true, /*neighbours=*/false);
-      if (group.ops.size() < 2)
+      // (A lone op that recomputes its producers is a group: GELU's erf of
+      // x / sqrt(2) reads x, and the division needs no kernel of its own.)
+      if (group.ops.size() + group.copies.size() < 2)
         continue;
       grouped.insert(group.ops.begin(), group.ops.end());
       recomputed.insert(group.copies.begin(), group.copies.end());

@@ -183,3 +183,32 @@ func.func @one_hot_recomputed(%labels: tensor<4xi64>, %logp: tensor<4x8xf32>) ->
   %g = dtc.select %hot, %e, %z : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   return %s, %g : tensor<4xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// GELU's erf(x / sqrt(2)) with a bias before it, the division read again by
+// the backward: a division by a scalar is cheap, so the erf (a lone op) is
+// a group recomputing the bias add and the division from the matmul's
+// result, and so is the backward's reader; neither is stored.
+// CHECK-LABEL: func.func @erf_of_scaled
+// CHECK-NOT: dtc.div
+// CHECK: %[[E:.*]] = dtc.fusion loop(%arg1, %arg0, %arg2)
+// CHECK: dtc.add
+// CHECK: dtc.div
+// CHECK: dtc.erf
+// CHECK: dtc.yield
+// CHECK: dtc.fusion loop
+// CHECK: dtc.add
+// CHECK: dtc.div
+// CHECK: dtc.mul
+// CHECK: dtc.yield
+// CHECK-NOT: dtc.div
+// CHECK: return
+func.func @erf_of_scaled(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %r: tensor<f32>, %g: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %h = dtc.add %b, %x : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = dtc.div %h, %r : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %e = dtc.erf %s : tensor<4x8xf32>
+  %d = dtc.mul %s, %g : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n = dtc.neg %d : tensor<4x8xf32>
+  return %e, %n : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -27,10 +27,15 @@ def Fuse : Pass<"dtc-fuse", "mlir::func::FuncOp"> {
     the last of its ops when every other reader of those values comes after
     it (else they stay apart); those that only the return reads then go to
     the step's end in the order of the collectives they read. Scalar and splat
-    constants are copied into each group that reads them. Matmuls (a library call), attention,
+    constants are copied into each group that reads them, and so are values
+    cheaper to recompute than to store (index grids, broadcasts of smaller
+    values, cheap elementwise ops -- add, sub, mul, a division by a scalar,
+    select, compare, cast, ... -- of those, of scalars and of at most one
+    stored value of their size). Matmuls (a library call), attention,
     gathers and scatters, concats, slices, transposes and collectives stay
-    outside groups, as do lone ops. Values and their rounding are
-    unchanged: the reference executor runs a group's ops one by one.
+    outside groups, as do lone ops that recompute nothing. Values and their
+    rounding are unchanged: the reference executor runs a group's ops one
+    by one.
 
     `row-reductions` says which row_reduction groups form: `all` (the
     default: one reduction, softmax or norm per group, with the ops feeding
