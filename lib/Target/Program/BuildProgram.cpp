@@ -518,6 +518,7 @@ mlir::dtc::buildProgram(func::FuncOp original, const StepSignature &signature,
     PassManager pm(context, func::FuncOp::getOperationName());
     pm.addPass(createExpandAttention());
     pm.addPass(createFoldIntoMatmuls());
+    pm.addPass(createAccumulateScatters());
     pm.addPass(createExpandRowOps());
     FuseOptions fuseOptions;
     fuseOptions.rowReductions = "rows";

@@ -82,6 +82,23 @@ def FoldIntoMatmuls : Pass<"dtc-fold-into-matmuls", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def AccumulateScatters
+    : Pass<"dtc-accumulate-scatters", "mlir::func::FuncOp"> {
+  let summary = "Scatter-add into the value a scatter-add into zeros is "
+                "added to";
+  let description = [{
+    Autodiff writes a gathered value's gradient as a scatter-add into
+    zeros, and a value read twice gets its gradients summed: a tied
+    embedding's gradient is `add(head, scatter_add(d into zeros[ids]))`,
+    three passes over a [vocabulary, d] table (the zeros, the scatter's
+    copy of them, the add). It becomes `scatter_add(d into head[ids])`:
+    one copy and the scattered rows. Rewritten when the scatter is read by
+    the add alone and neither operand is broadcast. The same sums in
+    another order: values change by rounding only.
+  }];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def ExpandRowOps : Pass<"dtc-expand-row-ops", "mlir::func::FuncOp"> {
   let summary = "Write f32/f64 softmaxes and norms as reductions and "
                 "elementwise ops";
