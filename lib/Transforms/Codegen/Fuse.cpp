@@ -584,6 +584,58 @@ void orderUpdatesByCollective(func::FuncOp step) {
     op->moveBefore(terminator);
 }
 
+/// The loop group formed earlier (later in the program) that `group`, a
+/// loop group, may join: one reading the value `group`'s leader computes
+/// (directly or through ops the readers recompute), of its shape, such
+/// that every other reader of `group`'s values comes after it (the joined
+/// group takes that reader's place). GELU's erf, read again by the
+/// backward, and the product reading it then are one kernel writing both,
+/// each input read once.
+std::optional<size_t>
+laterLoopReader(const Group &group, ArrayRef<Group> groups,
+                const llvm::DenseMap<Operation *, size_t> &groupOf,
+                const llvm::DenseMap<Operation *, unsigned> &position,
+                const llvm::DenseSet<Operation *> &recomputed) {
+  Operation *leader = group.ops.front();
+  if (group.hasReduction || leader->getNumResults() != 1)
+    return std::nullopt;
+  llvm::SmallPtrSet<Operation *, 16> inGroup(group.ops.begin(),
+                                             group.ops.end());
+  // The groups reading `op`'s values, through recomputed ops.
+  llvm::SetVector<size_t> readers;
+  std::function<void(Operation *)> collect = [&](Operation *op) {
+    for (Operation *user : op->getUsers()) {
+      if (auto found = groupOf.find(user); found != groupOf.end())
+        readers.insert(found->second);
+      else if (recomputed.contains(user))
+        collect(user);
+    }
+  };
+  collect(leader);
+  for (size_t index : readers) {
+    const Group &reader = groups[index];
+    Operation *place = reader.ops.front();
+    if (reader.hasReduction || place->getNumResults() != 1 ||
+        place->getResult(0).getType() != leader->getResult(0).getType())
+      continue;
+    std::function<bool(Operation *)> readAfter = [&](Operation *op) {
+      return llvm::all_of(op->getUsers(), [&](Operation *user) {
+        auto found = groupOf.find(user);
+        if (inGroup.contains(user) ||
+            (found != groupOf.end() && found->second == index))
+          return true;
+        if (recomputed.contains(user))
+          return readAfter(user);
+        return position.count(user) &&
+               position.lookup(user) > position.lookup(place);
+      });
+    };
+    if (llvm::all_of(group.ops, readAfter))
+      return index;
+  }
+  return std::nullopt;
+}
+
 struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
   using FuseBase::FuseBase;
   void runOnOperation() override {
@@ -607,6 +659,7 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
     // stay only for readers outside groups, if any).
     llvm::DenseSet<Operation *> grouped, recomputed;
     SmallVector<Group> groups;
+    llvm::DenseMap<Operation *, size_t> groupOf;
     Recomputation recomputation;
     for (Operation &op : llvm::reverse(block.without_terminator())) {
       // (Under `rows`, a reshape leads no group: see the pass's
@@ -631,10 +684,24 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
         group = grow(/*oneReduction=*/true, /*neighbours=*/false);
       // (A lone op that recomputes its producers is a group: GELU's erf of
       // x / sqrt(2) reads x, and the division needs no kernel of its own.)
-      if (group.ops.size() + group.copies.size() < 2)
+      std::optional<size_t> reader =
+          *mode == RowReductions::Rows
+              ? laterLoopReader(group, groups, groupOf, position, recomputed)
+              : std::nullopt;
+      if (group.ops.size() + group.copies.size() < 2 && !reader)
         continue;
       grouped.insert(group.ops.begin(), group.ops.end());
       recomputed.insert(group.copies.begin(), group.copies.end());
+      if (reader) {
+        Group &joined = groups[*reader];
+        for (Operation *op : group.ops)
+          groupOf[op] = *reader;
+        llvm::append_range(joined.ops, group.ops);
+        llvm::append_range(joined.copies, group.copies);
+        continue;
+      }
+      for (Operation *op : group.ops)
+        groupOf[op] = groups.size();
       groups.push_back(std::move(group));
     }
     SmallVector<Group> multiTensor;

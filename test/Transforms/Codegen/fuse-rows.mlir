@@ -134,3 +134,44 @@ func.func @another_row(%x: tensor<4x4xf32>, %z: tensor<4x4xf32>) -> tensor<4x4xf
   %y = dtc.add %z, %s : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
   return %y : tensor<4x4xf32>
 }
+
+// -----
+
+// GELU's forward, its erf read again by the backward: the erf's group
+// (recomputing the bias add and the division) joins the product that reads
+// it, one kernel writing the erf and the activation; the backward's reader
+// comes after it.
+// CHECK-LABEL: func.func @gelu_forward
+// CHECK: %[[G:.*]]:2 = dtc.fusion loop(%arg1, %arg0, %arg2)
+// CHECK: dtc.erf
+// CHECK: dtc.mul
+// CHECK: dtc.yield
+// CHECK-NOT: dtc.fusion
+// CHECK: dtc.mul %[[G]]#{{[01]}}, %arg3
+func.func @gelu_forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %r: tensor<f32>, %g: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %h = dtc.add %b, %x : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = dtc.div %h, %r : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %e = dtc.erf %s : tensor<4x8xf32>
+  %one = dtc.constant dense<1.0> : tensor<f32>
+  %p = dtc.add %e, %one : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %y = dtc.mul %h, %p : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %d = dtc.mul %e, %g : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y, %d : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// An exp read by a transpose before the group reading it: it cannot join
+// that group (the group's kernel runs after the transpose).
+// CHECK-LABEL: func.func @read_before
+// CHECK: %[[E:.*]] = dtc.exp %arg0
+// CHECK: dtc.transpose %[[E]]
+// CHECK: dtc.fusion loop(%[[E]], %arg1)
+// CHECK-NOT: dtc.exp
+func.func @read_before(%x: tensor<8x8xf32>, %g: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %e = dtc.exp %x : tensor<8x8xf32>
+  %t = dtc.transpose %e permutation = [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+  %y = dtc.mul %e, %g : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %z = dtc.neg %y : tensor<8x8xf32>
+  return %z, %t : tensor<8x8xf32>, tensor<8x8xf32>
+}

@@ -48,7 +48,10 @@ def Fuse : Pass<"dtc-fuse", "mlir::func::FuncOp"> {
     too, after it: values no larger than a member reduction's result or
     shaped as statistics of the group's rows, and cheap ops of the
     leader's shape (a residual add before a norm that `dtc-expand-row-ops`
-    wrote out); softmax and norms stay alone, and reshapes
+    wrote out); a loop group joins a later loop group of its shape that
+    reads its leader when every other reader of its values comes after
+    that group (GELU's erf, which the backward reads again, and the product
+    reading it: one kernel writing both); softmax and norms stay alone, and reshapes
     lead no group: the CPU program reads a lone reshape's result in its
     operand's buffer, so that a group ending in one writes the value
     before it, whose rows a row kernel keeps), or `none`
