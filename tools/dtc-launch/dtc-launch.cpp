@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 using namespace mlir::dtc;
 
@@ -65,6 +66,15 @@ static void printUsage() {
 }
 
 int main(int argc, char **argv) {
+  // OpenBLAS's threads spin for about 2^28 cycles after each GEMM before
+  // they sleep, on the cores the kernels' workers then share: on 2 threads
+  // that made medium_gpt's kernels slower than on one. Their spin is read
+  // from the environment when the library loads, before main: set it,
+  // start again (the same process), unless the user has set it.
+  if (!std::getenv("OPENBLAS_THREAD_TIMEOUT")) {
+    setenv("OPENBLAS_THREAD_TIMEOUT", "4", /*overwrite=*/1);
+    execv("/proc/self/exe", argv);
+  }
   RunOptions options;
   std::vector<std::string> rest;
   if (std::string error = parseRunOptions(
