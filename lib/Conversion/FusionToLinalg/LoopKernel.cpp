@@ -826,47 +826,37 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
         }
         for (Pass &pass : passes) {
           // The value of pass.root at `indexes`.
-          // `target` (pass.root unless given) at `indexes`.
-          auto valueAt = [&](OpBuilder &inner, ValueRange indexes,
-                             std::optional<Access> target = std::nullopt) {
-            ScalarEmitter e{inner, loc};
-            llvm::SetVector<Access> accesses = pass.accesses,
-                                    reads = pass.reads;
-            if (target) {
-              accesses.clear();
-              reads.clear();
-              collectGroupAccesses(*target, accesses, reads);
-            }
-            llvm::DenseMap<Access, Value> values;
-            for (auto [value, map] : reads)
-              values[{value, map}] =
-                  memref::LoadOp::create(inner, loc, buffers.lookup(value),
-                                         applyMap(inner, loc, map, indexes));
-            auto indexesAt = [&](AffineMap map) {
-              return applyMap(inner, loc, map, indexes);
-            };
-            computeAccesses(e, accesses, values, hoisted, inputs, indexesAt,
-                            failedOp);
-            return values.lookup(
-                target.value_or(Access{pass.root, identityOf(pass.root)}));
-          };
-          // Its values at the kFoldLanes columns from `column` (a laneWise
-          // pass): a buffer read along the columns is one vector load, one
-          // read the same for all of them a broadcast scalar.
-          auto lanesAt = [&](OpBuilder &inner, Value column) {
-            ScalarEmitter e{inner, loc, kFoldLanes};
+          auto rowIndexes = [&](Value column) {
             SmallVector<Value> indexes(at);
             indexes.push_back(column);
+            return indexes;
+          };
+          // `target` (pass.root unless given) at `indexes`; with `lanes`, at
+          // the kFoldLanes columns from the last index (a laneWise pass): a
+          // buffer read along the columns is one vector load, one read the
+          // same for all of them a broadcast scalar.
+          auto computeAt = [&](OpBuilder &inner, ValueRange indexes,
+                               int64_t lanes, std::optional<Access> target) {
+            ScalarEmitter e{inner, loc, lanes};
+            llvm::SetVector<Access> targetAccesses, targetReads;
+            if (target)
+              collectGroupAccesses(*target, targetAccesses, targetReads);
+            const llvm::SetVector<Access> &accesses =
+                target ? targetAccesses : pass.accesses;
+            const llvm::SetVector<Access> &reads =
+                target ? targetReads : pass.reads;
             llvm::DenseMap<Access, Value> values;
-            for (auto [value, map] : pass.reads) {
+            for (auto [value, map] : reads) {
               Value buffer = buffers.lookup(value);
               SmallVector<Value> index = applyMap(inner, loc, map, indexes);
-              Type type = e.shaped(getElementTypeOrSelf(value));
               bool alongColumns =
                   map.getNumResults() &&
                   map.getResults().back().isFunctionOfDim(map.getNumDims() - 1);
+              Type type = e.shaped(getElementTypeOrSelf(value));
               values[{value, map}] =
-                  alongColumns
+                  !lanes
+                      ? Value(memref::LoadOp::create(inner, loc, buffer, index))
+                  : alongColumns
                       ? Value(vector::LoadOp::create(inner, loc, type, buffer,
                                                      index))
                       : Value(vector::BroadcastOp::create(
@@ -876,14 +866,18 @@ LogicalResult emitRowKernel(OpBuilder &b, Location loc, FusionOp fusion,
             auto indexesAt = [&](AffineMap map) {
               return applyMap(inner, loc, map, indexes);
             };
-            computeAccesses(e, pass.accesses, values, hoisted, inputs,
-                            indexesAt, failedOp);
-            return values.lookup({pass.root, identityOf(pass.root)});
+            computeAccesses(e, accesses, values, hoisted, inputs, indexesAt,
+                            failedOp);
+            return values.lookup(
+                target.value_or(Access{pass.root, identityOf(pass.root)}));
           };
-          auto rowIndexes = [&](Value column) {
-            SmallVector<Value> indexes(at);
-            indexes.push_back(column);
-            return indexes;
+          auto valueAt = [&](OpBuilder &inner, ValueRange indexes,
+                             std::optional<Access> target = std::nullopt) {
+            return computeAt(inner, indexes, 0, target);
+          };
+          auto lanesAt = [&](OpBuilder &inner, Value column) {
+            return computeAt(inner, rowIndexes(column), kFoldLanes,
+                             std::nullopt);
           };
           ArrayRef<int64_t> inner = shapeOf(pass.root).drop_front(rows.size());
           // (laneWise: the columns of whole lanes, then the rest one by one.)
