@@ -28,14 +28,6 @@ using namespace mlir::dtc;
 
 namespace {
 
-/// Whether `value` is a float constant of zeros.
-bool isZeros(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  auto zeros = constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue())
-                        : DenseFPElementsAttr();
-  return zeros && zeros.isSplat() && zeros.getSplatValue<APFloat>().isZero();
-}
-
 /// add(x, scatter_add(u into zeros[i])) -> scatter_add(u into x[i]), with x
 /// of the sum's type and the scatter read by the add alone.
 struct ScatterIntoAddend : OpRewritePattern<AddOp> {
@@ -45,7 +37,8 @@ struct ScatterIntoAddend : OpRewritePattern<AddOp> {
     for (auto [scattered, addend] : {std::pair(add.getLhs(), add.getRhs()),
                                      std::pair(add.getRhs(), add.getLhs())}) {
       auto scatter = scattered.getDefiningOp<ScatterAddOp>();
-      if (!scatter || !scatter->hasOneUse() || !isZeros(scatter.getInput()) ||
+      if (!scatter || !scatter->hasOneUse() ||
+          !isFloatZeros(scatter.getInput()) ||
           addend.getType() != add.getType() ||
           scattered.getType() != add.getType())
         continue;

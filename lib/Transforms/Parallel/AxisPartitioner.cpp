@@ -254,7 +254,7 @@ PlanOptions AxisPartitioner::planOptions(Operation *op) const {
   PlanOptions options;
   options.ranks = ranks;
   options.mayGather = !batch;
-  options.isZero = [op](unsigned i) { return isZero(op->getOperand(i)); };
+  options.isZero = [op](unsigned i) { return isFloatZeros(op->getOperand(i)); };
   return options;
 }
 
@@ -643,14 +643,6 @@ void AxisPartitioner::reduceSharedPartials(Operation *op) {
     else
       result.replaceAllUsesExcept(whole.value, whole.value.getDefiningOp());
   }
-}
-
-bool AxisPartitioner::isZero(Value value) {
-  auto zeros = value.getDefiningOp<ConstantOp>();
-  auto splat = zeros ? dyn_cast<SplatElementsAttr>(zeros.getValue())
-                     : SplatElementsAttr();
-  return splat && isa<FloatType>(splat.getElementType()) &&
-         splat.getSplatValue<APFloat>().isZero();
 }
 
 /// Whether replicated `value` holds the same values at every index of

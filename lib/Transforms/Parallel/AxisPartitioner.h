@@ -168,8 +168,6 @@ public:
   /// Gives `use` this rank's part of its replicated operand along `dim`
   /// (in `blocks` blocks).
   LogicalResult localize(OpOperand &use, int64_t dim, int64_t blocks = 1);
-  /// Whether `value` is a splat constant zero (float).
-  static bool isZero(Value value);
   /// Whether the ranks are a mesh axis (see setRankIndexed).
   bool isRankIndexed() const { return rankIndexed; }
   /// Whether this partitions the batch (data parallelism, microbatches).

@@ -103,8 +103,7 @@ bool matchesRowSplitScatter(AxisPartitioner &p, Operation *op) {
   auto scatter = dyn_cast<ScatterAddOp>(op);
   return scatter && !p.partitionsBatch() && scatter.getDim() == 0 &&
          p.layoutOf(scatter.getIndicesMutable()).isReplicated() &&
-         AxisPartitioner::isZero(scatter.getInput()) &&
-         becomesRowSplitResult(p, scatter);
+         isFloatZeros(scatter.getInput()) && becomesRowSplitResult(p, scatter);
 }
 
 LogicalResult partitionRowSplitScatter(AxisPartitioner &p, Operation *op,

@@ -62,6 +62,14 @@ bool mlir::dtc::isElementwise(Operation *op) {
           op->hasTrait<OpTrait::dtc::BroadcastingElementwise>());
 }
 
+bool mlir::dtc::isFloatZeros(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  auto splat = constant ? dyn_cast<SplatElementsAttr>(constant.getValue())
+                        : SplatElementsAttr();
+  return splat && isa<FloatType>(splat.getElementType()) &&
+         splat.getSplatValue<APFloat>().isZero();
+}
+
 FailureOr<SmallVector<int64_t>>
 mlir::dtc::broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes) {
   size_t rank = 0;

@@ -59,6 +59,9 @@ SmallVector<Value> allReducePacked(OpBuilder &b, Location loc,
 /// (arithmetic, comparisons, logic, select).
 bool isElementwise(Operation *op);
 
+/// Whether `value` is a dtc.constant of float zeros (+0 or -0).
+bool isFloatZeros(Value value);
+
 } // namespace mlir::dtc
 
 #endif // DTC_DIALECT_DTC_IR_DTCOPS_H
