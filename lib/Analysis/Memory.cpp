@@ -2,6 +2,8 @@
 
 #include "dtc/Analysis/Memory.h"
 
+#include "dtc/Analysis/PipelineRanks.h"
+
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 
@@ -9,9 +11,15 @@ using namespace mlir;
 using namespace mlir::dtc;
 
 StepMemory mlir::dtc::analyzeMemory(func::FuncOp step,
-                                    ArrayRef<ScheduledOp> schedule) {
+                                    ArrayRef<ScheduledOp> schedule,
+                                    int64_t pipelineCoordinate) {
   StepMemory memory;
+  PipelineHolders holders;
+  if (pipelineCoordinate >= 0)
+    holders = getPipelineHolders(step);
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+    if (!holders.holdsArgument(i, pipelineCoordinate))
+      continue;
     int64_t bytes = tensorByteSize(step.getArgument(i).getType());
     if (step.getArgAttr(i, kParamAttrName))
       memory.parameters += bytes;
@@ -24,7 +32,8 @@ StepMemory mlir::dtc::analyzeMemory(func::FuncOp step,
   auto zero = step->getAttrOfType<IntegerAttr>(kZeroStageAttrName);
   MeshOp mesh = getStepMesh(step);
   for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
-    if (!step.getResultAttr(i, kGradAttrName))
+    if (!step.getResultAttr(i, kGradAttrName) ||
+        !holders.holdsResult(i, pipelineCoordinate))
       continue;
     int64_t bytes = tensorByteSize(step.getResultTypes()[i]);
     auto sharding =

@@ -4,6 +4,8 @@
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Dialect/DTC/IR/PipelineStages.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
@@ -68,6 +70,43 @@ int64_t mlir::dtc::getPipelineRanks(func::FuncOp step) {
   return info ? info->getRanks() : 0;
 }
 
+static bool holds(ArrayRef<int64_t> holders, int64_t coordinate) {
+  return holders.empty() || llvm::is_contained(holders, coordinate);
+}
+
+bool PipelineHolders::holdsArgument(unsigned index, int64_t coordinate) const {
+  return index >= arguments.size() || holds(arguments[index], coordinate);
+}
+
+bool PipelineHolders::holdsResult(unsigned index, int64_t coordinate) const {
+  return index >= results.size() || holds(results[index], coordinate);
+}
+
+PipelineHolders mlir::dtc::getPipelineHolders(func::FuncOp step) {
+  PipelineHolders holders;
+  holders.arguments.resize(step.getNumArguments());
+  holders.results.resize(step.getNumResults());
+  // (A function that is no consistent training step: the attributes
+  // themselves, and every rank holds its results.)
+  FailureOr<TrainingStep> view = failure();
+  if (getStepAttr(step)) {
+    ScopedDiagnosticHandler quiet(step.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    view = TrainingStep::get(step);
+  }
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
+    if (succeeded(view))
+      holders.arguments[i] = view->getArgumentPipelineRanks(i);
+    else if (auto ranks = step.getArgAttrOfType<DenseI64ArrayAttr>(
+                 i, kPipelineRanksAttrName))
+      holders.arguments[i].assign(ranks.asArrayRef().begin(),
+                                  ranks.asArrayRef().end());
+  if (succeeded(view))
+    for (unsigned r = 0, e = step.getNumResults(); r < e; ++r)
+      holders.results[r] = view->getResultPipelineRanks(r);
+  return holders;
+}
+
 /// Whether the ranks at `coordinate` take part in a pp broadcast: all, or
 /// its root and receivers.
 static bool takesPart(CollectiveBroadcastOp broadcast, int64_t coordinate) {
@@ -84,6 +123,7 @@ std::vector<Schedule> mlir::dtc::pipelineRankOrders(func::FuncOp step) {
     return {};
   ArrayRef<int64_t> stageRanks = info->stageRanks;
   std::vector<Schedule> orders(info->getRanks());
+  PipelineHolders holders = getPipelineHolders(step);
   // Per coordinate, the ops it does not run.
   std::vector<llvm::DenseSet<Operation *>> skipped(orders.size());
   for (const ScheduledOp &entry : programOrder(step.getBody().front())) {
@@ -92,8 +132,9 @@ std::vector<Schedule> mlir::dtc::pipelineRankOrders(func::FuncOp step) {
     for (int64_t coordinate = 0, e = orders.size(); coordinate < e;
          ++coordinate) {
       auto held = [&](Value value) {
-        Operation *def = value.getDefiningOp();
-        return !def || !skipped[coordinate].contains(def);
+        if (auto arg = dyn_cast<BlockArgument>(value))
+          return holders.holdsArgument(arg.getArgNumber(), coordinate);
+        return !skipped[coordinate].contains(value.getDefiningOp());
       };
       auto broadcast = dyn_cast<CollectiveBroadcastOp>(op);
       bool runs = stage       ? stageRanks[stage.getInt()] == coordinate

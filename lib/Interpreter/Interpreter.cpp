@@ -152,6 +152,7 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
   std::vector<Operation *> order;
   std::string pipelineAxis; // (none: not pipelined)
   int64_t pipelineCoordinate = 0;
+  PipelineHolders holders; // (what this rank holds of arguments and results)
   if (func->hasAttr(kPipelineAttrName)) {
     std::optional<PipelineInfo> pipeline = getPipelineInfo(func);
     int64_t index = communicator && pipeline
@@ -163,6 +164,7 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
     pipelineAxis = pipeline->axis;
     pipelineCoordinate =
         communicator->mesh().coordinates(communicator->rank())[index];
+    holders = getPipelineHolders(func);
     std::vector<Schedule> orders = pipelineRankOrders(func);
     for (const ScheduledOp &entry : orders[pipelineCoordinate])
       order.push_back(entry.op);
@@ -196,7 +198,8 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
     values[value] = std::make_shared<const Tensor>(std::move(tensor));
   };
   for (auto [arg, tensor] : llvm::zip(body.getArguments(), arguments))
-    define(arg, std::move(tensor));
+    if (holders.holdsArgument(arg.getArgNumber(), pipelineCoordinate))
+      define(arg, std::move(tensor));
   arguments.clear();
 
   // Bytes of intermediate tensors held, for `stats`.
@@ -258,15 +261,17 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
       operands[0] = held[0].get();
     }
     if (isa<func::ReturnOp>(op)) {
-      if (absent > 0)
-        return op.emitError("pipeline: a result of the step is not on this "
-                            "rank");
       for (InFlight &pending : inFlight)
         for (auto &handle : pending.handles)
           handle->wait();
+      // (Results held by other pp ranks: empty here.)
       SmallVector<Tensor> results;
-      for (const Tensor *operand : operands)
-        results.push_back(*operand);
+      for (auto [index, operand] : llvm::enumerate(operands)) {
+        if (!operand && holders.holdsResult(index, pipelineCoordinate))
+          return op.emitError("pipeline: result ")
+                 << index << " of the step is not on this rank";
+        results.push_back(operand ? *operand : Tensor());
+      }
       return results;
     }
     auto broadcast = dyn_cast<CollectiveBroadcastOp>(op);

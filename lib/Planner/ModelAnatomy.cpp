@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -128,6 +129,37 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
               readByBackward(user->getResult(0)));
     });
   };
+  // The positions of the forward ops that read `value` or a view of it.
+  std::function<void(Value, llvm::function_ref<void(int64_t)>)> forwardReadsOf =
+      [&](Value value, llvm::function_ref<void(int64_t)> at) {
+        for (Operation *user : value.getUsers()) {
+          if (phases.lookup(user) != StepPhase::Forward)
+            continue;
+          at(position.lookup(user));
+          if (user->getNumOperands() == 1 && user->getNumResults() == 1)
+            forwardReadsOf(user->getResult(0), at);
+        }
+      };
+  // Where a forward op at `at` runs: before the layers, in the layer that
+  // starts last at or before it, or after the last layer's last read of
+  // its own parameters.
+  int64_t lastLayerEnd = layerStarts.back();
+  for (const TrainingStep::Parameter &param : global->getParameters()) {
+    auto unit =
+        globalStep.getArgAttrOfType<StringAttr>(param.argument, kUnitAttrName);
+    if (unit && layerOfUnit.count(unit.getValue()) &&
+        layerOfUnit.lookup(unit.getValue()) == model.layers - 1)
+      forwardReadsOf(globalStep.getArgument(param.argument), [&](int64_t at) {
+        lastLayerEnd = std::max(lastLayerEnd, at);
+      });
+  }
+  auto placeOf = [&](int64_t at) -> int64_t {
+    if (at < layerStarts.front())
+      return kBeforeLayers;
+    if (at > lastLayerEnd)
+      return kAfterLayers;
+    return llvm::upper_bound(layerStarts, at) - layerStarts.begin() - 1;
+  };
   for (const TrainingStep::Parameter &param : global->getParameters()) {
     PlannedParameter planned;
     planned.name = param.name.str();
@@ -158,6 +190,11 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
                           ? kBeforeLayers
                           : kAfterLayers;
     }
+    std::set<int64_t> places;
+    forwardReadsOf(globalStep.getArgument(param.argument),
+                   [&](int64_t at) { places.insert(placeOf(at)); });
+    places.erase(planned.layer);
+    planned.alsoReadBy.assign(places.begin(), places.end());
     planned.readByBackward =
         readByBackward(globalStep.getArgument(param.argument));
     model.parameters.push_back(std::move(planned));

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::dtc;
@@ -211,10 +212,18 @@ LayerActivations layerActivations(const ModelAnatomy &model,
 /// parameter on the rank `rankOfLayer` gives its layer, tp-local, sharded
 /// over dp by ZeRO's rule.
 std::vector<RankState>
-layOutState(const ModelAnatomy &model, const PlanConfig &config, int64_t stages,
+layOutState(const ModelAnatomy &model, const PlanConfig &config,
             llvm::function_ref<int64_t(int64_t)> rankOfLayer) {
   std::vector<RankState> ranks(config.pp);
   const std::vector<int64_t> &tpDims = model.tensorParallelDims.at(config.tp);
+  // The ranks besides its own whose stages read a parameter.
+  auto copiesOf = [&](const PlannedParameter &param) {
+    std::set<int64_t> copies;
+    for (int64_t layer : param.alsoReadBy)
+      copies.insert(rankOfLayer(layer));
+    copies.erase(rankOfLayer(param.layer));
+    return copies;
+  };
   std::vector<int64_t> layerBytes(model.layers);
   int z = config.zero;
   for (auto [i, param] : llvm::enumerate(model.parameters)) {
@@ -225,12 +234,26 @@ layOutState(const ModelAnatomy &model, const PlanConfig &config, int64_t stages,
     PlanMemory &m = rank.memory;
     if (!param.trained) {
       m.parameters += n * param.paramBytes;
+      for (int64_t copy : copiesOf(param))
+        ranks[copy].memory.parameters += n * param.paramBytes;
       continue;
     }
     m.parameters += (z >= 3 ? shard : n) * param.paramBytes;
     m.gradients += (z >= 2 ? shard : z == 1 ? padded : n) * param.gradBytes;
     m.masterWeights += (z >= 1 ? shard : n) * param.masterBytes;
     m.optimizerState += (z >= 1 ? shard : n) * param.stateBytes;
+    // Its copies on the other ranks whose stages read it (their memory;
+    // the gradient's reduction over dp runs on its own rank).
+    for (int64_t rank : copiesOf(param)) {
+      PlanMemory &copy = ranks[rank].memory;
+      copy.parameters += (z >= 3 ? shard : n) * param.paramBytes;
+      copy.gradients += (z >= 2   ? shard
+                         : z == 1 ? padded
+                                  : n) *
+                        param.gradBytes;
+      copy.masterWeights += (z >= 1 ? shard : n) * param.masterBytes;
+      copy.optimizerState += (z >= 1 ? shard : n) * param.stateBytes;
+    }
     rank.gradientElements += n;
     rank.paramBytes += n * param.paramBytes;
     rank.gradBytes += double(n) * param.gradBytes;
@@ -279,7 +302,7 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     stageOfLayer.insert(stageOfLayer.end(), n, k);
 
   std::vector<RankState> ranks =
-      layOutState(model, config, stages, [&](int64_t layer) {
+      layOutState(model, config, [&](int64_t layer) {
         return rankOfStage(layer == kBeforeLayers  ? 0
                            : layer == kAfterLayers ? stages - 1
                                                    : stageOfLayer[layer]);

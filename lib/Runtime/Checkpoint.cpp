@@ -129,7 +129,9 @@ private:
 bool sameTensor(const StepArgument &a, const StepArgument &b) {
   return a.role == b.role && a.name == b.name && a.dtype == b.dtype &&
          a.shape == b.shape && a.layout.dims == b.layout.dims &&
-         a.layout.blocks == b.layout.blocks && a.unpaddedRows == b.unpaddedRows;
+         a.layout.blocks == b.layout.blocks &&
+         a.layout.pipelineRanks == b.layout.pipelineRanks &&
+         a.unpaddedRows == b.unpaddedRows;
 }
 
 } // namespace
@@ -158,7 +160,8 @@ std::string saveCheckpoint(const std::string &dir, int64_t step,
   if (ec)
     error = "cannot create '" + mine.string() + "': " + ec.message();
   for (size_t i = 0; error.empty() && i < signature.arguments.size(); ++i)
-    if (signature.arguments[i].role != ArgumentRole::Input)
+    if (signature.arguments[i].role != ArgumentRole::Input &&
+        signature.heldBy(signature.arguments[i].layout, rank))
       writeNpy((mine / argFile(i)).string(), arguments[i], error);
   if (rank == 0 && error.empty()) {
     std::string state = "dtc-checkpoint " + std::to_string(kCheckpointVersion) +
@@ -263,7 +266,8 @@ std::string readOwnParts(const Checkpoint &checkpoint,
                          std::vector<std::optional<Tensor>> &parts) {
   parts.assign(signature.arguments.size(), std::nullopt);
   for (size_t i = 0; i < signature.arguments.size(); ++i) {
-    if (signature.arguments[i].role == ArgumentRole::Input)
+    if (signature.arguments[i].role == ArgumentRole::Input ||
+        !signature.heldBy(signature.arguments[i].layout, rank))
       continue;
     std::string error;
     std::string file =
@@ -303,7 +307,9 @@ std::string readPartsForLayout(const Checkpoint &checkpoint,
   for (size_t i = 0; i < signature.arguments.size(); ++i) {
     const StepArgument &arg = signature.arguments[i];
     std::optional<size_t> source =
-        arg.role == ArgumentRole::Input ? std::nullopt : sourceOf(arg);
+        arg.role == ArgumentRole::Input || !signature.heldBy(arg.layout, rank)
+            ? std::nullopt
+            : sourceOf(arg);
     if (!source)
       continue;
     const StepArgument &was = from.arguments[*source];
@@ -335,6 +341,10 @@ std::string readPartsForLayout(const Checkpoint &checkpoint,
     Shape strides = stridesOf(was.shape);
     std::vector<int64_t> index(arg.shape.size(), 0);
     std::vector<int64_t> writer(from.mesh.axes.size(), 0);
+    // (Of a pipelined step's parameter, a pp coordinate that held it.)
+    if (int64_t axis = from.mesh.axisIndex(kPipelineAxisName);
+        axis >= 0 && !was.layout.pipelineRanks.empty())
+      writer[axis] = was.layout.pipelineRanks.front();
     for (int64_t e = 0, n = part.numElements(); e < n; ++e) {
       int64_t offset = 0;
       bool padding = false;

@@ -39,6 +39,10 @@ int64_t StepBinding::groupSize(const std::string &axis) const {
   return comm ? comm->groupSize({axis}) : 1;
 }
 
+bool StepBinding::holds(const TensorLayout &layout) const {
+  return !comm || signature.heldBy(layout, comm->rank());
+}
+
 std::string StepBinding::partOf(size_t index, const Tensor &whole,
                                 Tensor &part) const {
   const StepArgument &arg = signature.arguments[index];
@@ -93,6 +97,10 @@ std::string StepBinding::bind(const std::vector<std::optional<Tensor>> &start,
   fixed.assign(signature.arguments.size(), Tensor());
   for (size_t i = 0; i < signature.arguments.size(); ++i) {
     const StepArgument &arg = signature.arguments[i];
+    if (!holds(arg.layout)) {
+      arguments.emplace_back();
+      continue;
+    }
     const std::optional<Tensor> *whole = &start[i];
     // A master copy starts from its parameter's value.
     if (arg.role == ArgumentRole::State &&
@@ -155,6 +163,10 @@ std::string StepBinding::bindParts(std::vector<Tensor> parts,
   for (size_t i = 0; i < signature.arguments.size(); ++i) {
     const StepArgument &arg = signature.arguments[i];
     Tensor &part = parts[i];
+    if (!holds(arg.layout)) {
+      part = Tensor();
+      continue;
+    }
     // (.npy holds no bf16: f32 that rounds to it exactly.)
     if (arg.dtype == DType::BF16 && part.dtype() == DType::F32) {
       Tensor converted(arg.dtype, part.shape());
@@ -180,9 +192,16 @@ std::vector<Tensor> StepBinding::next(std::vector<Tensor> &results) const {
   return arguments;
 }
 
-Tensor StepBinding::gather(const Tensor &part, const TensorLayout &layout,
+Tensor StepBinding::gather(const Tensor &part, DType dtype, const Shape &shape,
+                           const TensorLayout &layout,
                            std::optional<int64_t> unpaddedRows) const {
   Tensor whole = part;
+  if (comm && !layout.pipelineRanks.empty()) {
+    // From the first pp coordinate that holds it, to every other.
+    if (!holds(layout))
+      whole = Tensor(dtype, shape);
+    comm->broadcast(whole, {kPipelineAxisName}, layout.pipelineRanks.front());
+  }
   if (comm) {
     // The splits undone in reverse order: the last axis's first.
     for (size_t d = 0; d < layout.dims.size(); ++d) {
@@ -202,12 +221,13 @@ Tensor StepBinding::gather(const Tensor &part, const TensorLayout &layout,
 
 Tensor StepBinding::wholeArgument(size_t index, const Tensor &part) const {
   const StepArgument &arg = signature.arguments[index];
-  return gather(part, arg.layout, arg.unpaddedRows);
+  return gather(part, arg.dtype, arg.shape, arg.layout, arg.unpaddedRows);
 }
 
 Tensor StepBinding::wholeResult(size_t index, const Tensor &part) const {
   const StepResult &result = signature.results[index];
-  return gather(part, result.layout, result.unpaddedRows);
+  return gather(part, result.dtype, result.shape, result.layout,
+                result.unpaddedRows);
 }
 
 Tensor StepBinding::wholeParameter(size_t index,

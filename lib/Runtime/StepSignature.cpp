@@ -2,6 +2,7 @@
 
 #include "dtc/Runtime/StepSignature.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -56,6 +57,12 @@ int64_t TensorLayout::blocksOf(size_t dim) const {
   return dim < blocks.size() ? blocks[dim] : 1;
 }
 
+bool TensorLayout::heldAt(int64_t coordinate) const {
+  return pipelineRanks.empty() ||
+         std::find(pipelineRanks.begin(), pipelineRanks.end(), coordinate) !=
+             pipelineRanks.end();
+}
+
 std::optional<size_t>
 StepSignature::stateArgument(StepStateKind kind,
                              const std::string &parameter) const {
@@ -74,6 +81,12 @@ StepSignature::outputResult(const std::string &name) const {
     if (results[r].role == ResultRole::Output && results[r].name == name)
       return r;
   return std::nullopt;
+}
+
+bool StepSignature::heldBy(const TensorLayout &layout, int64_t rank) const {
+  int64_t axis = mesh.axisIndex(kPipelineAxisName);
+  return layout.pipelineRanks.empty() || axis < 0 ||
+         layout.heldAt(mesh.coordinates(rank)[axis]);
 }
 
 std::optional<size_t> StepSignature::tokenInput() const {
@@ -102,6 +115,9 @@ static std::string describeLayoutError(const TensorLayout &layout, size_t rank,
   for (int64_t blocks : layout.blocks)
     if (blocks == 0 || blocks == -1)
       return what + " has a block count of " + std::to_string(blocks);
+  for (int64_t coordinate : layout.pipelineRanks)
+    if (coordinate < 0)
+      return what + " is held at pp coordinate " + std::to_string(coordinate);
   return "";
 }
 
@@ -301,6 +317,13 @@ void writeTensor(JsonWriter &json, DType dtype, const Shape &shape,
   if (unpaddedRows) {
     json.key("unpadded_rows");
     json.number(*unpaddedRows);
+  }
+  if (!layout.pipelineRanks.empty()) {
+    json.key("pp_ranks");
+    json.beginArray();
+    for (int64_t coordinate : layout.pipelineRanks)
+      json.number(coordinate);
+    json.endArray();
   }
   // The whole tensor's shape, padding stripped (for readers that do not
   // undo the splits themselves).
@@ -517,7 +540,7 @@ std::vector<int64_t> parseInts(const std::string &text, char separator) {
   return values;
 }
 
-/// `dtype=f32 shape=4x8 layout=dp+tp/- blocks=1,2 unpadded=3`.
+/// `dtype=f32 shape=4x8 layout=dp+tp/- blocks=1,2 unpadded=3 pp=0,3`.
 std::string tensorText(DType dtype, const Shape &shape,
                        const TensorLayout &layout,
                        std::optional<int64_t> unpaddedRows) {
@@ -536,6 +559,8 @@ std::string tensorText(DType dtype, const Shape &shape,
     out += " blocks=" + joinInts(layout.blocks, ',');
   if (unpaddedRows)
     out += " unpadded=" + std::to_string(*unpaddedRows);
+  if (!layout.pipelineRanks.empty())
+    out += " pp=" + joinInts(layout.pipelineRanks, ',');
   return out;
 }
 
@@ -559,6 +584,8 @@ std::string readTensor(std::map<std::string, std::string> &fields, DType &dtype,
     layout.blocks = parseInts(fields["blocks"], ',');
   if (fields.count("unpadded"))
     unpaddedRows = toInt(fields["unpadded"]);
+  if (fields.count("pp"))
+    layout.pipelineRanks = parseInts(fields["pp"], ',');
   return "";
 }
 

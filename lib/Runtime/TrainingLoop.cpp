@@ -158,11 +158,22 @@ double gradientNorm(const StepSignature &signature, const StepEngine &engine,
     std::vector<std::string> axes;
     for (const std::vector<std::string> &dim : result.layout.dims)
       axes.insert(axes.end(), dim.begin(), dim.end());
+    // (A pipelined step's gradient: counted by the first pp coordinate
+    // holding it, and summed over pp.)
+    bool counted = true;
+    if (!result.layout.pipelineRanks.empty() && comm) {
+      axes.push_back(kPipelineAxisName);
+      int64_t pp = comm->mesh().axisIndex(kPipelineAxisName);
+      counted = comm->mesh().coordinates(comm->rank())[pp] ==
+                result.layout.pipelineRanks.front();
+    }
     std::sort(axes.begin(), axes.end());
-    Tensor part = engine.result(r);
     double sum = 0;
-    for (int64_t i = 0, e = part.numElements(); i < e; ++i)
-      sum += part.at(i) * part.at(i);
+    if (counted) {
+      Tensor part = engine.result(r);
+      for (int64_t i = 0, e = part.numElements(); i < e; ++i)
+        sum += part.at(i) * part.at(i);
+    }
     sums[axes] += sum;
   }
   double total = 0;
@@ -179,10 +190,11 @@ double gradientNorm(const StepSignature &signature, const StepEngine &engine,
 /// order: gradients, updates, outputs) holding a NaN or an infinity,
 /// described; "" if none does.
 std::string firstNonFinite(const StepSignature &signature,
-                           const StepEngine &engine) {
+                           const StepEngine &engine, int64_t rank) {
   for (size_t r = 0; r < signature.results.size(); ++r) {
     const StepResult &result = signature.results[r];
-    if (!isFloatDType(result.dtype) || result.role == ResultRole::Loss)
+    if (!isFloatDType(result.dtype) || result.role == ResultRole::Loss ||
+        !signature.heldBy(result.layout, rank))
       continue;
     Tensor value = engine.result(r);
     for (int64_t i = 0, e = value.numElements(); i < e; ++i) {
@@ -455,6 +467,8 @@ TrainingRun::resumedArguments(std::vector<std::optional<Tensor>> start,
   for (size_t i = 0; i < parts.size(); ++i) {
     const StepArgument &arg = signature.arguments[i];
     std::string error;
+    if (!signature.heldBy(arg.layout, rank))
+      continue; // (a pipelined step's parameter of another pp rank)
     if (parts[i])
       ready[i] = std::move(*parts[i]);
     else if (start[i] && arg.role != ArgumentRole::Parameter)
@@ -547,7 +561,7 @@ std::optional<int> TrainingRun::train() {
 int TrainingRun::stopOnNonFinite(int64_t step, double loss) {
   // Every rank holds the same loss, so all stop here together; the first
   // rank holding a non-finite result says which.
-  std::string mine = firstNonFinite(signature, engine);
+  std::string mine = firstNonFinite(signature, engine, comm ? comm->rank() : 0);
   std::vector<double> found = comm ? comm->everyRank({mine.empty() ? 0.0 : 1.0})
                                    : std::vector<double>{1.0};
   size_t at = std::find(found.begin(), found.end(), 1.0) - found.begin();
@@ -656,8 +670,10 @@ bool TrainingRun::evaluate(int64_t after) {
       return false;
     sum += engine.result(signature.loss).at(0);
     for (size_t i = 0; i < kept.size(); ++i)
-      if (std::string error = engine.setArgument(i, kept[i]); !error.empty())
-        return fail(error);
+      if (signature.heldBy(signature.arguments[i].layout,
+                           comm ? comm->rank() : 0))
+        if (std::string error = engine.setArgument(i, kept[i]); !error.empty())
+          return fail(error);
   }
   double loss = sum / options.evalBatches;
   asideSeconds += secondsSince(evalStart);

@@ -68,6 +68,15 @@
 // RUN: %python -c "import json, sys; r = json.load(open(sys.argv[1])); print('pp rank', r['pp_rank'], 'of', len(r['pp_ranks']), 'peak', r['memory_bytes_per_rank']['activation_peak'] == max(x['activation_peak'] for x in r['pp_ranks']))" %t/pp4/report.json | FileCheck %s --check-prefix=PPRANKS
 // PPRANKS: pp rank {{[0-3]}} of 4 peak True
 // RUN: %python %S/../Utils/compare_training.py %t/pp4-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
+// Each pp rank holds the parameters its stages read, with their gradients
+// and AdamW state (dtc.pp_ranks; every rank its own step counter, 8 B): over
+// the four ranks they add up to one device's (this model ties no weights).
+// RUN: FileCheck %s --check-prefix=HELD < %t/pp4/train_step.mlir
+// HELD: dtc.param = "wte.weight", dtc.pp_ranks = array<i64: 0>
+// HELD: dtc.param = "head.weight", dtc.pp_ranks = array<i64: 3>
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/one --lr 0.01 --weight-decay 0.01 2> /dev/null
+// RUN: %python -c "import json, sys; one = json.load(open(sys.argv[1]))['memory_bytes_per_rank']; pp = json.load(open(sys.argv[2]))['pp_ranks']; print(*[(k, [x[k] for x in pp], sum(x[k] for x in pp) - (len(pp) - 1) * 8 * (k == 'optimizer_state') == one[k]) for k in ('parameters', 'gradients', 'optimizer_state')])" %t/one/report.json %t/pp4/report.json | FileCheck %s --check-prefix=SPLITSTATE
+// SPLITSTATE: ('parameters', [{{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}], True) ('gradients', [{{.*}}], True) ('optimizer_state', [{{.*}}], True)
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/pp3 --lr 0.01 --weight-decay 0.01 --mesh pp=3 --microbatches 2 --pipeline-schedule gpipe
 // RUN: %mpirun -np 3 dtc-run %t/pp3 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/pp3-dump
 // RUN: %python %S/../Utils/compare_training.py %t/pp3-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
@@ -117,6 +126,38 @@
 // VERIFY4: per-rank program on 4 simulated ranks (pp=4), 4 microbatches
 // CHECK-NOT: FAIL
 // CHECK: 0 failed
+//
+// Checkpoints: each rank writes what it holds (the ranks share only the
+// step counter's file); resuming on the same mesh continues bit for bit,
+// and a checkpoint moves between one device, pp=2 and pp=4:
+// RUN: %python -c "import numpy as n; n.save('%t/tokens.npy', (n.arange(3001) * 5 % 64).astype(n.uint16))"
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/ck-one --lr 0.01 --eps 1e-3 2> /dev/null
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/ck-pp2 --lr 0.01 --eps 1e-3 --mesh pp=2 --microbatches 2 2> /dev/null
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/ck-pp4 --lr 0.01 --eps 1e-3 --mesh pp=4 --microbatches 4 2> /dev/null
+// RUN: dtc-run %t/ck-one --data %t/tokens.npy --steps 6 --dump %t/ck-one-full > /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/ck-pp2 --data %t/tokens.npy --steps 6 --dump %t/ck-pp2-full > /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/ck-pp2 --data %t/tokens.npy --steps 3 --save %t/ck-pp2-ckpt > /dev/null
+// RUN: %python -c "import os, sys; a, b = (set(os.listdir(d)) for d in sys.argv[1:]); print('files', len(a), len(b), 'shared', len(a & b))" %t/ck-pp2-ckpt/step-00000003/rank-0 %t/ck-pp2-ckpt/step-00000003/rank-1 | FileCheck %s --check-prefix=CKFILES
+// CKFILES: files 25 28 shared 1
+// RUN: %mpirun -np 2 dtc-run %t/ck-pp2 --data %t/tokens.npy --steps 6 --resume %t/ck-pp2-ckpt --dump %t/ck-pp2-resumed > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/ck-pp2-full %t/ck-pp2-resumed --from 3 --exact | FileCheck %s
+// RUN: dtc-run %t/ck-one --data %t/tokens.npy --steps 6 --resume %t/ck-pp2-ckpt --dump %t/ck-pp2-to-one > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/ck-one-full %t/ck-pp2-to-one --from 3 --rtol 1e-4 | FileCheck %s
+// RUN: %mpirun -np 4 dtc-run %t/ck-pp4 --data %t/tokens.npy --steps 6 --resume %t/ck-pp2-ckpt --dump %t/ck-pp2-to-pp4 > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/ck-one-full %t/ck-pp2-to-pp4 --from 3 --rtol 1e-4 | FileCheck %s
+// RUN: dtc-run %t/ck-one --data %t/tokens.npy --steps 3 --save %t/ck-one-ckpt > /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/ck-pp2 --data %t/tokens.npy --steps 6 --resume %t/ck-one-ckpt --dump %t/ck-one-to-pp2 > /dev/null
+// RUN: %python %S/../Utils/compare_resumed.py %t/ck-one-full %t/ck-one-to-pp2 --from 3 --rtol 1e-4 | FileCheck %s
+// Evaluation, the gradient norm of --metrics (summed over the pp ranks,
+// each parameter once) and the exported parameters (each from a rank that
+// holds it) are one device's:
+// RUN: %mpirun -np 2 dtc-run %t/ck-pp2 --data %t/tokens.npy --eval-data %t/tokens.npy --eval-every 3 --steps 3 --metrics %t/ck-pp2.jsonl --export-checkpoint %t/ck-pp2-export > %t/ck-pp2-eval.txt
+// RUN: dtc-run %t/ck-one --data %t/tokens.npy --eval-data %t/tokens.npy --eval-every 3 --steps 3 --metrics %t/ck-one.jsonl --export-checkpoint %t/ck-one-export > %t/ck-one-eval.txt
+// RUN: cat %t/ck-pp2-eval.txt %t/ck-one-eval.txt | FileCheck %s --check-prefix=EVAL
+// EVAL: eval after step 3: loss [[EVALLOSS:[0-9.]+]]
+// EVAL: eval after step 3: loss [[EVALLOSS]]
+// RUN: %python -c "import json, os, sys, numpy as n; a, b, ma, mb = sys.argv[1:]; norm = lambda m: json.loads(open(m).readlines()[-1])['grad_norm']; print('exported', sorted(os.listdir(a)) == sorted(os.listdir(b)) and all(n.allclose(n.load(a + '/' + f), n.load(b + '/' + f), rtol=1e-4, atol=1e-6) for f in os.listdir(b)), 'grad norm', abs(norm(ma) / norm(mb) - 1) < 1e-5)" %t/ck-pp2-export %t/ck-one-export %t/ck-pp2.jsonl %t/ck-one.jsonl | FileCheck %s --check-prefix=EXPORTED
+// EXPORTED: exported True grad norm True
 //
 // Errors:
 // RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --microbatches 3 --pipeline-schedule interleaved --virtual-stages 2 2>&1 | FileCheck %s --check-prefix=GROUPS

@@ -3,7 +3,8 @@
 (the flags the planner printed) and compares the planner's memory per rank
 with report.json: parameters, gradients, master weights and optimizer state
 must be equal to the byte; the estimated activations within --tolerance of
-the compiled activation peak; and, for a configuration without tp or
+the compiled activation peak (with pp, of the pp rank the planner
+reports: report.json's pp_ranks); and, for a configuration without tp or
 recomputation (whose collectives the planner counts as estimates), the bus
 bytes over dp equal to the compiled collectives' over dp.
 
@@ -37,14 +38,17 @@ def main():
         out = f"{args.out}/{i}"
         command = [*compiler, args.model, "--shapes-only", *plan["flags"].split(), "-o", out]
         subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
-        report = json.load(open(out + "/report.json"))["memory_bytes_per_rank"]
+        compiled = json.load(open(out + "/report.json"))
+        report = compiled["memory_bytes_per_rank"]
+        if plan["pp"] > 1:  # the planner's figures are those of its pp rank
+            report = next(r for r in compiled["pp_ranks"] if r["pp_rank"] == plan["pp_rank"])
         mine = plan["memory_bytes_per_rank"]
         state = [k for k in STATE if mine[k] != report[k]]
         estimate, peak = mine["activations_estimated"], report["activation_peak"]
         error = abs(estimate - peak) / peak
         ok = not state and error <= args.tolerance
         communication = ""
-        if plan["tp"] == 1 and plan["remat"] == "none":
+        if plan["tp"] == 1 and plan["remat"] == "none" and plan["pp"] == 1:
             compiled = sum(c["bus_bytes"] for c in json.load(open(out + "/report.json"))
                            ["collectives_per_step"] if c["axes"] == ["dp"])
             planned = plan["bus_bytes_per_step"]["dp"]

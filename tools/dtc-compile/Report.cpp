@@ -138,9 +138,9 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
     StepCost cost;
     StepTime time;
   };
-  auto figuresOf = [&](Schedule order) {
+  auto figuresOf = [&](Schedule order, int64_t pipelineCoordinate) {
     RankFigures figures{{},
-                        analyzeMemory(step, order),
+                        analyzeMemory(step, order, pipelineCoordinate),
                         planArena(order, intermediates),
                         sumCosts(order, phases),
                         estimateStepTime(order, phases, device)};
@@ -154,10 +154,14 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
     std::vector<Schedule> orders = pipelineRankOrders(step);
     for (int64_t coordinate = 0, e = orders.size(); coordinate < e;
          ++coordinate) {
-      RankFigures mine = figuresOf(std::move(orders[coordinate]));
+      RankFigures mine = figuresOf(std::move(orders[coordinate]), coordinate);
       peakPerPipelineRank.push_back(mine.memory.activationPeak);
       perPipelineRank.push_back(
           llvm::json::Object{{"pp_rank", coordinate},
+                             {"parameters", mine.memory.parameters},
+                             {"gradients", mine.memory.gradients},
+                             {"master_weights", mine.memory.masterWeights},
+                             {"optimizer_state", mine.memory.optimizerState},
                              {"activation_peak", mine.memory.activationPeak},
                              {"arena", mine.arena.size},
                              {"flops", mine.cost.total.flops()},
@@ -168,7 +172,7 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
       }
     }
   } else {
-    rank = figuresOf(programOrder(step.getBody().front()));
+    rank = figuresOf(programOrder(step.getBody().front()), -1);
   }
   const Schedule &order = rank.order;
   const StepMemory &memory = rank.memory;

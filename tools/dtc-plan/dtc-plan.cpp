@@ -13,6 +13,7 @@
 
 #include "dtc/Analysis/Collectives.h"
 #include "dtc/Analysis/Memory.h"
+#include "dtc/Analysis/PipelineRanks.h"
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
 #include "dtc/Planner/Planner.h"
@@ -226,11 +227,6 @@ static bool compileAndCompare(MLIRContext &context,
                               const ONNXImportOptions &importOptions,
                               Precision precision, const PlanEstimate &e) {
   const PlanConfig &c = e.config;
-  if (c.pp > 1) {
-    llvm::outs() << "    compiled: not compared: dtc-compile's pipeline ranks "
-                    "still hold every stage's parameters (issue #15)\n";
-    return true;
-  }
   OwningOpRef<ModuleOp> module =
       importONNXModel(&context, modelPath, importOptions);
   if (!module)
@@ -241,6 +237,15 @@ static bool compileAndCompare(MLIRContext &context,
   options.sequenceParallel = c.tp > 1;
   options.zero = c.zero;
   options.gradAccum = c.microbatches;
+  if (c.pp > 1) {
+    options.microbatches = c.microbatches;
+    options.pipelineSchedule = c.schedule;
+    options.virtualStages = c.virtualStages;
+    std::string split;
+    for (auto [i, n] : llvm::enumerate(c.split))
+      split += (i ? "," : "") + std::to_string(n);
+    options.pipelineSplit = split;
+  }
   options.remat = c.recompute >= 1 ? "full"
                   : c.recompute > 0
                       ? "budget=" + std::to_string(c.rematBudgetBytes)
@@ -250,7 +255,11 @@ static bool compileAndCompare(MLIRContext &context,
   if (failed(pm.run(*module)))
     return false;
   func::FuncOp step = *module->getOps<func::FuncOp>().begin();
-  StepMemory compiled = analyzeMemory(step);
+  // (Pipelined: the figures of the pp rank the planner reports.)
+  StepMemory compiled =
+      c.pp > 1
+          ? analyzeMemory(step, pipelineRankOrders(step)[e.ppRank], e.ppRank)
+          : analyzeMemory(step);
   const PlanMemory &m = e.memory;
   auto same = [](int64_t a, int64_t b) { return a == b ? "equal" : "DIFFER"; };
   llvm::outs() << llvm::formatv(
@@ -266,7 +275,7 @@ static bool compileAndCompare(MLIRContext &context,
           ? 100.0 * (m.activations - compiled.activationPeak) /
                 compiled.activationPeak
           : 0.0);
-  if (c.tp == 1 && c.recompute == 0) {
+  if (c.tp == 1 && c.recompute == 0 && c.pp == 1) {
     double dp = 0;
     for (const CollectiveCall &call : analyzeCollectives(step).calls)
       if (call.axes == std::vector<std::string>{"dp"})

@@ -258,6 +258,55 @@ TEST(StepBinding, CutsFeedsBackAndGathersOnAMesh) {
   }
 }
 
+TEST(StepBinding, PipelineRanksHoldTheirOwn) {
+  // pp=2 x tp=2: a parameter split over tp and held at pp coordinate 1
+  // (its state and update with it), one held by both coordinates.
+  StepSignature sig;
+  sig.function = "train_step";
+  sig.mesh = {{"pp", "tp"}, {2, 2}};
+  TensorLayout late{{{"tp"}}, {}, {1}};
+  sig.arguments = {
+      argument(ArgumentRole::Parameter, "late", DType::F32, {2}, late, 1),
+      state(StepStateKind::ExpAvg, "late", DType::F32, {2}, late, 2),
+      argument(ArgumentRole::Parameter, "shared", DType::F32, {3})};
+  sig.results = {
+      result(ResultRole::Loss, "loss", DType::F32, {}),
+      result(ResultRole::Update, "late", DType::F32, {2}, late, 0),
+      result(ResultRole::Update, "exp_avg/late", DType::F32, {2}, late, 1)};
+  ASSERT_EQ(sig.check(), "");
+  std::vector<std::optional<Tensor>> start(3);
+  start[0] = floats(DType::F32, {4}, 1);
+  start[2] = floats(DType::F32, {3}, 10);
+  std::vector<RankView> views(4);
+  runSimulatedRanks(sig.mesh, [&](Communicator &comm) {
+    RankView &view = views[comm.rank()];
+    StepBinding binding(sig, &comm);
+    std::vector<Tensor> args;
+    view.bindError = binding.bind(start, args);
+    if (!view.bindError.empty())
+      return;
+    view.parts = args;
+    for (size_t i = 0; i < args.size(); ++i)
+      view.wholeBefore.push_back(binding.wholeArgument(i, args[i]));
+  });
+  for (int64_t rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    const RankView &view = views[rank];
+    ASSERT_EQ(view.bindError, "");
+    bool holds = rank / 2 == 1;
+    EXPECT_EQ(sig.heldBy(late, rank), holds);
+    // Only pp coordinate 1 binds the parameter and its state...
+    EXPECT_EQ(view.parts[0].numElements() == 2, holds);
+    EXPECT_EQ(view.parts[1].numElements() == 2, holds);
+    if (holds)
+      EXPECT_TENSOR_EQ(view.parts[0], chunkOf(*start[0], 0, 2, rank % 2));
+    // ... and every rank gathers it whole from there.
+    EXPECT_TENSOR_EQ(view.wholeBefore[0], *start[0]);
+    EXPECT_TENSOR_EQ(view.wholeBefore[1], Tensor(DType::F32, {4}));
+    EXPECT_TENSOR_EQ(view.parts[2], *start[2]);
+  }
+}
+
 TEST(StepBinding, PadsAndStripsOnOneDevice) {
   StepSignature sig;
   sig.function = "step";
@@ -459,6 +508,7 @@ TEST(StepSignature, TextFormRoundTrips) {
   sig.results.push_back(result(ResultRole::Gradient, "w 0=a%b", DType::F32, {3},
                                TensorLayout{{{}, {"tp"}}, {}}, std::nullopt));
   sig.results.back().shape = {3, 2};
+  sig.results.back().layout.pipelineRanks = {0, 1};
   sig.growthInterval = 2000;
   ASSERT_EQ(sig.check(), "");
   StepSignature back;

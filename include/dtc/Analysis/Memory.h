@@ -38,9 +38,12 @@ struct StepMemory {
 
 /// `step`'s memory per rank, its intermediates run in program order.
 StepMemory analyzeMemory(func::FuncOp step);
-/// The same, its intermediates run in `schedule`.
-StepMemory analyzeMemory(func::FuncOp step,
-                         llvm::ArrayRef<ScheduledOp> schedule);
+/// The same, its intermediates run in `schedule`: those of the ranks at
+/// `pipelineCoordinate` along a pipelined step's pp axis, which hold only
+/// the parameters their stages read, with their gradients and state (-1:
+/// every argument and result).
+StepMemory analyzeMemory(func::FuncOp step, ArrayRef<ScheduledOp> schedule,
+                         int64_t pipelineCoordinate = -1);
 
 /// A size as --memory-limit reads it: "80GB" (10^9), "512MiB" (2^20),
 /// "1e6" (bytes), in bytes; -1 if malformed.

@@ -37,10 +37,22 @@ std::optional<PipelineInfo> getPipelineInfo(func::FuncOp step);
 /// pipeline stages.
 int64_t getPipelineRanks(func::FuncOp step);
 
+/// Per argument and per result of a pipelined step, the pp coordinates
+/// that hold it: a parameter's `dtc.pp_ranks`, its state's, gradient's and
+/// update's the same (TrainingStep). Empty: every one.
+struct PipelineHolders {
+  std::vector<SmallVector<int64_t>> arguments, results;
+
+  bool holdsArgument(unsigned index, int64_t coordinate) const;
+  bool holdsResult(unsigned index, int64_t coordinate) const;
+};
+PipelineHolders getPipelineHolders(func::FuncOp step);
+
 /// What the ranks at each coordinate along a pipelined step's pp axis run,
 /// in program order: the ops of their stages, the ops of no stage whose
-/// operands they hold, and the broadcasts over pp they send or receive
-/// (every one without dtc.receivers). The reference executor's rule.
+/// operands they hold (arguments as getPipelineHolders says), and the
+/// broadcasts over pp they send or receive (every one without
+/// dtc.receivers). The reference executor's rule.
 std::vector<Schedule> pipelineRankOrders(func::FuncOp step);
 
 } // namespace mlir::dtc

@@ -36,6 +36,11 @@ struct PlannedParameter {
   /// Its transformer layer, or kBeforeLayers (the embedding: the first
   /// pipeline stage) or kAfterLayers (the final norm, the head: the last).
   int64_t layer = 0;
+  /// The other layers (or kBeforeLayers, kAfterLayers) whose forward reads
+  /// it too: an embedding the head reads (tied), rotary tables or a mask
+  /// every layer reads. Their pipeline stages hold it as well, as
+  /// Megatron-LM and dtc's pipelines do.
+  std::vector<int64_t> alsoReadBy;
   /// Whether the backward reads it (a matmul's weight, a norm's scale; not
   /// an embedding table or a bias): ZeRO-3 gathers those again for it.
   bool readByBackward = false;

@@ -7,7 +7,9 @@
 // compiler padded, start optimizer state at zero, feed each step's updates
 // back as the next step's arguments, and gather whole tensors (padding
 // stripped, a parameter kept in bf16 as its f32 master copy) for dumps and
-// checkpoints. It reads only the step's StepSignature and talks to the
+// checkpoints. In a pipelined step a rank binds only the parameters its
+// stages read, with their state: the others are empty tensors it never
+// passes on. It reads only the step's StepSignature and talks to the
 // other ranks through the Communicator interface.
 //
 //===----------------------------------------------------------------------===//
@@ -51,8 +53,8 @@ public:
   std::string partOf(size_t index, const Tensor &whole, Tensor &part) const;
 
   /// The whole value of argument or result `index` from this rank's
-  /// `part`, padding stripped. Collective: every rank calls it, in the
-  /// same order.
+  /// `part` (ignored where this rank does not hold it), padding stripped.
+  /// Collective: every rank calls it, in the same order.
   Tensor wholeArgument(size_t index, const Tensor &part) const;
   Tensor wholeResult(size_t index, const Tensor &part) const;
   /// The whole value of parameter `index` among a step's `arguments`: its
@@ -62,7 +64,10 @@ public:
 
 private:
   int64_t groupSize(const std::string &axis) const;
-  Tensor gather(const Tensor &part, const TensorLayout &layout,
+  /// Whether this rank holds a tensor laid out as `layout`.
+  bool holds(const TensorLayout &layout) const;
+  Tensor gather(const Tensor &part, DType dtype, const Shape &shape,
+                const TensorLayout &layout,
                 std::optional<int64_t> unpaddedRows) const;
 
   const StepSignature &signature;

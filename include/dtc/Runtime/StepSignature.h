@@ -29,6 +29,9 @@ inline constexpr char kLearningRateOutputName[] = "learning_rate";
 /// experts] (dtc-expert-load).
 inline constexpr char kExpertTokensOutputName[] = "expert_tokens";
 
+/// The mesh axis of a pipelined step's stages.
+inline constexpr char kPipelineAxisName[] = "pp";
+
 /// The version of the step ABI this build writes and reads. Bump it with
 /// any change a runner of the old version would misread (docs/StepABI.md).
 inline constexpr int64_t kStepABIVersion = 1;
@@ -55,13 +58,18 @@ const char *stepStateKindName(StepStateKind kind);
 /// How a tensor is laid out over the mesh (a #dtc.sharding): per dimension
 /// the axes it is split over, in split order, and the dimension's blocks
 /// (chunk r of each block; empty: one each). No dimension split: every
-/// rank holds all of it.
+/// rank holds all of it. In a pipelined step, the coordinates along its
+/// pp axis whose ranks hold it (those whose stages read a parameter; its
+/// state, gradient and update go with it); empty: every one.
 struct TensorLayout {
   std::vector<std::vector<std::string>> dims;
   std::vector<int64_t> blocks;
+  std::vector<int64_t> pipelineRanks;
 
   bool isSplit() const;
   int64_t blocksOf(size_t dim) const;
+  /// Whether the ranks at pp coordinate `coordinate` hold it.
+  bool heldAt(int64_t coordinate) const;
 };
 
 enum class ArgumentRole : uint8_t { Input, Parameter, State };
@@ -131,6 +139,9 @@ struct StepSignature {
                                       const std::string &parameter) const;
   /// The model output named `name`, if the step returns it.
   std::optional<size_t> outputResult(const std::string &name) const;
+  /// Whether `rank` of the step's mesh holds a tensor laid out as
+  /// `layout` (in a pipelined step, a parameter's pp coordinates hold it).
+  bool heldBy(const TensorLayout &layout, int64_t rank) const;
   /// The token ids: the first integer input, if any.
   std::optional<size_t> tokenInput() const;
   /// "" when the description is consistent (the ABI version this build

@@ -6,14 +6,17 @@
 // stage of the forward op it differentiates (it carries that op's
 // location), and never a stage above a backward value it reads, so
 // gradients only flow down. What reads no batch value (parameters' casts,
-// constants) belongs to every stage. The program is then unrolled over the
-// microbatches, as gradient accumulation does, and its ops are ordered as the
-// schedule runs the fragments (stage, microbatch, forward / backward / input
-// and weight gradient) when every fragment takes unit time: each rank's ops
-// come in its action list's order. A value read on another rank is broadcast
-// over pp after the fragment that made it, and so are the step's results: the
-// gradients, the loss and the outputs then exist on every rank, and the
-// optimizer after this pass runs on each as it would without stages.
+// constants) belongs to no stage: it runs where what it reads is held. A
+// parameter is held by the ranks whose stages read it (dtc.pp_ranks). The
+// program is then unrolled over the microbatches, as gradient accumulation
+// does, and its ops are ordered as the schedule runs the fragments (stage,
+// microbatch, forward / backward / input and weight gradient) when every
+// fragment takes unit time: each rank's ops come in its action list's
+// order. A value read on another rank is broadcast over pp after the
+// fragment that made it: an activation to the stages that read it, a
+// gradient to the other ranks holding its parameter, the loss and the
+// outputs to every rank. The optimizer after this pass updates each
+// parameter where it is held.
 //
 //===----------------------------------------------------------------------===//
 
@@ -364,35 +367,44 @@ public:
     if (schedule.splitsBackward())
       splitWeightGradients(fragments);
 
+    // Each parameter on the ranks whose stages read it; its gradient (a
+    // result) goes to them alone.
+    std::vector<std::set<int64_t>> resultRanks = holdParameters(ops);
+
     // Broadcasts for the values read on another rank (or by every rank).
     llvm::DenseMap<Operation *, SmallVector<Operation *>> broadcastsAfter;
     for (Operation *op : ops) {
       if (getStage(op) == kEveryStage)
         continue;
+      int64_t root = schedule.getRank(getStage(op));
       for (Value result : op->getResults()) {
-        SmallVector<OpOperand *> remote;
-        for (OpOperand &use : result.getUses())
-          if (isRemote(op, use.getOwner()))
-            remote.push_back(&use);
+        // Per use elsewhere, the ranks that read it (none: every rank).
+        SmallVector<std::pair<OpOperand *, std::set<int64_t>>> remote;
+        for (OpOperand &use : result.getUses()) {
+          Operation *user = use.getOwner();
+          std::set<int64_t> readers;
+          if (isa<func::ReturnOp>(user))
+            readers = resultRanks[use.getOperandNumber()];
+          else if (getStage(user) != kEveryStage)
+            readers.insert(schedule.getRank(getStage(user)));
+          if (readers.empty() || readers != std::set<int64_t>{root})
+            remote.emplace_back(&use, std::move(readers));
+        }
         if (remote.empty())
           continue;
         b.setInsertionPointAfter(op);
-        int64_t root = schedule.getRank(getStage(op));
         auto broadcast = CollectiveBroadcastOp::create(
             b, op->getLoc(), result, mesh, b.getStrArrayAttr({"pp"}),
             b.getI64IntegerAttr(root),
             b.getStringAttr("pipeline: stage " + std::to_string(getStage(op)) +
                             "'s value"));
-        // Point to point where only some other ranks' stages read it (not
-        // a result, not what every rank runs).
+        // Point to point where only some other ranks read it (not what
+        // every rank runs or holds).
         std::set<int64_t> receivers;
         bool everyRank = false;
-        for (OpOperand *use : remote) {
-          int64_t stage = getStage(use->getOwner());
-          everyRank |=
-              stage == kEveryStage || isa<func::ReturnOp>(use->getOwner());
-          if (!everyRank)
-            receivers.insert(schedule.getRank(stage));
+        for (auto &[use, readers] : remote) {
+          everyRank |= readers.empty();
+          receivers.insert(readers.begin(), readers.end());
         }
         receivers.erase(root);
         if (!everyRank &&
@@ -400,7 +412,7 @@ public:
           broadcast->setAttr(kReceiversAttrName,
                              b.getDenseI64ArrayAttr(SmallVector<int64_t>(
                                  receivers.begin(), receivers.end())));
-        for (OpOperand *use : remote)
+        for (auto &[use, readers] : remote)
           use->set(broadcast);
         broadcastsAfter[op].push_back(broadcast);
       }
@@ -524,11 +536,47 @@ private:
     return text + ")";
   }
 
-  /// Whether `user` runs on a rank that does not hold what `op` computes.
-  bool isRemote(Operation *op, Operation *user) const {
-    int64_t to = getStage(user);
-    return to == kEveryStage || isa<func::ReturnOp>(user) ||
-           schedule.getRank(to) != schedule.getRank(getStage(op));
+  /// Gives each parameter the pp coordinates whose stages read it
+  /// (through ops of no stage: a transpose, a cast), as `dtc.pp_ranks`
+  /// where not every one, and returns per result of the step the
+  /// coordinates that hold it: a gradient its parameter's, the rest every
+  /// one (empty).
+  std::vector<std::set<int64_t>> holdParameters(ArrayRef<Operation *> ops) {
+    // Per op of no stage, the coordinates that read what it computes.
+    llvm::DenseMap<Operation *, std::set<int64_t>> readersOf;
+    auto readers = [&](Value value) {
+      std::set<int64_t> ranks;
+      for (Operation *user : value.getUsers()) {
+        if (getStage(user) != kEveryStage)
+          ranks.insert(schedule.getRank(getStage(user)));
+        else if (auto it = readersOf.find(user); it != readersOf.end())
+          ranks.insert(it->second.begin(), it->second.end());
+      }
+      return ranks;
+    };
+    for (Operation *op : llvm::reverse(ops))
+      if (getStage(op) == kEveryStage)
+        for (Value result : op->getResults())
+          for (int64_t rank : readers(result))
+            readersOf[op].insert(rank);
+    llvm::StringMap<std::set<int64_t>> held;
+    for (BlockArgument arg : func.getArguments()) {
+      auto name =
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttrName);
+      std::set<int64_t> ranks = readers(arg);
+      if (!name || ranks.empty() ||
+          static_cast<int64_t>(ranks.size()) == schedule.ranks)
+        continue;
+      func.setArgAttr(arg.getArgNumber(), kPipelineRanksAttrName,
+                      b.getDenseI64ArrayAttr(
+                          SmallVector<int64_t>(ranks.begin(), ranks.end())));
+      held[name.getValue()] = std::move(ranks);
+    }
+    std::vector<std::set<int64_t>> resultRanks(func.getNumResults());
+    for (unsigned r = 0, e = func.getNumResults(); r < e; ++r)
+      if (auto grad = func.getResultAttrOfType<StringAttr>(r, kGradAttrName))
+        resultRanks[r] = held.lookup(grad.getValue());
+    return resultRanks;
   }
 
   /// Splits each backward fragment into its input gradient (what another

@@ -10,7 +10,9 @@
 #include "dtc/Transforms/Training/Passes.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
+#include "dtc/Dialect/DTC/IR/PipelineStages.h"
 #include "dtc/Dialect/DTC/IR/SignatureEditor.h"
+#include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "dtc/Runtime/StepSignature.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -59,10 +61,12 @@ public:
 
   /// Makes whole the scalar sums `parts[i]` over this rank's part of the
   /// gradient of `params[i]`: those of parameters split over some mesh axes
-  /// are all-reduced over them, packed into one collective per set of axes.
+  /// are all-reduced over them, packed into one collective per set of axes
+  /// (and, in a pipelined step, per set of pp coordinates holding them).
   void wholeSums(MutableArrayRef<Value> parts, ArrayRef<BlockArgument> params,
                  StringRef what) {
-    llvm::MapVector<Attribute, SmallVector<unsigned>> byAxes;
+    llvm::MapVector<std::pair<Attribute, Attribute>, SmallVector<unsigned>>
+        byAxes;
     FlatSymbolRefAttr mesh;
     for (auto [i, param] : llvm::enumerate(params)) {
       auto func = cast<func::FuncOp>(param.getOwner()->getParentOp());
@@ -77,9 +81,12 @@ public:
       if (axes.empty())
         continue;
       mesh = sharding.getMesh();
-      byAxes[b.getArrayAttr(axes)].push_back(i);
+      byAxes[{b.getArrayAttr(axes),
+              func.getArgAttr(param.getArgNumber(), kPipelineRanksAttrName)}]
+          .push_back(i);
     }
-    for (auto &[axes, members] : byAxes) {
+    for (auto &[key, members] : byAxes) {
+      Attribute axes = key.first;
       SmallVector<Value> packed;
       for (unsigned i : members)
         packed.push_back(parts[i]);
@@ -92,6 +99,58 @@ public:
       for (auto [i, sum] : llvm::zip(members, sums))
         parts[i] = sum;
     }
+  }
+
+  /// The sum of `terms`, one per parameter of `params` (made whole by
+  /// wholeSums), on every rank. Under pipeline stages that hold their own
+  /// parameters (dtc.pp_ranks), a term exists only where its parameter is
+  /// held: each pp coordinate adds those of the parameters it holds first
+  /// (a parameter every rank holds: coordinate 0) and broadcasts its sum to the
+  /// others, as Megatron-LM all-reduces over pp.
+  Value sumOverParameters(ArrayRef<Value> terms,
+                          ArrayRef<BlockArgument> params) {
+    auto plus = [&](Value total, Value term) {
+      return total ? add(total, term) : term;
+    };
+    auto func = params.empty()
+                    ? func::FuncOp()
+                    : cast<func::FuncOp>(params[0].getOwner()->getParentOp());
+    auto pipeline =
+        func ? func->getAttrOfType<DictionaryAttr>(kPipelineAttrName) : nullptr;
+    auto stageRanks =
+        pipeline ? pipeline.getAs<DenseI64ArrayAttr>("stage_ranks") : nullptr;
+    auto firstHolder = [&](BlockArgument param) -> int64_t {
+      auto ranks = func.getArgAttrOfType<DenseI64ArrayAttr>(
+          param.getArgNumber(), kPipelineRanksAttrName);
+      return ranks && !ranks.empty() ? ranks[0] : 0;
+    };
+    if (!stageRanks || llvm::none_of(params, [&](BlockArgument param) {
+          return func.getArgAttr(param.getArgNumber(), kPipelineRanksAttrName);
+        })) {
+      Value total;
+      for (Value term : terms)
+        total = plus(total, term);
+      return total;
+    }
+    int64_t ranks = *llvm::max_element(stageRanks.asArrayRef()) + 1;
+    Value total;
+    for (int64_t coordinate = 0; coordinate < ranks; ++coordinate) {
+      Value partial;
+      for (auto [term, param] : llvm::zip(terms, params))
+        if (firstHolder(param) == coordinate)
+          partial = plus(partial, term);
+      if (!partial)
+        continue;
+      Value sum = CollectiveBroadcastOp::create(
+          b, loc, partial, getStepAttr(func).getMesh(),
+          b.getStrArrayAttr({kPipelineAxisName}),
+          b.getI64IntegerAttr(coordinate),
+          b.getStringAttr("optimizer: pp coordinate " +
+                          std::to_string(coordinate) +
+                          "'s sum over the parameters it holds"));
+      total = plus(total, sum);
+    }
+    return total;
   }
 };
 
@@ -198,13 +257,12 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
       for (BlockArgument param : params)
         sums.push_back(u.sumOfSquares(applied[parameterName(param)]));
       u.wholeSums(sums, params, "sums of squares for --clip-grad-norm");
-      Value total;
+      SmallVector<Value> squares;
       for (Value sum : sums) {
         Value norm = u.sqrt(sum);
-        Value squared = u.mul(norm, norm);
-        total = total ? u.add(total, squared) : squared;
+        squares.push_back(u.mul(norm, norm));
       }
-      Value norm = u.sqrt(total);
+      Value norm = u.sqrt(u.sumOverParameters(squares, params));
       Value coef = u.div(u.like(u.f64(clipGradNorm), norm),
                          u.add(norm, u.like(u.f64(1e-6), norm)));
       coef = u.min(coef, u.like(u.f64(1.0), coef));
@@ -353,9 +411,7 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
     }
     // Every rank must skip the step if any rank's part overflowed.
     u.wholeSums(counts, countParams, "counts of non-finite values");
-    Value nonFinite;
-    for (Value count : counts)
-      nonFinite = nonFinite ? u.add(nonFinite, count) : count;
+    Value nonFinite = u.sumOverParameters(counts, countParams);
     if (!nonFinite)
       nonFinite = u.like(u.f64(0), scale);
     return CompareOp::create(b, u.loc, ComparisonPredicate::GT, nonFinite,

@@ -387,16 +387,20 @@ def PipelineParallel : Pass<"dtc-pipeline-parallel", "mlir::ModuleOp"> {
     `split` gives each stage; each backward op joins the stage of the forward op it
     differentiates (by location), never above a backward value it reads
     (what reads forward values alone goes to the last stage it reads);
-    ops that read no batch value run on every rank. The program is unrolled
+    ops that read no batch value run where what they read is held. The program is unrolled
     over the microbatches (as gradient accumulation unrolls it) and its ops
     are ordered as the schedule (`schedule`: gpipe, 1f1b, interleaved,
     zb-h1, zbv) runs the fragments on unit costs; the zero-bubble schedules
     split a backward fragment into its input gradient (what a lower stage
     reads) and its weight gradients. Ops carry `dtc.stage`,
     `dtc.microbatch` and `dtc.fragment`; the step carries `dtc.pipeline` (the stage-to-rank
-    map). A value read on another pp rank is broadcast over pp after the op
-    that makes it, and so are the step's results, so the optimizer runs on
-    every rank. This first cut keeps every parameter on every pp rank.
+    map). Each parameter is held by the pp ranks whose stages read it
+    (`dtc.pp_ranks` on the argument, where not every rank: a tied
+    embedding by the first and the last stage's), with its gradient and,
+    after the optimizer, its state. A value read on another pp rank is
+    broadcast over pp after the op that makes it (point to point where
+    only some ranks read it): activations, a gradient to the other ranks
+    holding its parameter, the loss and outputs to every rank.
 
     ```mlir
     %h = dtc.matmul %x, %w {dtc.stage = 0 : i64, dtc.microbatch = 1 : i64}

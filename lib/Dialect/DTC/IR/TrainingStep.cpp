@@ -2,6 +2,8 @@
 
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 
+#include "dtc/Dialect/DTC/IR/PipelineStages.h"
+
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -234,6 +236,26 @@ TrainingStep::getResultUnpaddedRows(unsigned index) const {
   return std::nullopt;
 }
 
+SmallVector<int64_t>
+TrainingStep::getArgumentPipelineRanks(unsigned index) const {
+  if (const State *state = getState(index))
+    if (const Parameter *param = getParameter(state->getParam()))
+      index = param->argument;
+  auto ranks =
+      func.getArgAttrOfType<DenseI64ArrayAttr>(index, kPipelineRanksAttrName);
+  return ranks ? SmallVector<int64_t>(ranks.asArrayRef())
+               : SmallVector<int64_t>();
+}
+
+SmallVector<int64_t>
+TrainingStep::getResultPipelineRanks(unsigned index) const {
+  if (const Parameter *param = getGradientParameter(index))
+    return getArgumentPipelineRanks(param->argument);
+  if (std::optional<unsigned> arg = getUpdatedArgument(index))
+    return getArgumentPipelineRanks(*arg);
+  return {};
+}
+
 MeshOp TrainingStep::getMesh() const { return getStepMesh(func); }
 
 //===----------------------------------------------------------------------===//
@@ -358,6 +380,7 @@ FailureOr<StepSignature> TrainingStep::getSignature() const {
              << "runner cannot bind it";
     }
     arg.layout = layoutOf(getArgumentSharding(i));
+    llvm::append_range(arg.layout.pipelineRanks, getArgumentPipelineRanks(i));
     arg.unpaddedRows = getArgumentUnpaddedRows(i);
     arg.aliasedResult = getUpdate(i);
     sig.arguments.push_back(std::move(arg));
@@ -372,7 +395,8 @@ FailureOr<StepSignature> TrainingStep::getSignature() const {
     for (const StepArgument &param : sig.arguments)
       if (param.role == ArgumentRole::Parameter &&
           param.name == arg.parameter && param.shape == arg.shape) {
-        arg.layout = param.layout;
+        arg.layout.dims = param.layout.dims;
+        arg.layout.blocks = param.layout.blocks;
         arg.unpaddedRows = param.unpaddedRows;
       }
   }
@@ -396,12 +420,14 @@ FailureOr<StepSignature> TrainingStep::getSignature() const {
       result.name = getResultName(func, r);
     }
     result.layout = layoutOf(getResultSharding(r));
+    llvm::append_range(result.layout.pipelineRanks, getResultPipelineRanks(r));
     result.unpaddedRows = getResultUnpaddedRows(r);
     // (An update of such state: as its argument.)
     if (result.updatedArgument && !result.layout.isSplit()) {
       const StepArgument &updated = sig.arguments[*result.updatedArgument];
       if (updated.shape == result.shape) {
-        result.layout = updated.layout;
+        result.layout.dims = updated.layout.dims;
+        result.layout.blocks = updated.layout.blocks;
         result.unpaddedRows = updated.unpaddedRows;
       }
     }

@@ -3,11 +3,12 @@
 //
 // A pipelined step (dtc-pipeline-parallel) is one program for every rank:
 // each op of the pipelined part carries the global stage it belongs to,
-// and the step says which pp coordinate holds each stage. A rank runs the
-// ops of its stages and the ops that carry no stage (those every rank
-// runs: what reads parameters alone, the optimizer after the gradients
-// are broadcast over pp); values cross stages by collective broadcasts
-// over pp, placed in the order of the schedule.
+// and the step says which pp coordinate holds each stage. A parameter is
+// held by the ranks whose stages read it, with its optimizer state. A rank
+// runs the ops of its stages and the ops that carry no stage whose
+// operands it holds (what reads parameters alone, the optimizer of its
+// parameters); values cross stages by collective broadcasts over pp,
+// placed in the order of the schedule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,11 @@ inline constexpr llvm::StringLiteral kFragmentAttrName = "dtc.fragment";
 /// value, when not every other one does; only the root and they take part
 /// (the root sends to each, point to point).
 inline constexpr llvm::StringLiteral kReceiversAttrName = "dtc.receivers";
+/// On a parameter argument of a pipelined step: the coordinates along the
+/// pp axis whose ranks hold it (i64 array), those whose stages read it,
+/// when not every one. Its optimizer state, gradient and update are held
+/// by the same ranks, and nowhere else.
+inline constexpr llvm::StringLiteral kPipelineRanksAttrName = "dtc.pp_ranks";
 /// On the step function: a dictionary with `axis` (the mesh axis of the
 /// stages), `stage_ranks` (per global stage, the coordinate along `axis`
 /// that runs it), `schedule`, `microbatches`, `virtual_stages`, and per

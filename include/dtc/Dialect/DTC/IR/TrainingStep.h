@@ -118,6 +118,12 @@ public:
   std::optional<int64_t> getArgumentUnpaddedRows(unsigned index) const;
   std::optional<int64_t> getResultUnpaddedRows(unsigned index) const;
 
+  /// The pp coordinates whose ranks hold argument or result `index` of a
+  /// pipelined step: a parameter's `dtc.pp_ranks`, and its state's,
+  /// gradient's and update's the same. Empty: every one.
+  SmallVector<int64_t> getArgumentPipelineRanks(unsigned index) const;
+  SmallVector<int64_t> getResultPipelineRanks(unsigned index) const;
+
   /// The mesh the step runs on, or null for one device.
   MeshOp getMesh() const;
 
