@@ -156,6 +156,15 @@ std::string parseCollective(Thunk &thunk, const MeshShape &mesh) {
     break;
   case Thunk::Collective::Broadcast:
     number("root", c.root);
+    if (const std::string *receivers = thunk.field("receivers")) {
+      std::stringstream list(*receivers);
+      for (std::string item; ok && std::getline(list, item, ',');) {
+        char *end = nullptr;
+        c.receivers.push_back(std::strtoll(item.c_str(), &end, 10));
+        ok = !item.empty() && !*end && c.receivers.back() >= 0;
+      }
+      ok &= !c.receivers.empty() && thunk.axes.size() == 1;
+    }
     break;
   case Thunk::Collective::AllToAll:
     number("split", c.dim);

@@ -2,9 +2,9 @@
 // --pipeline-schedule S): the batch of 4 streams through the stages as M
 // microbatches in each schedule's order, and three AdamW steps match
 // PyTorch's on the whole batch (Inputs/<model>/b4/adamw).
-// The compiled CPU backend has no stages yet (dtc-compile --target cpu
-// refuses pp):
-// XFAIL: dtc-target-cpu
+// Under --param dtc_target=cpu every step here but the one --trace times
+// (the reference executor's fragments) is compiled for CPU ranks: one
+// program per pp coordinate.
 // RUN: rm -rf %t
 //
 // Every schedule at pp=2 with M=2P (interleaved and ZBV cut the model into
@@ -26,7 +26,7 @@
 // TRACE: 16 spans
 // RUN: %mpirun -np 2 dtc-run %t/gpipe --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/gpipe-dump
 // RUN: %python %S/../Utils/compare_training.py %t/gpipe-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/1f1b --lr 0.01 --weight-decay 0.01 --mesh pp=2 --microbatches 4
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/1f1b --lr 0.01 --weight-decay 0.01 --mesh pp=2 --microbatches 4 --target reference
 // RUN: %mpirun -np 2 dtc-run %t/1f1b --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/1f1b-dump --trace %t/1f1b-measured.json | FileCheck %s --check-prefix=MEASURED
 // dtc-run --trace times each fragment of the last step as the ranks run it
 // and feeds the measured means to the simulator (bench/pipeline_bubble.py
@@ -90,7 +90,7 @@
 // RUN: %python %S/../Utils/compare_training.py %t/llama-dp2pp2-dump %S/Inputs/tiny_llama/b4/adamw %S/Inputs/tiny_llama/initial | FileCheck %s
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/pp2tp2 --lr 0.01 --weight-decay 0.01 --mesh pp=2,tp=2 --microbatches 2 --clip-grad-norm 0.5
 // RUN: %mpirun -np 4 dtc-run %t/pp2tp2 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/pp2tp2-dump
-// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/clip --lr 0.01 --weight-decay 0.01 --clip-grad-norm 0.5
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/clip --lr 0.01 --weight-decay 0.01 --clip-grad-norm 0.5 --target reference
 // RUN: dtc-run %t/clip --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/clip-dump
 // RUN: not dtc-run %t/clip --batch %S/Inputs/tiny_transformer/b4/batch --steps 1 --trace %t/bad.json 2>&1 | FileCheck %s --check-prefix=NOTRACE
 // NOTRACE: error: --trace times the fragments of a pipelined step (dtc-compile --mesh pp=P)
@@ -126,6 +126,20 @@
 // VERIFY4: per-rank program on 4 simulated ranks (pp=4), 4 microbatches
 // CHECK-NOT: FAIL
 // CHECK: 0 failed
+//
+// Compiled for CPU ranks: one program per pp coordinate (OUT's and
+// OUT/pp-C's), each with only what its ranks run; an activation goes to the
+// next stage point to point (receivers=), and each rank's measured peak is
+// its program's arena:
+// RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/cpu-pp4 --lr 0.01 --weight-decay 0.01 --mesh pp=4 --microbatches 4 --target cpu 2> /dev/null
+// RUN: ls %t/cpu-pp4/pp-1/program.txt %t/cpu-pp4/pp-2/kernels.so %t/cpu-pp4/pp-3/program.txt
+// RUN: FileCheck %s --check-prefix=CPUP2P < %t/cpu-pp4/program.txt
+// CPUP2P: broadcast axes=pp root=0 receivers=1 in=
+// RUN: %python -c "import json, sys; p = json.load(open(sys.argv[1]))['compiled_program']; print('programs', [r['pp_rank'] for r in p['pp_ranks']], 'largest arena', p['arena'] == max(r['arena'] for r in p['pp_ranks']))" %t/cpu-pp4/report.json | FileCheck %s --check-prefix=CPUPROGRAMS
+// CPUPROGRAMS: programs [0, 1, 2, 3] largest arena True
+// RUN: %mpirun -np 4 dtc-run %t/cpu-pp4 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/cpu-pp4-dump | FileCheck %s --check-prefix=CPUPEAK
+// CPUPEAK: rank 3 peak intermediate memory: [[A3:[0-9]+]] B (planned [[A3]] B)
+// RUN: %python %S/../Utils/compare_training.py %t/cpu-pp4-dump %S/Inputs/tiny_transformer/b4/adamw %S/Inputs/tiny_transformer/initial | FileCheck %s
 //
 // Checkpoints: each rank writes what it holds (the ranks share only the
 // step counter's file); resuming on the same mesh continues bit for bit,
@@ -166,8 +180,8 @@
 // UNKNOWN: error: --pipeline-schedule: unknown '1f2b' (gpipe, 1f1b, interleaved, zb-h1 or zbv)
 // RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --microbatches 4 --grad-accum 2 2>&1 | FileCheck %s --check-prefix=BOTH
 // BOTH: error: --microbatches and --grad-accum name the same count; give one (4 and 2 were given)
-// RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --target cpu 2>&1 | FileCheck %s --check-prefix=CPU
-// CPU: error: --target cpu does not run pipeline stages (a pp axis) yet; the reference executor does (--target reference, the default with pp)
+// RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2 --target cuda 2>&1 | FileCheck %s --check-prefix=CUDA
+// CUDA: error: --target cuda does not run pipeline stages (a pp axis) yet; the reference executor (the default with pp) and --target cpu do
 // RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2,dp=2 --zero 2 2>&1 | FileCheck %s --check-prefix=ZERO2
 // ZERO2: error: --zero 2 does not combine with pipeline stages: a stage sums its microbatches' gradients whole before they are reduced; use --zero 1 (DeepSpeed refuses ZeRO-2 and 3 with pipeline parallelism too)
 // RUN: not dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/bad --mesh pp=2,dp=2 --zero 3 2>&1 | FileCheck %s --check-prefix=ZERO3

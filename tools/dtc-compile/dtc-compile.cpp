@@ -12,6 +12,8 @@
 
 #include "Report.h"
 
+#include "dtc/Analysis/PipelineRanks.h"
+
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Dialect/DTC/IR/DTCLocations.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
@@ -23,6 +25,7 @@
 #include "dtc/Runtime/Tensor.h"
 #include "dtc/Target/CPU/CPUTarget.h"
 #include "dtc/Target/CUDA/CUDATarget.h"
+#include "dtc/Target/Program/BuildProgram.h"
 #include "dtc/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -62,7 +65,9 @@ static cl::opt<std::string>
                     "OUT/kernels.so, which dtc-run starts dtc-launch on) or "
                     "'reference' (dtc-run interprets train_step.mlir on the "
                     "f64 oracle; no code generation; the default with a pp "
-                    "axis) or 'cuda' (kernels as CUDA C++ compiled by nvcc "
+                    "axis, whose compiled programs, one per pp coordinate, "
+                    "are OUT's and OUT/pp-C's) or 'cuda' (kernels as CUDA C++ "
+                    "compiled by nvcc "
                     "into OUT/kernels.fatbin, GEMMs on cuBLAS, collectives "
                     "on NCCL: run by dtc-launch-cuda on a GPU)"),
            cl::init("cpu"));
@@ -311,18 +316,19 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }
-  // Pipeline stages run on the reference executor for now.
+  // Pipeline stages run on the reference executor by default (which times
+  // their fragments: dtc-run --trace) or compiled for CPU ranks.
   if (MeshShape mesh; !options.mesh.empty() &&
                       MeshShape::parse(options.mesh, mesh).empty() &&
                       mesh.axisIndex("pp") >= 0) {
-    if (target.getNumOccurrences() && target != "reference") {
-      llvm::errs() << "error: --target " << target
-                   << " does not run pipeline stages (a pp axis) yet; the "
-                      "reference executor does (--target reference, the "
-                      "default with pp)\n";
+    if (target == "cuda") {
+      llvm::errs() << "error: --target cuda does not run pipeline stages (a "
+                      "pp axis) yet; the reference executor (the default "
+                      "with pp) and --target cpu do\n";
       return 1;
     }
-    target = "reference";
+    if (!target.getNumOccurrences())
+      target = "reference";
   }
 
   MLIRContext context(MLIRContext::Threading::DISABLED);
@@ -487,7 +493,29 @@ int main(int argc, char **argv) {
     TimingScope codegenTiming = rootTiming.nest("code generation");
     FailureOr<ProgramSummary> program = failure();
     std::optional<CUDAProgramSummary> cuda;
-    if (target == "cpu") {
+    llvm::json::Array perPipelineRank;
+    if (target == "cpu" && getPipelineRanks(func)) {
+      // One program per pp coordinate: coordinate 0's in OUT, coordinate
+      // C's in OUT/pp-C. The figures printed are the largest arena's.
+      for (int64_t c = 0, e = getPipelineRanks(func); c < e; ++c) {
+        FailureOr<OwningOpRef<ModuleOp>> rank = pipelineRankModule(func, c);
+        if (failed(rank))
+          return 1;
+        std::string dir = c ? outDir + "/pp-" + std::to_string(c) : outDir;
+        FailureOr<ProgramSummary> part = compileCPUProgram(
+            *(**rank).getOps<func::FuncOp>().begin(), *signature, dir);
+        if (failed(part))
+          return 1;
+        perPipelineRank.push_back(
+            llvm::json::Object{{"pp_rank", c},
+                               {"kernels", part->kernels},
+                               {"gemms", part->gemms},
+                               {"collectives", part->collectives},
+                               {"arena", part->arenaBytes}});
+        if (failed(program) || part->arenaBytes > program->arenaBytes)
+          program = part;
+      }
+    } else if (target == "cpu") {
       program = compileCPUProgram(func, *signature, outDir);
     } else {
       CUDATargetOptions cudaOptions;
@@ -519,6 +547,9 @@ int main(int argc, char **argv) {
                            {"async_collectives", p.asyncCollectives},
                            {"arena", p.arenaBytes},
                            {"arena_lower_bound", p.arenaLowerBound}};
+    if (!perPipelineRank.empty())
+      report["compiled_program"].getAsObject()->insert(
+          {"pp_ranks", std::move(perPipelineRank)});
     if (cuda) {
       llvm::errs() << "dtc-compile: ptxas: at most " << cuda->maxRegisters
                    << " registers a thread, " << cuda->spillBytes

@@ -179,17 +179,37 @@ int main(int argc, char **argv) {
   BuiltinValue builtin = compiledStartingValues(out);
 
   auto train = [&](Communicator *comm) {
+    // A pipelined step: the ranks at pp coordinate C > 0 run OUT/pp-C's
+    // program (the same signature), whose arena is their planned peak.
+    const CompiledProgram *mine = &program;
+    CompiledProgram own;
+    RunOptions rankOptions = options;
+    int64_t pp = signature.mesh.axisIndex(kPipelineAxisName);
+    if (comm && pp >= 0) {
+      if (int64_t c = comm->mesh().coordinates(comm->rank())[pp]; c > 0) {
+        if (std::string error =
+                CompiledProgram::load(out + "/pp-" + std::to_string(c), own,
+                                      CompiledProgram::Kernels::CPU);
+            !error.empty()) {
+          std::fprintf(stderr, "error: %s\n", error.c_str());
+          return 1;
+        }
+        mine = &own;
+      }
+      rankOptions.plannedPeak = mine->arenaBytes;
+      rankOptions.plannedPeakPerPipelineRank.clear();
+    }
     CPUTrace trace;
     CPUEngineOptions setup = engineOptions;
     setup.trace = tracePath.empty() ? nullptr : &trace;
     setup.threads = static_cast<int>(threads);
     setup.minWork = minWorkPerThread;
-    std::unique_ptr<StepEngine> engine = createCPUEngine(program, comm, setup);
-    int status = runTraining(signature, options, *engine, builtin,
+    std::unique_ptr<StepEngine> engine = createCPUEngine(*mine, comm, setup);
+    int status = runTraining(mine->signature, rankOptions, *engine, builtin,
                              readTensorDir, exportTrainedModel, comm);
     if (status != 0 || tracePath.empty())
       return status;
-    if (std::string error = writeChromeTrace(tracePath, program, trace, comm);
+    if (std::string error = writeChromeTrace(tracePath, *mine, trace, comm);
         !error.empty()) {
       std::fprintf(stderr, "error: %s\n", error.c_str());
       return 1;

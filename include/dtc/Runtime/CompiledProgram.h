@@ -77,6 +77,9 @@ struct Thunk {
     /// split) and an all-to-all's concatenated one.
     int64_t dim = 0, concatDim = 0;
     int64_t root = 0, blocks = 1;
+    /// A broadcast's receivers along its axis when not every member is
+    /// one (a pipelined step's transfer: the root sends to each).
+    std::vector<int64_t> receivers;
     /// A send_recv's mesh axis (its index) and shift along it, in [0, size).
     int64_t axis = 0, shift = 0;
     /// A started all-reduce's (and its `wait`'s) request number, or -1.

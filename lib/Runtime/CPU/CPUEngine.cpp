@@ -78,17 +78,34 @@ public:
         checkArena(options.checkArena), overlap(options.overlap),
         trace(options.trace), workers(options.threads),
         minWork(options.minWork), arena(program.arenaBytes) {
+    // (In a pipelined step, none for what other pp ranks hold.)
     for (const StepArgument &arg : signature.arguments)
-      args.emplace_back(numElementsOf(arg.shape) * dtypeSize(arg.dtype));
+      args.emplace_back(holds(arg.layout)
+                            ? numElementsOf(arg.shape) * dtypeSize(arg.dtype)
+                            : 0);
     for (const StepResult &result : signature.results)
-      results.emplace_back(numElementsOf(result.shape) *
-                           dtypeSize(result.dtype));
+      results.emplace_back(holds(result.layout) ? numElementsOf(result.shape) *
+                                                      dtypeSize(result.dtype)
+                                                : 0);
     for (const Thunk &thunk : program.thunks) {
       packed.resize(std::max(packed.size(), thunk.buffers.size()));
       partsOf.push_back(partsFor(thunk));
       if (thunk.collective.request >= 0)
         tickets.resize(
             std::max<size_t>(tickets.size(), thunk.collective.request + 1));
+    }
+    if (comm && signature.mesh.axisIndex(kPipelineAxisName) >= 0) {
+      // Each pp coordinate runs a program of its own, whose groups another
+      // lacks; making one is collective over every rank: all of them now,
+      // in one order.
+      const std::vector<std::string> &all = signature.mesh.axes;
+      for (size_t mask = 1; mask < (size_t(1) << all.size()); ++mask) {
+        std::vector<std::string> axes;
+        for (size_t a = 0; a < all.size(); ++a)
+          if (mask & (size_t(1) << a))
+            axes.push_back(all[a]);
+        comm->prepareGroup(axes);
+      }
     }
     if (comm)
       collectives = std::make_unique<CollectiveWorker>();
@@ -105,6 +122,8 @@ public:
 
   std::string start(std::vector<Tensor> arguments) override {
     for (size_t i = 0; i < arguments.size(); ++i) {
+      if (!holds(signature.arguments[i].layout))
+        continue;
       std::vector<char> bytes = arguments[i].toBytes();
       if (static_cast<int64_t>(bytes.size()) != args[i].bytes)
         return "argument '" + signature.arguments[i].name + "' has " +
@@ -156,18 +175,27 @@ public:
 
   Tensor argument(size_t index) const override {
     const StepArgument &arg = signature.arguments[index];
+    if (!holds(arg.layout))
+      return Tensor();
     return Tensor::fromBytes(arg.dtype, arg.shape, args[index].data);
   }
   Tensor result(size_t index) const override {
     const StepResult &result = signature.results[index];
     if (result.updatedArgument)
       return argument(*result.updatedArgument);
+    if (!holds(result.layout))
+      return Tensor();
     return Tensor::fromBytes(result.dtype, result.shape, results[index].data);
   }
   int64_t peakIntermediateBytes() const override { return program.arenaBytes; }
   double exposedCommunicationSeconds() const override { return commSeconds; }
 
 private:
+  /// Whether this rank holds a tensor laid out as `layout`.
+  bool holds(const TensorLayout &layout) const {
+    return !comm || signature.heldBy(layout, comm->rank());
+  }
+
   double microseconds() const {
     return std::chrono::duration<double, std::micro>(
                std::chrono::steady_clock::now() - started)
@@ -348,6 +376,16 @@ private:
     case Thunk::Collective::Broadcast:
       if (to != from)
         std::memcpy(to, from, bytesOf(out));
+      if (!c.receivers.empty()) {
+        // Point to point, from the root to each receiver.
+        std::vector<int64_t> members = comm->groupMembers(axes);
+        if (comm->groupRank(axes) == c.root)
+          for (int64_t receiver : c.receivers)
+            comm->sendStart(to, bytesOf(out), members[receiver])->wait();
+        else
+          comm->receiveStart(to, bytesOf(out), members[c.root])->wait();
+        return true;
+      }
       comm->broadcast(to, bytesOf(out), axes, c.root);
       return true;
     case Thunk::Collective::AllToAll:

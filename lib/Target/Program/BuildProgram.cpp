@@ -19,6 +19,7 @@
 
 #include "dtc/Analysis/ArenaPlan.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/PipelineStages.h"
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "dtc/Interpreter/TensorAttr.h"
 #include "dtc/Runtime/StepSignature.h"
@@ -414,8 +415,14 @@ std::string collectiveThunk(Operation *op, const Placement &at) {
                " dim=" + std::to_string(op.getDim()) + io;
       })
       .Case([&](CollectiveBroadcastOp op) {
+        std::string receivers;
+        if (auto list =
+                op->getAttrOfType<DenseI64ArrayAttr>(kReceiversAttrName))
+          for (int64_t receiver : list.asArrayRef())
+            receivers += (receivers.empty() ? " receivers=" : ",") +
+                         std::to_string(receiver);
         return "broadcast axes=" + joined(op.getAxes()) +
-               " root=" + std::to_string(op.getRoot()) + io;
+               " root=" + std::to_string(op.getRoot()) + receivers + io;
       })
       .Case([&](SendRecvOp op) {
         return "send_recv axis=" + op.getAxis().str() +
@@ -584,10 +591,14 @@ mlir::dtc::buildProgram(func::FuncOp original, const StepSignature &signature,
                 " bytes=" + std::to_string(slot->buffer.bytes) + "\n";
   }
   thunks += waitsBefore[schedule.size()];
-  // Results that are arguments, or repeat an earlier result, are copies.
+  // Results that are arguments, or repeat an earlier result, are copies
+  // (but those of a pipelined step that other pp ranks hold).
   Operation *terminator = step.getBody().front().getTerminator();
+  auto coordinate = step->getAttrOfType<IntegerAttr>(kPipelineCoordinateAttr);
   for (auto [i, value] : llvm::enumerate(terminator->getOperands()))
-    if (at(value) != "r" + std::to_string(i))
+    if (at(value) != "r" + std::to_string(i) &&
+        (!coordinate ||
+         signature.results[i].layout.heldAt(coordinate.getInt())))
       thunks += "copy in=" + at(value, true) + " out=r" + std::to_string(i) +
                 at(value, true).substr(at(value).size()) + "\n";
 

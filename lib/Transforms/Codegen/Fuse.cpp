@@ -210,6 +210,41 @@ struct Group {
   bool tookNeighbours = false;
 };
 
+/// A row kernel writes its results row by row: a part of a row group
+/// whose value another group or op reads, not shaped as the rows (the
+/// scalar offset of this rank's classes, which a later group reads too),
+/// and that reads nothing the group computes, stays outside it and is read
+/// as an input.
+void evictForeignOutputs(Group &group, llvm::DenseSet<Operation *> &grouped) {
+  if (!group.hasReduction)
+    return;
+  auto reduction = llvm::find_if(group.ops, [](Operation *op) {
+    return roleOf(op, RowReductions::Rows) == Role::Reduction;
+  });
+  if (reduction == group.ops.end())
+    return;
+  ArrayRef<int64_t> rows = rowsOf(*reduction);
+  llvm::DenseSet<Operation *> members(group.ops.begin(), group.ops.end());
+  SmallVector<Operation *> evicted;
+  for (Operation *op : group.ops) {
+    if (op == group.ops.front() || op->getNumResults() != 1)
+      continue;
+    auto shape = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+    bool readOutside = llvm::any_of(op->getUsers(), [&](Operation *user) {
+      return !members.contains(user);
+    });
+    bool readsMembers = llvm::any_of(op->getOperands(), [&](Value operand) {
+      return members.contains(operand.getDefiningOp());
+    });
+    if (readOutside && !readsMembers && shape.take_front(rows.size()) != rows)
+      evicted.push_back(op);
+  }
+  for (Operation *op : evicted) {
+    llvm::erase(group.ops, op);
+    grouped.erase(op);
+  }
+}
+
 /// Whether `value` is shaped as a statistic of rows of `like`: `like`'s
 /// leading dimensions, then size-1 ones (a norm's 1 / stddev beside the
 /// normalized value).
@@ -395,6 +430,7 @@ bool keepsToRows(const Group &group,
 /// producers) to `copied`, to be erased once no one reads them.
 void outline(Group &group, FusionKind kind, RowReductions mode,
              const llvm::DenseMap<Operation *, unsigned> &position,
+             const llvm::DenseSet<Operation *> &copiedByAny,
              llvm::SetVector<Operation *> &copied) {
   // (A merged group may copy one producer for several of its parts, or hold
   // as a part one that another part copies.)
@@ -462,10 +498,14 @@ void outline(Group &group, FusionKind kind, RowReductions mode,
   for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
     output.replaceAllUsesWith(result);
   copied.insert(copies.begin(), copies.end());
+  // A part here that another group copies stays until every group is
+  // outlined (with what it reads); the others go now.
   for (Operation *op : llvm::reverse(ops))
     if (!copies.contains(op)) {
-      copied.remove(op); // (a part here, a copy in another group)
-      op->erase();
+      if (copiedByAny.contains(op) || !op->use_empty())
+        copied.insert(op);
+      else
+        op->erase();
     }
 }
 
@@ -704,16 +744,23 @@ struct FusePass : public mlir::dtc::impl::FuseBase<FusePass> {
         groupOf[op] = groups.size();
       groups.push_back(std::move(group));
     }
+    if (*mode == RowReductions::Rows)
+      for (Group &group : groups)
+        evictForeignOutputs(group, grouped);
     SmallVector<Group> multiTensor;
     if (getLossResult(func))
       multiTensor = mergeOptimizerGroups(func, groups, grouped, position);
+    llvm::DenseSet<Operation *> copiedByAny;
+    for (const Group &group : llvm::concat<Group>(groups, multiTensor))
+      copiedByAny.insert(group.copies.begin(), group.copies.end());
     llvm::SetVector<Operation *> copied;
     for (Group &group : groups)
       outline(group,
               group.hasReduction ? FusionKind::RowReduction : FusionKind::Loop,
-              *mode, position, copied);
+              *mode, position, copiedByAny, copied);
     for (Group &group : multiTensor)
-      outline(group, FusionKind::MultiTensor, *mode, position, copied);
+      outline(group, FusionKind::MultiTensor, *mode, position, copiedByAny,
+              copied);
     // Latest first: a copied producer's own operands may be copied ones.
     SmallVector<Operation *> unread(copied.begin(), copied.end()), kept;
     llvm::sort(unread, [&](Operation *a, Operation *b) {

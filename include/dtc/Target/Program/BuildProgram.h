@@ -48,6 +48,21 @@ public:
                                      Operation *where) = 0;
 };
 
+/// On the step of one pp coordinate's program (pipelineRankModule): that
+/// coordinate (i64).
+inline constexpr llvm::StringLiteral kPipelineCoordinateAttr =
+    "dtc.pp_coordinate";
+
+/// The program of the ranks at `coordinate` along a pipelined step's pp
+/// axis: a copy of `step`'s module in which the step keeps only the ops
+/// those ranks run (pipelineRankOrders), in their order. A broadcast they
+/// receive reads zeros in place of the value they do not hold, and a
+/// result they do not hold returns an argument they do not hold either
+/// (the function's result type follows), which nothing computes or
+/// copies. The step carries kPipelineCoordinateAttr.
+FailureOr<OwningOpRef<ModuleOp>> pipelineRankModule(func::FuncOp step,
+                                                    int64_t coordinate);
+
 /// Compiles `step` (a per-rank training step, `signature` its
 /// description; neither is changed) into `dir`: program.txt, the target's
 /// kernels and init/arg<N>.npy (the starting values the step carries).
