@@ -156,10 +156,6 @@ std::string TrainingPipelineOptions::checkPipeline(bool asFlags) const {
            name("zero") +
            " 1 (DeepSpeed refuses ZeRO-2 and 3 with pipeline "
            "parallelism too)";
-  if (loss == "distillation")
-    return name("loss") + " distillation does not combine with pipeline "
-                          "stages (a pp axis) yet: the teacher's forward "
-                          "would need stages of its own";
   return "";
 }
 

@@ -142,35 +142,14 @@ balanceStages(int64_t stages, ArrayRef<int64_t> cuts, ArrayRef<double> prefix) {
   return chosen;
 }
 
-/// Cuts the program of one microbatch into `stages` stages (see the file
-/// comment), marking each op with its stage or none (every stage): where
+/// The stage boundaries of `spine` (forward ops in program order) for
+/// `stages` stages: chosen[k] is the spine index stage k ends at. Where
 /// `layersPerStage` says (transformer layers per stage), or balanced.
-LogicalResult splitStages(func::FuncOp func, int64_t stages,
-                          ArrayRef<int64_t> layersPerStage) {
-  Block &body = func.getBody().front();
-  llvm::DenseMap<Operation *, StepPhase> phases = classifyStepPhases(func);
-  llvm::DenseSet<Operation *> backward = getBackwardOps(func);
-  llvm::DenseSet<Value> batch;
-  for (BlockArgument arg : func.getArguments())
-    if (func.getArgAttr(arg.getArgNumber(), kInputAttrName))
-      batch.insert(arg);
-  SmallVector<Operation *> spine;
-  llvm::DenseSet<Operation *> readsBatch;
-  for (Operation &op : body.without_terminator()) {
-    if (llvm::none_of(op.getOperands(),
-                      [&](Value v) { return batch.contains(v); }))
-      continue;
-    readsBatch.insert(&op);
-    batch.insert(op.getResults().begin(), op.getResults().end());
-    if (phases.lookup(&op) == StepPhase::Forward)
-      spine.push_back(&op);
-  }
+FailureOr<std::vector<int64_t>>
+chooseCuts(func::FuncOp func, ArrayRef<Operation *> spine, int64_t stages,
+           ArrayRef<int64_t> layersPerStage,
+           const llvm::DenseSet<Operation *> &backward) {
   int64_t n = spine.size();
-  if (n < stages)
-    return func.emitError("pipeline: the forward has ")
-           << n << " ops that read the batch, too few for " << stages
-           << " stages";
-
   // Bytes of forward values live across the cut after each spine op, and
   // the ops' roofline times with their backward's (the backward ops of the
   // same location, where one spine op has it: many share the model's file
@@ -264,21 +243,97 @@ LogicalResult splitStages(func::FuncOp func, int64_t stages,
   } else {
     chosen = balanceStages(stages, cuts, prefix);
   }
+  return chosen;
+}
+
+/// Cuts the program of one microbatch into `stages` stages (see the file
+/// comment), marking each op with its stage or none (every stage): where
+/// `layersPerStage` says (transformer layers per stage), or balanced.
+LogicalResult splitStages(func::FuncOp func, int64_t stages,
+                          ArrayRef<int64_t> layersPerStage) {
+  Block &body = func.getBody().front();
+  llvm::DenseMap<Operation *, StepPhase> phases = classifyStepPhases(func);
+  llvm::DenseSet<Operation *> backward = getBackwardOps(func);
+  llvm::DenseSet<Value> batch;
+  for (BlockArgument arg : func.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), kInputAttrName))
+      batch.insert(arg);
+  SmallVector<Operation *> spine;
+  llvm::DenseSet<Operation *> readsBatch;
+  for (Operation &op : body.without_terminator()) {
+    if (llvm::none_of(op.getOperands(),
+                      [&](Value v) { return batch.contains(v); }))
+      continue;
+    readsBatch.insert(&op);
+    batch.insert(op.getResults().begin(), op.getResults().end());
+    if (phases.lookup(&op) == StepPhase::Forward)
+      spine.push_back(&op);
+  }
+  // A distillation teacher's forward (what its parameters, `teacher/...`,
+  // reach and the student's do not) is cut on its own, so that each stage
+  // runs its share of both models.
+  llvm::DenseSet<Value> teacher, student;
+  for (BlockArgument arg : func.getArguments()) {
+    auto name =
+        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttrName);
+    if (name && name.getValue().starts_with("teacher/"))
+      teacher.insert(arg);
+    else if (name)
+      student.insert(arg);
+  }
+  for (Operation &op : body.without_terminator())
+    for (llvm::DenseSet<Value> *reached : {&teacher, &student})
+      if (llvm::any_of(op.getOperands(),
+                       [&](Value v) { return reached->contains(v); }))
+        reached->insert(op.getResults().begin(), op.getResults().end());
+  SmallVector<Operation *> studentSpine, teacherSpine;
+  for (Operation *op : spine)
+    (llvm::any_of(
+         op->getResults(),
+         [&](Value v) { return teacher.contains(v) && !student.contains(v); })
+         ? teacherSpine
+         : studentSpine)
+        .push_back(op);
+  int64_t n = studentSpine.size();
+  if (n < stages)
+    return func.emitError("pipeline: the forward has ")
+           << n << " ops that read the batch, too few for " << stages
+           << " stages";
+  FailureOr<std::vector<int64_t>> chosen =
+      chooseCuts(func, studentSpine, stages, layersPerStage, backward);
+  if (failed(chosen))
+    return failure();
+  std::vector<int64_t> teacherCuts;
+  if (static_cast<int64_t>(teacherSpine.size()) >= stages) {
+    FailureOr<std::vector<int64_t>> cuts =
+        chooseCuts(func, teacherSpine, stages, {}, backward);
+    if (failed(cuts))
+      return failure();
+    teacherCuts = std::move(*cuts);
+  }
+
   // Forward: by the cuts. Backward: the stage of the forward op of the
   // same location, at most that of the backward values it reads. What
   // reads forward values alone outside the loss (a mask a VJP makes): the
   // last stage of what it reads.
   llvm::DenseMap<Location, int64_t> stageOfLocation;
-  int64_t stage = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    setStage(spine[i], stage);
-    stageOfLocation[spine[i]->getLoc()] = stage;
-    if (stage < stages - 1 && chosen[stage] == i)
-      ++stage;
-  }
+  auto cutSpine = [&](ArrayRef<Operation *> ops, ArrayRef<int64_t> cuts,
+                      bool locate) {
+    int64_t stage = 0;
+    for (int64_t i = 0, e = ops.size(); i < e; ++i) {
+      setStage(ops[i], stage);
+      if (locate)
+        stageOfLocation[ops[i]->getLoc()] = stage;
+      if (stage < static_cast<int64_t>(cuts.size()) && cuts[stage] == i)
+        ++stage;
+    }
+  };
+  cutSpine(studentSpine, *chosen, /*locate=*/true);
+  cutSpine(teacherSpine, teacherCuts, /*locate=*/false);
+  llvm::DenseSet<Operation *> onSpine(spine.begin(), spine.end());
   llvm::DenseSet<Operation *> unanchored;
   for (Operation &op : body.without_terminator()) {
-    if (!readsBatch.contains(&op) || position.count(&op))
+    if (!readsBatch.contains(&op) || onSpine.contains(&op))
       continue;
     int64_t limit = stages - 1, latest = -1;
     for (Value operand : op.getOperands()) {
