@@ -165,6 +165,8 @@ std::string parseCollective(Thunk &thunk, const MeshShape &mesh) {
       }
       ok &= !c.receivers.empty() && thunk.axes.size() == 1;
     }
+    if (thunk.field("async"))
+      number("async", c.request);
     break;
   case Thunk::Collective::AllToAll:
     number("split", c.dim);

@@ -139,12 +139,14 @@
 //
 // Compiled for CPU ranks: one program per pp coordinate (OUT's and
 // OUT/pp-C's), each with only what its ranks run; an activation goes to the
-// next stage point to point (receivers=), and each rank's measured peak is
-// its program's arena:
+// next stage point to point (receivers=), started on the collective thread
+// and waited for before the next transfer, and each rank's measured peak
+// is its program's arena:
 // RUN: dtc-compile %S/Inputs/tiny_transformer/b4/model.onnx -o %t/cpu-pp4 --lr 0.01 --weight-decay 0.01 --mesh pp=4 --microbatches 4 --target cpu 2> /dev/null
 // RUN: ls %t/cpu-pp4/pp-1/program.txt %t/cpu-pp4/pp-2/kernels.so %t/cpu-pp4/pp-3/program.txt
 // RUN: FileCheck %s --check-prefix=CPUP2P < %t/cpu-pp4/program.txt
-// CPUP2P: broadcast axes=pp root=0 receivers=1 in=
+// CPUP2P: broadcast axes=pp root=0 receivers=1 in={{.*}} async=0
+// CPUP2P: wait req=0
 // RUN: %python -c "import json, sys; p = json.load(open(sys.argv[1]))['compiled_program']; print('programs', [r['pp_rank'] for r in p['pp_ranks']], 'largest arena', p['arena'] == max(r['arena'] for r in p['pp_ranks']))" %t/cpu-pp4/report.json | FileCheck %s --check-prefix=CPUPROGRAMS
 // CPUPROGRAMS: programs [0, 1, 2, 3] largest arena True
 // RUN: %mpirun -np 4 dtc-run %t/cpu-pp4 --batch %S/Inputs/tiny_transformer/b4/batch --steps 3 --dump %t/cpu-pp4-dump | FileCheck %s --check-prefix=CPUPEAK

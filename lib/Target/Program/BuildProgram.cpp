@@ -202,12 +202,18 @@ StartedCollectives startCollectives(ArrayRef<ScheduledOp> schedule,
       return scatter.getDim();
     return std::nullopt;
   };
-  // The next all-gather or reduce-scatter after each entry.
-  std::vector<size_t> nextSplit(schedule.size());
-  for (size_t i = schedule.size(), next = schedule.size(); i-- > 0;) {
+  // The next all-gather or reduce-scatter, and the next pipeline transfer
+  // (a broadcast), after each entry.
+  std::vector<size_t> nextSplit(schedule.size()), nextTransfer(schedule.size());
+  for (size_t i = schedule.size(), next = schedule.size(),
+              transfer = schedule.size();
+       i-- > 0;) {
     nextSplit[i] = next;
+    nextTransfer[i] = transfer;
     if (splitDim(schedule[i].op))
       next = i;
+    if (isa<CollectiveBroadcastOp>(schedule[i].op))
+      transfer = i;
   }
   StartedCollectives started;
   started.entries.assign(schedule.size(), {-1, schedule.size()});
@@ -215,9 +221,13 @@ StartedCollectives startCollectives(ArrayRef<ScheduledOp> schedule,
     Operation *op = entry.op;
     std::optional<int64_t> dim = splitDim(op);
     // A send/receive (ring attention's next block) reads its operand until
-    // its wait, as a gather does, but holds no more than one block.
+    // its wait, as a gather does, but holds no more than one block; so does
+    // a pipeline stage's transfer (a broadcast, point to point or not),
+    // waited for by its first reader or the next transfer, whichever comes
+    // first (a sent activation is held no longer).
     bool pointToPoint = isa<SendRecvOp>(op);
-    bool readsOperand = dim || pointToPoint;
+    bool transfer = isa<CollectiveBroadcastOp>(op);
+    bool readsOperand = dim || pointToPoint || transfer;
     if (!isa<AllReduceOp>(op) && !readsOperand)
       continue;
     Operation *reader = firstReader(body, op->getResults());
@@ -236,6 +246,8 @@ StartedCollectives startCollectives(ArrayRef<ScheduledOp> schedule,
       wait = std::min(wait, schedule.size() - 1);
       if (dim)
         wait = std::min(wait, nextSplit[index]);
+      if (transfer)
+        wait = std::min(wait, nextTransfer[index]);
     }
     if (wait <= index + 1)
       continue;
