@@ -287,15 +287,10 @@ mlir::dtc::interpretFunction(func::FuncOp func, SmallVector<Tensor> arguments,
       if (auto receivers =
               broadcast->getAttrOfType<DenseI64ArrayAttr>(kReceiversAttrName)) {
         // Point to point, from the root to each receiver.
-        std::vector<int64_t> members =
-            communicator->groupMembers({pipelineAxis});
-        if (pipelineCoordinate == root)
-          for (int64_t receiver : receivers.asArrayRef())
-            pending.handles.push_back(communicator->sendStart(
-                pending.bytes.data(), bytes, members[receiver]));
-        else
-          pending.handles.push_back(communicator->receiveStart(
-              pending.bytes.data(), bytes, members[root]));
+        pending.handles = communicator->transferStart(
+            pending.bytes.data(), bytes, {pipelineAxis}, root,
+            std::vector<int64_t>(receivers.asArrayRef().begin(),
+                                 receivers.asArrayRef().end()));
       } else {
         pending.handles.push_back(communicator->broadcastStart(
             pending.bytes.data(), bytes, {pipelineAxis}, root));

@@ -479,6 +479,21 @@ Communicator::receiveStart(void *data, int64_t bytes, int64_t from) {
   return receiveBytesStart(data, bytes, from);
 }
 
+std::vector<std::unique_ptr<PendingCollective>>
+Communicator::transferStart(void *data, int64_t bytes,
+                            const std::vector<std::string> &axes, int64_t root,
+                            const std::vector<int64_t> &receivers) {
+  std::vector<int64_t> members = groupMembers(axes);
+  int64_t me = groupRank(axes);
+  std::vector<std::unique_ptr<PendingCollective>> handles;
+  if (me == root)
+    for (int64_t receiver : receivers)
+      handles.push_back(sendStart(data, bytes, members[receiver]));
+  else if (std::find(receivers.begin(), receivers.end(), me) != receivers.end())
+    handles.push_back(receiveStart(data, bytes, members[root]));
+  return handles;
+}
+
 std::unique_ptr<PendingCollective>
 Communicator::sendBytesStart(const void *, int64_t, int64_t) {
   fatal("this engine has no point-to-point transfers");

@@ -39,10 +39,6 @@ int64_t StepBinding::groupSize(const std::string &axis) const {
   return comm ? comm->groupSize({axis}) : 1;
 }
 
-bool StepBinding::holds(const TensorLayout &layout) const {
-  return !comm || signature.heldBy(layout, comm->rank());
-}
-
 std::string StepBinding::partOf(size_t index, const Tensor &whole,
                                 Tensor &part) const {
   const StepArgument &arg = signature.arguments[index];
@@ -97,7 +93,7 @@ std::string StepBinding::bind(const std::vector<std::optional<Tensor>> &start,
   fixed.assign(signature.arguments.size(), Tensor());
   for (size_t i = 0; i < signature.arguments.size(); ++i) {
     const StepArgument &arg = signature.arguments[i];
-    if (!holds(arg.layout)) {
+    if (!signature.heldBy(arg.layout, comm)) {
       arguments.emplace_back();
       continue;
     }
@@ -163,7 +159,7 @@ std::string StepBinding::bindParts(std::vector<Tensor> parts,
   for (size_t i = 0; i < signature.arguments.size(); ++i) {
     const StepArgument &arg = signature.arguments[i];
     Tensor &part = parts[i];
-    if (!holds(arg.layout)) {
+    if (!signature.heldBy(arg.layout, comm)) {
       part = Tensor();
       continue;
     }
@@ -198,7 +194,7 @@ Tensor StepBinding::gather(const Tensor &part, DType dtype, const Shape &shape,
   Tensor whole = part;
   if (comm && !layout.pipelineRanks.empty()) {
     // From the first pp coordinate that holds it, to every other.
-    if (!holds(layout))
+    if (!signature.heldBy(layout, comm))
       whole = Tensor(dtype, shape);
     comm->broadcast(whole, {kPipelineAxisName}, layout.pipelineRanks.front());
   }

@@ -89,6 +89,11 @@ bool StepSignature::heldBy(const TensorLayout &layout, int64_t rank) const {
          layout.heldAt(mesh.coordinates(rank)[axis]);
 }
 
+bool StepSignature::heldBy(const TensorLayout &layout,
+                           const Communicator *comm) const {
+  return !comm || heldBy(layout, comm->rank());
+}
+
 std::optional<size_t> StepSignature::tokenInput() const {
   for (size_t i = 0; i < arguments.size(); ++i)
     if (arguments[i].role == ArgumentRole::Input &&

@@ -190,11 +190,11 @@ double gradientNorm(const StepSignature &signature, const StepEngine &engine,
 /// order: gradients, updates, outputs) holding a NaN or an infinity,
 /// described; "" if none does.
 std::string firstNonFinite(const StepSignature &signature,
-                           const StepEngine &engine, int64_t rank) {
+                           const StepEngine &engine, const Communicator *comm) {
   for (size_t r = 0; r < signature.results.size(); ++r) {
     const StepResult &result = signature.results[r];
     if (!isFloatDType(result.dtype) || result.role == ResultRole::Loss ||
-        !signature.heldBy(result.layout, rank))
+        !signature.heldBy(result.layout, comm))
       continue;
     Tensor value = engine.result(r);
     for (int64_t i = 0, e = value.numElements(); i < e; ++i) {
@@ -561,7 +561,7 @@ std::optional<int> TrainingRun::train() {
 int TrainingRun::stopOnNonFinite(int64_t step, double loss) {
   // Every rank holds the same loss, so all stop here together; the first
   // rank holding a non-finite result says which.
-  std::string mine = firstNonFinite(signature, engine, comm ? comm->rank() : 0);
+  std::string mine = firstNonFinite(signature, engine, comm);
   std::vector<double> found = comm ? comm->everyRank({mine.empty() ? 0.0 : 1.0})
                                    : std::vector<double>{1.0};
   size_t at = std::find(found.begin(), found.end(), 1.0) - found.begin();
@@ -670,8 +670,7 @@ bool TrainingRun::evaluate(int64_t after) {
       return false;
     sum += engine.result(signature.loss).at(0);
     for (size_t i = 0; i < kept.size(); ++i)
-      if (signature.heldBy(signature.arguments[i].layout,
-                           comm ? comm->rank() : 0))
+      if (signature.heldBy(signature.arguments[i].layout, comm))
         if (std::string error = engine.setArgument(i, kept[i]); !error.empty())
           return fail(error);
   }

@@ -298,8 +298,9 @@ TEST(StepBinding, PipelineRanksHoldTheirOwn) {
     // Only pp coordinate 1 binds the parameter and its state...
     EXPECT_EQ(view.parts[0].numElements() == 2, holds);
     EXPECT_EQ(view.parts[1].numElements() == 2, holds);
-    if (holds)
+    if (holds) {
       EXPECT_TENSOR_EQ(view.parts[0], chunkOf(*start[0], 0, 2, rank % 2));
+    }
     // ... and every rank gathers it whole from there.
     EXPECT_TENSOR_EQ(view.wholeBefore[0], *start[0]);
     EXPECT_TENSOR_EQ(view.wholeBefore[1], Tensor(DType::F32, {4}));

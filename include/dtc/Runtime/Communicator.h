@@ -205,6 +205,13 @@ public:
                                                int64_t to);
   std::unique_ptr<PendingCollective> receiveStart(void *data, int64_t bytes,
                                                   int64_t from);
+  /// A broadcast from group rank `root` over `axes` to the group ranks
+  /// `receivers` alone, point to point: the root starts a send to each, a
+  /// receiver its receive into `data` (a rank that is neither starts
+  /// nothing). Returns the handles to wait for.
+  std::vector<std::unique_ptr<PendingCollective>>
+  transferStart(void *data, int64_t bytes, const std::vector<std::string> &axes,
+                int64_t root, const std::vector<int64_t> &receivers);
 
   const std::map<CollectiveKind, CollectiveCount> &counts() const {
     return traffic;

@@ -64,8 +64,6 @@ public:
 
 private:
   int64_t groupSize(const std::string &axis) const;
-  /// Whether this rank holds a tensor laid out as `layout`.
-  bool holds(const TensorLayout &layout) const;
   Tensor gather(const Tensor &part, DType dtype, const Shape &shape,
                 const TensorLayout &layout,
                 std::optional<int64_t> unpaddedRows) const;

@@ -142,6 +142,8 @@ struct StepSignature {
   /// Whether `rank` of the step's mesh holds a tensor laid out as
   /// `layout` (in a pipelined step, a parameter's pp coordinates hold it).
   bool heldBy(const TensorLayout &layout, int64_t rank) const;
+  /// The same for this rank of `comm` (null: one device, which holds all).
+  bool heldBy(const TensorLayout &layout, const Communicator *comm) const;
   /// The token ids: the first integer input, if any.
   std::optional<size_t> tokenInput() const;
   /// "" when the description is consistent (the ABI version this build

@@ -80,13 +80,14 @@ public:
         minWork(options.minWork), arena(program.arenaBytes) {
     // (In a pipelined step, none for what other pp ranks hold.)
     for (const StepArgument &arg : signature.arguments)
-      args.emplace_back(holds(arg.layout)
+      args.emplace_back(signature.heldBy(arg.layout, comm)
                             ? numElementsOf(arg.shape) * dtypeSize(arg.dtype)
                             : 0);
     for (const StepResult &result : signature.results)
-      results.emplace_back(holds(result.layout) ? numElementsOf(result.shape) *
-                                                      dtypeSize(result.dtype)
-                                                : 0);
+      results.emplace_back(signature.heldBy(result.layout, comm)
+                               ? numElementsOf(result.shape) *
+                                     dtypeSize(result.dtype)
+                               : 0);
     for (const Thunk &thunk : program.thunks) {
       packed.resize(std::max(packed.size(), thunk.buffers.size()));
       partsOf.push_back(partsFor(thunk));
@@ -122,7 +123,7 @@ public:
 
   std::string start(std::vector<Tensor> arguments) override {
     for (size_t i = 0; i < arguments.size(); ++i) {
-      if (!holds(signature.arguments[i].layout))
+      if (!signature.heldBy(signature.arguments[i].layout, comm))
         continue;
       std::vector<char> bytes = arguments[i].toBytes();
       if (static_cast<int64_t>(bytes.size()) != args[i].bytes)
@@ -175,7 +176,7 @@ public:
 
   Tensor argument(size_t index) const override {
     const StepArgument &arg = signature.arguments[index];
-    if (!holds(arg.layout))
+    if (!signature.heldBy(arg.layout, comm))
       return Tensor();
     return Tensor::fromBytes(arg.dtype, arg.shape, args[index].data);
   }
@@ -183,7 +184,7 @@ public:
     const StepResult &result = signature.results[index];
     if (result.updatedArgument)
       return argument(*result.updatedArgument);
-    if (!holds(result.layout))
+    if (!signature.heldBy(result.layout, comm))
       return Tensor();
     return Tensor::fromBytes(result.dtype, result.shape, results[index].data);
   }
@@ -191,11 +192,6 @@ public:
   double exposedCommunicationSeconds() const override { return commSeconds; }
 
 private:
-  /// Whether this rank holds a tensor laid out as `layout`.
-  bool holds(const TensorLayout &layout) const {
-    return !comm || signature.heldBy(layout, comm->rank());
-  }
-
   double microseconds() const {
     return std::chrono::duration<double, std::micro>(
                std::chrono::steady_clock::now() - started)
@@ -378,12 +374,9 @@ private:
         std::memcpy(to, from, bytesOf(out));
       if (!c.receivers.empty()) {
         // Point to point, from the root to each receiver.
-        std::vector<int64_t> members = comm->groupMembers(axes);
-        if (comm->groupRank(axes) == c.root)
-          for (int64_t receiver : c.receivers)
-            comm->sendStart(to, bytesOf(out), members[receiver])->wait();
-        else
-          comm->receiveStart(to, bytesOf(out), members[c.root])->wait();
+        for (auto &handle :
+             comm->transferStart(to, bytesOf(out), axes, c.root, c.receivers))
+          handle->wait();
         return true;
       }
       comm->broadcast(to, bytesOf(out), axes, c.root);

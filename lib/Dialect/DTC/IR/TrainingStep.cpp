@@ -395,8 +395,7 @@ FailureOr<StepSignature> TrainingStep::getSignature() const {
     for (const StepArgument &param : sig.arguments)
       if (param.role == ArgumentRole::Parameter &&
           param.name == arg.parameter && param.shape == arg.shape) {
-        arg.layout.dims = param.layout.dims;
-        arg.layout.blocks = param.layout.blocks;
+        arg.layout = param.layout;
         arg.unpaddedRows = param.unpaddedRows;
       }
   }
@@ -426,8 +425,7 @@ FailureOr<StepSignature> TrainingStep::getSignature() const {
     if (result.updatedArgument && !result.layout.isSplit()) {
       const StepArgument &updated = sig.arguments[*result.updatedArgument];
       if (updated.shape == result.shape) {
-        result.layout.dims = updated.layout.dims;
-        result.layout.blocks = updated.layout.blocks;
+        result.layout = updated.layout;
         result.unpaddedRows = updated.unpaddedRows;
       }
     }
