@@ -225,6 +225,8 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
       auto type = cast<RankedTensorType>(attention->getResult(0).getType());
       model.hidden = type.getDimSize(1) * type.getDimSize(3);
       model.activationBytes = elementBytes(type);
+      auto key = cast<RankedTensorType>(attention.getK().getType());
+      model.keyValueWidth = key.getDimSize(1) * key.getDimSize(3);
       break;
     }
   if (model.hidden == 0) {
@@ -254,38 +256,62 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
                           &achievable.f16, &achievable.i8})
     peak->matmul *= device.matmulEfficiency;
   achievable.memoryBytesPerSecond *= device.memoryEfficiency;
-  double forward = 0, backward = 0, layersSpan = 0;
+  // Attention scores and probabilities ([..., sequence, sequence]): what a
+  // fused attention kernel keeps on chip.
+  auto isScore = [&](Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    int64_t rank = type ? type.getRank() : 0;
+    return rank >= 3 && type.getDimSize(rank - 1) == model.sequence &&
+           type.getDimSize(rank - 2) == model.sequence;
+  };
+  // Per attention kind (as compiled, fused): forward, of it the layers',
+  // backward.
+  double forward[2] = {0, 0}, backward[2] = {0, 0}, layersSpan[2] = {0, 0};
   for (auto [i, entry] : llvm::enumerate(order)) {
     if (entry.stepInvariant || isa<CollectiveOpInterface>(entry.op))
       continue;
-    double seconds = getRooflineTime(entry.op, achievable).seconds();
+    OpTime time = getRooflineTime(entry.op, achievable);
+    // Fused: the op's memory traffic less its scores' share.
+    double bytes = 0, scoreBytes = 0;
+    for (Value value :
+         llvm::concat<Value>(entry.op->getOperands(), entry.op->getResults())) {
+      double size = static_cast<double>(tensorByteSize(value.getType()));
+      bytes += size;
+      scoreBytes += isScore(value) ? size : 0;
+    }
+    OpTime fused = time;
+    if (bytes > 0)
+      fused.memorySeconds *= 1 - scoreBytes / bytes;
     StepPhase phase = phases.lookup(entry.op);
-    if (phase == StepPhase::Forward) {
-      forward += seconds;
-      if (static_cast<int64_t>(i) >= layerStarts.front() &&
-          static_cast<int64_t>(i) < layerStarts.back())
-        layersSpan += seconds;
-    } else if (phase == StepPhase::Backward) {
-      backward += seconds;
+    bool inLayers = static_cast<int64_t>(i) >= layerStarts.front() &&
+                    static_cast<int64_t>(i) < layerStarts.back();
+    for (int kind : {0, 1}) {
+      double seconds = (kind ? fused : time).seconds();
+      if (phase == StepPhase::Forward) {
+        forward[kind] += seconds;
+        layersSpan[kind] += inLayers ? seconds : 0;
+      } else if (phase == StepPhase::Backward) {
+        backward[kind] += seconds;
+      }
     }
   }
   // From layer 0's start to layer L-1's: L-1 whole layers.
-  model.layerForwardSeconds =
-      model.layers > 1 ? layersSpan / (model.layers - 1) : forward / 2;
-  model.outerForwardSeconds =
-      std::max(0.0, forward - model.layers * model.layerForwardSeconds);
-  model.backwardRatio = forward > 0 ? backward / forward : 2;
+  for (int kind : {0, 1}) {
+    ForwardTimes &times = kind ? model.fusedTimes : model.unfusedTimes;
+    times.layerSeconds = model.layers > 1
+                             ? layersSpan[kind] / (model.layers - 1)
+                             : forward[kind] / 2;
+    times.outerSeconds =
+        std::max(0.0, forward[kind] - model.layers * times.layerSeconds);
+    times.backwardRatio =
+        forward[kind] > 0 ? backward[kind] / forward[kind] : 2;
+  }
 
   // Activations: what a layer keeps for its backward, and the rest of the
   // single-device peak.
   std::vector<int64_t> saved = savedBytesPerTransformerUnit(singleDevice);
   std::vector<int64_t> scores =
-      savedBytesPerTransformerUnit(singleDevice, [&](Value value) {
-        auto type = dyn_cast<RankedTensorType>(value.getType());
-        int64_t rank = type ? type.getRank() : 0;
-        return rank >= 3 && type.getDimSize(rank - 1) == model.sequence &&
-               type.getDimSize(rank - 2) == model.sequence;
-      });
+      savedBytesPerTransformerUnit(singleDevice, isScore);
   if (!saved.empty()) {
     model.savedBytesPerLayer = *llvm::max_element(saved);
     model.scoreBytesPerLayer = *llvm::max_element(scores);
@@ -293,6 +319,16 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
   model.outerActivationBytes =
       std::max<int64_t>(0, activationPeak(singleDevice) -
                                model.layers * model.savedBytesPerLayer);
+  // The same without any scores (the backward's temporaries among them).
+  std::function<bool(Value)> intermediate = intermediatesOf(singleDevice);
+  int64_t fusedPeak =
+      computeLiveness(
+          programOrder(singleDevice.getBody().front()),
+          [&](Value value) { return intermediate(value) && !isScore(value); })
+          .peak;
+  model.fusedOuterActivationBytes = std::max<int64_t>(
+      0, fusedPeak - model.layers *
+                         (model.savedBytesPerLayer - model.scoreBytesPerLayer));
 
   // Tensor-parallel layouts, per degree (quietly: a degree the model does
   // not take is left out).

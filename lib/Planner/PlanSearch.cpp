@@ -27,8 +27,10 @@ namespace pp = mlir::dtc::pipeline;
 
 std::string PlanConfig::getMesh() const {
   std::string mesh;
-  for (auto [axis, size] :
-       {std::pair<const char *, int64_t>{"pp", pp}, {"dp", dp}, {"tp", tp}})
+  for (auto [axis, size] : {std::pair<const char *, int64_t>{"pp", pp},
+                            {"dp", dp},
+                            {"cp", cp},
+                            {"tp", tp}})
     if (size > 1)
       mesh += (mesh.empty() ? "" : ",") + std::string(axis) + "=" +
               std::to_string(size);
@@ -42,6 +44,8 @@ std::string PlanConfig::getFlags(StringRef precision) const {
     flags += " --mesh " + mesh;
   if (tp > 1)
     flags += " --sequence-parallel";
+  if (cp > 1 && getContextParallel() != "ring")
+    flags += " --context-parallel " + getContextParallel().str();
   if (zero > 0)
     flags += " --zero " + std::to_string(zero);
   if (pp > 1) {
@@ -63,12 +67,14 @@ std::string PlanConfig::getFlags(StringRef precision) const {
 }
 
 std::vector<int64_t> mlir::dtc::balanceLayers(const ModelAnatomy &model,
-                                              int64_t stages) {
+                                              int64_t stages,
+                                              bool fusedAttention) {
   int64_t layers = model.layers;
   if (stages <= 1)
     return {layers};
-  double layer = std::max(model.layerForwardSeconds, 1e-30);
-  double outer = model.outerForwardSeconds;
+  const ForwardTimes &times = model.getTimes(fusedAttention);
+  double layer = std::max(times.layerSeconds, 1e-30);
+  double outer = times.outerSeconds;
   // At most `most` layers on each stage but the last, which takes the rest
   // (at least one) beside the head: the `most` with the fastest slowest
   // stage.
@@ -104,11 +110,22 @@ namespace {
 constexpr double kLossBytes = 8;
 
 /// A group of `size` ranks `stride` apart stays within a node when it
-/// spans no more than one node's devices (ranks in pp, dp, tp order).
+/// spans no more than one node's devices (ranks in pp, dp, cp, tp order).
 const LinkSpec &linkOf(const DeviceSpec &device, const PlanRequest &request,
                        int64_t stride, int64_t size) {
   return (size - 1) * stride < request.gpusPerNode ? device.intraNode
                                                    : device.interNode;
+}
+
+/// `calls` ring collectives over `ranks` moving `busBytes` in all: each
+/// call passes its data through ranks-1 hops, each hop paying the link's
+/// latency (NCCL's ring gathers and scatters; an all-reduce is two calls).
+double ringSeconds(const LinkSpec &link, int64_t ranks, double calls,
+                   double busBytes) {
+  if (ranks <= 1)
+    return 0;
+  return calls * (ranks - 1) * link.latencySeconds +
+         busBytes / link.bytesPerSecond;
 }
 
 /// Elements of a rank's part of `shape` split along `dim` over `tp` ranks
@@ -201,11 +218,24 @@ LayerActivations layerActivations(const ModelAnatomy &model,
                                   const PlanConfig &config,
                                   const PlanRequest &request) {
   double rows = double(model.batch) / (config.dp * config.microbatches);
-  double saved = model.savedBytesPerLayer -
-                 (request.fusedAttention ? model.scoreBytesPerLayer : 0);
-  return {saved * (rows / model.batch) / config.tp,
-          rows * model.sequence * model.hidden * model.activationBytes /
-              config.tp};
+  // Ring attention, like a fused kernel, keeps a log-sum-exp per query
+  // instead of the scores.
+  bool ring = config.cp > 1 && config.getContextParallel() == "ring";
+  double saved =
+      model.savedBytesPerLayer -
+      (request.fusedAttention || ring ? model.scoreBytesPerLayer : 0);
+  // Context parallelism keeps a rank's tokens: 1/cp of each sequence.
+  double split = double(config.tp) * config.cp;
+  LayerActivations layer{saved * (rows / model.batch) / split,
+                         rows * model.sequence * model.hidden *
+                             model.activationBytes / split};
+  // The all-gather keeps the whole sequence's keys and values (of the
+  // rank's heads) for the backward, besides its own part.
+  if (config.cp > 1 && !ring)
+    layer.saved += 2.0 * rows * model.sequence * model.keyValueWidth *
+                   model.activationBytes / config.tp * (config.cp - 1) /
+                   config.cp;
+  return layer;
 }
 
 /// The persistent state per pp rank, exactly as dtc lays it out: each
@@ -278,7 +308,7 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
                       ScheduleCache &cache) {
   PlanEstimate estimate;
   estimate.config = config;
-  const int64_t dp = config.dp, tp = config.tp, P = config.pp,
+  const int64_t dp = config.dp, tp = config.tp, P = config.pp, cp = config.cp,
                 M = config.microbatches;
 
   // The pipeline: which rank holds each global stage, and its layers.
@@ -311,24 +341,55 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   for (const RankState &state : ranks)
     memory.push_back(state.memory);
 
-  // Per microbatch: rows, the residual stream's bytes, scaled costs.
+  // Per microbatch: rows, the residual stream's bytes (of the rank's
+  // tokens: 1/cp of each sequence), scaled costs.
   double fraction = 1.0 / (dp * M);
   double rows = static_cast<double>(model.batch) * fraction;
-  double stream = rows * model.sequence * model.hidden * model.activationBytes;
+  double stream =
+      rows * model.sequence * model.hidden * model.activationBytes / cp;
   const LinkSpec &tpLink = linkOf(device, request, 1, tp);
-  const LinkSpec &dpLink = linkOf(device, request, tp, dp);
-  const LinkSpec &ppLink = linkOf(device, request, tp * dp, P);
+  const LinkSpec &cpLink = linkOf(device, request, tp, cp);
+  const LinkSpec &dpLink = linkOf(device, request, tp * cp, dp);
+  const LinkSpec &ppLink = linkOf(device, request, tp * cp * dp, P);
   // Tensor parallelism with sequence parallelism: per layer, the forward
   // gathers the sequence before the attention and the MLP and
   // reduce-scatters after them, the backward the reverse, a recomputed
   // forward again; the head gathers once each way.
   double tpCall = tp > 1 ? (tp - 1.0) / tp * stream : 0;
-  double tpCallSeconds = tp > 1 ? tpLink.seconds(tpCall) : 0;
+  double tpCallSeconds = ringSeconds(tpLink, tp, 1, tpCall);
   double f = config.recompute;
   double layerCalls = 8 + 4 * f;
-  double layerForward = model.layerForwardSeconds * fraction / tp;
-  double outerForward = model.outerForwardSeconds * fraction / tp;
-  double ratio = model.backwardRatio;
+  const ForwardTimes &times = model.getTimes(request.fusedAttention);
+  double layerForward = times.layerSeconds * fraction / (tp * cp);
+  double outerForward = times.outerSeconds * fraction / (tp * cp);
+  double ratio = times.backwardRatio;
+  // Context parallelism, per layer, on blocks of the rank's tokens' keys
+  // and values (its tp share of the key/value heads;
+  // docs/Parallelism.md's volumes). Ring attention: the forward passes
+  // cp-1 key and value blocks around the ring, the backward them again and
+  // their gradients cp times; each hop's transfer overlaps the attention
+  // of the block before it, and what the layer's compute does not cover is
+  // exposed. The all-gather (with tp): the keys and values gathered before
+  // the attention and their gradients reduce-scattered after it, exposed.
+  double cpForwardBytes = 0, cpBackwardBytes = 0, cpForward = 0, cpBackward = 0;
+  if (cp > 1) {
+    double block = rows * model.sequence / cp * model.keyValueWidth *
+                   model.activationBytes / tp;
+    cpForwardBytes = 2 * (cp - 1) * block;
+    if (config.getContextParallel() == "ring") {
+      cpBackwardBytes = 2 * (cp - 1) * block + 2 * cp * block;
+      cpForward = std::max(0.0, (cp - 1) * cpLink.latencySeconds +
+                                    cpForwardBytes / cpLink.bytesPerSecond -
+                                    layerForward);
+      cpBackward = std::max(0.0, (2 * cp - 1) * cpLink.latencySeconds +
+                                     cpBackwardBytes / cpLink.bytesPerSecond -
+                                     layerForward * ratio);
+    } else {
+      cpBackwardBytes = cpForwardBytes;
+      cpForward = ringSeconds(cpLink, cp, 2, cpForwardBytes);
+      cpBackward = ringSeconds(cpLink, cp, 2, cpBackwardBytes);
+    }
+  }
 
   pp::FragmentCosts costs;
   std::vector<double> stageCompute(stages), stageBackward(stages);
@@ -343,9 +404,13 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     double backward = forward * ratio + f * n * layerForward;
     double tpForward = (n * 4 + (last ? 1 : 0)) * tpCallSeconds;
     double tpBackward = (n * (layerCalls - 4) + (last ? 1 : 0)) * tpCallSeconds;
-    costs.forward.push_back(forward + tpForward);
+    // (A recomputed forward exchanges the keys and values again.)
+    double cpForwardExposed = n * cpForward;
+    double cpBackwardExposed = n * (f * cpForward + cpBackward);
+    costs.forward.push_back(forward + tpForward + cpForwardExposed);
     // The weight gradients: half the backward's FLOPs, no communication.
-    costs.backwardInput.push_back(backward / 2 + tpBackward);
+    costs.backwardInput.push_back(backward / 2 + tpBackward +
+                                  cpBackwardExposed);
     costs.backwardWeight.push_back(backward / 2);
     costs.activationBytes.push_back(n * perLayerSaved);
     stageCompute[k] = forward + backward;
@@ -380,9 +445,11 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   bool halfGradients = llvm::any_of(
       model.parameters, [](auto &p) { return p.trained && p.gradBytes < 4; });
   for (int64_t r = 0; r < P; ++r) {
-    double working = layerSaved + (r == lastRank ? model.outerActivationBytes *
-                                                       (rows / model.batch) / tp
-                                                 : 0);
+    int64_t outer = request.fusedAttention ? model.fusedOuterActivationBytes
+                                           : model.outerActivationBytes;
+    double working =
+        layerSaved +
+        (r == lastRank ? outer * (rows / model.batch) / (tp * cp) : 0);
     // ZeRO-3 gathers a layer for the forward and again for the backward;
     // under accumulation each gathered copy serves every microbatch, so
     // all of them live from the first microbatch to the last.
@@ -413,22 +480,42 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   for (int64_t r = 1; r < P; ++r)
     if (busy[r] > busy[slowest])
       slowest = r;
-  if (dp > 1) {
+  // The gradients are summed over dp and cp together (cp's ranks hold
+  // other tokens of the same rows); ZeRO shards over dp.
+  int64_t reducers = dp * cp;
+  if (reducers > 1) {
     // Bus bytes as nccl-tests counts them: (n-1)/n of the data for a
     // gather or a scatter, twice that for an all-reduce. Beside the
     // gradients, the loss and its token count (two f32) are summed.
-    double share = (dp - 1.0) / dp;
+    double share = (dp - 1.0) / dp, all = (reducers - 1.0) / reducers;
     const RankState &r = ranks[slowest];
-    double bus = 2 * share * kLossBytes;
-    if (config.zero == 0)
-      bus += 2 * share * r.gradBytes;
-    else
-      bus += (config.zero >= 2 ? M : 1) * share * r.paddedGradBytes +
-             share * r.paddedParamBytes +
-             (config.zero == 3 ? share * r.backwardParamBytes : 0);
-    estimate.dpBusBytes = bus;
-    dpSeconds = dpLink.seconds(bus);
-    window = backwardOne[slowest] * (config.zero >= 2 ? M : 1);
+    // Calls: one per layer the rank holds (and one for the embedding or
+    // the head), as per-layer buckets and ZeRO-3's per-layer gathers go.
+    double units = 1;
+    for (int64_t k = 0; k < stages; ++k)
+      if (rankOfStage(k) == slowest)
+        units += split[k];
+    int z = config.zero;
+    double reduceBus, reduceCalls, gatherBus = 0, gatherCalls = 0;
+    if (z == 0 || cp > 1) {
+      // An all-reduce (dtc's ZeRO with cp also reduces over both axes).
+      reduceBus = 2 * all * (r.gradBytes + kLossBytes);
+      reduceCalls = 2 * units;
+    } else {
+      reduceBus =
+          (z >= 2 ? M : 1) * share * r.paddedGradBytes + 2 * share * kLossBytes;
+      reduceCalls = (z >= 2 ? M : 1) * units;
+    }
+    if (z >= 1 && dp > 1) {
+      gatherBus = share * r.paddedParamBytes +
+                  (z == 3 ? share * r.backwardParamBytes : 0);
+      gatherCalls = (z == 3 ? 2 : 1) * units;
+    }
+    estimate.dpBusBytes = reduceBus + gatherBus;
+    dpSeconds = ringSeconds(linkOf(device, request, tp, reducers), reducers,
+                            reduceCalls, reduceBus) +
+                ringSeconds(dpLink, dp, gatherCalls, gatherBus);
+    window = backwardOne[slowest] * (z >= 2 ? M : 1);
   }
   estimate.dpSeconds = std::max(0.0, dpSeconds - window);
   for (int64_t k = 0; k < stages; ++k) {
@@ -437,6 +524,9 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     double calls = M * (split[k] * layerCalls + (k == stages - 1 ? 2 : 0));
     estimate.tpSeconds += calls * tpCallSeconds;
     estimate.tpBusBytes += calls * tpCall;
+    estimate.cpSeconds += M * split[k] * (cpForward * (1 + f) + cpBackward);
+    estimate.cpBusBytes +=
+        M * split[k] * (cpForwardBytes * (1 + f) + cpBackwardBytes);
   }
 
   // The optimizer reads each gradient and reads and writes the rest of
@@ -514,64 +604,82 @@ std::vector<PlanEstimate> mlir::dtc::searchPlans(const ModelAnatomy &model,
                                                  const PlanRequest &request) {
   std::vector<PlanEstimate> plans;
   ScheduleCache cache;
-  int64_t gpus = request.gpus;
-  for (const auto &[tp, dims] : model.tensorParallelDims) {
-    if (gpus % tp || (!request.tpAcrossNodes && tp > request.gpusPerNode))
-      continue;
-    for (int64_t P = 1; P <= gpus / tp && P <= model.layers; ++P) {
-      if ((gpus / tp) % P)
+  // Context parallelism in powers of two whose parts keep enough tokens
+  // (ring attention's zigzag cuts each sequence into 2cp chunks).
+  std::vector<int64_t> contexts = {1};
+  if (model.keyValueWidth > 0)
+    for (int64_t cp = 2; model.sequence % (2 * cp) == 0 &&
+                         model.sequence / cp >= request.minTokensPerContextRank;
+         cp *= 2)
+      contexts.push_back(cp);
+  for (const auto &[tp, dims] : model.tensorParallelDims)
+    for (int64_t cp : contexts) {
+      int64_t gpus = request.gpus / cp;
+      if (request.gpus % cp || gpus % tp ||
+          (!request.tpAcrossNodes && tp > request.gpusPerNode))
         continue;
-      int64_t dp = gpus / tp / P;
-      if (model.batch % dp)
-        continue;
-      int64_t rows = model.batch / dp;
-      for (int64_t size = 1; size <= rows; size *= 2) {
-        if (rows % size)
+      for (int64_t P = 1; P <= gpus / tp && P <= model.layers; ++P) {
+        if ((gpus / tp) % P)
           continue;
-        int64_t M = rows / size;
-        // A pipeline needs a microbatch per stage; beyond eight per stage
-        // the bubble hardly shrinks and the simulation only takes longer.
-        if (P > 1 && (M < P || M > 8 * P))
+        int64_t dp = gpus / tp / P;
+        if (model.batch % dp)
           continue;
-        std::vector<int64_t> zeros = {0};
-        if (dp > 1)
-          zeros = P > 1 ? std::vector<int64_t>{0, 1}
-                        : std::vector<int64_t>{0, 1, 2, 3};
-        std::vector<std::pair<std::string, int64_t>> schedules = {{"", 1}};
-        if (P > 1) {
-          schedules = {{"1f1b", 1}, {"gpipe", 1}, {"zb-h1", 1}};
-          if (model.layers >= 2 * P && M % P == 0) {
-            schedules.push_back({"interleaved", 2});
-            schedules.push_back({"zbv", 2});
-          }
-        }
-        for (int64_t zero : zeros)
-          for (double remat : {0.0, 1.0, kRecomputeToFit})
-            for (auto &[name, chunks] : schedules) {
-              PlanConfig config;
-              config.dp = dp;
-              config.tp = tp;
-              config.pp = P;
-              config.zero = zero;
-              config.microbatches = M;
-              config.recompute = remat;
-              if (P > 1) {
-                config.schedule = name;
-                config.virtualStages = chunks;
-                config.split = balanceLayers(model, P * chunks);
-                if (config.split.empty())
-                  continue;
-              }
-              PlanEstimate estimate =
-                  remat == kRecomputeToFit
-                      ? evaluateToFit(model, config, device, request, cache)
-                      : evaluate(model, config, device, request, cache);
-              if (estimate.stepSeconds > 0)
-                plans.push_back(std::move(estimate));
+        int64_t rows = model.batch / dp;
+        for (int64_t size = 1; size <= rows; size *= 2) {
+          if (rows % size)
+            continue;
+          int64_t M = rows / size;
+          // A pipeline needs a microbatch per stage; beyond sixteen per
+          // stage the bubble hardly shrinks (smaller microbatches still
+          // lower the activations in flight, but 1F1B's are then a few rows)
+          // and the simulation only takes longer.
+          if (P > 1 && (M < P || M > 16 * P))
+            continue;
+          std::vector<int64_t> zeros = {0};
+          if (dp > 1)
+            zeros = P > 1 ? std::vector<int64_t>{0, 1}
+                          : std::vector<int64_t>{0, 1, 2, 3};
+          std::vector<std::pair<std::string, int64_t>> schedules = {{"", 1}};
+          if (P > 1) {
+            schedules.clear();
+            // Two chunks per rank need two layers per rank and, interleaved
+            // in rounds, microbatches in multiples of the stages.
+            bool chunked = model.layers >= 2 * P && M % P == 0;
+            for (const std::string &name : request.schedules) {
+              bool twoChunks = name == "interleaved" || name == "zbv";
+              if (!twoChunks || chunked)
+                schedules.push_back({name, twoChunks ? 2 : 1});
             }
+          }
+          for (int64_t zero : zeros)
+            for (double remat : {0.0, 1.0, kRecomputeToFit})
+              for (auto &[name, chunks] : schedules) {
+                PlanConfig config;
+                config.dp = dp;
+                config.tp = tp;
+                config.pp = P;
+                config.cp = cp;
+                config.zero = zero;
+                config.microbatches = M;
+                config.recompute = remat;
+                if (P > 1) {
+                  config.schedule = name;
+                  config.virtualStages = chunks;
+                  config.split =
+                      balanceLayers(model, P * chunks, request.fusedAttention);
+                  if (config.split.empty())
+                    continue;
+                }
+                PlanEstimate estimate =
+                    remat == kRecomputeToFit
+                        ? evaluateToFit(model, config, device, request, cache)
+                        : evaluate(model, config, device, request, cache);
+                if (estimate.stepSeconds > 0)
+                  plans.push_back(std::move(estimate));
+              }
+        }
       }
     }
-  }
   std::stable_sort(plans.begin(), plans.end(),
                    [](const PlanEstimate &a, const PlanEstimate &b) {
                      if (a.fits != b.fits)

@@ -49,13 +49,25 @@ def main():
         ok = not state and error <= args.tolerance
         communication = ""
         if plan["tp"] == 1 and plan["remat"] == "none" and plan["pp"] == 1:
-            compiled = sum(c["bus_bytes"] for c in json.load(open(out + "/report.json"))
-                           ["collectives_per_step"] if c["axes"] == ["dp"])
+            calls = json.load(open(out + "/report.json"))["collectives_per_step"]
+            # The gradients' reduction: over dp, and over cp too with
+            # context parallelism (its ring's send/receives apart).
+            compiled = sum(c["bus_bytes"] for c in calls
+                           if set(c["axes"]) <= {"dp", "cp"} and c["kind"] != "send_recv")
             planned = plan["bus_bytes_per_step"]["dp"]
             same = abs(planned - compiled) < 1  # (bus bytes are fractions of n-1/n)
             ok &= same
             communication = (f"; dp bus bytes {'equal' if same else 'DIFFER'}"
                              f" ({planned:.0f} planned, {compiled:.0f} compiled)")
+            if plan.get("cp", 1) > 1:
+                # Ring attention's key and value blocks (the compiled step
+                # also passes the mask's blocks around: within 0.1%).
+                ring = sum(c["bus_bytes"] for c in calls if c["kind"] == "send_recv")
+                planned = plan["bus_bytes_per_step"]["cp"]
+                close = abs(planned - ring) <= 1e-3 * ring
+                ok &= close
+                communication += (f"; cp bus bytes {'within 0.1%' if close else 'DIFFER'}"
+                                  f" ({planned:.0f} planned, {ring:.0f} compiled)")
         failed |= not ok
         print(f"{plan['flags']}: state {'equal' if not state else 'DIFFERS in ' + ','.join(state)}"
               f"; activations {estimate} estimated, {peak} compiled "

@@ -72,7 +72,7 @@ static cl::opt<std::string>
 static cl::opt<int64_t>
     top("top", cl::cat(categoryPlan), cl::init(3),
         cl::desc("Configurations to print (the best of each distinct "
-                 "(tp, pp, dp))"));
+                 "(tp, pp, cp, dp))"));
 static cl::opt<double>
     margin("margin", cl::cat(categoryPlan), cl::init(0.05),
            cl::desc("Fraction of each device's usable memory kept free "
@@ -82,6 +82,12 @@ static cl::opt<std::string> attention(
     cl::desc("'fused': attention keeps no scores for its backward, as "
              "FlashAttention-style GPU kernels do (the default); 'unfused': "
              "it keeps them, as dtc's CPU and reference steps do"));
+static cl::list<std::string> searchedSchedules(
+    "pipeline-schedules", cl::cat(categoryPlan), cl::CommaSeparated,
+    cl::desc("Pipeline schedules the search tries, comma-separated (default: "
+             "all of gpipe, 1f1b, interleaved, zb-h1 and zbv; e.g. "
+             "1f1b,interleaved for a framework without zero-bubble "
+             "schedules)"));
 static cl::opt<bool> compileTop(
     "compile-top", cl::cat(categoryPlan),
     cl::desc("Compile each printed configuration (as dtc-compile "
@@ -97,7 +103,7 @@ static cl::opt<bool>
             cl::desc("Explain one configuration's memory (the flags below) "
                      "instead of searching"));
 static cl::opt<std::string> mesh("mesh", cl::cat(categoryExplain),
-                                 cl::desc("pp=P,dp=D,tp=T (any of them)"));
+                                 cl::desc("pp=P,dp=D,cp=C,tp=T (any of them)"));
 static cl::opt<int64_t> zero("zero", cl::cat(categoryExplain), cl::init(0),
                              cl::desc("ZeRO stage"));
 static cl::opt<int64_t>
@@ -121,6 +127,8 @@ static double gigabytes(double bytes) { return bytes / 1e9; }
 
 static std::string describe(const PlanConfig &c) {
   std::string text = llvm::formatv("tp={0} pp={1} dp={2}", c.tp, c.pp, c.dp);
+  if (c.cp > 1)
+    text += " cp=" + std::to_string(c.cp);
   text += llvm::formatv(", ZeRO-{0}, {1} microbatch{2}", c.zero, c.microbatches,
                         c.microbatches > 1 ? "es" : "");
   if (c.pp > 1)
@@ -153,16 +161,24 @@ static void printPlan(const PlanEstimate &e, double usable, int64_t index) {
   llvm::outs() << llvm::formatv("{0}. {1}\n", index, describe(e.config));
   llvm::outs() << llvm::formatv(
       "    predicted step {0:f3} s, MFU {1:f1}% (HFU {2:f1}%); compute "
-      "{3:f3} s, tensor-parallel collectives {4:f3} s, data-parallel "
+      "{3:f3} s, tensor-parallel collectives {4:f3} s, {8}data-parallel "
       "reduction left after the backward {5:f3} s, optimizer {6:f3} s, "
       "bubble {7:f1}%\n",
       e.stepSeconds, 100 * e.mfu, 100 * e.hfu, e.computeSeconds, e.tpSeconds,
-      e.dpSeconds, e.optimizerSeconds, 100 * e.bubbleFraction);
+      e.dpSeconds, e.optimizerSeconds, 100 * e.bubbleFraction,
+      e.config.cp > 1
+          ? llvm::formatv("context-parallel exchanges left exposed {0:f3} s, ",
+                          e.cpSeconds)
+                .str()
+          : "");
   printMemory(e, usable);
   llvm::outs() << llvm::formatv(
       "    communication per rank per step: tp {0:f2} GB, dp {1:f2} GB, pp "
-      "{2:f2} GB (bus bytes)\n",
-      gigabytes(e.tpBusBytes), gigabytes(e.dpBusBytes), gigabytes(e.ppBytes));
+      "{2:f2} GB{3} (bus bytes)\n",
+      gigabytes(e.tpBusBytes), gigabytes(e.dpBusBytes), gigabytes(e.ppBytes),
+      e.config.cp > 1
+          ? llvm::formatv(", cp {0:f2} GB", gigabytes(e.cpBusBytes)).str()
+          : "");
   llvm::outs() << "    dtc-compile " << modelPath << " --shapes-only "
                << e.config.getFlags(precision) << " -o OUT\n";
 }
@@ -174,6 +190,7 @@ static llvm::json::Object toJSON(const PlanEstimate &e) {
       {"tp", c.tp},
       {"pp", c.pp},
       {"dp", c.dp},
+      {"cp", c.cp},
       {"zero", c.zero},
       {"microbatches", c.microbatches},
       {"schedule", c.pp > 1 ? c.schedule : ""},
@@ -192,7 +209,8 @@ static llvm::json::Object toJSON(const PlanEstimate &e) {
                           {"activations_estimated", m.activations}}},
       {"bus_bytes_per_step", llvm::json::Object{{"tp", e.tpBusBytes},
                                                 {"dp", e.dpBusBytes},
-                                                {"pp", e.ppBytes}}},
+                                                {"pp", e.ppBytes},
+                                                {"cp", e.cpBusBytes}}},
       {"step_seconds", e.stepSeconds},
       {"mfu", e.mfu},
       {"hfu", e.hfu},
@@ -235,6 +253,7 @@ static bool compileAndCompare(MLIRContext &context,
   options.precision = precision;
   options.mesh = c.getMesh();
   options.sequenceParallel = c.tp > 1;
+  options.contextParallel = c.getContextParallel().str();
   options.zero = c.zero;
   options.gradAccum = c.microbatches;
   if (c.pp > 1) {
@@ -322,6 +341,8 @@ static void explainLosers(ArrayRef<PlanEstimate> plans, double usable) {
     std::pair<double, const char *> parts[] = {
         {found->computeSeconds - best.computeSeconds, "more computing"},
         {found->tpSeconds - best.tpSeconds, "more tensor-parallel collectives"},
+        {found->cpSeconds - best.cpSeconds,
+         "more context-parallel exchanges left exposed"},
         {found->dpSeconds - best.dpSeconds,
          "more data-parallel reduction left exposed"},
         {found->stepSeconds * found->bubbleFraction -
@@ -343,8 +364,13 @@ static void explainLosers(ArrayRef<PlanEstimate> plans, double usable) {
   family("with pipeline stages", [](const PlanConfig &c) { return c.pp > 1; });
   family("without tensor parallelism",
          [](const PlanConfig &c) { return c.tp == 1; });
-  family("data parallelism alone",
-         [](const PlanConfig &c) { return c.tp == 1 && c.pp == 1; });
+  family("data parallelism alone", [](const PlanConfig &c) {
+    return c.tp == 1 && c.pp == 1 && c.cp == 1;
+  });
+  family("with context parallelism",
+         [](const PlanConfig &c) { return c.cp > 1; });
+  family("without context parallelism",
+         [](const PlanConfig &c) { return c.cp == 1; });
   family("with ZeRO-3", [](const PlanConfig &c) { return c.zero == 3; });
   family("with recomputation",
          [](const PlanConfig &c) { return c.recompute > 0; });
@@ -408,7 +434,7 @@ int main(int argc, char **argv) {
       "dtc-plan: what a model needs on a cluster\n\n"
       "Builds the model's training step once from its shapes (weights may be\n"
       "absent) and evaluates every configuration of --gpus devices: data,\n"
-      "tensor (with sequence) and pipeline parallelism, ZeRO stage,\n"
+      "tensor (with sequence), context and pipeline parallelism, ZeRO stage,\n"
       "recomputation (none, as few layers as fit, all), microbatches,\n"
       "pipeline schedule. Prints the best by predicted model FLOPs\n"
       "utilization with their memory per rank,\n"
@@ -439,6 +465,16 @@ int main(int argc, char **argv) {
     return 1;
   }
   request.fusedAttention = attention == "fused";
+  if (!searchedSchedules.empty()) {
+    for (const std::string &name : searchedSchedules)
+      if (!pipeline::parseScheduleKind(name)) {
+        llvm::errs() << "error: --pipeline-schedules: unknown '" << name
+                     << "' (gpipe, 1f1b, interleaved, zb-h1 or zbv)\n";
+        return 1;
+      }
+    request.schedules.assign(searchedSchedules.begin(),
+                             searchedSchedules.end());
+  }
   if (margin < 0 || margin >= 1) {
     llvm::errs() << "error: --margin must be in [0, 1)\n";
     return 1;
@@ -466,13 +502,16 @@ int main(int argc, char **argv) {
       }
     }
     for (auto [name, size] : llvm::zip(shape.axes, shape.sizes)) {
-      if (name != "dp" && name != "tp" && name != "pp") {
+      if (name != "dp" && name != "tp" && name != "pp" && name != "cp") {
         llvm::errs() << "error: --mesh: '" << name << "=" << size
-                     << "' is not dp=N, tp=N or pp=N (the planner does not "
-                        "plan cp or ep yet)\n";
+                     << "' is not dp=N, tp=N, pp=N or cp=N (the planner does "
+                        "not plan ep yet)\n";
         return 1;
       }
-      (name == "dp" ? config.dp : name == "tp" ? config.tp : config.pp) = size;
+      (name == "dp"   ? config.dp
+       : name == "tp" ? config.tp
+       : name == "cp" ? config.cp
+                      : config.pp) = size;
     }
     config.zero = zero;
     config.microbatches = microbatches;
@@ -582,7 +621,8 @@ int main(int argc, char **argv) {
                    << config.microbatches << " microbatches\n";
       return 1;
     }
-    config.split = balanceLayers(*model, config.pp * config.virtualStages);
+    config.split = balanceLayers(*model, config.pp * config.virtualStages,
+                                 request.fusedAttention);
     PlanEstimate e = evaluatePlan(*model, config, *device, request);
     printPlan(e, usable, 1);
     if (compileTop && !compileAndCompare(context, importOptions, *chosen, e))
@@ -610,11 +650,12 @@ int main(int argc, char **argv) {
       }
       suggest(*model, *device, request, usable, plans);
     } else {
-      std::set<std::tuple<int64_t, int64_t, int64_t>> shown;
+      std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> shown;
       for (const PlanEstimate &e : plans) {
         if (!e.fits || static_cast<int64_t>(shown.size()) >= top)
           break;
-        if (!shown.insert({e.config.tp, e.config.pp, e.config.dp}).second)
+        if (!shown.insert({e.config.tp, e.config.pp, e.config.cp, e.config.dp})
+                 .second)
           continue;
         printPlan(e, usable, shown.size());
         if (compileTop &&

@@ -62,6 +62,13 @@ struct PlanMemory {
   int64_t total() const { return getStateBytes() + activations; }
 };
 
+/// One layer's forward, the rest's (embedding, final norm, head, loss),
+/// and the backward's time over the forward's.
+struct ForwardTimes {
+  double layerSeconds = 0, outerSeconds = 0;
+  double backwardRatio = 2;
+};
+
 /// What the planner knows of a model, from its global step.
 struct ModelAnatomy {
   std::vector<PlannedParameter> parameters;
@@ -73,18 +80,27 @@ struct ModelAnatomy {
   /// The width of the residual stream between layers and its element type's
   /// bytes: what a pipeline stage sends and tensor parallelism gathers.
   int64_t hidden = 0, activationBytes = 0;
+  /// A layer's key (and value) width, all key/value heads together: what
+  /// context parallelism's ring passes between ranks. 0 without an
+  /// attention op (no context parallelism then).
+  int64_t keyValueWidth = 0;
   /// Forward and backward matmul FLOPs of the whole step: the model FLOPs
   /// utilization is measured against them. The forward's alone: what full
   /// recomputation adds.
   double modelFlops = 0, forwardFlops = 0;
   /// Roofline seconds on the device (at its achievable rates) of the whole
-  /// batch on one device: one layer's forward and the rest's (embedding,
-  /// final norm, head, loss); backward over forward.
-  double layerForwardSeconds = 0, outerForwardSeconds = 0;
-  double backwardRatio = 2;
+  /// batch on one device, with attention as the step computes it
+  /// (unfused: its scores go through memory) and as a fused kernel runs it
+  /// (the scores' traffic left out).
+  ForwardTimes unfusedTimes, fusedTimes;
+  const ForwardTimes &getTimes(bool fusedAttention) const {
+    return fusedAttention ? fusedTimes : unfusedTimes;
+  }
   /// Bytes of the whole batch: one layer's saved activations, and the
   /// activation peak less every layer's (the logits and the loss).
   int64_t savedBytesPerLayer = 0, outerActivationBytes = 0;
+  /// The rest of the peak without any scores (a fused attention's).
+  int64_t fusedOuterActivationBytes = 0;
   /// Of a layer's saved activations, the attention scores and
   /// probabilities ([..., sequence, sequence]): what a fused attention
   /// kernel does not keep (it recomputes them in its backward).
@@ -114,7 +130,8 @@ inline constexpr double kRecomputeToFit = -1;
 
 /// One way to train the model.
 struct PlanConfig {
-  int64_t dp = 1, tp = 1, pp = 1;
+  /// Context parallelism (cp) splits each sequence, with ring attention.
+  int64_t dp = 1, tp = 1, pp = 1, cp = 1;
   int64_t zero = 0;
   /// Microbatches per step (gradient accumulation without pp).
   int64_t microbatches = 1;
@@ -131,8 +148,14 @@ struct PlanConfig {
   /// Layers per pipeline stage (global stages: pp times chunks per rank).
   std::vector<int64_t> split;
 
-  int64_t getNumRanks() const { return dp * tp * pp; }
-  /// The --mesh spelling of its axes above 1 (pp, dp, tp), or "".
+  int64_t getNumRanks() const { return dp * tp * pp * cp; }
+  /// How context parallelism exchanges keys and values: "ring", or
+  /// "all-gather" with tensor parallelism (whose matcher does not see
+  /// through ring attention's ops; docs/Parallelism.md).
+  llvm::StringRef getContextParallel() const {
+    return tp > 1 ? "all-gather" : "ring";
+  }
+  /// The --mesh spelling of its axes above 1 (pp, dp, cp, tp), or "".
   std::string getMesh() const;
   /// The dtc-compile flags that compile it.
   std::string getFlags(llvm::StringRef precision) const;
@@ -146,14 +169,16 @@ struct PlanEstimate {
   int64_t ppRank = 0;
   /// Of its activations, the saved ones of the microbatches in flight.
   int64_t inFlightBytes = 0;
-  /// Bus bytes per rank per step by axis.
-  double tpBusBytes = 0, dpBusBytes = 0, ppBytes = 0;
+  /// Bus bytes per rank per step by axis (dp's: the gradients' reduction,
+  /// over dp and cp together).
+  double tpBusBytes = 0, dpBusBytes = 0, ppBytes = 0, cpBusBytes = 0;
   /// Seconds: the step; computing (forward, backward, recomputation);
   /// tensor-parallel collectives (exposed: they sit between the ops that
-  /// need them); the data-parallel reduction left after the backward
+  /// need them); context parallelism's ring transfers the attention does
+  /// not cover; the data-parallel reduction left after the backward
   /// overlaps it; the optimizer; pipeline idle time (bubble).
-  double stepSeconds = 0, computeSeconds = 0, tpSeconds = 0, dpSeconds = 0,
-         optimizerSeconds = 0, bubbleFraction = 0;
+  double stepSeconds = 0, computeSeconds = 0, tpSeconds = 0, cpSeconds = 0,
+         dpSeconds = 0, optimizerSeconds = 0, bubbleFraction = 0;
   /// Model FLOPs utilization (recomputation excluded) and hardware FLOPs
   /// utilization (included), of the device's peak.
   double mfu = 0, hfu = 0;
@@ -169,6 +194,13 @@ struct PlanRequest {
   double marginFraction = 0.05;
   /// Tensor parallelism stays within a node unless allowed.
   bool tpAcrossNodes = false;
+  /// The pipeline schedules the search tries (gpipe, 1f1b, interleaved,
+  /// zb-h1, zbv; interleaved and zbv with two chunks per rank).
+  std::vector<std::string> schedules = {"1f1b", "gpipe", "zb-h1", "interleaved",
+                                        "zbv"};
+  /// Context parallelism is considered for sequences it can split into
+  /// parts of at least this many tokens per rank.
+  int64_t minTokensPerContextRank = 8192;
   /// Attention runs as a fused kernel that keeps no scores for the backward
   /// (FlashAttention, cuDNN: what a GPU step runs); false: the scores are
   /// kept, as dtc's CPU and reference steps keep them.
@@ -208,7 +240,8 @@ std::vector<std::string> lintPlan(const ModelAnatomy &model,
 
 /// Layers per stage for `stages` stages that balance forward and backward
 /// time (the last stage also runs the head and the loss).
-std::vector<int64_t> balanceLayers(const ModelAnatomy &model, int64_t stages);
+std::vector<int64_t> balanceLayers(const ModelAnatomy &model, int64_t stages,
+                                   bool fusedAttention);
 
 } // namespace mlir::dtc
 
