@@ -147,8 +147,8 @@ int64_t product(const std::vector<int64_t> &shape) {
 
 /// ZeRO's shard of a rank's `shape` over `dp` ranks (Zero.cpp's rule): the
 /// first dimension dp divides that tp does not split, else one it splits,
-/// else the first dimension padded to a multiple of dp (when tp does not
-/// split it), else the whole. Returns {shard elements, padded elements}.
+/// else the first dimension tp does not split padded to a multiple of dp,
+/// else the whole. Returns {shard elements, padded elements}.
 std::pair<int64_t, int64_t> zeroShard(const std::vector<int64_t> &shape,
                                       int64_t tpDim, int64_t dp) {
   int64_t n = product(shape);
@@ -158,11 +158,12 @@ std::pair<int64_t, int64_t> zeroShard(const std::vector<int64_t> &shape,
     for (int64_t d = 0, r = shape.size(); d < r; ++d)
       if ((d == tpDim) == split && shape[d] % dp == 0)
         return {n / dp, n};
-  if (!shape.empty() && tpDim != 0) {
-    int64_t rows = (shape[0] + dp - 1) / dp;
-    int64_t shard = rows * (n / shape[0]);
-    return {shard, shard * dp};
-  }
+  for (int64_t d = 0, r = shape.size(); d < r; ++d)
+    if (d != tpDim) {
+      int64_t part = (shape[d] + dp - 1) / dp;
+      int64_t shard = part * (n / shape[d]);
+      return {shard, shard * dp};
+    }
   return {n, n};
 }
 

@@ -131,7 +131,8 @@ bool sameTensor(const StepArgument &a, const StepArgument &b) {
          a.shape == b.shape && a.layout.dims == b.layout.dims &&
          a.layout.blocks == b.layout.blocks &&
          a.layout.pipelineRanks == b.layout.pipelineRanks &&
-         a.unpaddedRows == b.unpaddedRows;
+         a.unpaddedRows == b.unpaddedRows &&
+         a.layout.paddedDim == b.layout.paddedDim;
 }
 
 } // namespace
@@ -324,10 +325,12 @@ std::string readPartsForLayout(const Checkpoint &checkpoint,
       at.emplace_back(was.layout, d, was.shape[d], from.mesh);
       wholeAt.push_back(at.back().size());
     }
-    if (!wholeTo.empty() && arg.unpaddedRows)
-      wholeTo[0] = *arg.unpaddedRows;
-    if (!wholeAt.empty() && was.unpaddedRows)
-      wholeAt[0] = *was.unpaddedRows;
+    if (arg.unpaddedRows &&
+        static_cast<int64_t>(wholeTo.size()) > arg.layout.paddedDim)
+      wholeTo[arg.layout.paddedDim] = *arg.unpaddedRows;
+    if (was.unpaddedRows &&
+        static_cast<int64_t>(wholeAt.size()) > was.layout.paddedDim)
+      wholeAt[was.layout.paddedDim] = *was.unpaddedRows;
     if (wholeTo != wholeAt)
       return "the checkpoint's '" + was.name + "' is " +
              describe(wholeAt, was.dtype) + ", but this step's is " +

@@ -44,13 +44,15 @@ std::string StepBinding::partOf(size_t index, const Tensor &whole,
   const StepArgument &arg = signature.arguments[index];
   part = whole;
   // Padding: the real rows, then zeros, to the padded whole.
-  if (arg.unpaddedRows && part.rank() > 0 &&
-      part.shape()[0] == *arg.unpaddedRows && !arg.shape.empty()) {
-    int64_t padded = arg.shape[0];
-    if (!arg.layout.dims.empty())
-      for (const std::string &axis : arg.layout.dims[0])
+  int64_t padDim = arg.layout.paddedDim;
+  if (arg.unpaddedRows && part.rank() > padDim &&
+      part.shape()[padDim] == *arg.unpaddedRows &&
+      static_cast<int64_t>(arg.shape.size()) > padDim) {
+    int64_t padded = arg.shape[padDim];
+    if (static_cast<int64_t>(arg.layout.dims.size()) > padDim)
+      for (const std::string &axis : arg.layout.dims[padDim])
         padded *= groupSize(axis);
-    part = withRows(part, padded);
+    part = withExtent(part, padDim, padded);
   }
   // A dimension split over several axes is split by each in turn (the
   // first with the dimension's blocks): tp's part, then dp's part of that.
@@ -210,8 +212,8 @@ Tensor StepBinding::gather(const Tensor &part, DType dtype, const Shape &shape,
       }
     }
   }
-  if (unpaddedRows && whole.rank() > 0)
-    whole = withRows(whole, *unpaddedRows);
+  if (unpaddedRows && whole.rank() > layout.paddedDim)
+    whole = withExtent(whole, layout.paddedDim, *unpaddedRows);
   return whole;
 }
 

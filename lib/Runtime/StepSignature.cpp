@@ -322,6 +322,10 @@ void writeTensor(JsonWriter &json, DType dtype, const Shape &shape,
   if (unpaddedRows) {
     json.key("unpadded_rows");
     json.number(*unpaddedRows);
+    if (layout.paddedDim != 0) {
+      json.key("padded_dim");
+      json.number(layout.paddedDim);
+    }
   }
   if (!layout.pipelineRanks.empty()) {
     json.key("pp_ranks");
@@ -341,7 +345,9 @@ void writeTensor(JsonWriter &json, DType dtype, const Shape &shape,
         for (const std::string &axis : layout.dims[d])
           if (int64_t index = mesh.axisIndex(axis); index >= 0)
             size *= mesh.sizes[index];
-      json.number(d == 0 && unpaddedRows ? *unpaddedRows : size);
+      json.number(static_cast<int64_t>(d) == layout.paddedDim && unpaddedRows
+                      ? *unpaddedRows
+                      : size);
     }
     json.endArray();
   }
@@ -545,7 +551,8 @@ std::vector<int64_t> parseInts(const std::string &text, char separator) {
   return values;
 }
 
-/// `dtype=f32 shape=4x8 layout=dp+tp/- blocks=1,2 unpadded=3 pp=0,3`.
+/// `dtype=f32 shape=4x8 layout=dp+tp/- blocks=1,2 unpadded=3 padded_dim=1
+/// pp=0,3`.
 std::string tensorText(DType dtype, const Shape &shape,
                        const TensorLayout &layout,
                        std::optional<int64_t> unpaddedRows) {
@@ -564,6 +571,8 @@ std::string tensorText(DType dtype, const Shape &shape,
     out += " blocks=" + joinInts(layout.blocks, ',');
   if (unpaddedRows)
     out += " unpadded=" + std::to_string(*unpaddedRows);
+  if (unpaddedRows && layout.paddedDim != 0)
+    out += " padded_dim=" + std::to_string(layout.paddedDim);
   if (!layout.pipelineRanks.empty())
     out += " pp=" + joinInts(layout.pipelineRanks, ',');
   return out;
@@ -589,6 +598,8 @@ std::string readTensor(std::map<std::string, std::string> &fields, DType &dtype,
     layout.blocks = parseInts(fields["blocks"], ',');
   if (fields.count("unpadded"))
     unpaddedRows = toInt(fields["unpadded"]);
+  if (fields.count("padded_dim"))
+    layout.paddedDim = toInt(fields["padded_dim"]);
   if (fields.count("pp"))
     layout.pipelineRanks = parseInts(fields["pp"], ',');
   return "";

@@ -2,6 +2,7 @@
 
 #include "dtc/Runtime/Tensor.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <cstring>
@@ -279,12 +280,24 @@ Tensor Tensor::fromBytes(DType dtype, Shape shape, const char *bytes) {
   return tensor;
 }
 
-Tensor withRows(const Tensor &tensor, int64_t rows) {
+Tensor withExtent(const Tensor &tensor, int64_t dim, int64_t size) {
   Shape shape = tensor.shape();
   std::vector<char> bytes = tensor.toBytes();
-  bytes.resize(bytes.size() / shape[0] * rows, 0);
-  shape[0] = rows;
-  return Tensor::fromBytes(tensor.dtype(), shape, bytes.data());
+  // Blocks of `inner` bytes: `old` of them per index of the dimensions
+  // before `dim`, `size` after.
+  int64_t outer = 1, old = shape[dim];
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  size_t inner = dtypeSize(tensor.dtype());
+  for (size_t d = dim + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  std::vector<char> out(outer * size * inner, 0);
+  int64_t kept = std::min(old, size);
+  for (int64_t o = 0; o < outer; ++o)
+    std::copy_n(bytes.data() + o * old * inner, kept * inner,
+                out.data() + o * size * inner);
+  shape[dim] = size;
+  return Tensor::fromBytes(tensor.dtype(), shape, out.data());
 }
 
 } // namespace mlir::dtc

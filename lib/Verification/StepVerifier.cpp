@@ -109,10 +109,11 @@ static IndexUse indexUse(Value input, const StepSignature &signature) {
         Value table = gather.getInput();
         while (auto cast = table.getDefiningOp<CastOp>())
           table = cast.getInput();
-        if (auto arg = dyn_cast<BlockArgument>(table); arg && gather.getDim() == 0)
-          if (std::optional<int64_t> real =
-                  signature.arguments[arg.getArgNumber()].unpaddedRows)
-            rows = *real;
+        if (auto arg = dyn_cast<BlockArgument>(table))
+          if (const StepArgument &table =
+                  signature.arguments[arg.getArgNumber()];
+              table.unpaddedRows && table.layout.paddedDim == gather.getDim())
+            rows = *table.unpaddedRows;
         found.bound = found.bound ? std::min(found.bound, rows) : rows;
       } else if (auto scatter = dyn_cast<ScatterAddOp>(user);
                  scatter && &use == &scatter.getIndicesMutable()) {

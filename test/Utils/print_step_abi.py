@@ -24,6 +24,8 @@ def tensor(entry):
             text += " blocks=%s" % layout["blocks"]
     if "unpadded_rows" in entry:
         text += " unpadded_rows=%d" % entry["unpadded_rows"]
+    if "padded_dim" in entry:
+        text += " padded_dim=%d" % entry["padded_dim"]
     return text
 
 

@@ -65,6 +65,8 @@ struct TensorLayout {
   std::vector<std::vector<std::string>> dims;
   std::vector<int64_t> blocks;
   std::vector<int64_t> pipelineRanks;
+  /// The dimension a padded tensor's `unpaddedRows` count along.
+  int64_t paddedDim = 0;
 
   bool isSplit() const;
   int64_t blocksOf(size_t dim) const;
@@ -90,7 +92,8 @@ struct StepArgument {
   DType dtype = DType::F32;
   Shape shape;
   TensorLayout layout;
-  /// The rows of dimension 0 that are real; the rest are zero padding.
+  /// The rows of dimension `layout.paddedDim` that are real; the rest are
+  /// zero padding.
   std::optional<int64_t> unpaddedRows;
   /// Donated: the result that is its next value.
   std::optional<size_t> aliasedResult;

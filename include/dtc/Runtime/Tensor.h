@@ -100,9 +100,9 @@ private:
   std::vector<int64_t> intData;
 };
 
-/// `tensor` with zero rows appended, or its last rows dropped, to make
-/// `rows` along dimension 0 (padding added and stripped).
-Tensor withRows(const Tensor &tensor, int64_t rows);
+/// `tensor` with zeros appended, or its last entries dropped, along
+/// dimension `dim` to make `size` there (padding added and stripped).
+Tensor withExtent(const Tensor &tensor, int64_t dim, int64_t size);
 
 } // namespace mlir::dtc
 

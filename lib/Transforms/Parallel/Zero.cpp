@@ -12,13 +12,16 @@
 // reduce-scatter per microbatch, and stage 3's gathers placed just before
 // the forward's and again before the backward's reads.
 //
-// A parameter no dimension of which dp divides is padded: its state gets
-// zero rows up to a multiple of dp, and its update reads its gradient and
-// itself with zero rows appended (the padding is all-reduced, so the
-// all-reduce still becomes a reduce-scatter); the padded rows stay zero
-// through AdamW and SGD, and the parameter's update is its first rows.
+// A parameter no dimension of which dp divides is padded along its first
+// dimension no other axis splits (its first, unless tensor parallelism
+// splits that, as it does a column-parallel [out, in] weight's): its state
+// gets zeros there up to a multiple of dp, and its update reads its
+// gradient and itself with zeros appended (the padding is all-reduced, so
+// the all-reduce still becomes a reduce-scatter); the padding stays zero
+// through AdamW and SGD, and the parameter's update is its leading part.
 // Padded gradients (and stage 3's padded parameter shards) record their
-// true row count, `dtc.unpadded_rows`, so dtc-run strips it from dumps.
+// true extent, `dtc.unpadded_rows` (and `dtc.padded_dim` when it is not
+// the first dimension), so dtc-run strips it from dumps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +45,12 @@ using namespace mlir;
 using namespace mlir::dtc;
 
 namespace {
+
+/// Where ZeRO padded a parameter: along `dim`, from `size` entries.
+struct Padding {
+  int64_t dim;
+  int64_t size;
+};
 
 struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   using Base::Base;
@@ -97,8 +106,9 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     func::FuncOp func = step.getFunction();
     OpBuilder b(&getContext());
     // The parameters with state, and the dimension their state splits on;
-    // those padded, with their true row count.
-    llvm::StringMap<int64_t> dims, padded;
+    // those padded, and where.
+    llvm::StringMap<int64_t> dims;
+    llvm::StringMap<Padding> padded;
     SmallVector<SplitArgument> seeds;
     // Every stage is laid out by the parameters' state: without any, ZeRO
     // would change nothing and say nothing.
@@ -116,15 +126,17 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       unsigned i = state.argument;
       BlockArgument param = func.getArgument(step.getParameter(name)->argument);
       std::optional<int64_t> dim = stateDim(func, param, dp);
-      if (!dim && canPad(func, param)) {
-        dim = 0;
-        padded.try_emplace(
-            name, cast<RankedTensorType>(param.getType()).getDimSize(0));
-        auto type = cast<RankedTensorType>(func.getArgument(i).getType());
-        func.getArgument(i).setType(type.clone(paddedShape(type, dp)));
-        states.setArgAttr(i, kUnpaddedRowsAttrName,
-                          b.getI64IntegerAttr(type.getDimSize(0)));
-      }
+      if (!dim)
+        if (std::optional<int64_t> pad = padDim(func, param)) {
+          dim = *pad;
+          Padding padding{
+              *pad, cast<RankedTensorType>(param.getType()).getDimSize(*pad)};
+          padded.try_emplace(name, padding);
+          auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+          func.getArgument(i).setType(
+              type.clone(paddedShape(type, dp, padding.dim)));
+          recordPadding(states, i, padding);
+        }
       if (!dim) {
         if (dims.insert({name, -1}).second)
           func.emitWarning("ZeRO: the optimizer state of '")
@@ -145,14 +157,20 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     for (const auto &entry : padded) {
       StringRef name = entry.getKey();
-      if (failed(padUpdate(step, name, entry.getValue(), dp)))
+      const Padding &padding = entry.getValue();
+      if (failed(padUpdate(step, name, padding, dp)))
         return failure();
-      func.emitRemark("ZeRO: padded the optimizer state of '")
-          << name << "' from " << entry.getValue() << " to "
-          << paddedShape(
-                 cast<ShapedType>(getParameterArgument(func, name).getType()),
-                 dp)[0]
-          << " rows, a multiple of dp=" << dp;
+      InFlightDiagnostic remark =
+          func.emitRemark("ZeRO: padded the optimizer state of '");
+      remark << name << "' ";
+      if (padding.dim != 0)
+        remark << "along dimension " << padding.dim << " ";
+      remark << "from " << padding.size << " to "
+             << paddedShape(cast<ShapedType>(
+                                getParameterArgument(func, name).getType()),
+                            dp, padding.dim)[padding.dim]
+             << (padding.dim == 0 ? " rows" : "")
+             << ", a multiple of dp=" << dp;
     }
 
     // Each update reads this rank's part of its gradient.
@@ -211,11 +229,15 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
               param ? std::optional<unsigned>(param->argument) : std::nullopt,
               mesh, split->dim, "dp");
         }
-        if (auto it = padded.find(grad.getValue()); it != padded.end())
+        if (auto it = padded.find(grad.getValue()); it != padded.end()) {
           signature.setResultAttr(i, kUnpaddedRowsAttrName,
-                                  b.getI64IntegerAttr(it->second));
+                                  b.getI64IntegerAttr(it->second.size));
+          if (it->second.dim != 0)
+            signature.setResultAttr(i, kPaddedDimAttrName,
+                                    b.getI64IntegerAttr(it->second.dim));
+        }
       }
-      // A padded parameter's update: its first rows.
+      // A padded parameter's update: its leading part.
       std::optional<unsigned> arg = step.getUpdatedArgument(i);
       auto param = arg ? func.getArgAttrOfType<StringAttr>(*arg, kParamAttrName)
                        : StringAttr();
@@ -224,7 +246,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         continue;
       OpOperand &operand = ret->getOpOperand(i);
       b.setInsertionPoint(ret);
-      operand.set(firstRows(b, operand.get(), it->second));
+      operand.set(unpaddedPart(b, operand.get(), it->second));
     }
     signature.commit();
     // The microbatches dtc-gradient-accumulation made.
@@ -236,27 +258,43 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     return success();
   }
 
-  /// Whether `param` can be padded: along its first dimension, which no
-  /// other axis splits.
-  static bool canPad(func::FuncOp func, BlockArgument param) {
+  /// The dimension along which `param` can be padded: its first that no
+  /// other axis splits (padding one that is split would put zeros inside
+  /// every other axis's part), if any.
+  static std::optional<int64_t> padDim(func::FuncOp func, BlockArgument param) {
     auto type = cast<RankedTensorType>(param.getType());
     auto sharding = func.getArgAttrOfType<ShardingAttr>(param.getArgNumber(),
                                                         kShardingAttrName);
-    return type.getRank() > 0 && (!sharding || sharding.axesOf(0).empty());
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (!sharding || sharding.axesOf(d).empty())
+        return d;
+    return std::nullopt;
   }
 
-  static SmallVector<int64_t> paddedShape(ShapedType type, int64_t dp) {
+  static SmallVector<int64_t> paddedShape(ShapedType type, int64_t dp,
+                                          int64_t dim) {
     SmallVector<int64_t> shape(type.getShape());
-    shape[0] = (shape[0] + dp - 1) / dp * dp;
+    shape[dim] = (shape[dim] + dp - 1) / dp * dp;
     return shape;
   }
 
-  /// `value`'s first `rows` rows.
-  static Value firstRows(OpBuilder &b, Value value, int64_t rows) {
+  static void recordPadding(SignatureEditor &signature, unsigned arg,
+                            const Padding &padding) {
+    Builder b(signature.getFunction().getContext());
+    signature.setArgAttr(arg, kUnpaddedRowsAttrName,
+                         b.getI64IntegerAttr(padding.size));
+    if (padding.dim != 0)
+      signature.setArgAttr(arg, kPaddedDimAttrName,
+                           b.getI64IntegerAttr(padding.dim));
+  }
+
+  /// `value` without its padding: its first `padding.size` entries along
+  /// `padding.dim`.
+  static Value unpaddedPart(OpBuilder &b, Value value, const Padding &padding) {
     auto type = cast<RankedTensorType>(value.getType());
     SmallVector<int64_t> starts(type.getRank(), 0), sizes(type.getShape()),
         strides(type.getRank(), 1);
-    sizes[0] = rows;
+    sizes[padding.dim] = padding.size;
     return SliceOp::create(b, value.getLoc(), value, starts, sizes, strides);
   }
 
@@ -269,11 +307,11 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   /// --clip-grad-norm, fp16's overflow count) take the new types; the zero
   /// rows add nothing to them.
   LogicalResult padUpdate(const TrainingStep &step, StringRef name,
-                          int64_t rows, int64_t dp) {
+                          const Padding &padding, int64_t dp) {
     func::FuncOp func = step.getFunction();
     BlockArgument param = getParameterArgument(func, name);
     auto whole = cast<RankedTensorType>(param.getType());
-    SmallVector<int64_t> shape = paddedShape(whole, dp);
+    SmallVector<int64_t> shape = paddedShape(whole, dp, padding.dim);
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     OpBuilder b(&getContext());
     auto unpadded = [&](Value value) {
@@ -290,15 +328,15 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         return pad;
       auto type = cast<RankedTensorType>(value.getType());
       SmallVector<int64_t> zerosShape(type.getShape());
-      zerosShape[0] = shape[0] - rows;
+      zerosShape[padding.dim] = shape[padding.dim] - padding.size;
       b.setInsertionPointAfterValue(value);
       auto zerosType = type.clone(zerosShape);
       Value zeros = ConstantOp::create(
           b, value.getLoc(),
           DenseElementsAttr::get(zerosType,
                                  b.getZeroAttr(type.getElementType())));
-      auto concat =
-          ConcatOp::create(b, value.getLoc(), ValueRange{value, zeros}, 0);
+      auto concat = ConcatOp::create(b, value.getLoc(),
+                                     ValueRange{value, zeros}, padding.dim);
       concat->setAttr(kPaddingAttrName, b.getUnitAttr());
       pad = concat;
       return pad;
@@ -474,7 +512,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   void shardParameters(const TrainingStep &step, int64_t dp,
                        FlatSymbolRefAttr mesh,
                        const llvm::StringMap<int64_t> &dims,
-                       const llvm::StringMap<int64_t> &padded) {
+                       const llvm::StringMap<Padding> &padded) {
     func::FuncOp func = step.getFunction();
     llvm::DenseSet<Operation *> forward = forwardOps(func);
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
@@ -491,13 +529,14 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       auto rows = padded.find(name.getValue());
       // A padded parameter is kept as its shard of the padded whole.
       auto gatheredType =
-          rows == padded.end() ? whole : whole.clone(paddedShape(whole, dp));
+          rows == padded.end()
+              ? whole
+              : whole.clone(paddedShape(whole, dp, rows->second.dim));
       SmallVector<int64_t> shape(gatheredType.getShape());
       shape[dim] /= dp;
       param.setType(whole.clone(shape));
       if (rows != padded.end())
-        signature.setArgAttr(param.getArgNumber(), kUnpaddedRowsAttrName,
-                             b.getI64IntegerAttr(rows->second));
+        recordPadding(signature, param.getArgNumber(), rows->second);
 
       // The update: its shard is the next step's parameter.
       if (std::optional<unsigned> update =
@@ -582,7 +621,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         }
       }
       std::string why = "ZeRO-3: " + name.str() + " whole for the ";
-      std::optional<int64_t> unpadded;
+      std::optional<Padding> unpadded;
       if (rows != padded.end())
         unpadded = rows->second;
       Value forwardWhole =
@@ -606,11 +645,11 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   }
 
   /// An all-gather of `param` right before the first of `uses`, marked with
-  /// its phase for bucketing (and its first `unpadded` rows).
+  /// its phase for bucketing (and without its padding).
   Value gatherBefore(OpBuilder &b, Value param, RankedTensorType whole,
                      int64_t dim, FlatSymbolRefAttr mesh,
                      ArrayRef<OpOperand *> uses, const std::string &why,
-                     StringRef phase, std::optional<int64_t> unpadded) {
+                     StringRef phase, std::optional<Padding> unpadded) {
     if (uses.empty())
       return {};
     Operation *first = uses.front()->getOwner();
@@ -622,7 +661,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         b, first->getLoc(), whole, param, mesh, b.getStrArrayAttr({"dp"}),
         b.getI64IntegerAttr(dim), b.getStringAttr(why));
     gather->setAttr(kGatherPhaseAttrName, b.getStringAttr(phase));
-    return unpadded ? firstRows(b, gather, *unpadded) : gather.getResult();
+    return unpadded ? unpaddedPart(b, gather, *unpadded) : gather.getResult();
   }
 
   /// `value` (the forward's gather or a view of it) made again from the

@@ -286,7 +286,8 @@ struct OptimizerPass : public dtc::impl::OptimizerBase<OptimizerPass> {
         // Laid out (split, padded) as the parameter: dtc-run cuts its
         // start from the parameter's value.
         p = master = state(stateType, StateKind::Master, name);
-        for (StringRef attr : {kShardingAttrName, kUnpaddedRowsAttrName})
+        for (StringRef attr :
+             {kShardingAttrName, kUnpaddedRowsAttrName, kPaddedDimAttrName})
           if (Attribute value = func.getArgAttr(param.getArgNumber(), attr))
             signature.setArgAttr(master.getArgNumber(), attr, value);
       }

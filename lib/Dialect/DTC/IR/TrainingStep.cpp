@@ -236,6 +236,23 @@ TrainingStep::getResultUnpaddedRows(unsigned index) const {
   return std::nullopt;
 }
 
+int64_t TrainingStep::getArgumentPaddedDim(unsigned index) const {
+  if (auto dim = func.getArgAttrOfType<IntegerAttr>(index, kPaddedDimAttrName))
+    return dim.getInt();
+  return 0;
+}
+
+int64_t TrainingStep::getResultPaddedDim(unsigned index) const {
+  if (auto dim =
+          func.getResultAttrOfType<IntegerAttr>(index, kPaddedDimAttrName))
+    return dim.getInt();
+  if (const Parameter *param = getGradientParameter(index))
+    return getArgumentPaddedDim(param->argument);
+  if (std::optional<unsigned> arg = getUpdatedArgument(index))
+    return getArgumentPaddedDim(*arg);
+  return 0;
+}
+
 SmallVector<int64_t>
 TrainingStep::getArgumentPipelineRanks(unsigned index) const {
   if (const State *state = getState(index))
@@ -382,6 +399,7 @@ FailureOr<StepSignature> TrainingStep::getSignature() const {
     arg.layout = layoutOf(getArgumentSharding(i));
     llvm::append_range(arg.layout.pipelineRanks, getArgumentPipelineRanks(i));
     arg.unpaddedRows = getArgumentUnpaddedRows(i);
+    arg.layout.paddedDim = getArgumentPaddedDim(i);
     arg.aliasedResult = getUpdate(i);
     sig.arguments.push_back(std::move(arg));
   }
@@ -421,6 +439,7 @@ FailureOr<StepSignature> TrainingStep::getSignature() const {
     result.layout = layoutOf(getResultSharding(r));
     llvm::append_range(result.layout.pipelineRanks, getResultPipelineRanks(r));
     result.unpaddedRows = getResultUnpaddedRows(r);
+    result.layout.paddedDim = getResultPaddedDim(r);
     // (An update of such state: as its argument.)
     if (result.updatedArgument && !result.layout.isSplit()) {
       const StepArgument &updated = sig.arguments[*result.updatedArgument];

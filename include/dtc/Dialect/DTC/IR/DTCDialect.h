@@ -66,9 +66,12 @@ inline constexpr llvm::StringLiteral kStepAttrName = "dtc.step";
 /// ShardingAttr); absent: every rank holds all of it.
 inline constexpr llvm::StringLiteral kShardingAttrName = "dtc.sharding";
 /// Argument attribute: the rows of a parameter that are real; the rest
-/// are padding (zeros) that dtc-pad-vocabulary added.
+/// are padding (zeros) that dtc-pad-vocabulary or dtc-zero added. Along
+/// dimension `dtc.padded_dim` where that is given (ZeRO pads the first
+/// dimension no other axis splits), else along dimension 0.
 inline constexpr llvm::StringLiteral kUnpaddedRowsAttrName =
     "dtc.unpadded_rows";
+inline constexpr llvm::StringLiteral kPaddedDimAttrName = "dtc.padded_dim";
 /// Function attribute: the ZeRO stage the step was built for (its
 /// gradient buffer: whole for stage 1, a shard for stage 2).
 inline constexpr llvm::StringLiteral kZeroStageAttrName = "dtc.zero_stage";

@@ -117,6 +117,9 @@ public:
   /// resolved as the sharding is).
   std::optional<int64_t> getArgumentUnpaddedRows(unsigned index) const;
   std::optional<int64_t> getResultUnpaddedRows(unsigned index) const;
+  /// The dimension those rows are counted along (`dtc.padded_dim`, else 0).
+  int64_t getArgumentPaddedDim(unsigned index) const;
+  int64_t getResultPaddedDim(unsigned index) const;
 
   /// The pp coordinates whose ranks hold argument or result `index` of a
   /// pipelined step: a parameter's `dtc.pp_ranks`, and its state's,
