@@ -64,6 +64,13 @@
 // WINDOW-IR: dtc.gather {{.*}} dim = 3 : (tensor<2x1x16x64xi1>, tensor<16xi64>) -> tensor<2x1x16x16xi1>
 // RUN: %mpirun -np 4 dtc-run %t/window-ring4 --batch %S/Inputs/context/gpt_window/batch --steps 3 --dump %t/window-ring4-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/window-ring4-dump %S/Inputs/context/gpt_window/adamw %S/Inputs/context/gpt_window/initial | FileCheck %s
+// The same model on one device compiled for CPU ranks: the padding mask
+// ([batch, 1, 1, keys]) that the softmax's row kernel reads and later
+// layers read too is made outside the kernel (a row kernel writes only
+// results shaped as its rows).
+// RUN: dtc-compile %S/Inputs/context/gpt_window/model.onnx -o %t/window-cpu --lr 0.01 --weight-decay 0.01 --target cpu
+// RUN: dtc-run %t/window-cpu --batch %S/Inputs/context/gpt_window/batch --steps 3 --dump %t/window-cpu-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/window-cpu-dump %S/Inputs/context/gpt_window/adamw %S/Inputs/context/gpt_window/initial | FileCheck %s
 //
 // Ulysses: four all-to-alls forward (q, k, v, the result) and four
 // backward (the result's gradient, dq, dk, dv), each moving (cp-1)/cp of

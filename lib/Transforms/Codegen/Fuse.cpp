@@ -212,9 +212,11 @@ struct Group {
 
 /// A row kernel writes its results row by row: a part of a row group
 /// whose value another group or op reads, not shaped as the rows (the
-/// scalar offset of this rank's classes, which a later group reads too),
-/// and that reads nothing the group computes, stays outside it and is read
-/// as an input.
+/// scalar offset of this rank's classes, a padding mask [batch, 1, 1, keys]
+/// beside attention scores), stays outside it and is read as an input,
+/// together with what it reads of the group -- when that reads nothing
+/// else the group computes (it is all made from the group's inputs, so it
+/// can be computed before the group).
 void evictForeignOutputs(Group &group, llvm::DenseSet<Operation *> &grouped) {
   if (!group.hasReduction)
     return;
@@ -225,19 +227,34 @@ void evictForeignOutputs(Group &group, llvm::DenseSet<Operation *> &grouped) {
     return;
   ArrayRef<int64_t> rows = rowsOf(*reduction);
   llvm::DenseSet<Operation *> members(group.ops.begin(), group.ops.end());
-  SmallVector<Operation *> evicted;
+  llvm::SetVector<Operation *> evicted;
   for (Operation *op : group.ops) {
-    if (op == group.ops.front() || op->getNumResults() != 1)
+    if (op == group.ops.front() || op->getNumResults() != 1 ||
+        evicted.contains(op))
       continue;
     auto shape = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
     bool readOutside = llvm::any_of(op->getUsers(), [&](Operation *user) {
       return !members.contains(user);
     });
-    bool readsMembers = llvm::any_of(op->getOperands(), [&](Value operand) {
-      return members.contains(operand.getDefiningOp());
-    });
-    if (readOutside && !readsMembers && shape.take_front(rows.size()) != rows)
-      evicted.push_back(op);
+    if (!readOutside || shape.take_front(rows.size()) == rows)
+      continue;
+    // It and the members it is made from, none of them the group's
+    // leader or a reduction.
+    llvm::SetVector<Operation *> upstream;
+    SmallVector<Operation *> work{op};
+    bool movable = true;
+    while (movable && !work.empty()) {
+      Operation *next = work.pop_back_val();
+      if (!upstream.insert(next))
+        continue;
+      movable = next != group.ops.front() &&
+                roleOf(next, RowReductions::Rows) != Role::Reduction;
+      for (Value operand : next->getOperands())
+        if (Operation *def = operand.getDefiningOp(); members.contains(def))
+          work.push_back(def);
+    }
+    if (movable)
+      evicted.insert(upstream.begin(), upstream.end());
   }
   for (Operation *op : evicted) {
     llvm::erase(group.ops, op);
