@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <sys/mman.h>
@@ -90,6 +91,37 @@ std::string parseNpyHeader(const char *bytes, size_t size, NpyHeader &out) {
       return "negative dimension";
   }
   return "";
+}
+
+bool readTensorDirectory(const std::string &dir,
+                         std::map<std::string, Tensor> &out, std::string &error,
+                         const TensorFileReader &other) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) {
+    error = dir + ": cannot read directory: " + ec.message();
+    return false;
+  }
+  for (const auto &entry : it) {
+    std::filesystem::path path = entry.path();
+    std::string name = path.stem().string();
+    std::optional<Tensor> tensor;
+    if (path.extension() == ".npy") {
+      tensor = readNpy(path.string(), error);
+    } else if (!other || !other(path.string(), name, tensor, error)) {
+      if (!error.empty())
+        return false;
+      continue;
+    }
+    if (!tensor)
+      return false;
+    if (out.count(name)) {
+      error = dir + ": two files hold a tensor named '" + name + "'";
+      return false;
+    }
+    out.emplace(name, std::move(*tensor));
+  }
+  return true;
 }
 
 std::optional<Tensor> readNpy(const std::string &path, std::string &error) {

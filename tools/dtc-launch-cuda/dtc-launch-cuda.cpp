@@ -41,18 +41,7 @@ static const char *kUsage =
 /// --batch and --inputs directories: their .npy files by name.
 static bool readNpyDir(const std::string &dir,
                        std::map<std::string, Tensor> &out, std::string &error) {
-  std::error_code ec;
-  for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (entry.path().extension() != ".npy")
-      continue;
-    std::optional<Tensor> tensor = readNpy(entry.path().string(), error);
-    if (!tensor)
-      return false;
-    out[entry.path().stem().string()] = std::move(*tensor);
-  }
-  if (ec)
-    error = "cannot read '" + dir + "': " + ec.message();
-  return !ec;
+  return readTensorDirectory(dir, out, error);
 }
 
 /// Runs `train` on this process's rank of `mesh` under mpirun, through

@@ -12,11 +12,28 @@
 
 #include "dtc/Runtime/Tensor.h"
 
+#include <functional>
+#include <map>
 #include <optional>
 
 namespace mlir::dtc {
 
 std::optional<Tensor> readNpy(const std::string &path, std::string &error);
+
+/// Reads another kind of file of a tensor directory: sets `name` (the
+/// file's stem by default) and returns true with `tensor` read (or false
+/// with `error`), or returns false with `tensor` unset and no error to
+/// skip the file.
+using TensorFileReader =
+    std::function<bool(const std::string &path, std::string &name,
+                       std::optional<Tensor> &tensor, std::string &error)>;
+
+/// The tensors of directory `dir` by name: its .npy files (named by their
+/// stem) and what `other` reads of the rest. Two files of one name are an
+/// error.
+bool readTensorDirectory(const std::string &dir,
+                         std::map<std::string, Tensor> &out, std::string &error,
+                         const TensorFileReader &other = {});
 
 /// A .npy file's header: its dtype as numpy spells it ("<f4", "<u2"; a
 /// native-order '=' written '<'), its shape, and where its data starts.

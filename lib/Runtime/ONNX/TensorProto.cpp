@@ -201,34 +201,18 @@ std::optional<Tensor> readTensorProtoFile(const std::string &path,
 
 bool readTensorDir(const std::string &dir, std::map<std::string, Tensor> &out,
                    std::string &error) {
-  std::error_code ec;
-  std::filesystem::directory_iterator it(dir, ec);
-  if (ec) {
-    error = dir + ": cannot read directory: " + ec.message();
-    return false;
-  }
-  for (const auto &entry : it) {
-    std::filesystem::path path = entry.path();
-    std::string name = path.stem().string();
-    std::optional<Tensor> tensor;
-    if (path.extension() == ".npy") {
-      tensor = readNpy(path.string(), error);
-    } else if (path.extension() == ".pb" && name.rfind("output_", 0) != 0) {
-      std::string protoName;
-      tensor = readTensorProtoFile(path.string(), protoName, error);
-      name = protoName.empty() ? path.filename().string() : protoName;
-    } else {
-      continue;
-    }
-    if (!tensor)
+  // TensorProto files, but not an ONNX test case's expected outputs.
+  auto readProto = [](const std::string &path, std::string &name,
+                      std::optional<Tensor> &tensor, std::string &error) {
+    std::filesystem::path file(path);
+    if (file.extension() != ".pb" || name.rfind("output_", 0) == 0)
       return false;
-    if (out.count(name)) {
-      error = dir + ": two files hold a tensor named '" + name + "'";
-      return false;
-    }
-    out.emplace(name, std::move(*tensor));
-  }
-  return true;
+    std::string protoName;
+    tensor = readTensorProtoFile(path, protoName, error);
+    name = protoName.empty() ? file.filename().string() : protoName;
+    return true;
+  };
+  return readTensorDirectory(dir, out, error, readProto);
 }
 
 std::string positionalInputKey(size_t index) {
