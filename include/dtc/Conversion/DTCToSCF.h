@@ -19,6 +19,16 @@
 
 namespace mlir::dtc {
 
+/// A tensor around one of its dimensions, as a kernel along that dimension
+/// loops over it: {prod(shape[:dim]), shape[dim], prod(shape[dim+1:])}.
+struct DimSplit {
+  int64_t outer, size, inner;
+};
+inline DimSplit splitAt(ArrayRef<int64_t> shape, int64_t dim) {
+  return {ShapedType::getNumElements(shape.take_front(dim)), shape[dim],
+          ShapedType::getNumElements(shape.drop_front(dim + 1))};
+}
+
 /// Whether `buildOpKernel` computes `op`.
 bool hasOpKernel(Operation *op);
 

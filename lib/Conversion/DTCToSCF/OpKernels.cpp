@@ -55,14 +55,6 @@ Shape stridesOf(ArrayRef<int64_t> shape) {
     strides[d] = strides[d + 1] * shape[d + 1];
   return strides;
 }
-/// {prod(shape[:dim]), shape[dim], prod(shape[dim+1:])}.
-struct DimSplit {
-  int64_t outer, size, inner;
-};
-DimSplit splitAt(ArrayRef<int64_t> shape, int64_t dim) {
-  return {product(shape.take_front(dim)), shape[dim],
-          product(shape.drop_front(dim + 1))};
-}
 
 /// Loops, index arithmetic and flat loads and stores at one location.
 struct Emitter {

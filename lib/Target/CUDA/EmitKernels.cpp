@@ -22,6 +22,7 @@
 
 #include "EmitKernels.h"
 
+#include "dtc/Conversion/DTCToSCF.h"
 #include "dtc/Conversion/FusionToLinalg.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
@@ -772,15 +773,6 @@ LogicalResult emitAttention(AttentionOp op, KernelText &k) {
   k.gridOver(product(rows));
   k.body = gridLoop(product(rows), rows, names, body);
   return success();
-}
-
-/// {prod(shape[:dim]), shape[dim], prod(shape[dim+1:])}.
-struct DimSplit {
-  int64_t outer, size, inner;
-};
-DimSplit splitAt(ArrayRef<int64_t> shape, int64_t dim) {
-  return {product(shape.take_front(dim)), shape[dim],
-          product(shape.drop_front(dim + 1))};
 }
 
 /// A thread per line along `s`'s dimension: `body` with `base` (the
