@@ -614,6 +614,16 @@ int main(int argc, char **argv) {
         return 1;
       }
     }
+    // (Ring attention's zigzag order cuts each sequence into 2cp chunks.)
+    int64_t chunks =
+        config.getContextParallel() == "ring" ? 2 * config.cp : config.cp;
+    if (config.cp > 1 && model->sequence % chunks) {
+      llvm::errs() << "error: context parallelism needs a sequence length "
+                      "that "
+                   << chunks << " equal chunks divide, not " << model->sequence
+                   << "\n";
+      return 1;
+    }
     if (model->batch % config.dp ||
         (model->batch / config.dp) % config.microbatches) {
       llvm::errs() << "error: the global batch of " << model->batch
