@@ -216,41 +216,40 @@ ShardingAttr TrainingStep::getResultSharding(unsigned index) const {
   return ShardingAttr();
 }
 
+std::optional<int64_t> TrainingStep::getArgumentInt(unsigned index,
+                                                    StringRef name) const {
+  if (auto value = func.getArgAttrOfType<IntegerAttr>(index, name))
+    return value.getInt();
+  return std::nullopt;
+}
+
+std::optional<int64_t> TrainingStep::getResultInt(unsigned index,
+                                                  StringRef name) const {
+  if (auto value = func.getResultAttrOfType<IntegerAttr>(index, name))
+    return value.getInt();
+  if (const Parameter *param = getGradientParameter(index))
+    return getArgumentInt(param->argument, name);
+  if (std::optional<unsigned> arg = getUpdatedArgument(index))
+    return getArgumentInt(*arg, name);
+  return std::nullopt;
+}
+
 std::optional<int64_t>
 TrainingStep::getArgumentUnpaddedRows(unsigned index) const {
-  if (auto rows =
-          func.getArgAttrOfType<IntegerAttr>(index, kUnpaddedRowsAttrName))
-    return rows.getInt();
-  return std::nullopt;
+  return getArgumentInt(index, kUnpaddedRowsAttrName);
 }
 
 std::optional<int64_t>
 TrainingStep::getResultUnpaddedRows(unsigned index) const {
-  if (auto rows =
-          func.getResultAttrOfType<IntegerAttr>(index, kUnpaddedRowsAttrName))
-    return rows.getInt();
-  if (const Parameter *param = getGradientParameter(index))
-    return getArgumentUnpaddedRows(param->argument);
-  if (std::optional<unsigned> arg = getUpdatedArgument(index))
-    return getArgumentUnpaddedRows(*arg);
-  return std::nullopt;
+  return getResultInt(index, kUnpaddedRowsAttrName);
 }
 
 int64_t TrainingStep::getArgumentPaddedDim(unsigned index) const {
-  if (auto dim = func.getArgAttrOfType<IntegerAttr>(index, kPaddedDimAttrName))
-    return dim.getInt();
-  return 0;
+  return getArgumentInt(index, kPaddedDimAttrName).value_or(0);
 }
 
 int64_t TrainingStep::getResultPaddedDim(unsigned index) const {
-  if (auto dim =
-          func.getResultAttrOfType<IntegerAttr>(index, kPaddedDimAttrName))
-    return dim.getInt();
-  if (const Parameter *param = getGradientParameter(index))
-    return getArgumentPaddedDim(param->argument);
-  if (std::optional<unsigned> arg = getUpdatedArgument(index))
-    return getArgumentPaddedDim(*arg);
-  return 0;
+  return getResultInt(index, kPaddedDimAttrName).value_or(0);
 }
 
 SmallVector<int64_t>

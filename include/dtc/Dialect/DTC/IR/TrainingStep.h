@@ -138,6 +138,11 @@ public:
 private:
   TrainingStep(func::FuncOp func, StepAttr attr) : func(func), attr(attr) {}
 
+  /// Integer attribute `name` of argument `index`; of result `index`, its
+  /// own, else its parameter's (a gradient) or its argument's (an update).
+  std::optional<int64_t> getArgumentInt(unsigned index, StringRef name) const;
+  std::optional<int64_t> getResultInt(unsigned index, StringRef name) const;
+
   /// (Op handles' accessors are not const.)
   mutable func::FuncOp func;
   StepAttr attr;
