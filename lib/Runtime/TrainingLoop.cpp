@@ -366,7 +366,7 @@ private:
   std::optional<DataFeed> data, evalData;
   std::unique_ptr<std::FILE, int (*)(std::FILE *)> metrics{nullptr,
                                                            std::fclose};
-  std::optional<size_t> lossScale, learningRate, expertTokens;
+  std::optional<size_t> lossScale, learningRate, expertTokens, expertOverflow;
   int64_t globalTokens = 0;
   /// Time spent evaluating and on metrics, not training; the time spent
   /// training.
@@ -436,6 +436,7 @@ std::string TrainingRun::start(const BuiltinValue &builtinValue,
   lossScale = signature.stateArgument(StepStateKind::LossScale, "");
   learningRate = signature.outputResult(kLearningRateOutputName);
   expertTokens = signature.outputResult(kExpertTokensOutputName);
+  expertOverflow = signature.outputResult(kExpertOverflowOutputName);
   if (std::optional<size_t> ids = signature.tokenInput())
     globalTokens = numElementsOf(wholeShapeOf(signature.arguments[*ids], comm));
 
@@ -486,6 +487,22 @@ TrainingRun::resumedArguments(std::vector<std::optional<Tensor>> start,
   return binding.bindParts(std::move(ready), args);
 }
 
+/// What a sorted mixture's overflow count [mixtures, experts] says, or
+/// nothing when no pair went past a buffer.
+static std::string expertsPastBound(const Tensor &overflow) {
+  int64_t experts = overflow.shape().back();
+  for (int64_t i = 0; i < overflow.numElements(); ++i)
+    if (int64_t past = std::llround(overflow.at(i)); past > 0)
+      return "mixture " + std::to_string(i / experts) + "'s expert " +
+             std::to_string(i % experts) + " was chosen for " +
+             std::to_string(past) +
+             " (token, choice) pairs more than its buffers hold (the "
+             "--expert-bound rows per routing group this step was compiled "
+             "with); their rows were left out, which a dropless mixture "
+             "must not do: compile with a larger --expert-bound";
+  return "";
+}
+
 std::optional<int> TrainingRun::train() {
   if (comm)
     comm->setCollectiveTimeout(options.collectiveTimeout);
@@ -516,6 +533,14 @@ std::optional<int> TrainingRun::train() {
     // (fp16's loss scaling skips non-finite steps by itself.)
     if (!std::isfinite(loss) && !signature.growthInterval)
       return stopOnNonFinite(k + 1, loss);
+    // (Every rank holds the whole count: all stop together.)
+    if (expertOverflow)
+      if (std::string past = expertsPastBound(engine.result(*expertOverflow));
+          !past.empty()) {
+        if (lead)
+          fail("step " + std::to_string(k + 1) + ": " + past);
+        return comm ? kEveryRankFailed : 1;
+      }
     double stepSeconds = secondsSince(stepStart);
     if (!options.metricsPath.empty()) {
       auto metricsStart = Clock::now();

@@ -82,6 +82,12 @@ std::string TrainingPipelineOptions::check(bool asFlags) const {
       contextParallel != "ulysses")
     return name("context-parallel") + ": unknown '" +
            contextParallel.getValue() + "' (ring, all-gather or ulysses)";
+  if (expertBound < 0)
+    return name("expert-bound") + " must not be negative";
+  if (expertBound > 0 && axisSizes(mesh).cp > 1)
+    return name("expert-bound") +
+           " with a cp axis: routing groups are contiguous (token, choice) "
+           "rows, and a cp rank's tokens are not";
   if (gradAccum < 1)
     return name("grad-accum") + " must be at least 1";
   if (microbatches < 1)
@@ -213,8 +219,19 @@ void mlir::dtc::buildGlobalStepPipeline(
     mixed.growthInterval = options.growthInterval;
     funcPm.addPass(createMixedPrecision(mixed));
   }
+  // After mixed precision: the slots are counted in f32.
+  if (options.expertBound > 0) {
+    SortExpertsOptions sort;
+    sort.bound = options.expertBound;
+    sort.groups = axes.dp * axes.ep * options.getMicrobatches();
+    funcPm.addPass(createSortExperts(sort));
+  }
   funcPm.addPass(createAttachLoss(loss));
-  funcPm.addPass(createAutodiff());
+  // A sorted mixture's mask multiplies the experts' outputs: its unused
+  // adjoint would be communicated for.
+  AutodiffOptions autodiff;
+  autodiff.eraseDeadAdjoints = options.expertBound > 0;
+  funcPm.addPass(createAutodiff(autodiff));
   funcPm.addPass(createExpertLoad());
   // Attention's backward stays one op only for context parallelism's
   // patterns (dtc-context-parallel expands it after partitioning).

@@ -76,6 +76,31 @@
 // RUN: %mpirun -np 4 dtc-run %t/gshard-tp2ep2 --batch %S/Inputs/moe/gshard/batch --steps 3 --dump %t/gshard-tp2ep2-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/gshard-tp2ep2-dump %S/Inputs/moe/gshard/adamw %S/Inputs/moe/gshard/initial | FileCheck %s
 //
+// --capacity-factor F rewrites the capacity the export baked in (8) to
+// ceil(F x 2 choices x 16 tokens / 4 experts) rows per expert and
+// sequence: the slot OneHots' depth, the comparisons of the places with
+// it, and the zeros of the combine tensor (a Constant in the first layer, a
+// ConstantOfShape of a computed shape in the second). Each trajectory is
+// PyTorch's with that capacity (Inputs/moe/gshard/capacity-C/adamw): 4
+// drops more tokens, 16 none.
+// RUN: dtc-compile %S/Inputs/moe/gshard/model.onnx -o %t/capacity-4 --lr 0.01 --weight-decay 0.01 --capacity-factor 0.5 2>&1 | FileCheck %s --check-prefix=CAPACITY-4
+// CAPACITY-4: dtc-compile: --capacity-factor 0.50: each expert's buffer holds 4 of a routing group's 16 tokens (the model's capacity: 8, in 4 slot one-hots)
+// RUN: dtc-run %t/capacity-4 --batch %S/Inputs/moe/gshard/batch --steps 3 --dump %t/capacity-4-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/capacity-4-dump %S/Inputs/moe/gshard/capacity-4/adamw %S/Inputs/moe/gshard/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/moe/gshard/model.onnx -o %t/capacity-16 --lr 0.01 --weight-decay 0.01 --capacity-factor 2 2> /dev/null
+// RUN: dtc-run %t/capacity-16 --batch %S/Inputs/moe/gshard/batch --steps 3 --dump %t/capacity-16-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/capacity-16-dump %S/Inputs/moe/gshard/capacity-16/adamw %S/Inputs/moe/gshard/initial | FileCheck %s
+// At ep=2 the buffers, [4, 2, 4, 32] f32 a rank, and so the all-to-alls
+// halve: 8 x 1/2 x 4096 B.
+// RUN: dtc-compile %S/Inputs/moe/gshard/model.onnx -o %t/capacity-4-ep2 --lr 0.01 --weight-decay 0.01 --capacity-factor 0.5 --mesh ep=2 --strict-sharding 2> /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/capacity-4-ep2 --batch %S/Inputs/moe/gshard/batch --steps 3 --dump %t/capacity-4-ep2-dump > %t/capacity-4-ep2.log
+// RUN: FileCheck %s --check-prefix=CAPACITY-EP2 < %t/capacity-4-ep2.log
+// CAPACITY-EP2: rank 0 per step: {{.*}} all_to_all 8 calls, 16384 bus bytes
+// RUN: %python %S/../Utils/compare_training.py %t/capacity-4-ep2-dump %S/Inputs/moe/gshard/capacity-4/adamw %S/Inputs/moe/gshard/initial | FileCheck %s
+// A model without the capacity form has none to rewrite:
+// RUN: not dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/bad --capacity-factor 1 2>&1 | FileCheck %s --check-prefix=NO-CAPACITY
+// NO-CAPACITY: error: --capacity-factor: the model has no expert capacity to rewrite
+//
 // The Hugging Face loop form (Mixtral as transformers 5 writes it: per
 // expert, torch.where of its routing mask, its tokens gathered, its slice
 // of the stacked weights gate_up_proj [4, 128, 32] and down_proj [4, 32,
@@ -131,6 +156,67 @@
 // RUN: %mpirun -np 4 dtc-run %t/mixtral-tp2ep2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/mixtral-tp2ep2-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/mixtral-tp2ep2-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
 //
+// Sorted, with a bound (--expert-bound B): each expert runs only on the
+// rows routed to it, sorted into a buffer of B rows per routing group (a
+// dp x ep rank's tokens), and the rows are scattered back; dropless while
+// no expert gets more than B of a group's rows, so the trajectory is
+// PyTorch's. On one device the largest load of the three steps is 48 of the
+// 128 rows (Mixtral's routing weights stay on the token side: only the
+// token rows are gathered):
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted --lr 0.01 --weight-decay 0.01 --expert-bound 48 2> %t/sorted.err
+// RUN: FileCheck %s --check-prefix=SORTED-IR < %t/sorted/train_step.mlir
+// SORTED-IR: dtc.matmul {{.*}} : (tensor<4x48x32xf32>, tensor<4x32x128xf32>) -> tensor<4x48x128xf32>
+// SORTED-IR: dtc.matmul {{.*}} : (tensor<4x48x64xf32>, tensor<4x64x32xf32>) -> tensor<4x48x32xf32>
+// The buffers against the rows: 2 layers x 4 experts x 48 rows of [32]
+// f32 for the 2 x 128 routed (token, choice) rows.
+// RUN: %python -c "import json, sys; print(sorted(json.load(open(sys.argv[1]))['expert_buffers'].items()))" %t/sorted/report.json | FileCheck %s --check-prefix=SORTED-BYTES
+// SORTED-BYTES: [('buffer_rows', 384), ('mixtures', 2), ('padded_bytes', 49152), ('routed_rows', 256), ('useful_bytes', 32768)]
+// RUN: dtc-run %t/sorted --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/sorted-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
+// A bound below a load is detected, not trained through: PyTorch's router
+// sends 42 pairs to the first layer's expert 3 in the first step
+// (expert_tokens.npy), 2 past a bound of 40.
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-40 --lr 0.01 --weight-decay 0.01 --expert-bound 40 2> /dev/null
+// RUN: not dtc-run %t/sorted-40 --batch %S/Inputs/moe/mixtral/batch --steps 3 2>&1 | FileCheck %s --check-prefix=OVERFLOW
+// OVERFLOW: error: step 1: mixture 0's expert 3 was chosen for 2 (token, choice) pairs more than its buffers hold
+// With ep the buffers are exchanged instead of every row: the dispatch
+// and the combine, and their gradients, each an all-to-all of a rank's
+// buffers [4 experts, B rows, 32] f32 half of which it sends: at ep=2 (a
+// group of 64 rows, B = 28) 2 layers x 4 x 7168 B (the exact form above:
+// 8192 B of all-gathers and 98304 B of all-to-alls).
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-ep2 --lr 0.01 --weight-decay 0.01 --expert-bound 28 --mesh ep=2 --strict-sharding 2> /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/sorted-ep2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-ep2-dump > %t/sorted-ep2.log
+// RUN: FileCheck %s --check-prefix=SORTED-EP2 < %t/sorted-ep2.log
+// SORTED-EP2: rank 0 per step: {{.*}} all_to_all 8 calls, 57344 bus bytes
+// SORTED-EP2-NOT: all_gather
+// RUN: %python %S/../Utils/compare_training.py %t/sorted-ep2-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
+// ep=4 (a group of 32 rows, B = 14): 8 x 3/4 x 7168 B; dp=2 x ep=2 (the
+// same groups): 8 x 1/2 x 7168 B.
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-ep4 --lr 0.01 --weight-decay 0.01 --expert-bound 14 --mesh ep=4 --strict-sharding 2> /dev/null
+// RUN: %mpirun -np 4 dtc-run %t/sorted-ep4 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-ep4-dump > %t/sorted-ep4.log
+// RUN: FileCheck %s --check-prefix=SORTED-EP4 < %t/sorted-ep4.log
+// SORTED-EP4: rank 0 per step: {{.*}} all_to_all 8 calls, 43008 bus bytes
+// RUN: %python %S/../Utils/compare_training.py %t/sorted-ep4-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-dp2ep2 --lr 0.01 --weight-decay 0.01 --expert-bound 14 --mesh dp=2,ep=2 --strict-sharding 2> /dev/null
+// RUN: %mpirun -np 4 dtc-run %t/sorted-dp2ep2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-dp2ep2-dump > %t/sorted-dp2ep2.log
+// RUN: FileCheck %s --check-prefix=SORTED-DPEP < %t/sorted-dp2ep2.log
+// SORTED-DPEP: rank 0 per step: {{.*}} all_to_all 8 calls, 28672 bus bytes
+// RUN: %python %S/../Utils/compare_training.py %t/sorted-dp2ep2-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
+// dp=2 and tp=2 x ep=2 (B = 28):
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-dp2 --lr 0.01 --weight-decay 0.01 --expert-bound 28 --mesh dp=2 --strict-sharding 2> /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/sorted-dp2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-dp2-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/sorted-dp2-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-tp2ep2 --lr 0.01 --weight-decay 0.01 --expert-bound 28 --mesh tp=2,ep=2 --strict-sharding 2> /dev/null
+// RUN: %mpirun -np 4 dtc-run %t/sorted-tp2ep2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-tp2ep2-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/sorted-tp2ep2-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
+// The single-device step in the compiler agrees (--verify):
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-verify --lr 0.01 --weight-decay 0.01 --expert-bound 14 --mesh dp=2,ep=2 --verify --target reference 2>&1 | FileCheck %s --check-prefix=VERIFY
+// A bound needs the loop form, and routing groups of contiguous rows:
+// RUN: not dtc-compile %S/Inputs/moe/gshard/model.onnx -o %t/bad --expert-bound 8 2>&1 | FileCheck %s --check-prefix=SORT-GSHARD
+// SORT-GSHARD: error: --expert-bound needs a mixture of experts in the loop form
+// RUN: not dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/bad --expert-bound 8 --mesh cp=2 2>&1 | FileCheck %s --check-prefix=SORT-CP
+// SORT-CP: error: --expert-bound with a cp axis
+//
 // bf16 (bf16 compute, f32 master weights; the bound of docs/Training.md:
 // loss 1.6e-2, gradients 0.1, updates 0.2), each layout against the same
 // engine's single-device bf16 run (the fp32 reference choosing the
@@ -158,6 +244,9 @@
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/mixtral-bf16-ep2 --lr 0.01 --weight-decay 0.01 --precision bf16 --mesh ep=2
 // RUN: %mpirun -np 2 dtc-run %t/mixtral-bf16-ep2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/mixtral-bf16-ep2-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/mixtral-bf16-ep2-dump %t/mixtral-bf16-dump %S/Inputs/moe/mixtral/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 --mask-from %S/Inputs/moe/mixtral/adamw | FileCheck %s
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-bf16-ep2 --lr 0.01 --weight-decay 0.01 --precision bf16 --mesh ep=2 --expert-bound 28
+// RUN: %mpirun -np 2 dtc-run %t/sorted-bf16-ep2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-bf16-ep2-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/sorted-bf16-ep2-dump %t/mixtral-bf16-dump %S/Inputs/moe/mixtral/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 --mask-from %S/Inputs/moe/mixtral/adamw | FileCheck %s
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/mixtral-bf16-tp2ep2 --lr 0.01 --weight-decay 0.01 --precision bf16 --mesh tp=2,ep=2
 // RUN: %mpirun -np 4 dtc-run %t/mixtral-bf16-tp2ep2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/mixtral-bf16-tp2ep2-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/mixtral-bf16-tp2ep2-dump %t/mixtral-bf16-dump %S/Inputs/moe/mixtral/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 --mask-from %S/Inputs/moe/mixtral/adamw | FileCheck %s

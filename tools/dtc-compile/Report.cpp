@@ -19,6 +19,7 @@
 #include "dtc/Dialect/DTC/IR/DTCLocations.h"
 #include "dtc/Dialect/DTC/IR/PipelineStages.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
+#include "dtc/Runtime/StepSignature.h"
 #include "dtc/Transforms/Pipeline/Schedule.h"
 #include "dtc/Transforms/Remat/Passes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -309,6 +310,25 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
         llvm::json::Object{{"nodes", get("nodes")},
                            {"positions", get("positions")},
                            {"gathered_bytes", get("gathered_bytes")}};
+  }
+  // dtc-sort-experts' buffers: the rows gathered for the experts, padded
+  // to the bound, against the routed (token, choice) rows they hold.
+  if (auto buffers =
+          step->getAttrOfType<DictionaryAttr>(kExpertBuffersAttrName)) {
+    llvm::json::Object object;
+    for (NamedAttribute entry : buffers)
+      object[entry.getName().strref()] =
+          cast<IntegerAttr>(entry.getValue()).getInt();
+    auto get = [&](StringRef key) {
+      return static_cast<long long>(*object.getInteger(key));
+    };
+    llvm::errs() << llvm::format(
+        "dtc-compile: experts' sorted buffers (global step): %lld rows for "
+        "%lld routed (token, choice) rows; %lld B gathered into them, %lld B "
+        "of them routed rows\n",
+        get("buffer_rows"), get("routed_rows"), get("padded_bytes"),
+        get("useful_bytes"));
+    report["expert_buffers"] = std::move(object);
   }
   std::vector<int64_t> perUnit = savedBytesPerTransformerUnit(step);
   if (!perUnit.empty()) {

@@ -41,6 +41,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::dtc;
 namespace cl = llvm::cl;
@@ -122,6 +124,14 @@ static cl::opt<bool> strictParams(
              "parameter and other values (GPT-2's position rows, Gemma's "
              "1 + w), instead of training it in the parameter's place with a "
              "warning"));
+static cl::opt<double> capacityFactor(
+    "capacity-factor", cl::cat(categoryImport), cl::init(0),
+    cl::desc("A GShard/Switch mixture of experts' capacity, rewritten from "
+             "the one the export bakes in: ceil(F x k x tokens / experts) "
+             "rows of each expert's buffer per routing group (tokens past "
+             "it dropped, as the model does); an error where dtc cannot "
+             "find or rewrite the capacity (0: the model's)"),
+    cl::value_desc("F"));
 using RV = dtc::ONNXImportOptions::RunningVariance;
 static cl::opt<RV> runningVariance(
     "batch-norm-variance", cl::cat(categoryImport),
@@ -363,6 +373,16 @@ int main(int argc, char **argv) {
                  << "' (global, per-rank)\n";
     return 1;
   }
+  if (capacityFactor < 0 || !std::isfinite(capacityFactor)) {
+    llvm::errs() << llvm::formatv(
+        "error: --capacity-factor must be a finite number, 0 or more, not "
+        "{0}\n",
+        capacityFactor.getValue());
+    return 1;
+  }
+  importOptions.capacityFactor = capacityFactor;
+  CapacityRewrite capacityRewrite;
+  importOptions.capacityRewrite = &capacityRewrite;
   importOptions.retie = !noRetie;
   importOptions.strictParams = strictParams;
   importOptions.trainable = trainable;
@@ -377,6 +397,13 @@ int main(int argc, char **argv) {
       importONNXModel(&context, modelPath, importOptions);
   if (!module)
     return 1;
+  if (capacityRewrite.mixtures)
+    llvm::errs() << llvm::formatv(
+        "dtc-compile: --capacity-factor {0}: each expert's buffer holds {1} "
+        "of a routing group's {2} tokens (the model's capacity: {3}, in {4} "
+        "slot one-hots)\n",
+        capacityFactor.getValue(), capacityRewrite.to, capacityRewrite.tokens,
+        capacityRewrite.from, capacityRewrite.mixtures);
   if (listParams) {
     for (const InitializerInfo &init : initializers)
       llvm::outs() << llvm::formatv("{0,-40} {1,-16} {2,-9} ({3})\n",

@@ -28,6 +28,14 @@ inline constexpr char kLearningRateOutputName[] = "learning_rate";
 /// The output name of a mixture of experts' tokens per expert, [routers,
 /// experts] (dtc-expert-load).
 inline constexpr char kExpertTokensOutputName[] = "expert_tokens";
+/// The output name of the (token, choice) pairs past each expert's buffer
+/// of a sorted mixture, [mixtures, experts] (dtc-sort-experts): dropped,
+/// so dtc-run stops on any.
+inline constexpr char kExpertOverflowOutputName[] = "expert_overflow";
+/// The op attribute marking that count in the forward, and the function
+/// attribute recording the sorted buffers' bytes for the report.
+inline constexpr char kExpertOverflowAttrName[] = "dtc.expert_overflow";
+inline constexpr char kExpertBuffersAttrName[] = "dtc.expert_buffers";
 
 /// The mesh axis of a pipelined step's stages.
 inline constexpr char kPipelineAxisName[] = "pp";

@@ -68,6 +68,45 @@ def BatchExperts : Pass<"dtc-batch-experts", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def SortExperts : Pass<"dtc-sort-experts", "mlir::func::FuncOp"> {
+  let summary = "Run each expert on its routed rows only, in a buffer of a "
+                "static bound";
+  let description = [{
+    After dtc-batch-experts a mixture in Hugging Face's loop form runs every
+    expert on every (token, choice) row, `Y[E, R, ...]`, and multiplies the
+    rows its router did not choose by zero (`Y * M`, `M[E, R, 1]` the routing
+    mask): the exact bound of a dropless mixture, E times the expert work of
+    the routed rows. This pass sorts the rows by expert instead: in each of
+    `groups` routing groups (contiguous rows; a rank's tokens under dp and
+    ep) the rows each expert was chosen for fill, in order, that expert's
+    buffer of `bound` rows (cumsum of the mask, a scatter of the row
+    numbers), the shared row inputs `[1, R, ...]` are gathered into
+    `[E, groups * bound, ...]`, the expert computation runs on the buffers
+    (the batched matmuls now grouped per expert), and its rows are
+    scattered back to their places (an empty slot's output times zero).
+    While no expert receives more than `bound` rows in a group the step is
+    the same function; the pairs past the bound are counted per expert (an
+    op tagged `dtc.expert_overflow`, which dtc-expert-load returns as the
+    step output `expert_overflow` and dtc-run stops on). The function
+    attribute `dtc.expert_buffers` records the buffers' padded and useful
+    bytes for the report. A mixture whose expert computation is not
+    row-wise (only elementwise ops, matmuls of the rows by weights, and
+    reshapes, transposes and slices keeping the experts and rows
+    dimensions) is an error naming the op.
+  }];
+  let options = [
+    Option<"bound", "bound", "int64_t", /*default=*/"0",
+           "Rows of each expert's buffer per routing group (0: the pass "
+           "does nothing)">,
+    Option<"groups", "groups", "int64_t", /*default=*/"1",
+           "Routing groups the rows are cut into (contiguous)">
+  ];
+  let statistics = [
+    Statistic<"numSorted", "num-sorted", "Mixtures run on sorted rows">
+  ];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def RaiseAttention : Pass<"dtc-raise-attention", "mlir::func::FuncOp"> {
   let summary = "Replace each attention chain by one dtc.attention";
   let description = [{

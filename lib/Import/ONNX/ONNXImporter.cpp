@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "dtc/Import/ONNX/ONNXImporter.h"
+
+#include "CapacityFactor.h"
 #include "NodeImporter.h"
 
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
@@ -904,6 +906,36 @@ mlir::dtc::importONNXModel(MLIRContext *context, StringRef bytes,
         << "' is not a valid ONNX model (truncated or corrupt protobuf, or no "
            "graph)";
     return nullptr;
+  }
+  if (options.capacityFactor > 0) {
+    // The capacity's routing group is a shape: import the graph as it is
+    // first, for the static shape of each node's output.
+    ONNXImportOptions probe = options;
+    probe.capacityFactor = 0;
+    probe.initializers = nullptr;
+    probe.shapesOnly = true;
+    OwningOpRef<ModuleOp> first =
+        ModelImporter(context, probe, path).importModel(model);
+    if (!first)
+      return nullptr;
+    std::map<std::string, Shape> shapes;
+    first->walk([&](Operation *op) {
+      auto name = dyn_cast<NameLoc>(op->getLoc());
+      auto type = op->getNumResults()
+                      ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                      : RankedTensorType();
+      if (name && type)
+        shapes[name.getName().str()] = Shape(type.getShape());
+    });
+    CapacityRewrite done;
+    std::string error = rewriteCapacity(*model.mutable_graph(),
+                                        options.capacityFactor, shapes, done);
+    if (!error.empty()) {
+      emitError(FileLineColLoc::get(context, path, 0, 0)) << error;
+      return nullptr;
+    }
+    if (options.capacityRewrite)
+      *options.capacityRewrite = done;
   }
   return ModelImporter(context, options, path).importModel(model);
 }

@@ -15,6 +15,7 @@
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Dialect/DTC/IR/SignatureEditor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace mlir::dtc {
@@ -33,6 +34,8 @@ bool isFloatTensor(Value value) {
 }
 
 struct AutodiffPass : public dtc::impl::AutodiffBase<AutodiffPass> {
+  using AutodiffBase::AutodiffBase;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
@@ -136,6 +139,16 @@ struct AutodiffPass : public dtc::impl::AutodiffBase<AutodiffPass> {
                     kGradAttrName, builder.getStringAttr(parameterName(param)))});
     }
     signature.commit();
+    if (!eraseDeadAdjoints)
+      return;
+    // The VJPs also built the adjoints of operands nothing differentiates
+    // (a mask's): unused, and better gone before a partitioner
+    // communicates for them.
+    DenseSet<Operation *> forwardOps(forward.begin(), forward.end());
+    for (Operation &op :
+         llvm::make_early_inc_range(llvm::reverse(body.getOperations())))
+      if (!forwardOps.contains(&op) && isOpTriviallyDead(&op))
+        op.erase();
   }
 };
 

@@ -6,7 +6,8 @@
 // (token, choice) pairs chose each expert, [routers, experts] in the
 // routers' order, as the output `expert_tokens`, which dtc-run reports.
 // On a mesh the count is each rank's tokens' summed over the ranks, as
-// any whole result is.
+// any whole result is. A mixture sorted into buffers of a bound
+// (dtc-sort-experts) also returns the pairs past them, `expert_overflow`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,6 +82,21 @@ struct ExpertLoadPass : public dtc::impl::ExpertLoadBase<ExpertLoadPass> {
     signature.addResult(
         load, {b.getNamedAttr(kOutputAttrName,
                               b.getStringAttr(kExpertTokensOutputName))});
+    // A sorted mixture's pairs past its buffers (dtc-sort-experts).
+    SmallVector<Value> overflows;
+    func.walk([&](Operation *op) {
+      if (op->hasAttr(kExpertOverflowAttrName))
+        overflows.push_back(ReshapeOp::create(
+            b, op->getLoc(), RankedTensorType::get({1, experts}, f32),
+            op->getResult(0)));
+    });
+    if (!overflows.empty())
+      signature.addResult(
+          overflows.size() == 1
+              ? overflows[0]
+              : ConcatOp::create(b, func.getLoc(), overflows, 0).getResult(),
+          {b.getNamedAttr(kOutputAttrName,
+                          b.getStringAttr(kExpertOverflowOutputName))});
     signature.commit();
   }
 };

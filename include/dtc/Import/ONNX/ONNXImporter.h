@@ -50,6 +50,13 @@ struct InitializerInfo {
   std::string reason;
 };
 
+/// What --capacity-factor did: `mixtures` routers' capacity, `from` rows
+/// of each expert's buffer per routing group of `tokens` tokens, became
+/// `to`.
+struct CapacityRewrite {
+  int64_t mixtures = 0, tokens = 0, from = 0, to = 0;
+};
+
 struct ONNXImportOptions {
   /// Values for graph inputs, by name. Those that determine shapes are folded
   /// in as constants; those whose declared shape is symbolic lend it theirs.
@@ -101,6 +108,12 @@ struct ONNXImportOptions {
   /// group's: PyTorch's DistributedDataParallel without SyncBatchNorm, a
   /// group per data-parallel rank (rank 0's buffers are the ones kept).
   int64_t batchNormGroups = 1;
+  /// When positive, a GShard/Switch mixture's capacity (baked into the
+  /// graph's constants) becomes ceil(capacityFactor * k * tokens /
+  /// experts) per routing group; an error where dtc cannot find or rewrite
+  /// it. `capacityRewrite`, when set, receives what changed.
+  double capacityFactor = 0;
+  CapacityRewrite *capacityRewrite = nullptr;
   /// When set, receives one entry per initializer.
   std::vector<InitializerInfo> *initializers = nullptr;
 };

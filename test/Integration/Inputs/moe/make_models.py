@@ -8,7 +8,8 @@ directory:  /usr/bin/python3 make_models.py
 For each model, <model>/model.onnx (opset 17), <model>/batch/ (ids and
 labels), <model>/initial/ (the parameters before training), <model>/adamw/
 (the losses, last gradients and final parameters, as dtc-run --dump writes
-them) and <model>/expert_tokens.npy (how many (token, choice) pairs each
+them), gshard/capacity-<C>/adamw (the same with capacity C) and
+<model>/expert_tokens.npy (how many (token, choice) pairs each
 layer's router sends to each expert in the first step, [layers, experts],
 before a capacity drops any).
 Models:
@@ -42,6 +43,8 @@ CAPACITY = TOP_K * SEQ // EXPERTS  # capacity factor 1 per routing group
 
 
 class GShardMoE(nn.Module):
+    capacity = CAPACITY
+
     def __init__(self):
         super().__init__()
         self.router = nn.Linear(DIM, EXPERTS, bias=False)
@@ -55,7 +58,7 @@ class GShardMoE(nn.Module):
         gates, chosen = torch.topk(probs, TOP_K, dim=-1)
         gates = gates / gates.sum(-1, keepdim=True)
         self.chosen = chosen
-        combine = torch.zeros(x.shape[0], SEQ, EXPERTS, CAPACITY)
+        combine = torch.zeros(x.shape[0], SEQ, EXPERTS, self.capacity)
         taken = torch.zeros(x.shape[0], 1, EXPERTS, dtype=torch.int64)
         for j in range(TOP_K):
             mask = nn.functional.one_hot(chosen[..., j], EXPERTS)
@@ -63,8 +66,8 @@ class GShardMoE(nn.Module):
             # of the earlier choices (GShard's second-choice offset).
             place = torch.cumsum(mask, dim=1) - 1 + taken
             taken = taken + mask.sum(1, keepdim=True)
-            keep = mask * (place < CAPACITY).long()
-            slot = nn.functional.one_hot((place * keep).sum(-1), CAPACITY)
+            keep = mask * (place < self.capacity).long()
+            slot = nn.functional.one_hot((place * keep).sum(-1), self.capacity)
             combine = combine + (gates[..., j, None, None] * keep[..., None]) * slot[:, :, None, :]
         dispatch = (combine > 0).float()
         xe = torch.einsum("bsec,bsm->ebcm", dispatch, x)
@@ -190,10 +193,28 @@ def write(name, moe):
                     labels, f"{name}/adamw")
 
 
+def write_capacity(capacity):
+    """GShard's trajectory with another capacity (what dtc-compile
+    --capacity-factor rewrites the exported one to): the same parameters
+    and batch, in gshard/capacity-<C>/adamw."""
+    GShardMoE.capacity = capacity
+    torch.manual_seed(1)
+    ids = torch.randint(0, VOCAB, (BATCH, SEQ))
+    labels = torch.roll(ids, -1, dims=1)
+    labels[:, -1] = -100
+    model = build(GShardMoE).train()
+    reference.train(Shapes, model, reference.OPTIMIZERS["adamw"](model.parameters()), ids,
+                    labels, f"gshard/capacity-{capacity}/adamw")
+    GShardMoE.capacity = CAPACITY
+
+
 def main():
     os.chdir(HERE)
     write("gshard", GShardMoE)
     write("mixtral", MixtralMoE)
+    # Capacity factors 0.5 and 2: ceil(factor x 2 choices x 16 tokens / 4).
+    write_capacity(4)
+    write_capacity(16)
 
 
 if __name__ == "__main__":
