@@ -693,6 +693,11 @@ bool TrainingRun::evaluate(int64_t after) {
       return fail("--eval-data: " + error);
     if (!engine.step())
       return false;
+    if (expertOverflow)
+      if (std::string past = expertsPastBound(engine.result(*expertOverflow));
+          !past.empty())
+        return fail("evaluating after step " + std::to_string(after) + ": " +
+                    past);
     sum += engine.result(signature.loss).at(0);
     for (size_t i = 0; i < kept.size(); ++i)
       if (signature.heldBy(signature.arguments[i].layout, comm))

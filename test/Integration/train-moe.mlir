@@ -179,6 +179,11 @@
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-40 --lr 0.01 --weight-decay 0.01 --expert-bound 40 2> /dev/null
 // RUN: not dtc-run %t/sorted-40 --batch %S/Inputs/moe/mixtral/batch --steps 3 2>&1 | FileCheck %s --check-prefix=OVERFLOW
 // OVERFLOW: error: step 1: mixture 0's expert 3 was chosen for 2 (token, choice) pairs more than its buffers hold
+// Evaluation batches are checked too (one token repeated, 4 windows of
+// 16, crowds an expert):
+// RUN: %python -c "import numpy, sys; numpy.save(sys.argv[1], numpy.zeros(272, numpy.int32))" %t/same-token.npy
+// RUN: not dtc-run %t/sorted --batch %S/Inputs/moe/mixtral/batch --steps 2 --eval-data %t/same-token.npy --eval-every 1 2>&1 | FileCheck %s --check-prefix=EVAL-OVERFLOW
+// EVAL-OVERFLOW: error: evaluating after step 1: mixture {{[0-9]}}'s expert {{[0-9]}} was chosen for {{[0-9]+}} (token, choice) pairs more than its buffers hold
 // With ep the buffers are exchanged instead of every row: the dispatch
 // and the combine, and their gradients, each an all-to-all of a rank's
 // buffers [4 experts, B rows, 32] f32 half of which it sends: at ep=2 (a
