@@ -78,6 +78,9 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
   if (failed(global) || failed(single))
     return failure();
 
+  globalStep.walk([&](TopKOp router) {
+    model.experts = router.getInput().getType().getDimSize(router.getDim());
+  });
   // The forward in program order.
   llvm::DenseMap<Operation *, StepPhase> phases =
       classifyStepPhases(globalStep);

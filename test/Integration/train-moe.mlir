@@ -214,6 +214,10 @@
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-tp2ep2 --lr 0.01 --weight-decay 0.01 --expert-bound 28 --mesh tp=2,ep=2 --strict-sharding 2> /dev/null
 // RUN: %mpirun -np 4 dtc-run %t/sorted-tp2ep2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-tp2ep2-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/sorted-tp2ep2-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
+// Pipeline stages, each microbatch its own routing group (B = 28):
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-pp2 --lr 0.01 --weight-decay 0.01 --expert-bound 28 --mesh pp=2 --microbatches 2 2> /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/sorted-pp2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-pp2-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/sorted-pp2-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
 // The single-device step in the compiler agrees (--verify):
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-verify --lr 0.01 --weight-decay 0.01 --expert-bound 14 --mesh dp=2,ep=2 --verify --target reference 2>&1 | FileCheck %s --check-prefix=VERIFY
 // A bound needs the loop form, and routing groups of contiguous rows:

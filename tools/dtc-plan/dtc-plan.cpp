@@ -236,6 +236,12 @@ static void printAnatomy(const ModelAnatomy &model) {
       gigabytes(master), gigabytes(state),
       std::llround((master + state) / model.getNumParameters()),
       (weights + grads + master + state) / 1e12);
+  if (model.experts)
+    llvm::outs() << llvm::formatv(
+        "dtc-plan: a mixture of {0} experts: expert parallelism (ep) is not "
+        "planned yet; the configurations below hold every expert as a dense "
+        "weight (replicated, or ZeRO-sharded over dp)\n",
+        model.experts);
 }
 
 /// Compiles `e`'s configuration of the model and prints dtc-compile's

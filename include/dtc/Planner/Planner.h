@@ -105,6 +105,10 @@ struct ModelAnatomy {
   /// probabilities ([..., sequence, sequence]): what a fused attention
   /// kernel does not keep (it recomputes them in its backward).
   int64_t scoreBytesPerLayer = 0;
+  /// A mixture of experts' expert count (its routers' top_k choose among
+  /// them), or 0: expert parallelism is not planned yet, so its experts
+  /// are planned as dense weights, replicated or ZeRO-sharded.
+  int64_t experts = 0;
   /// Per tensor-parallel degree the planner may use: per parameter the
   /// dimension tp splits, or -1. Degrees tp cannot use are absent.
   std::map<int64_t, std::vector<int64_t>> tensorParallelDims;
