@@ -41,14 +41,6 @@ RankedTensorType typeOf(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
-/// `value` as `elementType` (itself if it is).
-Value castTo(OpBuilder &b, Location loc, Value value, Type elementType) {
-  RankedTensorType type = typeOf(value);
-  if (type.getElementType() == elementType)
-    return value;
-  return CastOp::create(b, loc, type.clone(elementType), value);
-}
-
 /// `type` with its second (rows) dimension `rows`.
 RankedTensorType withRows(RankedTensorType type, int64_t rows) {
   SmallVector<int64_t> shape(type.getShape());
@@ -189,9 +181,9 @@ private:
   /// Whether each row of `op`'s result [E, R, ...] is computed from the
   /// same row of its operands alone.
   bool isRowWise(Operation *op) {
-    auto result = typeOf(op->getResult(0));
     if (op->getNumResults() != 1)
       return false;
+    RankedTensorType result = typeOf(op->getResult(0));
     if (op->hasTrait<OpTrait::Elementwise>() ||
         op->hasTrait<OpTrait::dtc::BroadcastingElementwise>()) {
       // A weight must not vary along the rows.
@@ -259,7 +251,7 @@ private:
     auto f32Type = [&](ArrayRef<int64_t> shape) {
       return RankedTensorType::get(shape, f32);
     };
-    Value mask = castTo(b, loc, mixture.mask, f32);
+    Value mask = e.castTo(mixture.mask, f32);
     mask = e.reshape(mask, {experts, groups, perGroup});
     // A chosen row's place among its expert's rows of the group, from 1.
     Value place = CumSumOp::create(b, loc, mask, /*dim=*/2);
@@ -281,12 +273,9 @@ private:
     Value rowsPlusOne =
         BroadcastOp::create(b, loc, f32Type({experts, groups, perGroup}),
                             e.add(rowNumbers, e.scalar(1.0, rowNumbers)));
-    Value zeros = ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(f32Type({experts, groups, bound + 1}),
-                               b.getFloatAttr(f32, 0.0)));
     Value slots = ScatterElementsAddOp::create(
-        b, loc, zeros, targetIndex, rowsPlusOne, b.getI64IntegerAttr(2));
+        b, loc, e.zeros(f32Type({experts, groups, bound + 1})), targetIndex,
+        rowsPlusOne, b.getI64IntegerAttr(2));
     slots = SliceOp::create(b, loc, f32Type({experts, groups, bound}), slots,
                             ArrayRef<int64_t>{0, 0, 0},
                             ArrayRef<int64_t>{experts, groups, bound},
@@ -363,7 +352,7 @@ private:
     SmallVector<int64_t> filledShape(original.getRank(), 1);
     filledShape[0] = experts;
     filledShape[1] = groups * bound;
-    Value filledRows = castTo(b, loc, filled, elementType);
+    Value filledRows = e.castTo(filled, elementType);
     outputs = e.mul(outputs, e.reshape(filledRows, filledShape));
     outputs = e.reshape(outputs, {experts, groups, bound, features});
     auto indexType = RankedTensorType::get({experts, groups, bound, features},
@@ -372,11 +361,8 @@ private:
         b, loc, indexType, e.reshape(rows, {experts, groups, bound, 1}));
     auto outType = RankedTensorType::get({experts, groups, perGroup, features},
                                          elementType);
-    Value zeros = ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(outType, b.getFloatAttr(elementType, 0.0)));
-    Value out = ScatterElementsAddOp::create(b, loc, zeros, index, outputs,
-                                             b.getI64IntegerAttr(2));
+    Value out = ScatterElementsAddOp::create(b, loc, e.zeros(outType), index,
+                                             outputs, b.getI64IntegerAttr(2));
     return e.reshape(out, original.getShape());
   }
 
@@ -415,7 +401,7 @@ struct SortExpertsPass : public dtc::impl::SortExpertsBase<SortExpertsPass> {
       if (mixture.rows % groups != 0) {
         mixture.anchor.emitError("the mixture's ")
             << mixture.rows << " (token, choice) rows do not cut into "
-            << groups << " routing groups (dp x ep)";
+            << groups << " routing groups (dp x ep x microbatches)";
         return signalPassFailure();
       }
       peelRowScales(mixture, dependent);

@@ -397,13 +397,13 @@ int main(int argc, char **argv) {
       importONNXModel(&context, modelPath, importOptions);
   if (!module)
     return 1;
-  if (capacityRewrite.mixtures)
+  if (capacityRewrite.slotOneHots)
     llvm::errs() << llvm::formatv(
         "dtc-compile: --capacity-factor {0}: each expert's buffer holds {1} "
         "of a routing group's {2} tokens (the model's capacity: {3}, in {4} "
         "slot one-hots)\n",
         capacityFactor.getValue(), capacityRewrite.to, capacityRewrite.tokens,
-        capacityRewrite.from, capacityRewrite.mixtures);
+        capacityRewrite.from, capacityRewrite.slotOneHots);
   if (listParams) {
     for (const InitializerInfo &init : initializers)
       llvm::outs() << llvm::formatv("{0,-40} {1,-16} {2,-9} ({3})\n",

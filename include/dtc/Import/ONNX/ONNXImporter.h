@@ -50,11 +50,11 @@ struct InitializerInfo {
   std::string reason;
 };
 
-/// What --capacity-factor did: `mixtures` routers' capacity, `from` rows
-/// of each expert's buffer per routing group of `tokens` tokens, became
-/// `to`.
+/// What --capacity-factor did: in `slotOneHots` slot OneHots (one per
+/// mixture and choice), the capacity `from` rows of each expert's buffer
+/// per routing group of `tokens` tokens became `to`.
 struct CapacityRewrite {
-  int64_t mixtures = 0, tokens = 0, from = 0, to = 0;
+  int64_t slotOneHots = 0, tokens = 0, from = 0, to = 0;
 };
 
 struct ONNXImportOptions {

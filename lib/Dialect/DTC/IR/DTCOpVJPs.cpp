@@ -34,25 +34,11 @@ public:
   }
 
   Value scale(Value x, double factor) { return mul(x, scalar(factor, x)); }
-  Value zeros(Type type) {
-    auto tensorType = cast<RankedTensorType>(type);
-    return ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(tensorType,
-                               FloatAttr::get(tensorType.getElementType(), 0)));
-  }
   Value broadcastTo(Value x, Type type) {
     if (x.getType() == type)
       return x;
     return BroadcastOp::create(b, loc, type, x);
   }
-  Value castTo(Value x, Type elementType) {
-    auto type = cast<RankedTensorType>(x.getType());
-    if (type.getElementType() == elementType)
-      return x;
-    return CastOp::create(b, loc, type.clone(elementType), x);
-  }
-
 };
 
 /// Shape of a reduction's result with the reduced dimensions kept as 1.

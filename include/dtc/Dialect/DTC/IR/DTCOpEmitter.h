@@ -62,6 +62,21 @@ public:
         b, loc,
         DenseElementsAttr::get(type, FloatAttr::get(elementType, value)));
   }
+  /// Float zeros of `type`.
+  Value zeros(Type type) {
+    auto tensorType = cast<RankedTensorType>(type);
+    return ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(tensorType,
+                               FloatAttr::get(tensorType.getElementType(), 0)));
+  }
+  /// `x` as `elementType` (itself if it is).
+  Value castTo(Value x, Type elementType) {
+    auto type = cast<RankedTensorType>(x.getType());
+    if (type.getElementType() == elementType)
+      return x;
+    return CastOp::create(b, loc, type.clone(elementType), x);
+  }
   Value reshape(Value x, ArrayRef<int64_t> shape) {
     auto type = cast<RankedTensorType>(x.getType());
     if (type.getShape() == shape)
