@@ -122,8 +122,10 @@ void mlir::dtc::addCollectiveKernels(KernelTable &table) {
         FailureOr<Communicator *> comm = communicatorFor(op);
         if (failed(comm))
           return failure();
+        std::optional<uint64_t> rows = op.getRowsDim();
         out.push_back((*comm)->allToAll(*in[0], axesOf(op.getAxes()),
-                                        op.getSplitDim(), op.getConcatDim()));
+                                        op.getSplitDim(), op.getConcatDim(),
+                                        rows ? int64_t(*rows) : -1));
         return success();
       });
 }

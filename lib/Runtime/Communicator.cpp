@@ -257,6 +257,33 @@ void checkChunks(const Shape &shape, DType dtype, int64_t dim, int64_t n,
           " chunks");
 }
 
+/// Whether the `elements` elements at `row` are all zero (as numbers: a
+/// float's -0 too).
+bool isZeroRow(const char *row, int64_t elements, DType dtype) {
+  auto all = [&](auto zeroMask) {
+    using Bits = decltype(zeroMask);
+    for (int64_t i = 0; i < elements; ++i) {
+      Bits bits;
+      std::memcpy(&bits, row + i * sizeof(Bits), sizeof(Bits));
+      if (bits & zeroMask)
+        return false;
+    }
+    return true;
+  };
+  switch (dtype) {
+  case DType::F32:
+    return all(uint32_t{0x7fffffff});
+  case DType::F64:
+    return all(uint64_t{0x7fffffffffffffff});
+  case DType::BF16:
+  case DType::F16:
+    return all(uint16_t{0x7fff});
+  default:
+    return std::all_of(row, row + elements * dtypeSize(dtype),
+                       [](char byte) { return byte == 0; });
+  }
+}
+
 } // namespace
 
 void chunkOf(const void *in, void *out, DType dtype, const Shape &shape,
@@ -412,7 +439,8 @@ Communicator::reduceScatterBytesStart(const void *in, void *out,
 void Communicator::allToAll(const void *in, void *out, DType dtype,
                             const Shape &shape,
                             const std::vector<std::string> &axes,
-                            int64_t splitDim, int64_t concatDim) {
+                            int64_t splitDim, int64_t concatDim,
+                            int64_t rowsDim) {
   int64_t n = groupSize(axes);
   checkChunks(shape, dtype, splitDim, n, "all_to_all");
   checkDim(shape, concatDim, "all_to_all");
@@ -421,14 +449,81 @@ void Communicator::allToAll(const void *in, void *out, DType dtype,
   Shape chunk = shape;
   chunk[splitDim] /= n;
   Split3 concat(chunk, concatDim, dtype);
-  if (concat.outer == 1) {
-    allToAllBytes(blocks, out, split.bytes() / n, axes);
-  } else {
+  void *arrived = out;
+  if (concat.outer != 1) {
     staging[1].resize(split.bytes());
-    allToAllBytes(blocks, staging[1].data(), split.bytes() / n, axes);
-    concatBlocks(staging[1].data(), static_cast<char *>(out), concat, n);
+    arrived = staging[1].data();
   }
-  count(CollectiveKind::AllToAll, double(n - 1) / n * split.bytes());
+  if (rowsDim >= 0 && hasAllToAllV()) {
+    checkDim(shape, rowsDim, "all_to_all");
+    Split3 rows(chunk, rowsDim, dtype);
+    exchangeFilledRows(blocks, arrived, rows.outer, rows.size, rows.inner,
+                       dtype, axes);
+  } else {
+    allToAllBytes(blocks, arrived, split.bytes() / n, axes);
+    count(CollectiveKind::AllToAll, double(n - 1) / n * split.bytes());
+  }
+  if (concat.outer != 1)
+    concatBlocks(staging[1].data(), static_cast<char *>(out), concat, n);
+}
+
+void Communicator::exchangeFilledRows(const void *blocks, void *out,
+                                      int64_t slices, int64_t rowsPerSlice,
+                                      int64_t rowElements, DType dtype,
+                                      const std::vector<std::string> &axes) {
+  int64_t n = groupSize(axes), me = groupRank(axes);
+  size_t rowBytes = rowElements * dtypeSize(dtype),
+         sliceBytes = rowsPerSlice * rowBytes, block = slices * sliceBytes;
+  // Each block's slices: the rows up to the last non-zero one.
+  std::vector<int64_t> &sent = rowCounts[0], &arriving = rowCounts[1];
+  sent.assign(n * slices, 0);
+  arriving.assign(n * slices, 0);
+  std::vector<int64_t> sendBytes(n, 0), receiveBytes(n, 0);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t o = 0; o < slices; ++o) {
+      const char *slice =
+          static_cast<const char *>(blocks) + r * block + o * sliceBytes;
+      int64_t filled = rowsPerSlice;
+      while (filled > 0 &&
+             isZeroRow(slice + (filled - 1) * rowBytes, rowElements, dtype))
+        --filled;
+      sent[r * slices + o] = filled;
+      sendBytes[r] += filled * rowBytes;
+    }
+  // The counts first, then the rows they count, packed.
+  allToAllBytes(sent.data(), arriving.data(), slices * sizeof(int64_t), axes);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t o = 0; o < slices; ++o)
+      receiveBytes[r] += arriving[r * slices + o] * rowBytes;
+  std::vector<char> &packed = staging[2], &unpacked = staging[3];
+  packed.clear();
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t o = 0; o < slices; ++o) {
+      const char *slice =
+          static_cast<const char *>(blocks) + r * block + o * sliceBytes;
+      packed.insert(packed.end(), slice,
+                    slice + sent[r * slices + o] * rowBytes);
+    }
+  int64_t total = 0;
+  for (int64_t bytes : receiveBytes)
+    total += bytes;
+  unpacked.resize(total);
+  allToAllVBytes(packed.data(), sendBytes, unpacked.data(), receiveBytes, axes);
+  // Each arrived slice at its place, zeros after it.
+  std::memset(out, 0, n * block);
+  const char *next = unpacked.data();
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t o = 0; o < slices; ++o) {
+      size_t bytes = arriving[r * slices + o] * rowBytes;
+      std::memcpy(static_cast<char *>(out) + r * block + o * sliceBytes, next,
+                  bytes);
+      next += bytes;
+    }
+  double busBytes = (n - 1) * slices * sizeof(int64_t);
+  for (int64_t r = 0; r < n; ++r)
+    if (r != me)
+      busBytes += sendBytes[r];
+  count(CollectiveKind::AllToAll, busBytes);
 }
 
 void Communicator::broadcast(void *data, int64_t bytes,
@@ -494,6 +589,12 @@ Communicator::transferStart(void *data, int64_t bytes,
   return handles;
 }
 
+void Communicator::allToAllVBytes(const void *, const std::vector<int64_t> &,
+                                  void *, const std::vector<int64_t> &,
+                                  const std::vector<std::string> &) {
+  fatal("this engine has no all-to-all-v");
+}
+
 std::unique_ptr<PendingCollective>
 Communicator::sendBytesStart(const void *, int64_t, int64_t) {
   fatal("this engine has no point-to-point transfers");
@@ -542,7 +643,8 @@ Tensor Communicator::reduceScatter(const Tensor &tensor,
 
 Tensor Communicator::allToAll(const Tensor &tensor,
                               const std::vector<std::string> &axes,
-                              int64_t splitDim, int64_t concatDim) {
+                              int64_t splitDim, int64_t concatDim,
+                              int64_t rowsDim) {
   int64_t n = groupSize(axes);
   checkChunks(tensor.shape(), tensor.dtype(), splitDim, n, "all_to_all");
   checkDim(tensor.shape(), concatDim, "all_to_all");
@@ -551,7 +653,7 @@ Tensor Communicator::allToAll(const Tensor &tensor,
   shape[concatDim] *= n;
   std::vector<char> in = tensor.toBytes(), out(in.size());
   allToAll(in.data(), out.data(), tensor.dtype(), tensor.shape(), axes,
-           splitDim, concatDim);
+           splitDim, concatDim, rowsDim);
   return Tensor::fromBytes(tensor.dtype(), shape, out.data());
 }
 

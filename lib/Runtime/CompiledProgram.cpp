@@ -171,6 +171,8 @@ std::string parseCollective(Thunk &thunk, const MeshShape &mesh) {
   case Thunk::Collective::AllToAll:
     number("split", c.dim);
     number("concat", c.concatDim);
+    if (thunk.field("rows"))
+      number("rows", c.rowsDim);
     break;
   case Thunk::Collective::Shard:
     number("dim", c.dim);
@@ -189,7 +191,7 @@ std::string parseCollective(Thunk &thunk, const MeshShape &mesh) {
     break;
   }
   }
-  if (!ok || c.blocks < 1 || c.request < -1)
+  if (!ok || c.blocks < 1 || c.request < -1 || c.rowsDim < -1)
     return "a '" + thunk.kind + "' thunk with the wrong fields";
   // Dimensions within the operand's rank; a shard's blocks dividing it.
   int64_t rank = static_cast<int64_t>(thunk.buffers[0].shape.size());
@@ -197,7 +199,7 @@ std::string parseCollective(Thunk &thunk, const MeshShape &mesh) {
       (c.dim >= rank && c.kind != Thunk::Collective::AllReduce &&
        c.kind != Thunk::Collective::Broadcast &&
        c.kind != Thunk::Collective::SendRecv) ||
-      (c.concatDim > 0 && c.concatDim >= rank))
+      (c.concatDim > 0 && c.concatDim >= rank) || c.rowsDim >= rank)
     return "a '" + thunk.kind + "' thunk along a dimension its operand lacks";
   return "";
 }

@@ -338,6 +338,9 @@ void mlir::dtc::buildRankProgramPipeline(
   // the gradients fp16 unscales, whose sums so become reduce-scatters).
   if (axes.ranks() > 1)
     pm.addNestedPass<func::FuncOp>(createSinkShards());
+  // Sorted experts' buffers are exchanged up to their filled rows.
+  if (axes.ep > 1 && options.expertBound > 0)
+    pm.addNestedPass<func::FuncOp>(createSendFilledRows());
   if (options.zero > 0 && buckets)
     pm.addNestedPass<func::FuncOp>(createGradientBucketing(bucketing));
   if (buckets)

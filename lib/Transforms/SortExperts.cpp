@@ -294,8 +294,23 @@ private:
     overflow.getDefiningOp()->setAttr(kExpertOverflowAttrName, b.getUnitAttr());
   }
 
+  /// `buffers` [E, groups * B, ...] with their empty slots zeroed, so that
+  /// an exchange of them sends the filled rows only (dtc-send-filled-rows):
+  /// the gathered tokens, and the outputs before the scatter back, whose
+  /// gradients are then zero there too, and so (row-wise) is every
+  /// gradient of a buffer; experts without biases (Mixtral's) also compute
+  /// zeros there.
+  Value emptySlotsZeroed(Value buffers) {
+    RankedTensorType type = typeOf(buffers);
+    SmallVector<int64_t> filledShape(type.getRank(), 1);
+    filledShape[0] = experts;
+    filledShape[1] = groups * bound;
+    return e.mul(buffers, e.reshape(e.castTo(filled, type.getElementType()),
+                                    filledShape));
+  }
+
   /// The row input [1, R, ...] gathered into the buffers [E, groups * B,
-  /// ...]: a gather along each group's rows.
+  /// ...]: a gather along each group's rows, empty slots zero.
   Value gather(Value input) {
     RankedTensorType type = typeOf(input);
     int64_t features = type.getNumElements() / mixture.rows;
@@ -314,7 +329,7 @@ private:
     SmallVector<int64_t> shape(type.getShape());
     shape[0] = experts;
     shape[1] = groups * bound;
-    return e.reshape(gathered, shape);
+    return emptySlotsZeroed(e.reshape(gathered, shape));
   }
 
   /// `op` on the buffers' rows.
@@ -349,12 +364,8 @@ private:
     RankedTensorType original = typeOf(mixture.experts);
     int64_t features = original.getNumElements() / (experts * mixture.rows);
     Type elementType = original.getElementType();
-    SmallVector<int64_t> filledShape(original.getRank(), 1);
-    filledShape[0] = experts;
-    filledShape[1] = groups * bound;
-    Value filledRows = e.castTo(filled, elementType);
-    outputs = e.mul(outputs, e.reshape(filledRows, filledShape));
-    outputs = e.reshape(outputs, {experts, groups, bound, features});
+    outputs = e.reshape(emptySlotsZeroed(outputs),
+                        {experts, groups, bound, features});
     auto indexType = RankedTensorType::get({experts, groups, bound, features},
                                            b.getI64Type());
     Value index = BroadcastOp::create(

@@ -186,26 +186,39 @@
 // EVAL-OVERFLOW: error: evaluating after step 1: mixture {{[0-9]}}'s expert {{[0-9]}} was chosen for {{[0-9]+}} (token, choice) pairs more than its buffers hold
 // With ep the buffers are exchanged instead of every row: the dispatch
 // and the combine, and their gradients, each an all-to-all of a rank's
-// buffers [4 experts, B rows, 32] f32 half of which it sends: at ep=2 (a
-// group of 64 rows, B = 28) 2 layers x 4 x 7168 B (the exact form above:
-// 8192 B of all-gathers and 98304 B of all-to-alls).
+// buffers [4 experts, B rows, 32] f32 half of which it would send whole: at
+// ep=2 (a group of 64 rows, B = 28) 2 layers x 4 x 7168 B a step, the
+// bound report.json gives (the exact form above: 8192 B of all-gathers and
+// 98304 B of all-to-alls). Only the filled rows are sent, after their
+// counts (all-to-all-v): what dtc-run counts equals, on every rank, the
+// bytes PyTorch's routing of each step puts in the buffers
+// (mixtral/routing.npy), less the trailing rows of tokens no loss depends
+// on, whose gradients are zero.
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-ep2 --lr 0.01 --weight-decay 0.01 --expert-bound 28 --mesh ep=2 --strict-sharding 2> /dev/null
+// RUN: FileCheck %s --check-prefix=SORTED-EP2-IR < %t/sorted-ep2/train_step.mlir
+// SORTED-EP2-IR-COUNT-8: dtc.all_to_all {{.*}} on @mesh axes = ["ep"] split_dim = {{[01]}} concat_dim = {{[01]}} {{{.*}}rows_dim = 1 : i64}
+// RUN: %python -c "import json, sys; r = json.load(open(sys.argv[1])); print([(c['bus_bytes'], c.get('filled_rows_only')) for c in r['collectives_per_step'] if c['kind'] == 'all_to_all'], r['collective_totals_per_step']['all_to_all'])" %t/sorted-ep2/report.json | FileCheck %s --check-prefix=SORTED-EP2-BOUND
+// SORTED-EP2-BOUND: [(7168, True), (7168, True), (7168, True), (7168, True), (7168, True), (7168, True), (7168, True), (7168, True)] {'bus_bytes': 57344, 'calls': 8}
 // RUN: %mpirun -np 2 dtc-run %t/sorted-ep2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-ep2-dump > %t/sorted-ep2.log
 // RUN: FileCheck %s --check-prefix=SORTED-EP2 < %t/sorted-ep2.log
-// SORTED-EP2: rank 0 per step: {{.*}} all_to_all 8 calls, 57344 bus bytes
+// SORTED-EP2: rank 0 per step: {{.*}} all_to_all 8 calls, {{[0-9]+}} bus bytes
 // SORTED-EP2-NOT: all_gather
+// RUN: %python %S/Inputs/moe/filled_rows_bytes.py %t/sorted-ep2.log %S/Inputs/moe/mixtral/routing.npy %S/Inputs/moe/mixtral/batch/labels.npy --ep 2 --row-bytes 128 | FileCheck %s --check-prefix=FILLED
+// FILLED: {{^}}0 mismatched
 // RUN: %python %S/../Utils/compare_training.py %t/sorted-ep2-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
-// ep=4 (a group of 32 rows, B = 14): 8 x 3/4 x 7168 B; dp=2 x ep=2 (the
-// same groups): 8 x 1/2 x 7168 B.
+// The reference executor's exchanges send the same rows:
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-ep2-ref --lr 0.01 --weight-decay 0.01 --expert-bound 28 --mesh ep=2 --target reference 2> /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/sorted-ep2-ref --batch %S/Inputs/moe/mixtral/batch --steps 3 > %t/sorted-ep2-ref.log
+// RUN: %python %S/Inputs/moe/filled_rows_bytes.py %t/sorted-ep2-ref.log %S/Inputs/moe/mixtral/routing.npy %S/Inputs/moe/mixtral/batch/labels.npy --ep 2 --row-bytes 128 | FileCheck %s --check-prefix=FILLED
+// ep=4 (a group of 32 rows, B = 14; bound 8 x 3/4 x 7168 B) and dp=2 x
+// ep=2 (the same groups; 8 x 1/2 x 7168 B):
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-ep4 --lr 0.01 --weight-decay 0.01 --expert-bound 14 --mesh ep=4 --strict-sharding 2> /dev/null
 // RUN: %mpirun -np 4 dtc-run %t/sorted-ep4 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-ep4-dump > %t/sorted-ep4.log
-// RUN: FileCheck %s --check-prefix=SORTED-EP4 < %t/sorted-ep4.log
-// SORTED-EP4: rank 0 per step: {{.*}} all_to_all 8 calls, 43008 bus bytes
+// RUN: %python %S/Inputs/moe/filled_rows_bytes.py %t/sorted-ep4.log %S/Inputs/moe/mixtral/routing.npy %S/Inputs/moe/mixtral/batch/labels.npy --ep 4 --row-bytes 128 | FileCheck %s --check-prefix=FILLED
 // RUN: %python %S/../Utils/compare_training.py %t/sorted-ep4-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-dp2ep2 --lr 0.01 --weight-decay 0.01 --expert-bound 14 --mesh dp=2,ep=2 --strict-sharding 2> /dev/null
 // RUN: %mpirun -np 4 dtc-run %t/sorted-dp2ep2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-dp2ep2-dump > %t/sorted-dp2ep2.log
-// RUN: FileCheck %s --check-prefix=SORTED-DPEP < %t/sorted-dp2ep2.log
-// SORTED-DPEP: rank 0 per step: {{.*}} all_to_all 8 calls, 28672 bus bytes
+// RUN: %python %S/Inputs/moe/filled_rows_bytes.py %t/sorted-dp2ep2.log %S/Inputs/moe/mixtral/routing.npy %S/Inputs/moe/mixtral/batch/labels.npy --dp 2 --ep 2 --row-bytes 128 | FileCheck %s --check-prefix=FILLED
 // RUN: %python %S/../Utils/compare_training.py %t/sorted-dp2ep2-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
 // dp=2 and tp=2 x ep=2 (B = 28):
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-dp2 --lr 0.01 --weight-decay 0.01 --expert-bound 28 --mesh dp=2 --strict-sharding 2> /dev/null

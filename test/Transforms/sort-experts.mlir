@@ -9,7 +9,12 @@
 // CHECK: dtc.scatter_elements_add {{.*}} : (tensor<2x2x4xf32>, tensor<2x2x4xi64>, tensor<2x2x4xf32>) -> tensor<2x2x4xf32>
 // CHECK: dtc.reduce_sum {{.*}} dims = [1] {dtc.expert_overflow} : tensor<2x2xf32> -> tensor<2xf32>
 // CHECK: dtc.gather_elements {{.*}} dim = 1 : (tensor<2x4x4xf32>, tensor<2x6x4xi64>) -> tensor<2x6x4xf32>
-// CHECK: %[[Y:.*]] = dtc.matmul %{{.*}}, %arg1 : (tensor<2x6x4xf32>, tensor<2x4x4xf32>) -> tensor<2x6x4xf32>
+// Empty slots zeroed, on the way in and out (their exchanges under ep then
+// send the filled rows only):
+// CHECK: %[[FILLED:.*]] = dtc.reshape %{{.*}} : tensor<2x2x3xf32> to tensor<2x6x1xf32>
+// CHECK: %[[IN:.*]] = dtc.mul %{{.*}}, %[[FILLED]] : (tensor<2x6x4xf32>, tensor<2x6x1xf32>) -> tensor<2x6x4xf32>
+// CHECK: %[[Y:.*]] = dtc.matmul %[[IN]], %arg1 : (tensor<2x6x4xf32>, tensor<2x4x4xf32>) -> tensor<2x6x4xf32>
+// CHECK: dtc.mul %[[Y]], %{{.*}} : (tensor<2x6x4xf32>, tensor<2x6x1xf32>) -> tensor<2x6x4xf32>
 // CHECK: dtc.scatter_elements_add {{.*}} -> tensor<2x2x4x4xf32>
 // CHECK: dtc.mul %{{.*}}, %[[MASK:.*]] : (tensor<2x8x4xf32>, tensor<2x8x1xf32>)
 // CHECK-NOT: tensor<2x8x4xf32>) -> tensor<2x8x4xf32>

@@ -17,6 +17,7 @@
 #include "dtc/Analysis/Roofline.h"
 #include "dtc/Analysis/StepCost.h"
 #include "dtc/Dialect/DTC/IR/DTCLocations.h"
+#include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Dialect/DTC/IR/PipelineStages.h"
 #include "dtc/Import/ONNX/ONNXImporter.h"
 #include "dtc/Runtime/StepSignature.h"
@@ -191,6 +192,11 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
                              {"reason", call.reason}};
     if (call.resharding)
       entry["resharding"] = true;
+    // Sends the filled rows only (dtc-send-filled-rows): the bytes above
+    // are its bound, what dtc-run counts depends on the routing.
+    if (auto exchange = dyn_cast_or_null<AllToAllOp>(call.op);
+        exchange && exchange.getRowsDim())
+      entry["filled_rows_only"] = true;
     calls.push_back(std::move(entry));
   }
 

@@ -153,6 +153,50 @@ TEST_F(CommunicatorTest, BroadcastSendRecvAndAsync) {
   EXPECT_EQ(theirs.at(0), rank ^ 1);
 }
 
+// Sorted experts' buffers, [4 experts, 3 slots, 2] f32 over tp: expert e's
+// first (tp + e) % 4 slots hold rows (its second slot's row zero, still
+// sent), the rest zeros (one a -0). With the rows dimension only the rows
+// up to each slice's last non-zero one are sent, counts first; the result
+// is the whole exchange's (-0 arrives as 0) and the bytes counted are
+// those rows' and the counts'.
+TEST_F(CommunicatorTest, AllToAllSendsFilledRowsOnly) {
+  auto filled = [](int64_t rank, int64_t e) { return (rank % 2 + e) % 4; };
+  auto value = [](int64_t rank, int64_t e, int64_t slot, int64_t j) {
+    return slot == 1 ? 0.0 : 1 + 100 * rank + 10 * e + slot + 0.5 * j;
+  };
+  Tensor buffers = make(DType::F32, {4, 3, 2}, [&](int64_t i) {
+    int64_t e = i / 6, slot = i / 2 % 3, j = i % 2;
+    if (slot < filled(rank, e))
+      return value(rank, e, slot, j);
+    return slot == 2 && j == 0 ? -0.0 : 0.0;
+  });
+  double before = comm->counts().count(CollectiveKind::AllToAll)
+                      ? comm->counts().at(CollectiveKind::AllToAll).busBytes
+                      : 0.0;
+  Tensor swapped = comm->allToAll(buffers, {"tp"}, 0, 1, /*rowsDim=*/1);
+  ASSERT_EQ(swapped.shape(), (Shape{2, 6, 2}));
+  for (int64_t e = 0; e < 2; ++e)
+    for (int64_t from = 0; from < 2; ++from)
+      for (int64_t slot = 0; slot < 3; ++slot)
+        for (int64_t j = 0; j < 2; ++j) {
+          int64_t sender = 2 * dp + from, expert = 2 * tp + e;
+          double expected = slot < filled(sender, expert)
+                                ? value(sender, expert, slot, j)
+                                : 0.0;
+          EXPECT_EQ(swapped.at((e * 6 + from * 3 + slot) * 2 + j), expected)
+              << "expert " << expert << " from " << from << " slot " << slot;
+        }
+  // Sent to the other tp rank: its experts' rows (a slice whose last filled
+  // row is zero sends the rows before it), 8 B each, and 2 counts.
+  int64_t rows = 0;
+  for (int64_t e = 2 * (1 - tp); e < 2 * (1 - tp) + 2; ++e) {
+    int64_t n = filled(rank, e);
+    rows += n == 2 ? 1 : n;
+  }
+  EXPECT_EQ(comm->counts().at(CollectiveKind::AllToAll).busBytes - before,
+            rows * 8 + 2 * 8);
+}
+
 // The raw-buffer forms compiled steps use: elements in their own type, the
 // split dimension inside the tensor (so blocks are rearranged), and an
 // all-reduce progressed by polling, as dtc-launch does between kernels.

@@ -104,6 +104,38 @@ TEST(SimulatedCommunicator, GatherScatterAllToAllBroadcastSendRecv) {
   });
 }
 
+// An all-to-all with a rows dimension sends each slice's rows up to its
+// last non-zero one: [2 experts, 3 slots, 1] over tp, expert e of rank r
+// filled to (r + e) % 4 slots (at most 3); tp rank t receives expert t's.
+TEST(SimulatedCommunicator, AllToAllOfFilledRows) {
+  onEveryRank([](Communicator &comm, std::vector<std::string> &failures) {
+    int64_t r = comm.rank(), dp = r / 2, tp = r % 2;
+    auto count = [](int64_t rank, int64_t e) {
+      return std::min<int64_t>((rank + e) % 4, 3);
+    };
+    Tensor buffers = filled(DType::F32, {2, 3, 1}, 0);
+    for (int64_t e = 0; e < 2; ++e)
+      for (int64_t slot = 0; slot < 3; ++slot)
+        buffers.floats()[e * 3 + slot] =
+            slot < count(r, e) ? 1 + 10 * r + e + 0.25 * slot : 0;
+    std::vector<double> expected;
+    int64_t sent = count(r, 1 - tp);
+    for (int64_t from = 0; from < 2; ++from)
+      for (int64_t slot = 0; slot < 3; ++slot) {
+        int64_t sender = 2 * dp + from;
+        expected.push_back(
+            slot < count(sender, tp) ? 1 + 10 * sender + tp + 0.25 * slot : 0);
+      }
+    expectValues(failures, "tp all-to-all of filled rows",
+                 comm.allToAll(buffers, {"tp"}, 0, 1, /*rowsDim=*/1), expected);
+    // Its rows of 4 B to the other rank, and one 8 B count.
+    double bytes = comm.counts().at(CollectiveKind::AllToAll).busBytes;
+    if (bytes != sent * 4 + 8)
+      failures.push_back("counted " + std::to_string(bytes) + " B, not " +
+                         std::to_string(sent * 4 + 8));
+  });
+}
+
 TEST(SimulatedCommunicator, PointToPointMatchesInTheOrderStarted) {
   // Rank 0 sends 1, 2, 3 to rank 3, which starts three receives and waits
   // for them last first: each gets the message of its place, as MPI

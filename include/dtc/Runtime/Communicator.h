@@ -138,9 +138,13 @@ public:
   Tensor reduceScatter(const Tensor &tensor,
                        const std::vector<std::string> &axes, int64_t dim);
   /// Splits along `splitDim`, sends chunk r to group rank r, and
-  /// concatenates what arrives along `concatDim`.
+  /// concatenates what arrives along `concatDim`. With a `rowsDim` (not -1)
+  /// and an engine that has all-to-all-v, each chunk's slices along the
+  /// dimensions before `rowsDim` send their rows along it only up to the
+  /// last non-zero one (the counts exchanged first, the rest arriving as
+  /// zeros): the same result, and only those bytes counted.
   Tensor allToAll(const Tensor &tensor, const std::vector<std::string> &axes,
-                  int64_t splitDim, int64_t concatDim);
+                  int64_t splitDim, int64_t concatDim, int64_t rowsDim = -1);
   /// Copies group rank `root`'s tensor to the others, in place.
   void broadcast(Tensor &tensor, const std::vector<std::string> &axes,
                  int64_t root);
@@ -185,7 +189,7 @@ public:
                      const std::vector<std::string> &axes, int64_t dim);
   void allToAll(const void *in, void *out, DType dtype, const Shape &shape,
                 const std::vector<std::string> &axes, int64_t splitDim,
-                int64_t concatDim);
+                int64_t concatDim, int64_t rowsDim = -1);
   void broadcast(void *data, int64_t bytes,
                  const std::vector<std::string> &axes, int64_t root);
   /// Starts that broadcast and returns at once: `data` must stay untouched
@@ -283,6 +287,15 @@ protected:
   /// the received blocks in rank order.
   virtual void allToAllBytes(const void *in, void *out, int64_t block,
                              const std::vector<std::string> &axes) = 0;
+  /// Whether the engine has allToAllVBytes.
+  virtual bool hasAllToAllV() const { return false; }
+  /// `in` holds `sendBytes[r]` bytes for group rank r, one block after
+  /// another; `out` receives `receiveBytes[r]` bytes from each, in rank
+  /// order (every pair of counts agreeing).
+  virtual void allToAllVBytes(const void *in,
+                              const std::vector<int64_t> &sendBytes, void *out,
+                              const std::vector<int64_t> &receiveBytes,
+                              const std::vector<std::string> &axes);
   virtual void broadcastBytes(void *data, int64_t bytes,
                               const std::vector<std::string> &axes,
                               int64_t root) = 0;
@@ -298,6 +311,13 @@ protected:
   receiveBytesStart(void *data, int64_t bytes, int64_t from);
 
   void count(CollectiveKind kind, double busBytes);
+
+  /// allToAll's exchange of only the filled rows: `blocks` holds one block
+  /// per group rank of `slices` x `rowsPerSlice` rows of `rowElements`
+  /// elements, `out` receives as many.
+  void exchangeFilledRows(const void *blocks, void *out, int64_t slices,
+                          int64_t rowsPerSlice, int64_t rowElements,
+                          DType dtype, const std::vector<std::string> &axes);
 
   /// Waits until `done()`: 200 polls at full speed, then between polls
   /// `idle(seconds waited)` (which may end the wait by returning true) and
@@ -315,7 +335,9 @@ private:
   std::map<CollectiveKind, CollectiveCount> traffic;
   /// Where operands are rearranged into the blocks collectives move (grown
   /// once, then reused: no allocation in a compiled step).
-  std::vector<char> staging[2];
+  std::vector<char> staging[4];
+  /// exchangeFilledRows' row counts: sent and arriving.
+  std::vector<int64_t> rowCounts[2];
 };
 
 } // namespace mlir::dtc

@@ -76,6 +76,9 @@ struct Thunk {
     /// The dimension (a gather's, a scatter's, a shard's, an all-to-all's
     /// split) and an all-to-all's concatenated one.
     int64_t dim = 0, concatDim = 0;
+    /// An all-to-all's rows dimension, whose trailing zero rows it does not
+    /// send (-1: none).
+    int64_t rowsDim = -1;
     int64_t root = 0, blocks = 1;
     /// A broadcast's receivers along its axis when not every member is
     /// one (a pipelined step's transfer: the root sends to each).

@@ -382,7 +382,8 @@ private:
       comm->broadcast(to, bytesOf(out), axes, c.root);
       return true;
     case Thunk::Collective::AllToAll:
-      comm->allToAll(from, to, in.dtype, in.shape, axes, c.dim, c.concatDim);
+      comm->allToAll(from, to, in.dtype, in.shape, axes, c.dim, c.concatDim,
+                     c.rowsDim);
       return true;
     case Thunk::Collective::Shard:
       // (A local slice: this rank's chunk.)

@@ -497,7 +497,9 @@ private:
       break;
     case Thunk::Collective::AllToAll: {
       // Chunk j along the split dimension to group rank j; what rank j
-      // sends is chunk j along the concatenated one.
+      // sends is chunk j along the concatenated one. (Whole chunks even
+      // with a rows dimension, which changes what is sent, not the result:
+      // the row counts would need the host inside a captured graph.)
       ChunkCopy send = chunksOf(inRef.shape, c.dim, n, 1, bytes),
                 recv = chunksOf(outRef.shape, c.concatDim, n, 1, bytes);
       size_t part = send.width * send.height;

@@ -199,6 +199,29 @@ protected:
     finish(request, waiting("all_to_all", axes, block));
   }
 
+  bool hasAllToAllV() const override { return true; }
+
+  void allToAllVBytes(const void *in, const std::vector<int64_t> &sendBytes,
+                      void *out, const std::vector<int64_t> &receiveBytes,
+                      const std::vector<std::string> &axes) override {
+    size_t n = sendBytes.size();
+    std::vector<int> sendCounts(n), sendAt(n), receiveCounts(n), receiveAt(n);
+    int64_t sent = 0, received = 0;
+    for (size_t r = 0; r < n; ++r) {
+      sendCounts[r] = checkedCount(sendBytes[r]);
+      sendAt[r] = checkedCount(sent);
+      receiveCounts[r] = checkedCount(receiveBytes[r]);
+      receiveAt[r] = checkedCount(received);
+      sent += sendBytes[r];
+      received += receiveBytes[r];
+    }
+    MPI_Request request;
+    MPI_Ialltoallv(in, sendCounts.data(), sendAt.data(), MPI_BYTE, out,
+                   receiveCounts.data(), receiveAt.data(), MPI_BYTE,
+                   group(axes), &request);
+    finish(request, waiting("all_to_all", axes, sent));
+  }
+
   void broadcastBytes(void *data, int64_t bytes,
                       const std::vector<std::string> &axes,
                       int64_t root) override {

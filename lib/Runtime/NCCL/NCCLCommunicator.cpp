@@ -177,6 +177,36 @@ protected:
     finish(to, out, "all_to_all");
   }
 
+  bool hasAllToAllV() const override { return true; }
+
+  void allToAllVBytes(const void *in, const std::vector<int64_t> &sendBytes,
+                      void *out, const std::vector<int64_t> &receiveBytes,
+                      const std::vector<std::string> &axes) override {
+    int64_t n = groupSize(axes), sent = 0, received = 0;
+    for (int64_t r = 0; r < n; ++r) {
+      sent += sendBytes[r];
+      received += receiveBytes[r];
+    }
+    DeviceBuffer from(sent), to(received);
+    from.upload(in, stream);
+    ncclComm_t comm = group(axes);
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (int64_t r = 0, sendAt = 0, receiveAt = 0; r < n; ++r) {
+      if (sendBytes[r])
+        check(ncclSend(static_cast<char *>(from.data) + sendAt, sendBytes[r],
+                       ncclUint8, r, comm, stream),
+              "ncclSend");
+      if (receiveBytes[r])
+        check(ncclRecv(static_cast<char *>(to.data) + receiveAt,
+                       receiveBytes[r], ncclUint8, r, comm, stream),
+              "ncclRecv");
+      sendAt += sendBytes[r];
+      receiveAt += receiveBytes[r];
+    }
+    check(ncclGroupEnd(), "ncclGroupEnd");
+    finish(to, out, "all_to_all");
+  }
+
   void broadcastBytes(void *data, int64_t bytes,
                       const std::vector<std::string> &axes,
                       int64_t root) override {

@@ -210,6 +210,41 @@ protected:
     std::memcpy(out, received.data(), block * n);
   }
 
+  bool hasAllToAllV() const override { return true; }
+
+  void allToAllVBytes(const void *in, const std::vector<int64_t> &sendBytes,
+                      void *out, const std::vector<int64_t> &receiveBytes,
+                      const std::vector<std::string> &axes) override {
+    // What a member posts: its counts, then its blocks.
+    int64_t me = groupRank(axes), n = groupSize(axes);
+    size_t header = n * sizeof(int64_t), total = 0;
+    for (int64_t bytes : sendBytes)
+      total += bytes;
+    std::vector<char> posted(header + total);
+    std::memcpy(posted.data(), sendBytes.data(), header);
+    if (total)
+      std::memcpy(posted.data() + header, in, total);
+    std::vector<char> received =
+        run(posted.data(), posted.size(), axes, [&](const Parts &group) {
+          std::vector<char> out;
+          for (const std::vector<char> *part : group) {
+            std::vector<int64_t> counts(n);
+            std::memcpy(counts.data(), part->data(), header);
+            size_t at = header;
+            for (int64_t r = 0; r < me; ++r)
+              at += counts[r];
+            out.insert(out.end(), part->begin() + at,
+                       part->begin() + at + counts[me]);
+          }
+          return out;
+        });
+    size_t expected = 0;
+    for (int64_t bytes : receiveBytes)
+      expected += bytes;
+    if (expected)
+      std::memcpy(out, received.data(), expected);
+  }
+
   void broadcastBytes(void *data, int64_t bytes,
                       const std::vector<std::string> &axes,
                       int64_t root) override {

@@ -446,9 +446,11 @@ std::string collectiveThunk(Operation *op, const Placement &at) {
                " blocks=" + std::to_string(op.getBlocks()) + io;
       })
       .Case([&](AllToAllOp op) {
+        std::optional<uint64_t> rows = op.getRowsDim();
         return "all_to_all axes=" + joined(op.getAxes()) +
                " split=" + std::to_string(op.getSplitDim()) +
-               " concat=" + std::to_string(op.getConcatDim()) + io;
+               " concat=" + std::to_string(op.getConcatDim()) +
+               (rows ? " rows=" + std::to_string(*rows) : "") + io;
       })
       .Default([](Operation *) { return std::string(); });
 }

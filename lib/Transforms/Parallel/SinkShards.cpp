@@ -257,7 +257,8 @@ struct AllToAllInsteadOfGather : OpRewritePattern<AllGatherOp> {
     auto exchange = AllToAllOp::create(
         rewriter, gather.getLoc(), first.getType(), gather.getInput(),
         gather.getMeshAttr(), gather.getAxes(), first.getDimAttr(),
-        gather.getDimAttr(), rewriter.getStringAttr(reason));
+        gather.getDimAttr(), rewriter.getStringAttr(reason),
+        /*rows_dim=*/nullptr);
     if (gather->hasAttr(kReshardingAttrName))
       exchange->setAttr(kReshardingAttrName, rewriter.getUnitAttr());
     for (ShardOp cut : cuts)

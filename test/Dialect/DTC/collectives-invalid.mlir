@@ -82,6 +82,15 @@ func.func @all_to_all_type(%x: tensor<8x2xf32>) {
 // -----
 
 dtc.mesh @mesh ["ep" = 4]
+func.func @all_to_all_rows(%x: tensor<8x2xf32>) {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = dtc.all_to_all %x on @mesh axes = ["ep"] split_dim = 0 concat_dim = 1 {rows_dim = 2} : tensor<8x2xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+dtc.mesh @mesh ["ep" = 4]
 func.func @all_to_all_divisible(%x: tensor<6x2xf32>) {
   // expected-error @+1 {{dimension 0 (6) is not divisible by the group size 4}}
   %0 = dtc.all_to_all %x on @mesh axes = ["ep"] split_dim = 0 concat_dim = 1 : tensor<6x2xf32> -> tensor<1x8xf32>

@@ -16,6 +16,8 @@ func.func @collectives(%x: tensor<8x4x48xf32>, %g: tensor<96x48xbf16>) {
   %3 = dtc.reduce_scatter %g on @mesh axes = ["dp"] dim = 0 {reason = "ZeRO-2 gradient shard"} : tensor<96x48xbf16> -> tensor<48x48xbf16>
   // CHECK: dtc.all_to_all %{{.*}} on @mesh axes = ["tp"] split_dim = 0 concat_dim = 2 : tensor<8x4x48xf32> -> tensor<2x4x192xf32>
   %4 = dtc.all_to_all %x on @mesh axes = ["tp"] split_dim = 0 concat_dim = 2 : tensor<8x4x48xf32> -> tensor<2x4x192xf32>
+  // CHECK: dtc.all_to_all %{{.*}} on @mesh axes = ["tp"] split_dim = 0 concat_dim = 1 {rows_dim = 1 : i64} : tensor<8x4x48xf32> -> tensor<2x16x48xf32>
+  %filled = dtc.all_to_all %x on @mesh axes = ["tp"] split_dim = 0 concat_dim = 1 {rows_dim = 1} : tensor<8x4x48xf32> -> tensor<2x16x48xf32>
   // CHECK: dtc.collective_broadcast %{{.*}} on @mesh axes = ["dp"] root = 1 : tensor<8x4x48xf32>
   %7 = dtc.collective_broadcast %x on @mesh axes = ["dp"] root = 1 : tensor<8x4x48xf32>
   // CHECK: dtc.send_recv %{{.*}} on @mesh axis = "tp" shift = -1 {reason = "pipeline stage boundary"} : tensor<8x4x48xf32>

@@ -196,6 +196,23 @@ def ExpertParallel : Pass<"dtc-expert-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def SendFilledRows : Pass<"dtc-send-filled-rows", "mlir::func::FuncOp"> {
+  let summary = "Exchange only the filled rows of sorted experts' buffers";
+  let description = [{
+    Runs on the per-rank program after dtc-sink-shards, for a step whose
+    mixtures dtc-sort-experts sorted ([experts, groups x B, ...] buffers,
+    each expert's rows of a routing group filling its first slots, the
+    others zero, forward and backward). The all-to-alls over the `ep`
+    axis between those two dimensions (the dispatch, the combine and their
+    gradients) get `rows_dim = 1`: each rank sends an expert's buffer only
+    up to its last non-zero row, after the counts (all-to-all-v, as
+    DeepSpeed-MoE and Megatron-Core's dropless token dispatchers exchange
+    their token counts first). Marking any other all-to-all changes what
+    it sends, never its result.
+  }];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 def SequenceParallel : Pass<"dtc-sequence-parallel", "mlir::ModuleOp"> {
   let summary = "Megatron tensor parallelism with sequence parallelism";
   let description = [{

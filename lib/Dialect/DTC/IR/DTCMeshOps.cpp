@@ -173,9 +173,11 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
 }
 
 LogicalResult AllToAllOp::verify() {
-  return verifyCollective(*this, getAxes(),
-                          {static_cast<int64_t>(getSplitDim()),
-                           static_cast<int64_t>(getConcatDim())},
+  SmallVector<int64_t> dims{static_cast<int64_t>(getSplitDim()),
+                            static_cast<int64_t>(getConcatDim())};
+  if (std::optional<uint64_t> rows = getRowsDim())
+    dims.push_back(static_cast<int64_t>(*rows));
+  return verifyCollective(*this, getAxes(), dims,
                           getInput().getType().getRank());
 }
 

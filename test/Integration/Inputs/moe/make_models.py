@@ -11,7 +11,8 @@ labels), <model>/initial/ (the parameters before training), <model>/adamw/
 them), gshard/capacity-<C>/adamw (the same with capacity C) and
 <model>/expert_tokens.npy (how many (token, choice) pairs each
 layer's router sends to each expert in the first step, [layers, experts],
-before a capacity drops any).
+before a capacity drops any) and mixtral/routing.npy (the experts chosen
+for every token in each step, [steps, layers, tokens, k]).
 Models:
   gshard   the GShard/Switch capacity form: TopK, OneHot masks, CumSum
            positions in each expert's buffer (capacity 8 per sequence:
@@ -208,10 +209,30 @@ def write_capacity(capacity):
     GShardMoE.capacity = CAPACITY
 
 
+def write_routing():
+    """The experts Mixtral's routers choose for every token in each of the
+    three training steps, mixtral/routing.npy [steps, layers, tokens, k]:
+    how many rows each routing group sends each expert, and so the bytes a
+    sorted all-to-all of the filled rows moves."""
+    torch.manual_seed(1)
+    ids = torch.randint(0, VOCAB, (BATCH, SEQ))
+    labels = torch.roll(ids, -1, dims=1)
+    labels[:, -1] = -100
+    model = build(MixtralMoE).train()
+    chosen = []
+    for block in model.blocks:
+        block.moe.register_forward_hook(lambda moe, i, o: chosen.append(moe.selected.clone()))
+    reference.train(Shapes, model, reference.OPTIMIZERS["adamw"](model.parameters()), ids,
+                    labels, "/tmp/mixtral-routing-adamw")
+    routing = torch.stack(chosen).reshape(reference.STEPS, LAYERS, BATCH * SEQ, TOP_K)
+    np.save("mixtral/routing.npy", routing.numpy().astype(np.int64))
+
+
 def main():
     os.chdir(HERE)
     write("gshard", GShardMoE)
     write("mixtral", MixtralMoE)
+    write_routing()
     # Capacity factors 0.5 and 2: ceil(factor x 2 choices x 16 tokens / 4).
     write_capacity(4)
     write_capacity(16)

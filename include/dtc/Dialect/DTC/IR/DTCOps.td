@@ -1111,6 +1111,12 @@ def DTC_AllToAllOp : DTC_CollectiveOp<"all_to_all",
     goes to group rank r, and the chunks that arrive are concatenated along
     `concat_dim` in group order (expert-parallel dispatch and combine).
 
+    With `rows_dim` the exchange sends, of each chunk's slices along the
+    dimensions before `rows_dim`, only the rows along it up to the last one
+    that is not all zeros, after their counts (all-to-all-v): buffers
+    padded past their filled rows (dtc-sort-experts' experts) move what
+    they hold. The result is the same: the rows not sent arrive as zeros.
+
     ```mlir
     %y = dtc.all_to_all %x on @mesh axes = ["ep"] split_dim = 0 concat_dim = 1
         : tensor<8x16xf32> -> tensor<4x32xf32>
@@ -1118,7 +1124,8 @@ def DTC_AllToAllOp : DTC_CollectiveOp<"all_to_all",
   }] # commonDescription;
   let arguments = (ins DTC_Tensor:$input, FlatSymbolRefAttr:$mesh,
                    StrArrayAttr:$axes, I64Attr:$split_dim, I64Attr:$concat_dim,
-                   OptionalAttr<StrAttr>:$reason);
+                   OptionalAttr<StrAttr>:$reason,
+                   OptionalAttr<I64Attr>:$rows_dim);
   let results = (outs DTC_Tensor:$result);
   let assemblyFormat = "$input `on` $mesh `axes` `=` $axes `split_dim` `=` "
       "$split_dim `concat_dim` `=` $concat_dim attr-dict `:` type($input) "
