@@ -76,6 +76,25 @@
 // RUN: %mpirun -np 4 dtc-run %t/gshard-tp2ep2 --batch %S/Inputs/moe/gshard/batch --steps 3 --dump %t/gshard-tp2ep2-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/gshard-tp2ep2-dump %S/Inputs/moe/gshard/adamw %S/Inputs/moe/gshard/initial | FileCheck %s
 //
+// ZeRO on a dp x ep mesh shards the optimizer state over dp: an expert
+// parameter's within its ep part (its gradient summed over dp alone), the
+// others' over dp (their gradients summed over dp, by reduce-scatters, and
+// over ep). Stage 2 for GShard, stage 3 for Mixtral's loop form:
+// RUN: dtc-compile %S/Inputs/moe/gshard/model.onnx -o %t/gshard-dp2ep2-z2 --lr 0.01 --weight-decay 0.01 --mesh dp=2,ep=2 --zero 2 --strict-sharding
+// RUN: FileCheck %s --check-prefix=ZERO-IR < %t/gshard-dp2ep2-z2/train_step.mlir
+// ZERO-IR-DAG: tensor<2x16x64xf32> {{{.*}}dtc.sharding = #dtc.sharding<@mesh, {{\[}}["ep"], ["dp"], []]>, dtc.state = #dtc.state<exp_avg of "blocks.0.moe.w1">}
+// ZERO-IR-DAG: tensor<48x32xf32> {{{.*}}dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"], []]>, dtc.state = #dtc.state<exp_avg of "blocks.0.qkv.weight">}
+// ZERO-IR-DAG: dtc.reduce_scatter {{.*}} axes = ["dp"]
+// RUN: %mpirun -np 4 dtc-run %t/gshard-dp2ep2-z2 --batch %S/Inputs/moe/gshard/batch --steps 3 --dump %t/gshard-dp2ep2-z2-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/gshard-dp2ep2-z2-dump %S/Inputs/moe/gshard/adamw %S/Inputs/moe/gshard/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/mixtral-dp2ep2-z3 --lr 0.01 --weight-decay 0.01 --mesh dp=2,ep=2 --zero 3 --strict-sharding 2> /dev/null
+// RUN: %mpirun -np 4 dtc-run %t/mixtral-dp2ep2-z3 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/mixtral-dp2ep2-z3-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/mixtral-dp2ep2-z3-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
+// Without a dp axis there is nothing to shard over yet (the ep ranks'
+// replicated state is not split over ep):
+// RUN: not dtc-compile %S/Inputs/moe/gshard/model.onnx -o %t/bad --mesh ep=2 --zero 1 2>&1 | FileCheck %s --check-prefix=ZERO-EP
+// ZERO-EP: error: dtc-zero shards over the dp axis: compile with --mesh dp=N, N >= 2
+//
 // --capacity-factor F rewrites the capacity the export baked in (8) to
 // ceil(F x 2 choices x 16 tokens / 4 experts) rows per expert and
 // sequence: the slot OneHots' depth, the comparisons of the places with
@@ -220,6 +239,11 @@
 // RUN: %mpirun -np 4 dtc-run %t/sorted-dp2ep2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-dp2ep2-dump > %t/sorted-dp2ep2.log
 // RUN: %python %S/Inputs/moe/filled_rows_bytes.py %t/sorted-dp2ep2.log %S/Inputs/moe/mixtral/routing.npy %S/Inputs/moe/mixtral/batch/labels.npy --dp 2 --ep 2 --row-bytes 128 | FileCheck %s --check-prefix=FILLED
 // RUN: %python %S/../Utils/compare_training.py %t/sorted-dp2ep2-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
+// And with ZeRO-2 over dp:
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-dp2ep2-z2 --lr 0.01 --weight-decay 0.01 --expert-bound 14 --mesh dp=2,ep=2 --zero 2 --strict-sharding 2> /dev/null
+// RUN: %mpirun -np 4 dtc-run %t/sorted-dp2ep2-z2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-dp2ep2-z2-dump > %t/sorted-dp2ep2-z2.log
+// RUN: %python %S/Inputs/moe/filled_rows_bytes.py %t/sorted-dp2ep2-z2.log %S/Inputs/moe/mixtral/routing.npy %S/Inputs/moe/mixtral/batch/labels.npy --dp 2 --ep 2 --row-bytes 128 | FileCheck %s --check-prefix=FILLED
+// RUN: %python %S/../Utils/compare_training.py %t/sorted-dp2ep2-z2-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
 // dp=2 and tp=2 x ep=2 (B = 28):
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/sorted-dp2 --lr 0.01 --weight-decay 0.01 --expert-bound 28 --mesh dp=2 --strict-sharding 2> /dev/null
 // RUN: %mpirun -np 2 dtc-run %t/sorted-dp2 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/sorted-dp2-dump > /dev/null
