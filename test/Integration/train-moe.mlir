@@ -76,24 +76,37 @@
 // RUN: %mpirun -np 4 dtc-run %t/gshard-tp2ep2 --batch %S/Inputs/moe/gshard/batch --steps 3 --dump %t/gshard-tp2ep2-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/gshard-tp2ep2-dump %S/Inputs/moe/gshard/adamw %S/Inputs/moe/gshard/initial | FileCheck %s
 //
-// ZeRO on a dp x ep mesh shards the optimizer state over dp: an expert
-// parameter's within its ep part (its gradient summed over dp alone), the
-// others' over dp (their gradients summed over dp, by reduce-scatters, and
-// over ep). Stage 2 for GShard, stage 3 for Mixtral's loop form:
-// RUN: dtc-compile %S/Inputs/moe/gshard/model.onnx -o %t/gshard-dp2ep2-z2 --lr 0.01 --weight-decay 0.01 --mesh dp=2,ep=2 --zero 2 --strict-sharding
+// ZeRO shards the optimizer state over the data-parallel ranks, as
+// DeepSpeed-MoE does: an expert parameter's over dp within its ep part (its
+// gradient is summed over dp alone), the others' over dp and then over ep
+// along another dimension (their gradients summed over both; ep alone: a
+// reduce-scatter), a bias or a norm's scale with no other dimension over
+// dp alone. Stage 2 for GShard on dp=2 x ep=2 (the state per rank 95496 B,
+// not 121608 B as over dp alone), stage 3 for Mixtral's loop form on dp=2
+// x ep=2 and on ep=2 alone, stage 1 for GShard on ep=4:
+// RUN: dtc-compile %S/Inputs/moe/gshard/model.onnx -o %t/gshard-dp2ep2-z2 --lr 0.01 --weight-decay 0.01 --mesh dp=2,ep=2 --zero 2 --strict-sharding 2>&1 | FileCheck %s --check-prefix=ZERO-QUIET
+// ZERO-QUIET-NOT: warning
 // RUN: FileCheck %s --check-prefix=ZERO-IR < %t/gshard-dp2ep2-z2/train_step.mlir
 // ZERO-IR-DAG: tensor<2x16x64xf32> {{{.*}}dtc.sharding = #dtc.sharding<@mesh, {{\[}}["ep"], ["dp"], []]>, dtc.state = #dtc.state<exp_avg of "blocks.0.moe.w1">}
-// ZERO-IR-DAG: tensor<48x32xf32> {{{.*}}dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"], []]>, dtc.state = #dtc.state<exp_avg of "blocks.0.qkv.weight">}
+// ZERO-IR-DAG: tensor<48x16xf32> {{{.*}}dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"], ["ep"]]>, dtc.state = #dtc.state<exp_avg of "blocks.0.qkv.weight">}
+// ZERO-IR-DAG: tensor<2x16xf32> {{{.*}}dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"], ["ep"]]>, dtc.state = #dtc.state<exp_avg of "blocks.0.moe.router.weight">}
+// ZERO-IR-DAG: tensor<16xf32> {{{.*}}dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"]]>, dtc.state = #dtc.state<exp_avg of "blocks.0.ln1.weight">}
 // ZERO-IR-DAG: dtc.reduce_scatter {{.*}} axes = ["dp"]
+// RUN: %python -c "import json, sys; print(json.load(open(sys.argv[1]))['memory_bytes_per_rank']['optimizer_state'])" %t/gshard-dp2ep2-z2/report.json | FileCheck %s --check-prefix=ZERO-STATE
+// ZERO-STATE: {{^}}95496
 // RUN: %mpirun -np 4 dtc-run %t/gshard-dp2ep2-z2 --batch %S/Inputs/moe/gshard/batch --steps 3 --dump %t/gshard-dp2ep2-z2-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/gshard-dp2ep2-z2-dump %S/Inputs/moe/gshard/adamw %S/Inputs/moe/gshard/initial | FileCheck %s
 // RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/mixtral-dp2ep2-z3 --lr 0.01 --weight-decay 0.01 --mesh dp=2,ep=2 --zero 3 --strict-sharding 2> /dev/null
 // RUN: %mpirun -np 4 dtc-run %t/mixtral-dp2ep2-z3 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/mixtral-dp2ep2-z3-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/mixtral-dp2ep2-z3-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
-// Without a dp axis there is nothing to shard over yet (the ep ranks'
-// replicated state is not split over ep):
-// RUN: not dtc-compile %S/Inputs/moe/gshard/model.onnx -o %t/bad --mesh ep=2 --zero 1 2>&1 | FileCheck %s --check-prefix=ZERO-EP
-// ZERO-EP: error: dtc-zero shards over the dp axis: compile with --mesh dp=N, N >= 2
+// RUN: dtc-compile %S/Inputs/moe/mixtral/model.onnx -o %t/mixtral-ep2-z3 --lr 0.01 --weight-decay 0.01 --mesh ep=2 --zero 3 --strict-sharding 2> /dev/null
+// RUN: FileCheck %s --check-prefix=ZERO-EP-IR < %t/mixtral-ep2-z3/train_step.mlir
+// ZERO-EP-IR: dtc.reduce_scatter {{.*}} axes = ["ep"]
+// RUN: %mpirun -np 2 dtc-run %t/mixtral-ep2-z3 --batch %S/Inputs/moe/mixtral/batch --steps 3 --dump %t/mixtral-ep2-z3-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/mixtral-ep2-z3-dump %S/Inputs/moe/mixtral/adamw %S/Inputs/moe/mixtral/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/moe/gshard/model.onnx -o %t/gshard-ep4-z1 --lr 0.01 --weight-decay 0.01 --mesh ep=4 --zero 1 --strict-sharding 2> /dev/null
+// RUN: %mpirun -np 4 dtc-run %t/gshard-ep4-z1 --batch %S/Inputs/moe/gshard/batch --steps 3 --dump %t/gshard-ep4-z1-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/gshard-ep4-z1-dump %S/Inputs/moe/gshard/adamw %S/Inputs/moe/gshard/initial | FileCheck %s
 //
 // --capacity-factor F rewrites the capacity the export baked in (8) to
 // ceil(F x 2 choices x 16 tokens / 4 experts) rows per expert and

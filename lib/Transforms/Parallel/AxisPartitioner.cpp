@@ -700,14 +700,15 @@ LogicalResult AxisPartitioner::localize(OpOperand &use, int64_t dim,
     SmallVector<int64_t> starts(type.getRank(), 0), strides(type.getRank(), 1);
     part = SliceOp::create(b, owner->getLoc(), value, starts, sizes, strides);
   } else {
-    // Over the batch, the shard says why (and so is not taken for a
-    // caller-placed one by a later partitioner of the same axis: ZeRO).
-    StringAttr why;
-    if (batch)
-      why = b.getStringAttr(purpose + ": " + describeOp(owner) +
-                            " reads this shard's rows of operand #" +
-                            std::to_string(use.getOperandNumber()) +
-                            ", computed without the inputs");
+    // The shard says why (and so is not taken for a caller-placed one by a
+    // later partitioner of the same axis: ZeRO's over dp, or over ep).
+    StringAttr why =
+        b.getStringAttr(purpose + ": " + describeOp(owner) +
+                        (batch ? " reads this shard's rows of operand #" +
+                                     std::to_string(use.getOperandNumber()) +
+                                     ", computed without the inputs"
+                               : " reads this rank's part of operand #" +
+                                     std::to_string(use.getOperandNumber())));
     Value whole = value;
     if (zigzag && blocks == 1)
       whole = permuteTokens(value, dim, /*toNatural=*/false, owner->getLoc());

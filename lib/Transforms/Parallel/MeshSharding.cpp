@@ -119,10 +119,12 @@ void mlir::dtc::recordResultSharding(SignatureEditor &signature,
                                      FlatSymbolRefAttr mesh, int64_t dim,
                                      StringRef axis) {
   func::FuncOp func = signature.getFunction();
+  // Next to the result's own splits where it has some (ZeRO over ep after
+  // dp), else its parameter's.
   ShardingAttr base =
-      param ? signature.getArgAttrOfType<ShardingAttr>(*param,
-                                                       kShardingAttrName)
-            : ShardingAttr();
+      signature.getResultAttrOfType<ShardingAttr>(index, kShardingAttrName);
+  if (!base && param)
+    base = signature.getArgAttrOfType<ShardingAttr>(*param, kShardingAttrName);
   auto ret = func.getBody().front().getTerminator();
   int64_t rank =
       cast<RankedTensorType>(ret->getOperand(index).getType()).getRank();

@@ -70,32 +70,71 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       FailureOr<TrainingStep> step = TrainingStep::get(func);
       if (failed(step))
         return signalPassFailure();
-      // The mesh the step runs on.
+      // The mesh the step runs on: its data-parallel ranks are dp's and,
+      // for what is not an expert's, ep's too (DeepSpeed-MoE's ZeRO).
       MeshOp mesh = step->getMesh();
       int64_t dp = mesh ? mesh.axisSize("dp") : -1;
-      if (dp < 2) {
-        module.emitError("dtc-zero shards over the dp axis: compile with "
-                         "--mesh dp=N, N >= 2");
+      int64_t ep = mesh ? mesh.axisSize("ep") : -1;
+      if (dp < 2 && ep < 2) {
+        module.emitError("dtc-zero shards over the data-parallel ranks: "
+                         "compile with --mesh dp=N (or ep=N), N >= 2");
         return signalPassFailure();
       }
-      if (failed(shard(*step, dp, FlatSymbolRefAttr::get(mesh))))
-        return signalPassFailure();
+      auto meshRef = FlatSymbolRefAttr::get(mesh);
+      if (dp >= 2) {
+        axis = "dp";
+        if (failed(shard(*step, dp, meshRef)))
+          return signalPassFailure();
+      }
+      if (ep >= 2) {
+        // Then the state of the parameters ep does not split (the view
+        // taken again: the types moved).
+        axis = "ep";
+        splitBefore = dp >= 2;
+        FailureOr<TrainingStep> again = TrainingStep::get(func);
+        if (failed(again) || failed(shard(*again, ep, meshRef)))
+          return signalPassFailure();
+      }
+      func->setAttr(kZeroStageAttrName,
+                    Builder(&getContext()).getI64IntegerAttr(stage));
     }
   }
 
-  /// The dimension of `param`'s state to split over dp: the first that dp
-  /// divides and no other axis splits already, else the first that dp
-  /// divides (its part of another axis's part: a tp-split bias).
+  /// The axis shard() splits over, and whether dp split the state before.
+  std::string axis = "dp";
+  bool splitBefore = false;
+
+  /// Whether argument `index` is split over `meshAxis`.
+  static bool isSplitOver(func::FuncOp func, unsigned index,
+                          StringRef meshAxis) {
+    auto layout = func.getArgAttrOfType<ShardingAttr>(index, kShardingAttrName);
+    int64_t rank =
+        cast<RankedTensorType>(func.getArgument(index).getType()).getRank();
+    for (int64_t d = 0; layout && d < rank; ++d)
+      if (llvm::is_contained(layout.axesOf(d), meshAxis))
+        return true;
+    return false;
+  }
+
+  /// The dimension of `param`'s state (laid out as `param`) to split over
+  /// dp: the first that dp divides and no other axis splits already, else
+  /// the first that dp divides (its part of another axis's part: a tp-split
+  /// bias).
   std::optional<int64_t> stateDim(func::FuncOp func, BlockArgument param,
                                   int64_t dp) {
     auto type = cast<RankedTensorType>(param.getType());
     auto sharding = func.getArgAttrOfType<ShardingAttr>(param.getArgNumber(),
                                                         kShardingAttrName);
-    for (bool free : {true, false})
+    for (bool free : {true, false}) {
+      // Over ep after dp, a dimension of its own: one dp splits too would
+      // be gathered over ep and then over dp for every update.
+      if (!free && splitBefore)
+        break;
       for (int64_t d = 0; d < type.getRank(); ++d)
         if (type.getDimSize(d) % dp == 0 &&
             (!free || !sharding || sharding.axesOf(d).empty()))
           return d;
+    }
     return std::nullopt;
   }
 
@@ -125,8 +164,15 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         continue;
       unsigned i = state.argument;
       BlockArgument param = func.getArgument(step.getParameter(name)->argument);
-      std::optional<int64_t> dim = stateDim(func, param, dp);
-      if (!dim)
+      // Over ep: not an expert's state (split over ep with its expert), nor
+      // one dp padded (which keeps dp's split alone).
+      if (axis == "ep" && (isSplitOver(func, param.getArgNumber(), "ep") ||
+                           func.getArgAttr(i, kUnpaddedRowsAttrName)))
+        continue;
+      // (After dp's split, the state's own layout.)
+      std::optional<int64_t> dim =
+          stateDim(func, splitBefore ? func.getArgument(i) : param, dp);
+      if (!dim && !splitBefore)
         if (std::optional<int64_t> pad = padDim(func, param)) {
           dim = *pad;
           Padding padding{
@@ -137,11 +183,16 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
               type.clone(paddedShape(type, dp, padding.dim)));
           recordPadding(states, i, padding);
         }
+      if (!dim && splitBefore) {
+        // (Split over dp alone: a bias, a norm's scale.)
+        dims.insert({name, -1});
+        continue;
+      }
       if (!dim) {
         if (dims.insert({name, -1}).second)
           func.emitWarning("ZeRO: the optimizer state of '")
               << name << "' stays whole: no dimension of " << param.getType()
-              << " splits over dp=" << dp
+              << " splits over " << axis << "=" << dp
               << ", and one split by another axis is not padded";
         continue;
       }
@@ -149,7 +200,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       seeds.push_back({i, *dim, 1});
       // The state is laid out as its parameter (over tp), then split.
       if (Attribute layout =
-              func.getArgAttr(param.getArgNumber(), kShardingAttrName))
+              func.getArgAttr(param.getArgNumber(), kShardingAttrName);
+          layout && !splitBefore)
         states.setArgAttr(i, kShardingAttrName, layout);
     }
     states.commit();
@@ -169,8 +221,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
              << paddedShape(cast<ShapedType>(
                                 getParameterArgument(func, name).getType()),
                             dp, padding.dim)[padding.dim]
-             << (padding.dim == 0 ? " rows" : "")
-             << ", a multiple of dp=" << dp;
+             << (padding.dim == 0 ? " rows" : "") << ", a multiple of " << axis
+             << "=" << dp;
     }
 
     // Each update reads this rank's part of its gradient.
@@ -185,7 +237,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       shape[it->second] /= dp;
       b.setInsertionPointAfterValue(whole);
       Value part = ShardOp::create(b, whole.getLoc(), type.clone(shape), whole,
-                                   mesh, b.getStrArrayAttr({"dp"}),
+                                   mesh, b.getStrArrayAttr({axis}),
                                    b.getI64IntegerAttr(it->second),
                                    b.getI64IntegerAttr(1), StringAttr());
       whole.replaceUsesWithIf(part, [&](OpOperand &use) {
@@ -213,21 +265,21 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       return std::nullopt;
     };
     std::string purpose = "ZeRO-" + std::to_string(stage);
-    if (failed(partitionOverAxis(func, dp, mesh, "dp", purpose, seeds,
+    if (failed(partitionOverAxis(func, dp, mesh, axis, purpose, seeds,
                                  resultSplit)))
       return failure();
     SignatureEditor signature(func);
     for (const SplitArgument &seed : seeds)
-      recordSharding(signature, seed.index, mesh, seed.dim, "dp");
+      recordSharding(signature, seed.index, mesh, seed.dim, axis);
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
       if (auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName)) {
         if (std::optional<SplitArgument> split = splitOf(grad.getValue())) {
           const TrainingStep::Parameter *param =
               step.getParameter(grad.getValue());
-          recordResultSharding(
-              signature, i,
-              param ? std::optional<unsigned>(param->argument) : std::nullopt,
-              mesh, split->dim, "dp");
+          recordResultSharding(signature, i,
+                               param ? std::optional<unsigned>(param->argument)
+                                     : std::nullopt,
+                               mesh, split->dim, axis);
         }
         if (auto it = padded.find(grad.getValue()); it != padded.end()) {
           signature.setResultAttr(i, kUnpaddedRowsAttrName,
@@ -254,7 +306,6 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       scatterPerMicrobatch(func);
     if (stage == 3)
       shardParameters(step, dp, mesh, dims, padded);
-    func->setAttr(kZeroStageAttrName, b.getI64IntegerAttr(stage));
     return success();
   }
 
@@ -639,7 +690,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         again[forwardWhole] = backwardWhole;
       for (OpOperand *use : backwardUses)
         use->set(remake(b, use->get(), again, backwardWhole));
-      recordSharding(signature, param.getArgNumber(), mesh, dim, "dp");
+      recordSharding(signature, param.getArgNumber(), mesh, dim, axis);
     }
     signature.commit();
   }
@@ -658,7 +709,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
         first = use->getOwner();
     b.setInsertionPoint(first);
     auto gather = AllGatherOp::create(
-        b, first->getLoc(), whole, param, mesh, b.getStrArrayAttr({"dp"}),
+        b, first->getLoc(), whole, param, mesh, b.getStrArrayAttr({axis}),
         b.getI64IntegerAttr(dim), b.getStringAttr(why));
     gather->setAttr(kGatherPhaseAttrName, b.getStringAttr(phase));
     return unpadded ? unpaddedPart(b, gather, *unpadded) : gather.getResult();

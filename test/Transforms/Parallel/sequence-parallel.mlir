@@ -11,7 +11,7 @@
 // CHECK: dtc.tanh
 // CHECK: %[[Y:.*]] = dtc.matmul {{.*}} -> tensor<2x4x8xf32>
 // CHECK-NEXT: dtc.reduce_scatter %[[Y]] on @mesh axes = ["tp"] dim = 1 {reason = "tensor-parallel: 'dtc.add' needs the whole value of a partial sum over 'tp' (sequence-parallel: each rank keeps its part of the sequence)"} : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
-// CHECK: dtc.shard %arg0 on @mesh axes = ["tp"] dim = 1 : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+// CHECK: dtc.shard %arg0 on @mesh axes = ["tp"] dim = 1 {reason = "{{[^"]*}} reads this rank{{.}}s part of operand #{{[0-9]+}}"} : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
 // CHECK: dtc.all_gather {{.*}} on @mesh axes = ["tp"] dim = 1 {reason = "tensor-parallel: 'dtc.matmul' needs its lhs whole (split unlike the rhs)"} : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
 // CHECK: dtc.reduce_scatter {{.*}} dim = 1 {reason = "tensor-parallel: 'dtc.matmul' makes a partial sum that several ops read (sequence-parallel: each rank keeps its part of the sequence)"} : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
 // CHECK: dtc.all_reduce {{.*}} {reason = "tensor-parallel: result 0 (partial sums over tp)"} : tensor<f32>

@@ -103,7 +103,7 @@ func.func @attention(%x: tensor<2x4x8xf32> {dtc.input = "x"},
 // CHECK: %[[H:.*]] = dtc.matmul
 // CHECK: dtc.all_gather %[[H]] on @mesh axes = ["tp"] dim = 1 {dtc.resharding, reason = "tensor-parallel: 'dtc.softmax': it needs dimension 1 of operand #0 whole"} : tensor<2x8xf32> -> tensor<2x16xf32>
 // CHECK: %[[S:.*]] = dtc.softmax {{.*}} : tensor<2x16xf32>
-// CHECK: dtc.shard %[[S]] on @mesh axes = ["tp"] dim = 1 : tensor<2x16xf32> -> tensor<2x8xf32>
+// CHECK: dtc.shard %[[S]] on @mesh axes = ["tp"] dim = 1 {reason = "{{[^"]*}} reads this rank{{.}}s part of operand #{{[0-9]+}}"} : tensor<2x16xf32> -> tensor<2x8xf32>
 func.func @softmax_features(%x: tensor<2x8xf32> {dtc.input = "x"},
                             %g: tensor<8xf32> {dtc.param = "ln.weight"}, %b: tensor<8xf32> {dtc.param = "ln.bias"},
                             %w1: tensor<8x16xf32> {dtc.param = "w1"}, %w2: tensor<16x8xf32> {dtc.param = "w2"})

@@ -1,11 +1,11 @@
 // RUN: dtc-opt %s --dtc-zero=stage=1 --split-input-file --verify-diagnostics
 
-// dtc-zero shards over the dp axis of the mesh the step records: a step
+// dtc-zero shards over the data-parallel axes (dp, ep) of the mesh the step records: a step
 // with no mesh, a mesh without dp, and dp = 1 (nothing to shard over) are
 // refused. (An unknown stage: zero-stage-option.mlir.)
 
 // A step on one device.
-// expected-error @+1 {{dtc-zero shards over the dp axis: compile with --mesh dp=N, N >= 2}}
+// expected-error @+1 {{dtc-zero shards over the data-parallel ranks: compile with --mesh dp=N (or ep=N), N >= 2}}
 module {
   func.func @one_device(%x: tensor<4x3xf32> {dtc.input = "x"},
                         %w: tensor<3xf32> {dtc.param = "w", dtc.aliasing_output = 1 : i64},
@@ -21,7 +21,7 @@ module {
 // -----
 
 // A mesh of tensor parallelism only.
-// expected-error @+1 {{dtc-zero shards over the dp axis: compile with --mesh dp=N, N >= 2}}
+// expected-error @+1 {{dtc-zero shards over the data-parallel ranks: compile with --mesh dp=N (or ep=N), N >= 2}}
 module {
   dtc.mesh @mesh ["tp" = 2]
   func.func @no_dp_axis(%x: tensor<4x3xf32> {dtc.input = "x"},
@@ -37,7 +37,7 @@ module {
 // -----
 
 // A dp axis of one rank.
-// expected-error @+1 {{dtc-zero shards over the dp axis: compile with --mesh dp=N, N >= 2}}
+// expected-error @+1 {{dtc-zero shards over the data-parallel ranks: compile with --mesh dp=N (or ep=N), N >= 2}}
 module {
   dtc.mesh @mesh ["dp" = 1]
   func.func @dp_of_one(%x: tensor<4x3xf32> {dtc.input = "x", dtc.sharding = #dtc.sharding<@mesh, [["dp"], []]>},

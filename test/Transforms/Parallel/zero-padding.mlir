@@ -36,7 +36,7 @@
 // weight decay), not for the whole step, and cuts the rank's rows of it.
 // STAGE1: %[[BPAD:.*]] = dtc.concat %[[B]], %{{.*}} dim = 0 {dtc.padding} : (tensor<5xf32>, tensor<1xf32>) -> tensor<6xf32>
 // STAGE1-NEXT: %[[DECAY:.*]] = dtc.mul %[[BPAD]], %{{.*}} : (tensor<6xf32>, tensor<f32>) -> tensor<6xf32>
-// STAGE1: %[[BPART:.*]] = dtc.shard %[[BPAD]] on @mesh axes = ["dp"] dim = 0 : tensor<6xf32> -> tensor<3xf32>
+// STAGE1: %[[BPART:.*]] = dtc.shard %[[BPAD]] on @mesh axes = ["dp"] dim = 0 {reason = "{{[^"]*}} reads this rank{{.}}s part of operand #{{[0-9]+}}"} : tensor<6xf32> -> tensor<3xf32>
 // STAGE1-NEXT: %[[BNEW:.*]] = dtc.sub %[[BPART]], %{{.*}} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
 // The new parameter is the gathered padded whole's first 5 rows.
 // STAGE1-NEXT: %[[BWHOLE:.*]] = dtc.all_gather %[[BNEW]] on @mesh axes = ["dp"] dim = 0 {{.*}} : tensor<3xf32> -> tensor<6xf32>

@@ -40,7 +40,7 @@
 // CHECK: %[[VNEW:.*]] = dtc.add %[[V1]], %{{.*}} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
 // The update reads the rank's rows of the parameter, cut without
 // communication...
-// CHECK: %[[WPART:.*]] = dtc.shard %[[W]] on @mesh axes = ["dp"] dim = 0 : tensor<4x3xf32> -> tensor<2x3xf32>
+// CHECK: %[[WPART:.*]] = dtc.shard %[[W]] on @mesh axes = ["dp"] dim = 0 {reason = "{{[^"]*}} reads this rank{{.}}s part of operand #{{[0-9]+}}"} : tensor<4x3xf32> -> tensor<2x3xf32>
 // CHECK: %[[WNEW:.*]] = dtc.sub %[[WPART]], %{{.*}} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
 // ...and the new parameter is gathered whole, the reason naming the stage.
 // STAGE1: %[[WHOLE:.*]] = dtc.all_gather %[[WNEW]] on @mesh axes = ["dp"] dim = 0 {reason = "ZeRO-1: new w is computed split over 'dp' but kept whole"} : tensor<2x3xf32> -> tensor<4x3xf32>
@@ -105,8 +105,8 @@ func.func @adamw(%x: tensor<2x3xf32> {dtc.input = "x", dtc.sharding = #dtc.shard
 // CHECK-SAME: -> (tensor<f32>, tensor<2x2xf32> {dtc.grad = "w", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp"], ["dp"]]>}, tensor<1xf32> {dtc.grad = "b", dtc.sharding = #dtc.sharding<@mesh, {{\[}}["tp", "dp"]]>}, tensor<2x4xf32>, tensor<2x2xf32>, tensor<2xf32>, tensor<1xf32>)
 // CHECK: %[[GW:.*]] = dtc.reduce_scatter %{{.*}} on @mesh axes = ["dp"] dim = 1 {{.*}} : tensor<2x4xf32> -> tensor<2x2xf32>
 // CHECK: %[[GB:.*]] = dtc.reduce_scatter %{{.*}} on @mesh axes = ["dp"] dim = 0 {{.*}} : tensor<2xf32> -> tensor<1xf32>
-// CHECK-DAG: dtc.shard %[[W]] on @mesh axes = ["dp"] dim = 1 : tensor<2x4xf32> -> tensor<2x2xf32>
-// CHECK-DAG: dtc.shard %[[B]] on @mesh axes = ["dp"] dim = 0 : tensor<2xf32> -> tensor<1xf32>
+// CHECK-DAG: dtc.shard %[[W]] on @mesh axes = ["dp"] dim = 1 {reason = "{{[^"]*}} reads this rank{{.}}s part of operand #{{[0-9]+}}"} : tensor<2x4xf32> -> tensor<2x2xf32>
+// CHECK-DAG: dtc.shard %[[B]] on @mesh axes = ["dp"] dim = 0 {reason = "{{[^"]*}} reads this rank{{.}}s part of operand #{{[0-9]+}}"} : tensor<2xf32> -> tensor<1xf32>
 // CHECK-DAG: %[[WNEW:.*]] = dtc.all_gather %{{.*}} on @mesh axes = ["dp"] dim = 1 {{.*}} : tensor<2x2xf32> -> tensor<2x4xf32>
 // CHECK-DAG: %[[BNEW:.*]] = dtc.all_gather %{{.*}} on @mesh axes = ["dp"] dim = 0 {{.*}} : tensor<1xf32> -> tensor<2xf32>
 // CHECK: return %{{.*}}, %[[GW]], %[[GB]], %[[WNEW]], %{{.*}}, %[[BNEW]], %{{.*}} :

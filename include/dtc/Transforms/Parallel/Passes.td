@@ -307,9 +307,15 @@ def Zero : Pass<"dtc-zero", "mlir::ModuleOp"> {
     gradient before its sum, the padding concats tagged `dtc.padding`;
     `dtc.unpadded_rows` on padded state, gradient results and stage-3
     shards, which dtc-run strips from dumps); one whose first dimension
-    another axis splits keeps whole state, with a warning. Errors: a step
-    whose mesh has no dp axis of 2 or more, a stage other than 0 to 3, and
-    a step where no parameter has optimizer state (SGD without momentum).
+    another axis splits keeps whole state, with a warning. With an `ep`
+    axis (dtc-expert-parallel: the ep ranks are data-parallel ranks too)
+    the same is done over `ep` after `dp` for the parameters ep does not
+    split (not the experts'), along a dimension no other axis splits (one
+    without, a bias or a norm's scale, stays split over dp alone; no
+    padding over ep), as DeepSpeed-MoE shards the non-expert state over all
+    data-parallel ranks. Errors: a step whose mesh has neither a dp nor an
+    ep axis of 2 or more, a stage other than 0 to 3, and a step where no
+    parameter has optimizer state (SGD without momentum).
   }];
   let options = [
     Option<"stage", "stage", "int64_t", /*default=*/"1",
