@@ -108,6 +108,33 @@
 // RUN: %mpirun -np 4 dtc-run %t/gshard-ep4-z1 --batch %S/Inputs/moe/gshard/batch --steps 3 --dump %t/gshard-ep4-z1-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/gshard-ep4-z1-dump %S/Inputs/moe/gshard/adamw %S/Inputs/moe/gshard/initial | FileCheck %s
 //
+// A load-balancing loss the model outputs (gshard-aux: Switch's, E x the
+// sum over experts of the fraction of the batch's tokens whose first
+// choice it is times its mean router probability, per layer, summed as the
+// output aux_loss) is added to the loss by --aux-loss NAME=COEF; its means
+// are the whole batch's on every mesh, as in PyTorch's cross-entropy + 0.1
+// x aux_loss (three AdamW steps):
+// RUN: dtc-compile %S/Inputs/moe/gshard-aux/model.onnx -o %t/aux --lr 0.01 --weight-decay 0.01 --aux-loss aux_loss=0.1 2> /dev/null
+// RUN: dtc-run %t/aux --batch %S/Inputs/moe/gshard-aux/batch --steps 3 --dump %t/aux-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/aux-dump %S/Inputs/moe/gshard-aux/adamw %S/Inputs/moe/gshard-aux/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/moe/gshard-aux/model.onnx -o %t/aux-dp2 --lr 0.01 --weight-decay 0.01 --aux-loss aux_loss=0.1 --mesh dp=2 --strict-sharding 2> /dev/null
+// RUN: %mpirun -np 2 dtc-run %t/aux-dp2 --batch %S/Inputs/moe/gshard-aux/batch --steps 3 --dump %t/aux-dp2-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/aux-dp2-dump %S/Inputs/moe/gshard-aux/adamw %S/Inputs/moe/gshard-aux/initial | FileCheck %s
+// RUN: dtc-compile %S/Inputs/moe/gshard-aux/model.onnx -o %t/aux-dp2ep2 --lr 0.01 --weight-decay 0.01 --aux-loss aux_loss=0.1 --mesh dp=2,ep=2 --strict-sharding 2> /dev/null
+// RUN: %mpirun -np 4 dtc-run %t/aux-dp2ep2 --batch %S/Inputs/moe/gshard-aux/batch --steps 3 --dump %t/aux-dp2ep2-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/aux-dp2ep2-dump %S/Inputs/moe/gshard-aux/adamw %S/Inputs/moe/gshard-aux/initial | FileCheck %s
+// Without the flag the output is not trained (the trajectory differs):
+// RUN: dtc-compile %S/Inputs/moe/gshard-aux/model.onnx -o %t/aux-off --lr 0.01 --weight-decay 0.01 2> /dev/null
+// RUN: dtc-run %t/aux-off --batch %S/Inputs/moe/gshard-aux/batch --steps 3 --dump %t/aux-off-dump > /dev/null
+// RUN: not %python %S/../Utils/compare_training.py %t/aux-off-dump %S/Inputs/moe/gshard-aux/adamw %S/Inputs/moe/gshard-aux/initial
+// Errors name the output:
+// RUN: not dtc-compile %S/Inputs/moe/gshard-aux/model.onnx -o %t/bad --aux-loss balance=0.1 2>&1 | FileCheck %s --check-prefix=AUX-NAME
+// AUX-NAME: error: aux-loss: the model has no scalar float output 'balance' to add to the loss
+// RUN: not dtc-compile %S/Inputs/moe/gshard-aux/model.onnx -o %t/bad --aux-loss aux_loss 2>&1 | FileCheck %s --check-prefix=AUX-SPEC
+// AUX-SPEC: error: aux-loss: 'aux_loss' is not NAME=COEF
+// RUN: not dtc-compile %S/Inputs/moe/gshard-aux/model.onnx -o %t/bad --aux-loss logits=0.1 2>&1 | FileCheck %s --check-prefix=AUX-SCALAR
+// AUX-SCALAR: error: aux-loss: the model has no scalar float output 'logits' to add to the loss
+//
 // --capacity-factor F rewrites the capacity the export baked in (8) to
 // ceil(F x 2 choices x 16 tokens / 4 experts) rows per expert and
 // sequence: the slot OneHots' depth, the comparisons of the places with

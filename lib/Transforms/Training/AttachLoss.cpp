@@ -6,6 +6,7 @@
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <cmath>
 #include <limits>
 
 namespace mlir::dtc {
@@ -101,6 +102,36 @@ Value buildDistillation(OpBuilder &b, Location loc, Value student,
 struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
   using Base::Base;
 
+  /// `loss` plus each of `aux-loss`'s outputs times its coefficient.
+  LogicalResult addAuxiliaryLosses(OpBuilder &b, func::FuncOp func,
+                                   Value &lossValue) {
+    SmallVector<StringRef> entries;
+    StringRef(auxLoss).split(entries, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef entry : entries) {
+      auto [name, coefText] = entry.split('=');
+      double coef = 0;
+      if (name.empty() || coefText.trim().getAsDouble(coef) ||
+          !std::isfinite(coef))
+        return func.emitError("aux-loss: '")
+               << entry << "' is not NAME=COEF (a model output and a finite "
+               << "coefficient, e.g. aux_loss=0.01)";
+      Value aux = findOutput(func, name.trim());
+      auto type = aux ? dyn_cast<RankedTensorType>(aux.getType()) : nullptr;
+      if (!type || type.getRank() != 0 ||
+          !isa<FloatType>(type.getElementType()))
+        return func.emitError("aux-loss: the model has no scalar float "
+                              "output '")
+               << name.trim() << "' to add to the loss";
+      Location loc = aux.getLoc();
+      if (type != lossValue.getType())
+        aux = CastOp::create(b, loc, lossValue.getType(), aux);
+      lossValue = AddOp::create(
+          b, loc, lossValue,
+          MulOp::create(b, loc, aux, scalarLike(b, loc, coef, aux)));
+    }
+    return success();
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
@@ -167,6 +198,8 @@ struct AttachLossPass : public dtc::impl::AttachLossBase<AttachLossPass> {
           << loss << "' (expected cross-entropy, distillation or output:NAME)";
       return signalPassFailure();
     }
+    if (failed(addAuxiliaryLosses(b, func, lossValue)))
+      return signalPassFailure();
     // The function is a training step now: its results are the loss and
     // the next values of the arguments donated to results (the buffers a
     // model updates, as batch norms' running statistics).

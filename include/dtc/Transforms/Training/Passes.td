@@ -25,6 +25,10 @@ def AttachLoss : Pass<"dtc-attach-loss", "mlir::func::FuncOp"> {
     (1 - alpha) * cross-entropy`, the KL summed over classes and averaged
     over all tokens (PyTorch's `kl_div(..., reduction='batchmean')` on
     [tokens, classes]); the ignore index applies to the cross-entropy only.
+    `aux-loss=NAME=COEF,...` adds each named scalar output times COEF to
+    the loss (a mixture of experts' load-balancing loss: Switch's and
+    GShard's, Mixtral's `router_aux_loss_coef`); the partitioners keep it
+    the whole batch's.
 
     Afterwards the function is a training step: it returns the loss alone,
     and its `dtc.step` (made here if no earlier pass made one) names that
@@ -51,6 +55,9 @@ def AttachLoss : Pass<"dtc-attach-loss", "mlir::func::FuncOp"> {
     Option<"teacherLogits", "teacher-logits", "std::string",
            /*default=*/"\"teacher/logits\"",
            "Output holding the teacher's logits (distillation)">,
+    Option<"auxLoss", "aux-loss", "std::string", /*default=*/"\"\"",
+           "NAME=COEF[,NAME=COEF...]: scalar model outputs added to the "
+           "loss times COEF">,
     Option<"temperature", "temperature", "double", /*default=*/"1.0",
            "Distillation temperature T">,
     Option<"alpha", "alpha", "double", /*default=*/"0.5",

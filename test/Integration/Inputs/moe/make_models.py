@@ -19,6 +19,9 @@ Models:
            routing groups are the batch's rows, so a rank's rows route as
            they do on one device), dropped tokens past it, Einsum dispatch
            into stacked expert weights [experts, ...] and Einsum combine.
+  gshard-aux  GShard with the Switch Transformer's load-balancing loss as
+           a second output, aux_loss; its trajectory trains cross-entropy
+           + 0.1 x aux_loss.
   mixtral  the Hugging Face Mixtral loop form (transformers 5): softmax
            router, TopK, then per expert torch.where (NonZero) of its mask,
            a gather of its tokens, its SwiGLU MLP (its slice of the stacked
@@ -121,6 +124,18 @@ class MixtralMoE(nn.Module):
         return torch.bincount(self.selected.flatten(), minlength=EXPERTS)
 
 
+class GShardAuxMoE(GShardMoE):
+    """GShard with the Switch Transformer's load-balancing loss: E x the sum
+    over experts of the fraction of the batch's tokens whose first choice
+    is the expert times its mean router probability, kept in `aux`."""
+
+    def forward(self, x):
+        probs = torch.softmax(self.router(x), dim=-1)
+        first = nn.functional.one_hot(torch.topk(probs, 1, dim=-1)[1][..., 0], EXPERTS)
+        self.aux = EXPERTS * (first.float().mean((0, 1)) * probs.mean((0, 1))).sum()
+        return super().forward(x)
+
+
 class Block(nn.Module):
     def __init__(self, moe):
         super().__init__()
@@ -158,9 +173,18 @@ class Model(nn.Module):
         return self.head(self.ln_f(h))
 
 
-def build(moe):
+class AuxModel(Model):
+    """The model with its layers' load-balancing losses summed as a second
+    output, aux_loss."""
+
+    def forward(self, ids):
+        logits = super().forward(ids)
+        return logits, sum(block.moe.aux for block in self.blocks)
+
+
+def build(moe, model_class=Model):
     torch.manual_seed(0)
-    model = Model(moe)
+    model = model_class(moe)
     with torch.no_grad():
         model.wte.weight.normal_(0, 0.5)
         model.wpe.weight.normal_(0, 0.5)
@@ -209,6 +233,41 @@ def write_capacity(capacity):
     GShardMoE.capacity = CAPACITY
 
 
+AUX_COEF = 0.1
+
+
+def write_aux():
+    """gshard-aux: GShard with a load-balancing loss output (aux_loss), and
+    PyTorch's trajectory for cross-entropy + AUX_COEF x aux_loss (what
+    dtc-compile --aux-loss aux_loss=0.1 trains)."""
+    name = "gshard-aux"
+    torch.manual_seed(1)
+    ids = torch.randint(0, VOCAB, (BATCH, SEQ))
+    labels = torch.roll(ids, -1, dims=1)
+    labels[:, -1] = -100
+    reference.save_dir(f"{name}/batch", {"ids": ids, "labels": labels})
+    torch.onnx.export(build(GShardAuxMoE, AuxModel).eval(), (ids,), f"{name}/model.onnx",
+                      input_names=["ids"], output_names=["logits", "aux_loss"], opset_version=17,
+                      do_constant_folding=False)
+    model = build(GShardAuxMoE, AuxModel).train()
+    reference.save_dir(f"{name}/initial", dict(model.named_parameters()))
+    optimizer = reference.OPTIMIZERS["adamw"](model.parameters())
+    losses = []
+    for _ in range(reference.STEPS):
+        optimizer.zero_grad()
+        logits, aux = model(ids)
+        loss = nn.functional.cross_entropy(logits.reshape(-1, VOCAB), labels.reshape(-1),
+                                           ignore_index=-100) + AUX_COEF * aux
+        loss.backward()
+        losses.append(loss.item())
+        grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+        optimizer.step()
+    os.makedirs(f"{name}/adamw", exist_ok=True)
+    np.save(f"{name}/adamw/loss.npy", np.array(losses, np.float32))
+    reference.save_dir(f"{name}/adamw/grad", grads)
+    reference.save_dir(f"{name}/adamw/param", dict(model.named_parameters()))
+
+
 def write_routing():
     """The experts Mixtral's routers choose for every token in each of the
     three training steps, mixtral/routing.npy [steps, layers, tokens, k]:
@@ -233,6 +292,7 @@ def main():
     write("gshard", GShardMoE)
     write("mixtral", MixtralMoE)
     write_routing()
+    write_aux()
     # Capacity factors 0.5 and 2: ceil(factor x 2 choices x 16 tokens / 4).
     write_capacity(4)
     write_capacity(16)
