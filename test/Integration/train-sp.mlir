@@ -31,7 +31,7 @@
 // RUN: FileCheck %s --check-prefix=IR < %t/gpt/train_step.mlir
 // IR: dtc.reduce_scatter {{.*}} on @mesh axes = ["tp"] dim = 1 {reason = "tensor-parallel: 'dtc.gather' (/wte/Gather) from rows split over 'tp' (each rank has looked up its own) (sequence-parallel: each rank keeps its part of the sequence)"} : tensor<2x8x32xf32> -> tensor<2x4x32xf32>
 // The position embeddings are added to the rank's part of the sequence.
-// IR: dtc.shard {{.*}} on @mesh axes = ["tp"] dim = 0 : tensor<8x32xf32> -> tensor<4x32xf32>
+// IR: dtc.shard {{.*}} on @mesh axes = ["tp"] dim = 0 {reason = "{{[a-z-]+}}: {{.*}} reads this rank{{.}}s part of operand #{{[0-9]+}}"} : tensor<8x32xf32> -> tensor<4x32xf32>
 // IR: dtc.layer_norm {{.*}} : (tensor<2x4x32xf32>, tensor<32xf32>, tensor<32xf32>)
 // IR: dtc.all_gather {{.*}} {reason = "tensor-parallel: 'dtc.matmul' (/block/qkv/MatMul) needs its lhs whole (split unlike the rhs)"} : tensor<2x4x32xf32> -> tensor<2x8x32xf32>
 // RUN: %mpirun -np 2 dtc-run %t/gpt --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/gpt-dump > %t/gpt.log
