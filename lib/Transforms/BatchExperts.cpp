@@ -17,6 +17,7 @@
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Dialect/DTC/IR/DTCTraits.h"
+#include "dtc/Dialect/DTC/IR/DeadOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -260,11 +261,7 @@ struct BatchExpertsPass : public dtc::impl::BatchExpertsBase<BatchExpertsPass> {
       ++numBatched;
     }
     // What the batched form replaced, and what a failed attempt left.
-    Block &body = func.getBody().front();
-    for (Operation &op :
-         llvm::make_early_inc_range(llvm::reverse(body.getOperations())))
-      if (isOpTriviallyDead(&op))
-        op.erase();
+    eraseDeadOps(func.getBody().front());
   }
 };
 

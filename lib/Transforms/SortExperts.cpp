@@ -23,6 +23,7 @@
 #include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
 #include "dtc/Dialect/DTC/IR/DTCTraits.h"
+#include "dtc/Dialect/DTC/IR/DeadOps.h"
 #include "dtc/Runtime/StepSignature.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -450,11 +451,9 @@ struct SortExpertsPass : public dtc::impl::SortExpertsBase<SortExpertsPass> {
              b.getNamedAttr("useful_bytes",
                             b.getI64IntegerAttr(usefulBytes))}));
     // The unsorted computation is dead now.
-    Block &body = func.getBody().front();
-    for (Operation &op :
-         llvm::make_early_inc_range(llvm::reverse(body.getOperations())))
-      if (isOpTriviallyDead(&op) && !op.hasAttr(kExpertOverflowAttrName))
-        op.erase();
+    eraseDeadOps(func.getBody().front(), [](Operation *op) {
+      return op->hasAttr(kExpertOverflowAttrName);
+    });
   }
 };
 

@@ -11,6 +11,7 @@
 #include "CapacityFactor.h"
 #include "NodeImporter.h"
 
+#include "dtc/Dialect/DTC/IR/DeadOps.h"
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 
 #include "dtc/Interpreter/Interpreter.h"
@@ -18,7 +19,6 @@
 #include "dtc/Runtime/ONNX/TensorProto.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -854,12 +854,7 @@ ModelImporter::importModel(const onnx::ModelProto &model) {
     return nullptr;
   // Constants folded into shapes, and nodes whose outputs nothing uses, leave
   // dead ops behind.
-  SmallVector<Operation *> ops;
-  for (Operation &op : func.getBody().front().without_terminator())
-    ops.push_back(&op);
-  for (Operation *op : llvm::reverse(ops))
-    if (isOpTriviallyDead(op))
-      op->erase();
+  eraseDeadOps(func.getBody().front());
   if (failed(verify(*module)))
     return nullptr;
   return module;

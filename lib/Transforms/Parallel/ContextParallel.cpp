@@ -10,6 +10,7 @@
 
 #include "AxisPartitioner.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/DeadOps.h"
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -71,11 +72,7 @@ struct ContextParallelPass
         continue;
       // Autodiff's dead ops (a constant mask's gradient, which reads the
       // probabilities ring attention never makes) are not partitioned.
-      Block &body = func.getBody().front();
-      for (Operation &op :
-           llvm::make_early_inc_range(llvm::reverse(body.getOperations())))
-        if (isOpTriviallyDead(&op))
-          op.erase();
+      eraseDeadOps(func.getBody().front());
       FailureOr<SmallVector<SplitArgument>> seeds =
           sequenceSeeds(func, ring ? 2 * size : size);
       if (failed(seeds))

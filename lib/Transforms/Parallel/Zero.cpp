@@ -23,6 +23,12 @@
 // true extent, `dtc.unpadded_rows` (and `dtc.padded_dim` when it is not
 // the first dimension), so dtc-run strips it from dumps.
 //
+// Under expert parallelism the ep ranks are data-parallel ranks as well:
+// after dp, the same is done over `ep` for the parameters ep does not split
+// (DeepSpeed-MoE's sharding of the non-expert state over every
+// data-parallel rank), along a dimension no other axis splits. shard()'s
+// `dp` is the size of the axis it splits over.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dtc/Transforms/Parallel/Passes.h"

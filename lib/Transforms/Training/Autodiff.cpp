@@ -13,6 +13,7 @@
 #include "dtc/Transforms/Training/Passes.h"
 
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
+#include "dtc/Dialect/DTC/IR/DeadOps.h"
 #include "dtc/Dialect/DTC/IR/SignatureEditor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -145,10 +146,7 @@ struct AutodiffPass : public dtc::impl::AutodiffBase<AutodiffPass> {
     // (a mask's): unused, and better gone before a partitioner
     // communicates for them.
     DenseSet<Operation *> forwardOps(forward.begin(), forward.end());
-    for (Operation &op :
-         llvm::make_early_inc_range(llvm::reverse(body.getOperations())))
-      if (!forwardOps.contains(&op) && isOpTriviallyDead(&op))
-        op.erase();
+    eraseDeadOps(body, [&](Operation *op) { return forwardOps.contains(op); });
   }
 };
 
