@@ -79,9 +79,9 @@
 // ZeRO shards the optimizer state over the data-parallel ranks, as
 // DeepSpeed-MoE does: an expert parameter's over dp within its ep part (its
 // gradient is summed over dp alone), the others' over dp and then over ep
-// along another dimension (their gradients summed over both; ep alone: a
-// reduce-scatter), a bias or a norm's scale with no other dimension over
-// dp alone. Stage 2 for GShard on dp=2 x ep=2 (the state per rank 95496 B,
+// along another dimension (their gradients reduce-scattered over dp, and
+// those parts over ep), a bias or a norm's scale with no other dimension
+// over dp alone. Stage 2 for GShard on dp=2 x ep=2 (the state per rank 95496 B,
 // not 121608 B as over dp alone), stage 3 for Mixtral's loop form on dp=2
 // x ep=2 and on ep=2 alone, stage 1 for GShard on ep=4:
 // RUN: dtc-compile %S/Inputs/moe/gshard/model.onnx -o %t/gshard-dp2ep2-z2 --lr 0.01 --weight-decay 0.01 --mesh dp=2,ep=2 --zero 2 --strict-sharding 2>&1 | FileCheck %s --check-prefix=ZERO-QUIET
@@ -91,7 +91,13 @@
 // ZERO-IR-DAG: tensor<48x16xf32> {{{.*}}dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"], ["ep"]]>, dtc.state = #dtc.state<exp_avg of "blocks.0.qkv.weight">}
 // ZERO-IR-DAG: tensor<2x16xf32> {{{.*}}dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"], ["ep"]]>, dtc.state = #dtc.state<exp_avg of "blocks.0.moe.router.weight">}
 // ZERO-IR-DAG: tensor<16xf32> {{{.*}}dtc.sharding = #dtc.sharding<@mesh, {{\[}}["dp"]]>, dtc.state = #dtc.state<exp_avg of "blocks.0.ln1.weight">}
-// ZERO-IR-DAG: dtc.reduce_scatter {{.*}} axes = ["dp"]
+// A non-expert gradient is reduce-scattered over dp, and its part over ep
+// (in buckets), not all-reduced over both:
+// ZERO-IR-DAG: dtc.reduce_scatter {{.*}} axes = ["dp"] dim = 0 {reason = "data-parallel: gradient of blocks.0.qkv.weight {{.*}}each dp rank keeps its part"}
+// ZERO-IR-DAG: dtc.reduce_scatter {{.*}} axes = ["ep"] dim = 0 {reason = "expert-parallel: gradient bucket {{.*}}blocks.0.qkv.weight
+// RUN: FileCheck %s --check-prefix=ZERO-SUMS < %t/gshard-dp2ep2-z2/train_step.mlir
+// ZERO-SUMS-NOT: dtc.all_reduce {{.*}} axes = ["dp", "ep"] {{.*}}gradient of blocks.0.qkv.weight
+// ZERO-SUMS: return
 // RUN: %python -c "import json, sys; print(json.load(open(sys.argv[1]))['memory_bytes_per_rank']['optimizer_state'])" %t/gshard-dp2ep2-z2/report.json | FileCheck %s --check-prefix=ZERO-STATE
 // ZERO-STATE: {{^}}95496
 // RUN: %mpirun -np 4 dtc-run %t/gshard-dp2ep2-z2 --batch %S/Inputs/moe/gshard/batch --steps 3 --dump %t/gshard-dp2ep2-z2-dump > /dev/null

@@ -80,17 +80,20 @@ llvm::StringMap<StringRef> unitsOf(func::FuncOp func) {
 }
 
 /// What a bucket serves, for its reason: data (or, without a dp axis,
-/// tensor) parallelism's gradient sums, or ZeRO's parameter gathers at the
-/// step's stage.
+/// expert, context or tensor) parallelism's gradient sums, or ZeRO's
+/// parameter gathers at the step's stage.
 std::string purposeOf(Operation *collective) {
   auto func = collective->getParentOfType<func::FuncOp>();
   auto stage = func->getAttrOfType<IntegerAttr>(kZeroStageAttrName);
   if (stage && isa<AllGatherOp>(collective))
     return "ZeRO-" + std::to_string(stage.getInt());
-  return llvm::is_contained(
-             cast<CollectiveOpInterface>(collective).getGroupAxes(), "dp")
-             ? "data-parallel"
-             : "tensor-parallel";
+  auto axes = cast<CollectiveOpInterface>(collective).getGroupAxes();
+  for (auto [axis, purpose] : {std::pair{"dp", "data-parallel"},
+                               {"ep", "expert-parallel"},
+                               {"cp", "context-parallel"}})
+    if (llvm::is_contained(axes, axis))
+      return purpose;
+  return "tensor-parallel";
 }
 
 /// `value` with dimension `dim` moved to the front (and back).

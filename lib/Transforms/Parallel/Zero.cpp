@@ -95,6 +95,8 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       if (ep >= 2) {
         // Then the state of the parameters ep does not split (the view
         // taken again: the types moved).
+        if (dp >= 2)
+          scatterOverDpFirst(func);
         axis = "ep";
         splitBefore = dp >= 2;
         FailureOr<TrainingStep> again = TrainingStep::get(func);
@@ -103,6 +105,47 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
       }
       func->setAttr(kZeroStageAttrName,
                     Builder(&getContext()).getI64IntegerAttr(stage));
+    }
+  }
+
+  /// A gradient summed over dp and ep together whose readers all keep
+  /// their dp part (a non-expert parameter's, after dp's split) is
+  /// reduce-scattered over dp first and the part summed over ep: ep's
+  /// split then makes that sum a reduce-scatter too.
+  static void scatterOverDpFirst(func::FuncOp func) {
+    SmallVector<AllReduceOp> sums;
+    func.walk([&](AllReduceOp sum) {
+      SmallVector<StringRef> axes(sum.getAxes().getAsValueRange<StringAttr>());
+      llvm::sort(axes);
+      if (sum.getKind() == CollectiveReduction::Sum && !sum->use_empty() &&
+          axes == SmallVector<StringRef>{"dp", "ep"})
+        sums.push_back(sum);
+    });
+    OpBuilder b(func.getContext());
+    ArrayAttr dpAxis = b.getStrArrayAttr({"dp"});
+    for (AllReduceOp sum : sums) {
+      auto first = dyn_cast<ShardOp>(*sum->user_begin());
+      if (!first || !llvm::all_of(sum->getUsers(), [&](Operation *user) {
+            auto part = dyn_cast<ShardOp>(user);
+            return part && part.getBlocks() == 1 &&
+                   part.getDim() == first.getDim() && part.getAxes() == dpAxis;
+          }))
+        continue;
+      b.setInsertionPoint(sum);
+      std::string why =
+          (sum.getReason() ? sum.getReason()->str() + "; " : std::string()) +
+          "each dp rank keeps its part";
+      Value part = ReduceScatterOp::create(
+          b, sum.getLoc(), first.getType(), sum.getInput(), sum.getMeshAttr(),
+          dpAxis, first.getDimAttr(), b.getStringAttr(why));
+      Value summed = AllReduceOp::create(
+          b, sum.getLoc(), part, sum.getMeshAttr(), b.getStrArrayAttr({"ep"}),
+          sum.getKindAttr(), b.getStringAttr(why));
+      for (Operation *user : llvm::to_vector(sum->getUsers())) {
+        user->getResult(0).replaceAllUsesWith(summed);
+        user->erase();
+      }
+      sum.erase();
     }
   }
 

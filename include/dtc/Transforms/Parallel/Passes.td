@@ -313,7 +313,8 @@ def Zero : Pass<"dtc-zero", "mlir::ModuleOp"> {
     split (not the experts'), along a dimension no other axis splits (one
     without, a bias or a norm's scale, stays split over dp alone; no
     padding over ep), as DeepSpeed-MoE shards the non-expert state over all
-    data-parallel ranks. Errors: a step whose mesh has neither a dp nor an
+    data-parallel ranks; their gradients, summed over dp and ep together,
+    are reduce-scattered over dp first, and their parts over ep. Errors: a step whose mesh has neither a dp nor an
     ep axis of 2 or more, a stage other than 0 to 3, and a step where no
     parameter has optimizer state (SGD without momentum).
   }];
