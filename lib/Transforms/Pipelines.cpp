@@ -224,6 +224,7 @@ void mlir::dtc::buildGlobalStepPipeline(
     SortExpertsOptions sort;
     sort.bound = options.expertBound;
     sort.groups = axes.dp * axes.ep * options.getMicrobatches();
+    sort.zeroEmptySlots = axes.ep > 1;
     funcPm.addPass(createSortExperts(sort));
   }
   funcPm.addPass(createAttachLoss(loss));

@@ -221,10 +221,12 @@ private:
 /// Builds the sorted form of one mixture before its anchor.
 class Sorter {
 public:
-  Sorter(OpBuilder &b, Mixture mixture, int64_t groups, int64_t bound)
+  Sorter(OpBuilder &b, Mixture mixture, int64_t groups, int64_t bound,
+         bool zeroGathered)
       : b(b), e(b, mixture.anchor.getLoc()), loc(mixture.anchor.getLoc()),
         mixture(mixture), experts(mixture.numExperts), groups(groups),
-        perGroup(mixture.rows / groups), bound(std::min(bound, perGroup)) {}
+        perGroup(mixture.rows / groups), bound(std::min(bound, perGroup)),
+        zeroGathered(zeroGathered) {}
 
   /// Replaces the mixture's outputs by the sorted computation's.
   void sort(const ExpertComputation &computation) {
@@ -295,12 +297,12 @@ private:
     overflow.getDefiningOp()->setAttr(kExpertOverflowAttrName, b.getUnitAttr());
   }
 
-  /// `buffers` [E, groups * B, ...] with their empty slots zeroed, so that
-  /// an exchange of them sends the filled rows only (dtc-send-filled-rows):
-  /// the gathered tokens, and the outputs before the scatter back, whose
-  /// gradients are then zero there too, and so (row-wise) is every
-  /// gradient of a buffer; experts without biases (Mixtral's) also compute
-  /// zeros there.
+  /// `buffers` [E, groups * B, ...] with their empty slots zeroed: the
+  /// outputs before the scatter back (whose gradients are then zero there,
+  /// and so, row-wise, is every gradient of a buffer) and, when the buffers
+  /// are exchanged (`zeroGathered`), the gathered tokens, so that every
+  /// exchange sends the filled rows only (dtc-send-filled-rows; experts
+  /// without biases, Mixtral's, compute zeros there too).
   Value emptySlotsZeroed(Value buffers) {
     RankedTensorType type = typeOf(buffers);
     SmallVector<int64_t> filledShape(type.getRank(), 1);
@@ -311,7 +313,8 @@ private:
   }
 
   /// The row input [1, R, ...] gathered into the buffers [E, groups * B,
-  /// ...]: a gather along each group's rows, empty slots zero.
+  /// ...]: a gather along each group's rows (an empty slot's of row 0, or
+  /// zero).
   Value gather(Value input) {
     RankedTensorType type = typeOf(input);
     int64_t features = type.getNumElements() / mixture.rows;
@@ -330,7 +333,8 @@ private:
     SmallVector<int64_t> shape(type.getShape());
     shape[0] = experts;
     shape[1] = groups * bound;
-    return emptySlotsZeroed(e.reshape(gathered, shape));
+    gathered = e.reshape(gathered, shape);
+    return zeroGathered ? emptySlotsZeroed(gathered) : gathered;
   }
 
   /// `op` on the buffers' rows.
@@ -383,6 +387,7 @@ private:
   Location loc;
   Mixture mixture;
   int64_t experts, groups, perGroup, bound;
+  bool zeroGathered;
   /// [E, groups, B]: whether each slot holds a row, and which row of its
   /// group (0 where empty).
   Value filled, rows;
@@ -428,7 +433,7 @@ struct SortExpertsPass : public dtc::impl::SortExpertsBase<SortExpertsPass> {
                "alone";
         return signalPassFailure();
       }
-      Sorter sorter(b, mixture, groups, bound);
+      Sorter sorter(b, mixture, groups, bound, zeroEmptySlots);
       sorter.sort(*computation);
       for (Value input : computation->rowInputs) {
         RankedTensorType type = typeOf(input);

@@ -92,14 +92,20 @@ def SortExperts : Pass<"dtc-sort-experts", "mlir::func::FuncOp"> {
     bytes for the report. A mixture whose expert computation is not
     row-wise (only elementwise ops, matmuls of the rows by weights, and
     reshapes, transposes and slices keeping the experts and rows
-    dimensions) is an error naming the op.
+    dimensions) is an error naming the op. With `zero-empty-slots` (the
+    pipeline sets it under ep) the gathered rows of empty slots are zeroed
+    too, so that every exchange of a buffer, forward and backward, holds
+    zeros past its filled rows (dtc-send-filled-rows).
   }];
   let options = [
     Option<"bound", "bound", "int64_t", /*default=*/"0",
            "Rows of each expert's buffer per routing group (0: the pass "
            "does nothing)">,
     Option<"groups", "groups", "int64_t", /*default=*/"1",
-           "Routing groups the rows are cut into (contiguous)">
+           "Routing groups the rows are cut into (contiguous)">,
+    Option<"zeroEmptySlots", "zero-empty-slots", "bool", /*default=*/"false",
+           "Zero the gathered rows of empty slots (buffers that are "
+           "exchanged)">
   ];
   let statistics = [
     Statistic<"numSorted", "num-sorted", "Mixtures run on sorted rows">
