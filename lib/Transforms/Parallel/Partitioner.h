@@ -159,8 +159,12 @@ Value chunkStart(OpBuilder &b, Location loc, int64_t partSize, int64_t ranks,
 
 /// Replaces `sum`, an all-reduce every reader of which keeps the same part
 /// of it (a `dtc.shard` along one dimension over the same axes), by one
-/// reduce-scatter: half the bus bytes. Fails, changing nothing, otherwise.
-LogicalResult scatterInsteadOfSum(AllReduceOp sum, RewriterBase &rewriter);
+/// reduce-scatter: half the bus bytes. With `someAxes` the readers may keep
+/// their part over only some of the sum's axes: the reduce-scatter over
+/// those is then summed over the others (ZeRO over dp of a gradient summed
+/// over dp and ep). Fails, changing nothing, otherwise.
+LogicalResult scatterInsteadOfSum(AllReduceOp sum, RewriterBase &rewriter,
+                                  bool someAxes = false);
 
 /// Gives `op` the result types inferred from its (retyped) operands and
 /// appends the results whose type changed to `changed`; fails if `op`

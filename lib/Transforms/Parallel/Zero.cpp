@@ -38,6 +38,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <functional>
@@ -117,36 +118,12 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
     func.walk([&](AllReduceOp sum) {
       SmallVector<StringRef> axes(sum.getAxes().getAsValueRange<StringAttr>());
       llvm::sort(axes);
-      if (sum.getKind() == CollectiveReduction::Sum && !sum->use_empty() &&
-          axes == SmallVector<StringRef>{"dp", "ep"})
+      if (axes == SmallVector<StringRef>{"dp", "ep"})
         sums.push_back(sum);
     });
-    OpBuilder b(func.getContext());
-    ArrayAttr dpAxis = b.getStrArrayAttr({"dp"});
-    for (AllReduceOp sum : sums) {
-      auto first = dyn_cast<ShardOp>(*sum->user_begin());
-      if (!first || !llvm::all_of(sum->getUsers(), [&](Operation *user) {
-            auto part = dyn_cast<ShardOp>(user);
-            return part && part.getBlocks() == 1 &&
-                   part.getDim() == first.getDim() && part.getAxes() == dpAxis;
-          }))
-        continue;
-      b.setInsertionPoint(sum);
-      std::string why =
-          (sum.getReason() ? sum.getReason()->str() + "; " : std::string()) +
-          "each dp rank keeps its part";
-      Value part = ReduceScatterOp::create(
-          b, sum.getLoc(), first.getType(), sum.getInput(), sum.getMeshAttr(),
-          dpAxis, first.getDimAttr(), b.getStringAttr(why));
-      Value summed = AllReduceOp::create(
-          b, sum.getLoc(), part, sum.getMeshAttr(), b.getStrArrayAttr({"ep"}),
-          sum.getKindAttr(), b.getStringAttr(why));
-      for (Operation *user : llvm::to_vector(sum->getUsers())) {
-        user->getResult(0).replaceAllUsesWith(summed);
-        user->erase();
-      }
-      sum.erase();
-    }
+    IRRewriter rewriter(func.getContext());
+    for (AllReduceOp sum : sums)
+      (void)scatterInsteadOfSum(sum, rewriter, /*someAxes=*/true);
   }
 
   /// The axis shard() splits over, and whether dp split the state before.
@@ -157,9 +134,7 @@ struct ZeroPass : public dtc::impl::ZeroBase<ZeroPass> {
   static bool isSplitOver(func::FuncOp func, unsigned index,
                           StringRef meshAxis) {
     auto layout = func.getArgAttrOfType<ShardingAttr>(index, kShardingAttrName);
-    int64_t rank =
-        cast<RankedTensorType>(func.getArgument(index).getType()).getRank();
-    for (int64_t d = 0; layout && d < rank; ++d)
+    for (unsigned d = 0, e = layout ? layout.getDims().size() : 0; d < e; ++d)
       if (llvm::is_contained(layout.axesOf(d), meshAxis))
         return true;
     return false;
