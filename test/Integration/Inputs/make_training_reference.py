@@ -53,8 +53,10 @@ def save_dir(path, tensors):
 
 
 def train(example, model, optimizer, ids, labels, out, teacher=None, steps=STEPS,
-          scheduler=None, clip=None):
-    """Trains; writes the trajectory as dtc-run --dump does."""
+          scheduler=None, clip=None, extra_loss=None):
+    """Trains; writes the trajectory as dtc-run --dump does. `extra_loss`,
+    called after each forward, returns a term added to the loss (a mixture
+    of experts' load-balancing loss)."""
     losses = []
     for _ in range(steps):
         optimizer.zero_grad()
@@ -66,6 +68,8 @@ def train(example, model, optimizer, ids, labels, out, teacher=None, steps=STEPS
             kl = torch.nn.functional.kl_div(torch.log_softmax(logits / TEMPERATURE, -1), target,
                                             reduction="batchmean") * TEMPERATURE ** 2
             loss = ALPHA * kl + (1 - ALPHA) * loss
+        if extra_loss is not None:
+            loss = loss + extra_loss()
         loss.backward()
         losses.append(loss.item())
         grads = {n: p.grad.clone() for n, p in model.named_parameters()}

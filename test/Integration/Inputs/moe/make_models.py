@@ -200,11 +200,18 @@ class Shapes:
     VOCAB = VOCAB
 
 
-def write(name, moe):
+def training_batch():
+    """Every fixture's batch: ids from seed 1, labels the next token (the
+    last of each row ignored)."""
     torch.manual_seed(1)
     ids = torch.randint(0, VOCAB, (BATCH, SEQ))
     labels = torch.roll(ids, -1, dims=1)
     labels[:, -1] = -100
+    return ids, labels
+
+
+def write(name, moe):
+    ids, labels = training_batch()
     reference.save_dir(f"{name}/batch", {"ids": ids, "labels": labels})
     torch.onnx.export(build(moe).eval(), (ids,), f"{name}/model.onnx", input_names=["ids"],
                       output_names=["logits"], opset_version=17, do_constant_folding=False)
@@ -223,10 +230,7 @@ def write_capacity(capacity):
     --capacity-factor rewrites the exported one to): the same parameters
     and batch, in gshard/capacity-<C>/adamw."""
     GShardMoE.capacity = capacity
-    torch.manual_seed(1)
-    ids = torch.randint(0, VOCAB, (BATCH, SEQ))
-    labels = torch.roll(ids, -1, dims=1)
-    labels[:, -1] = -100
+    ids, labels = training_batch()
     model = build(GShardMoE).train()
     reference.train(Shapes, model, reference.OPTIMIZERS["adamw"](model.parameters()), ids,
                     labels, f"gshard/capacity-{capacity}/adamw")
@@ -241,31 +245,16 @@ def write_aux():
     PyTorch's trajectory for cross-entropy + AUX_COEF x aux_loss (what
     dtc-compile --aux-loss aux_loss=0.1 trains)."""
     name = "gshard-aux"
-    torch.manual_seed(1)
-    ids = torch.randint(0, VOCAB, (BATCH, SEQ))
-    labels = torch.roll(ids, -1, dims=1)
-    labels[:, -1] = -100
+    ids, labels = training_batch()
     reference.save_dir(f"{name}/batch", {"ids": ids, "labels": labels})
     torch.onnx.export(build(GShardAuxMoE, AuxModel).eval(), (ids,), f"{name}/model.onnx",
                       input_names=["ids"], output_names=["logits", "aux_loss"], opset_version=17,
                       do_constant_folding=False)
-    model = build(GShardAuxMoE, AuxModel).train()
+    model = build(GShardAuxMoE).train()
     reference.save_dir(f"{name}/initial", dict(model.named_parameters()))
-    optimizer = reference.OPTIMIZERS["adamw"](model.parameters())
-    losses = []
-    for _ in range(reference.STEPS):
-        optimizer.zero_grad()
-        logits, aux = model(ids)
-        loss = nn.functional.cross_entropy(logits.reshape(-1, VOCAB), labels.reshape(-1),
-                                           ignore_index=-100) + AUX_COEF * aux
-        loss.backward()
-        losses.append(loss.item())
-        grads = {n: p.grad.clone() for n, p in model.named_parameters()}
-        optimizer.step()
-    os.makedirs(f"{name}/adamw", exist_ok=True)
-    np.save(f"{name}/adamw/loss.npy", np.array(losses, np.float32))
-    reference.save_dir(f"{name}/adamw/grad", grads)
-    reference.save_dir(f"{name}/adamw/param", dict(model.named_parameters()))
+    reference.train(Shapes, model, reference.OPTIMIZERS["adamw"](model.parameters()), ids,
+                    labels, f"{name}/adamw",
+                    extra_loss=lambda: AUX_COEF * sum(block.moe.aux for block in model.blocks))
 
 
 def write_routing():
@@ -273,10 +262,7 @@ def write_routing():
     three training steps, mixtral/routing.npy [steps, layers, tokens, k]:
     how many rows each routing group sends each expert, and so the bytes a
     sorted all-to-all of the filled rows moves."""
-    torch.manual_seed(1)
-    ids = torch.randint(0, VOCAB, (BATCH, SEQ))
-    labels = torch.roll(ids, -1, dims=1)
-    labels[:, -1] = -100
+    ids, labels = training_batch()
     model = build(MixtralMoE).train()
     chosen = []
     for block in model.blocks:
