@@ -28,7 +28,8 @@ StepMemory mlir::dtc::analyzeMemory(func::FuncOp step,
                                            : memory.optimizerState) += bytes;
   }
   // ZeRO stage 1 keeps the whole gradient buffer (its results are the
-  // rank's shards of it), stage 2 only the shard.
+  // rank's shards of it: split over dp, or ep, where the parameter is not),
+  // stage 2 only the shard.
   auto zero = step->getAttrOfType<IntegerAttr>(kZeroStageAttrName);
   MeshOp mesh = getStepMesh(step);
   for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
@@ -38,10 +39,19 @@ StepMemory mlir::dtc::analyzeMemory(func::FuncOp step,
     int64_t bytes = tensorByteSize(step.getResultTypes()[i]);
     auto sharding =
         step.getResultAttrOfType<ShardingAttr>(i, kShardingAttrName);
-    if (zero && zero.getInt() == 1 && sharding && mesh)
+    if (zero && zero.getInt() == 1 && sharding && mesh) {
+      BlockArgument param = getParameterArgument(
+          step,
+          step.getResultAttrOfType<StringAttr>(i, kGradAttrName).getValue());
+      auto own = param ? step.getArgAttrOfType<ShardingAttr>(
+                             param.getArgNumber(), kShardingAttrName)
+                       : ShardingAttr();
       for (unsigned d = 0, r = sharding.getDims().size(); d < r; ++d)
-        if (llvm::is_contained(sharding.axesOf(d), "dp"))
-          bytes *= mesh.axisSize("dp");
+        for (StringRef axis : {"dp", "ep"})
+          if (llvm::is_contained(sharding.axesOf(d), axis) &&
+              !(own && llvm::is_contained(own.axesOf(d), axis)))
+            bytes *= mesh.axisSize(axis);
+    }
     memory.gradients += bytes;
   }
   MemoryTimeline timeline = computeLiveness(schedule, intermediatesOf(step));

@@ -10,6 +10,7 @@
 
 #include "dtc/Planner/Planner.h"
 
+#include "dtc/Analysis/Collectives.h"
 #include "dtc/Analysis/Liveness.h"
 #include "dtc/Analysis/Phases.h"
 #include "dtc/Analysis/Roofline.h"
@@ -19,6 +20,7 @@
 #include "dtc/Transforms/Parallel/Passes.h"
 #include "dtc/Transforms/Remat/Passes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <functional>
@@ -60,6 +62,65 @@ static int64_t elementBytes(Type type) {
   return tensorByteSize(RankedTensorType::get({}, tensor.getElementType()));
 }
 
+/// What dtc-expert-parallel makes of `globalStep` at ep=2 (with
+/// dtc-sink-shards, which makes its exchanges all-to-alls): the bytes of
+/// the whole batch's buffers the all-to-alls exchange, those of the
+/// tokens gathered whole and of the partial sums scattered back (the loop
+/// form's), their calls, and the expert parameters whose gradients are
+/// summed over ep (the backward computes them before the exchange: a bias
+/// added to the dispatched tokens); nothing where it does not partition.
+struct ExpertExchanges {
+  double bytes = 0, wholeBytes = 0;
+  int64_t calls = 0;
+  std::set<std::string> summedGradients;
+};
+
+/// Whether `value` or a view of it is what the step returns.
+static bool isReturned(Value value) {
+  return llvm::any_of(value.getUsers(), [](Operation *user) {
+    return isa<func::ReturnOp>(user) ||
+           (user->getNumOperands() == 1 && user->getNumResults() == 1 &&
+            isReturned(user->getResult(0)));
+  });
+}
+static ExpertExchanges measureExpertExchanges(func::FuncOp step) {
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(step->getParentOp()->clone()));
+  ScopedDiagnosticHandler quiet(step.getContext(),
+                                [](Diagnostic &) { return success(); });
+  PassManager pm(step.getContext());
+  ExpertParallelOptions ep;
+  ep.size = 2;
+  pm.addPass(createExpertParallel(ep));
+  pm.addNestedPass<func::FuncOp>(createSinkShards());
+  ExpertExchanges exchanges;
+  if (failed(pm.run(*copy)))
+    return exchanges;
+  for (auto func : copy->getOps<func::FuncOp>()) {
+    for (const CollectiveCall &call : analyzeCollectives(func).calls) {
+      // Activations only: not the gradients' and the outputs' sums, nor
+      // the loss's scalars.
+      auto type = cast<RankedTensorType>(call.op->getResult(0).getType());
+      if (call.axes != std::vector<std::string>{"ep"} ||
+          type.getNumElements() <= 1 || isReturned(call.op->getResult(0)))
+        continue;
+      // An all-to-all's bus bytes are half a rank's buffer, which is half
+      // the batch's; a gather's (a scatter's) half the whole batch's
+      // tokens, an all-reduce's all of them (counted twice, as its bus
+      // bytes at any size are).
+      (call.kind == "all_to_all" ? exchanges.bytes : exchanges.wholeBytes) +=
+          (call.kind == "all_to_all" ? 4 : 2) * call.busBytes;
+      ++exchanges.calls;
+    }
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      if (auto grad = func.getResultAttrOfType<StringAttr>(i, kGradAttrName))
+        if (isa_and_nonnull<AllReduceOp, ReduceScatterOp>(
+                ret.getOperand(i).getDefiningOp()))
+          exchanges.summedGradients.insert(grad.str());
+  }
+  return exchanges;
+}
+
 /// A unit is a transformer layer when its module path ends in an index
 /// ("layers.3", "h.0"), as the importer names them.
 static bool isLayerUnit(StringRef unit) {
@@ -81,6 +142,16 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
   globalStep.walk([&](TopKOp router) {
     model.experts = router.getInput().getType().getDimSize(router.getDim());
   });
+  SmallVector<unsigned> expertParams = getExpertParameters(globalStep);
+  ExpertExchanges exchanges;
+  if (model.experts && model.experts % 2 == 0)
+    exchanges = measureExpertExchanges(globalStep);
+  model.expertExchangeBytes = exchanges.bytes;
+  model.expertWholeBatchBytes = exchanges.wholeBytes;
+  model.expertExchangeCalls = exchanges.calls;
+  for (unsigned i = 0, e = globalStep.getNumResults(); i < e; ++i)
+    if (globalStep.getResultAttr(i, kOutputAttrName))
+      model.summedOutputBytes += tensorByteSize(globalStep.getResultTypes()[i]);
   // The forward in program order.
   llvm::DenseMap<Operation *, StepPhase> phases =
       classifyStepPhases(globalStep);
@@ -200,6 +271,9 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
     planned.alsoReadBy.assign(places.begin(), places.end());
     planned.readByBackward =
         readByBackward(globalStep.getArgument(param.argument));
+    planned.expert = llvm::is_contained(expertParams, param.argument);
+    planned.expertGradientSummed =
+        planned.expert && exchanges.summedGradients.count(planned.name);
     model.parameters.push_back(std::move(planned));
   }
   for (const TrainingStep::State &state : single->getStates())

@@ -29,6 +29,7 @@ std::string PlanConfig::getMesh() const {
   std::string mesh;
   for (auto [axis, size] : {std::pair<const char *, int64_t>{"pp", pp},
                             {"dp", dp},
+                            {"ep", ep},
                             {"cp", cp},
                             {"tp", tp}})
     if (size > 1)
@@ -145,26 +146,62 @@ int64_t product(const std::vector<int64_t> &shape) {
   return n;
 }
 
-/// ZeRO's shard of a rank's `shape` over `dp` ranks (Zero.cpp's rule): the
-/// first dimension dp divides that tp does not split, else one it splits,
-/// else the first dimension tp does not split padded to a multiple of dp,
-/// else the whole. Returns {shard elements, padded elements}.
-std::pair<int64_t, int64_t> zeroShard(const std::vector<int64_t> &shape,
-                                      int64_t tpDim, int64_t dp) {
-  int64_t n = product(shape);
-  if (dp <= 1)
-    return {n, n};
-  for (bool split : {false, true})
+/// ZeRO's shard of one parameter's state (Zero.cpp's rules), in elements
+/// of a rank's part: what a rank keeps (`shard`), the part padded for the
+/// split (`padded`; its gradient's size under ZeRO-1), the shard after dp's
+/// split alone (`afterDp`), and whether dp and ep split it at all.
+struct ZeroShard {
+  int64_t shard = 0, padded = 0, afterDp = 0;
+  bool overDp = false, overEp = false;
+};
+
+/// Over one axis of `ranks`: the first dimension of `shape` it divides that
+/// no axis splits (`taken`), else, unless `ownDimOnly`, the first it
+/// divides, else the first no axis splits padded to a multiple of `ranks`.
+/// Returns {dimension, its extent once padded}.
+std::optional<std::pair<int64_t, int64_t>>
+zeroDim(const std::vector<int64_t> &shape, const std::vector<bool> &taken,
+        int64_t ranks, bool ownDimOnly) {
+  for (bool split : {false, true}) {
+    if (split && ownDimOnly)
+      return std::nullopt;
     for (int64_t d = 0, r = shape.size(); d < r; ++d)
-      if ((d == tpDim) == split && shape[d] % dp == 0)
-        return {n / dp, n};
+      if (taken[d] == split && shape[d] % ranks == 0)
+        return std::make_pair(d, shape[d]);
+  }
   for (int64_t d = 0, r = shape.size(); d < r; ++d)
-    if (d != tpDim) {
-      int64_t part = (shape[d] + dp - 1) / dp;
-      int64_t shard = part * (n / shape[d]);
-      return {shard, shard * dp};
+    if (!taken[d])
+      return std::make_pair(d, (shape[d] + ranks - 1) / ranks * ranks);
+  return std::nullopt;
+}
+
+/// ZeRO over dp, then, for a parameter ep does not split (`expert` false)
+/// and dp did not pad, over ep along a dimension of its own. `taken` marks
+/// the dimensions of a rank's `shape` other axes split.
+ZeroShard zeroShard(std::vector<int64_t> shape, std::vector<bool> taken,
+                    int64_t dp, int64_t ep, bool expert) {
+  ZeroShard zero;
+  zero.padded = product(shape);
+  bool padded = false;
+  auto split = [&](int64_t ranks, bool ownDimOnly) {
+    std::optional<std::pair<int64_t, int64_t>> dim =
+        zeroDim(shape, taken, ranks, ownDimOnly);
+    if (!dim)
+      return false;
+    auto [d, extent] = *dim;
+    if (extent != shape[d]) {
+      zero.padded = zero.padded / shape[d] * extent;
+      padded = true;
     }
-  return {n, n};
+    shape[d] = extent / ranks;
+    taken[d] = true;
+    return true;
+  };
+  zero.overDp = dp > 1 && split(dp, false);
+  zero.afterDp = product(shape);
+  zero.overEp = ep > 1 && !expert && !padded && split(ep, dp > 1);
+  zero.shard = product(shape);
+  return zero;
 }
 
 } // namespace
@@ -201,13 +238,15 @@ struct RankState {
   int64_t gradientElements = 0;
   /// Its weights' bytes, and its largest layer's.
   int64_t paramBytes = 0, largestLayerBytes = 0;
-  /// The bytes data parallelism moves per kind of call: the whole
-  /// gradients (all-reduce), the padded gradients (reduce-scatter), the
-  /// padded weights (all-gather), those the backward reads (ZeRO-3 gathers
-  /// them again).
-  double gradBytes = 0, paddedGradBytes = 0, paddedParamBytes = 0,
-         backwardParamBytes = 0;
+  /// Bus bytes per step of the gradients' reduction over the
+  /// data-parallel ranks (each microbatch's under ZeRO-2/3) and of ZeRO's
+  /// gathers of the updated weights (and of ZeRO-3's again for the
+  /// backward).
+  double reduceBus = 0, gatherBus = 0;
 };
+
+/// The fraction of its data a ring collective over `ranks` passes on.
+double ringShare(int64_t ranks) { return (ranks - 1.0) / ranks; }
 
 /// Per microbatch of `config`, what one layer keeps for its backward on a
 /// rank: its saved activations (without the scores where a fused kernel
@@ -218,7 +257,8 @@ struct LayerActivations {
 LayerActivations layerActivations(const ModelAnatomy &model,
                                   const PlanConfig &config,
                                   const PlanRequest &request) {
-  double rows = double(model.batch) / (config.dp * config.microbatches);
+  double rows =
+      double(model.batch) / (config.getBatchRanks() * config.microbatches);
   // Ring attention, like a fused kernel, keeps a log-sum-exp per query
   // instead of the scores.
   bool ring = config.cp > 1 && config.getContextParallel() == "ring";
@@ -240,8 +280,8 @@ LayerActivations layerActivations(const ModelAnatomy &model,
 }
 
 /// The persistent state per pp rank, exactly as dtc lays it out: each
-/// parameter on the rank `rankOfLayer` gives its layer, tp-local, sharded
-/// over dp by ZeRO's rule.
+/// parameter on the rank `rankOfLayer` gives its layer, tp-local (an
+/// expert's ep-local too), sharded by ZeRO's rules.
 std::vector<RankState>
 layOutState(const ModelAnatomy &model, const PlanConfig &config,
             llvm::function_ref<int64_t(int64_t)> rankOfLayer) {
@@ -257,10 +297,20 @@ layOutState(const ModelAnatomy &model, const PlanConfig &config,
   };
   std::vector<int64_t> layerBytes(model.layers);
   int z = config.zero;
+  const int64_t dp = config.dp, ep = config.ep, cp = config.cp;
   for (auto [i, param] : llvm::enumerate(model.parameters)) {
     std::vector<int64_t> shape = localShape(param, tpDims[i], config.tp);
+    std::vector<bool> taken(shape.size(), false);
+    if (tpDims[i] >= 0)
+      taken[tpDims[i]] = true;
+    bool expert = param.expert && ep > 1;
+    if (expert) {
+      shape[0] /= ep;
+      taken[0] = true;
+    }
     int64_t n = product(shape);
-    auto [shard, padded] = zeroShard(shape, tpDims[i], config.dp);
+    ZeroShard zero = zeroShard(shape, taken, z ? dp : 1, z ? ep : 1, expert);
+    int64_t shard = zero.shard, padded = zero.padded;
     RankState &rank = ranks[rankOfLayer(param.layer)];
     PlanMemory &m = rank.memory;
     if (!param.trained) {
@@ -287,11 +337,37 @@ layOutState(const ModelAnatomy &model, const PlanConfig &config,
     }
     rank.gradientElements += n;
     rank.paramBytes += n * param.paramBytes;
-    rank.gradBytes += double(n) * param.gradBytes;
-    rank.paddedGradBytes += double(padded) * param.gradBytes;
-    rank.paddedParamBytes += double(padded) * param.paramBytes;
-    if (param.readByBackward)
-      rank.backwardParamBytes += double(padded) * param.paramBytes;
+    // Summed over the ranks that hold other rows of the batch: dp's and
+    // cp's, and ep's unless ep splits it. Under ZeRO (without cp) a
+    // reduce-scatter over dp, and over ep along a dimension of its own (or
+    // an all-reduce of dp's part); the shard then gathered back.
+    int64_t reducers = dp * cp * (expert ? 1 : ep);
+    double grad = param.gradBytes, weight = param.paramBytes;
+    // An expert weight whose gradient ep sums whole (every expert's): a
+    // reduce-scatter of it over ep, or without ZeRO over dp (or cp) too an
+    // all-reduce over all of them, cut after.
+    bool wholeOverEp = expert && param.expertGradientSummed;
+    double wholeScatter = wholeOverEp ? ringShare(ep) * n * ep * grad : 0;
+    // (ep is not planned with cp: with cp, dtc's ZeRO sums over dp and cp
+    // in one all-reduce.)
+    double reduce, gather = 0;
+    if (z == 0 || cp > 1) {
+      reduce = wholeOverEp && dp * cp > 1
+                   ? 2 * ringShare(dp * cp * ep) * n * ep * grad
+                   : 2 * ringShare(reducers) * n * grad + wholeScatter;
+    } else {
+      reduce =
+          (zero.overDp ? 1 : 2) * ringShare(dp) * padded * grad + wholeScatter;
+      if (ep > 1 && !expert) {
+        double part = dp > 1 ? zero.afterDp : padded;
+        reduce += (zero.overEp ? 1 : 2) * ringShare(ep) * part * grad;
+        gather += zero.overEp ? ringShare(ep) * part * weight : 0;
+      }
+    }
+    if (z >= 1 && zero.overDp)
+      gather += ringShare(dp) * padded * weight;
+    rank.reduceBus += (z >= 2 && cp == 1 ? config.microbatches : 1) * reduce;
+    rank.gatherBus += (z == 3 && param.readByBackward ? 2 : 1) * gather;
     if (param.layer >= 0)
       layerBytes[param.layer] += n * param.paramBytes;
   }
@@ -310,7 +386,7 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   PlanEstimate estimate;
   estimate.config = config;
   const int64_t dp = config.dp, tp = config.tp, P = config.pp, cp = config.cp,
-                M = config.microbatches;
+                ep = config.ep, M = config.microbatches;
 
   // The pipeline: which rank holds each global stage, and its layers.
   const pp::Schedule *built = nullptr;
@@ -344,14 +420,14 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
 
   // Per microbatch: rows, the residual stream's bytes (of the rank's
   // tokens: 1/cp of each sequence), scaled costs.
-  double fraction = 1.0 / (dp * M);
+  double fraction = 1.0 / (config.getBatchRanks() * M);
   double rows = static_cast<double>(model.batch) * fraction;
   double stream =
       rows * model.sequence * model.hidden * model.activationBytes / cp;
   const LinkSpec &tpLink = linkOf(device, request, 1, tp);
   const LinkSpec &cpLink = linkOf(device, request, tp, cp);
-  const LinkSpec &dpLink = linkOf(device, request, tp * cp, dp);
-  const LinkSpec &ppLink = linkOf(device, request, tp * cp * dp, P);
+  const LinkSpec &epLink = linkOf(device, request, tp * cp, ep);
+  const LinkSpec &ppLink = linkOf(device, request, tp * cp * ep * dp, P);
   // Tensor parallelism with sequence parallelism: per layer, the forward
   // gathers the sequence before the attention and the MLP and
   // reduce-scatters after them, the backward the reverse, a recomputed
@@ -391,6 +467,19 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
       cpBackward = ringSeconds(cpLink, cp, 2, cpBackwardBytes);
     }
   }
+  // Expert parallelism, per layer (the exchanges spread evenly over the
+  // layers): the forward's all-to-alls of the rank's tokens to their
+  // experts and back, the backward's of their gradients, each exposed
+  // (the experts wait for their tokens, the combine for their outputs).
+  double epBytes = 0, epCall = 0;
+  if (ep > 1 && model.expertExchangeCalls > 0) {
+    epBytes = ringShare(ep) *
+              (model.expertExchangeBytes + ep * model.expertWholeBatchBytes) *
+              fraction / (2.0 * model.layers);
+    epCall = ringSeconds(
+        epLink, ep, double(model.expertExchangeCalls) / (2.0 * model.layers),
+        epBytes);
+  }
 
   pp::FragmentCosts costs;
   std::vector<double> stageCompute(stages), stageBackward(stages);
@@ -408,10 +497,11 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     // (A recomputed forward exchanges the keys and values again.)
     double cpForwardExposed = n * cpForward;
     double cpBackwardExposed = n * (f * cpForward + cpBackward);
-    costs.forward.push_back(forward + tpForward + cpForwardExposed);
+    costs.forward.push_back(forward + tpForward + cpForwardExposed +
+                            n * epCall);
     // The weight gradients: half the backward's FLOPs, no communication.
     costs.backwardInput.push_back(backward / 2 + tpBackward +
-                                  cpBackwardExposed);
+                                  cpBackwardExposed + n * (1 + f) * epCall);
     costs.backwardWeight.push_back(backward / 2);
     costs.activationBytes.push_back(n * perLayerSaved);
     stageCompute[k] = forward + backward;
@@ -482,13 +572,14 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     if (busy[r] > busy[slowest])
       slowest = r;
   // The gradients are summed over dp and cp together (cp's ranks hold
-  // other tokens of the same rows); ZeRO shards over dp.
-  int64_t reducers = dp * cp;
+  // other tokens of the same rows), and over ep unless ep splits them;
+  // ZeRO shards over dp and ep (layOutState counts the bytes).
+  int64_t reducers = dp * ep * cp;
   if (reducers > 1) {
     // Bus bytes as nccl-tests counts them: (n-1)/n of the data for a
     // gather or a scatter, twice that for an all-reduce. Beside the
-    // gradients, the loss and its token count (two f32) are summed.
-    double share = (dp - 1.0) / dp, all = (reducers - 1.0) / reducers;
+    // gradients, the loss and its token count (two f32) and the step's
+    // other outputs are summed.
     const RankState &r = ranks[slowest];
     // Calls: one per layer the rank holds (and one for the embedding or
     // the head), as per-layer buckets and ZeRO-3's per-layer gathers go.
@@ -497,25 +588,22 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
       if (rankOfStage(k) == slowest)
         units += split[k];
     int z = config.zero;
-    double reduceBus, reduceCalls, gatherBus = 0, gatherCalls = 0;
-    if (z == 0 || cp > 1) {
-      // An all-reduce (dtc's ZeRO with cp also reduces over both axes).
-      reduceBus = 2 * all * (r.gradBytes + kLossBytes);
-      reduceCalls = 2 * units;
-    } else {
-      reduceBus =
-          (z >= 2 ? M : 1) * share * r.paddedGradBytes + 2 * share * kLossBytes;
-      reduceCalls = (z >= 2 ? M : 1) * units;
-    }
-    if (z >= 1 && dp > 1) {
-      gatherBus = share * r.paddedParamBytes +
-                  (z == 3 ? share * r.backwardParamBytes : 0);
-      gatherCalls = (z == 3 ? 2 : 1) * units;
-    }
-    estimate.dpBusBytes = reduceBus + gatherBus;
+    // (With dp and ep, one of the loss's scalars is summed over ep and then
+    // over dp, as the partitioners meet it.)
+    double lossBus = 2 * ringShare(reducers) * kLossBytes;
+    if (dp * cp > 1 && ep > 1)
+      lossBus = ringShare(reducers) * kLossBytes +
+                (ringShare(dp * cp) + ringShare(ep)) * kLossBytes;
+    double reduceBus = r.reduceBus + lossBus +
+                       2 * ringShare(reducers) * model.summedOutputBytes;
+    double reduceCalls =
+        z == 0 || cp > 1 ? 2 * units : (z >= 2 ? M : 1) * units;
+    double gatherCalls = z >= 1 ? (z == 3 ? 2 : 1) * units : 0;
+    estimate.dpBusBytes = reduceBus + r.gatherBus;
     dpSeconds = ringSeconds(linkOf(device, request, tp, reducers), reducers,
                             reduceCalls, reduceBus) +
-                ringSeconds(dpLink, dp, gatherCalls, gatherBus);
+                ringSeconds(linkOf(device, request, tp * cp, dp * ep), dp * ep,
+                            gatherCalls, r.gatherBus);
     window = backwardOne[slowest] * (z >= 2 ? M : 1);
   }
   estimate.dpSeconds = std::max(0.0, dpSeconds - window);
@@ -528,6 +616,8 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     estimate.cpSeconds += M * split[k] * (cpForward * (1 + f) + cpBackward);
     estimate.cpBusBytes +=
         M * split[k] * (cpForwardBytes * (1 + f) + cpBackwardBytes);
+    estimate.epSeconds += M * split[k] * (2 + f) * epCall;
+    estimate.epBusBytes += M * split[k] * (2 + f) * epBytes;
   }
 
   // The optimizer reads each gradient and reads and writes the rest of
@@ -600,6 +690,66 @@ PlanEstimate mlir::dtc::evaluatePlan(const ModelAnatomy &model,
   return evaluate(model, config, device, request, cache);
 }
 
+namespace {
+/// Appends to `plans` every way to run the mesh of `mesh` (its dp, ep, tp,
+/// pp and cp): the microbatches, ZeRO stages, recomputation and schedules.
+void searchMesh(const ModelAnatomy &model, const DeviceSpec &device,
+                const PlanRequest &request, const PlanConfig &mesh,
+                ScheduleCache &cache, std::vector<PlanEstimate> &plans) {
+  const int64_t P = mesh.pp;
+  int64_t rows = model.batch / mesh.getBatchRanks();
+  for (int64_t size = 1; size <= rows; size *= 2) {
+    if (rows % size)
+      continue;
+    int64_t M = rows / size;
+    // A pipeline needs a microbatch per stage; beyond sixteen per stage
+    // the bubble hardly shrinks (smaller microbatches still lower the
+    // activations in flight, but 1F1B's are then a few rows) and the
+    // simulation only takes longer.
+    if (P > 1 && (M < P || M > 16 * P))
+      continue;
+    std::vector<int64_t> zeros = {0};
+    if (mesh.getBatchRanks() > 1)
+      zeros =
+          P > 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0, 1, 2, 3};
+    std::vector<std::pair<std::string, int64_t>> schedules = {{"", 1}};
+    if (P > 1) {
+      schedules.clear();
+      // Two chunks per rank need two layers per rank and, interleaved in
+      // rounds, microbatches in multiples of the stages.
+      bool chunked = model.layers >= 2 * P && M % P == 0;
+      for (const std::string &name : request.schedules) {
+        bool twoChunks = name == "interleaved" || name == "zbv";
+        if (!twoChunks || chunked)
+          schedules.push_back({name, twoChunks ? 2 : 1});
+      }
+    }
+    for (int64_t zero : zeros)
+      for (double remat : {0.0, 1.0, kRecomputeToFit})
+        for (auto &[name, chunks] : schedules) {
+          PlanConfig config = mesh;
+          config.zero = zero;
+          config.microbatches = M;
+          config.recompute = remat;
+          if (P > 1) {
+            config.schedule = name;
+            config.virtualStages = chunks;
+            config.split =
+                balanceLayers(model, P * chunks, request.fusedAttention);
+            if (config.split.empty())
+              continue;
+          }
+          PlanEstimate estimate =
+              remat == kRecomputeToFit
+                  ? evaluateToFit(model, config, device, request, cache)
+                  : evaluate(model, config, device, request, cache);
+          if (estimate.stepSeconds > 0)
+            plans.push_back(std::move(estimate));
+        }
+  }
+}
+} // namespace
+
 std::vector<PlanEstimate> mlir::dtc::searchPlans(const ModelAnatomy &model,
                                                  const DeviceSpec &device,
                                                  const PlanRequest &request) {
@@ -613,6 +763,12 @@ std::vector<PlanEstimate> mlir::dtc::searchPlans(const ModelAnatomy &model,
                          model.sequence / cp >= request.minTokensPerContextRank;
          cp *= 2)
       contexts.push_back(cp);
+  // Expert parallelism over the divisors of the experts with exchanges.
+  std::vector<int64_t> expertDegrees = {1};
+  if (model.expertExchangeCalls > 0)
+    for (int64_t ep = 2; ep <= model.experts; ++ep)
+      if (model.experts % ep == 0)
+        expertDegrees.push_back(ep);
   for (const auto &[tp, dims] : model.tensorParallelDims)
     for (int64_t cp : contexts) {
       int64_t gpus = request.gpus / cp;
@@ -620,64 +776,21 @@ std::vector<PlanEstimate> mlir::dtc::searchPlans(const ModelAnatomy &model,
           (!request.tpAcrossNodes && tp > request.gpusPerNode))
         continue;
       for (int64_t P = 1; P <= gpus / tp && P <= model.layers; ++P) {
-        if ((gpus / tp) % P)
+        // The ranks left split the batch; of them ep (dividing the
+        // experts; not with cp) also split the experts.
+        int64_t batchRanks = gpus / tp / P;
+        if ((gpus / tp) % P || model.batch % batchRanks)
           continue;
-        int64_t dp = gpus / tp / P;
-        if (model.batch % dp)
-          continue;
-        int64_t rows = model.batch / dp;
-        for (int64_t size = 1; size <= rows; size *= 2) {
-          if (rows % size)
+        for (int64_t ep : expertDegrees) {
+          if (batchRanks % ep || (ep > 1 && cp > 1))
             continue;
-          int64_t M = rows / size;
-          // A pipeline needs a microbatch per stage; beyond sixteen per
-          // stage the bubble hardly shrinks (smaller microbatches still
-          // lower the activations in flight, but 1F1B's are then a few rows)
-          // and the simulation only takes longer.
-          if (P > 1 && (M < P || M > 16 * P))
-            continue;
-          std::vector<int64_t> zeros = {0};
-          if (dp > 1)
-            zeros = P > 1 ? std::vector<int64_t>{0, 1}
-                          : std::vector<int64_t>{0, 1, 2, 3};
-          std::vector<std::pair<std::string, int64_t>> schedules = {{"", 1}};
-          if (P > 1) {
-            schedules.clear();
-            // Two chunks per rank need two layers per rank and, interleaved
-            // in rounds, microbatches in multiples of the stages.
-            bool chunked = model.layers >= 2 * P && M % P == 0;
-            for (const std::string &name : request.schedules) {
-              bool twoChunks = name == "interleaved" || name == "zbv";
-              if (!twoChunks || chunked)
-                schedules.push_back({name, twoChunks ? 2 : 1});
-            }
-          }
-          for (int64_t zero : zeros)
-            for (double remat : {0.0, 1.0, kRecomputeToFit})
-              for (auto &[name, chunks] : schedules) {
-                PlanConfig config;
-                config.dp = dp;
-                config.tp = tp;
-                config.pp = P;
-                config.cp = cp;
-                config.zero = zero;
-                config.microbatches = M;
-                config.recompute = remat;
-                if (P > 1) {
-                  config.schedule = name;
-                  config.virtualStages = chunks;
-                  config.split =
-                      balanceLayers(model, P * chunks, request.fusedAttention);
-                  if (config.split.empty())
-                    continue;
-                }
-                PlanEstimate estimate =
-                    remat == kRecomputeToFit
-                        ? evaluateToFit(model, config, device, request, cache)
-                        : evaluate(model, config, device, request, cache);
-                if (estimate.stepSeconds > 0)
-                  plans.push_back(std::move(estimate));
-              }
+          PlanConfig mesh;
+          mesh.dp = batchRanks / ep;
+          mesh.ep = ep;
+          mesh.tp = tp;
+          mesh.pp = P;
+          mesh.cp = cp;
+          searchMesh(model, device, request, mesh, cache, plans);
         }
       }
     }
@@ -755,12 +868,15 @@ std::vector<std::string> mlir::dtc::lintPlan(const ModelAnatomy &model,
         "an estimate without them would have said it fits",
         gb(estimate.memory.getStateBytes()), gb(usable),
         gb(estimate.memory.activations)));
-  int64_t rows = model.batch / c.dp;
+  int64_t rows = model.batch / c.getBatchRanks();
   if (!estimate.fits && rows == c.microbatches && c.recompute == 0)
     lints.push_back(llvm::formatv(
-        "the global batch of {0} rows over dp={1} leaves {2} row{3} per rank "
+        "the global batch of {0} rows over {1} leaves {2} row{3} per rank "
         "in microbatches of one row already: accumulation cannot lower the "
         "activations further; recomputation or more tp/pp can",
-        model.batch, c.dp, rows, rows == 1 ? "" : "s"));
+        model.batch,
+        "dp=" + std::to_string(c.dp) +
+            (c.ep > 1 ? " x ep=" + std::to_string(c.ep) : ""),
+        rows, rows == 1 ? "" : "s"));
   return lints;
 }

@@ -6,7 +6,8 @@ must be equal to the byte; the estimated activations within --tolerance of
 the compiled activation peak (with pp, of the pp rank the planner
 reports: report.json's pp_ranks); and, for a configuration without tp or
 recomputation (whose collectives the planner counts as estimates), the bus
-bytes over dp equal to the compiled collectives' over dp.
+bytes over dp (and cp and ep: with ep, its exchanges of tokens too) equal
+to the compiled collectives' over them.
 
 usage: check_plan_against_compile.py PLAN.json MODEL.onnx OUTDIR [--tolerance 0.1] -- DTC_COMPILE [ARGS...]
 Prints one line per configuration; exits 1 on any difference.
@@ -50,14 +51,15 @@ def main():
         communication = ""
         if plan["tp"] == 1 and plan["remat"] == "none" and plan["pp"] == 1:
             calls = json.load(open(out + "/report.json"))["collectives_per_step"]
-            # The gradients' reduction: over dp, and over cp too with
-            # context parallelism (its ring's send/receives apart).
+            # The gradients' reduction: over dp, and over cp and ep too (cp's
+            # ring apart); with ep, its exchanges of tokens for experts.
             compiled = sum(c["bus_bytes"] for c in calls
-                           if set(c["axes"]) <= {"dp", "cp"} and c["kind"] != "send_recv")
-            planned = plan["bus_bytes_per_step"]["dp"]
+                           if set(c["axes"]) <= {"dp", "cp", "ep"} and c["kind"] != "send_recv")
+            planned = plan["bus_bytes_per_step"]["dp"] + plan["bus_bytes_per_step"].get("ep", 0)
             same = abs(planned - compiled) < 1  # (bus bytes are fractions of n-1/n)
             ok &= same
-            communication = (f"; dp bus bytes {'equal' if same else 'DIFFER'}"
+            axes = "dp and ep" if plan.get("ep", 1) > 1 else "dp"
+            communication = (f"; {axes} bus bytes {'equal' if same else 'DIFFER'}"
                              f" ({planned:.0f} planned, {compiled:.0f} compiled)")
             if plan.get("cp", 1) > 1:
                 # Ring attention's key and value blocks (the compiled step

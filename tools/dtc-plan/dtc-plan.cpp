@@ -129,6 +129,8 @@ static std::string describe(const PlanConfig &c) {
   std::string text = llvm::formatv("tp={0} pp={1} dp={2}", c.tp, c.pp, c.dp);
   if (c.cp > 1)
     text += " cp=" + std::to_string(c.cp);
+  if (c.ep > 1)
+    text += " ep=" + std::to_string(c.ep);
   text += llvm::formatv(", ZeRO-{0}, {1} microbatch{2}", c.zero, c.microbatches,
                         c.microbatches > 1 ? "es" : "");
   if (c.pp > 1)
@@ -161,7 +163,7 @@ static void printPlan(const PlanEstimate &e, double usable, int64_t index) {
   llvm::outs() << llvm::formatv("{0}. {1}\n", index, describe(e.config));
   llvm::outs() << llvm::formatv(
       "    predicted step {0:f3} s, MFU {1:f1}% (HFU {2:f1}%); compute "
-      "{3:f3} s, tensor-parallel collectives {4:f3} s, {8}data-parallel "
+      "{3:f3} s, tensor-parallel collectives {4:f3} s, {8}{9}data-parallel "
       "reduction left after the backward {5:f3} s, optimizer {6:f3} s, "
       "bubble {7:f1}%\n",
       e.stepSeconds, 100 * e.mfu, 100 * e.hfu, e.computeSeconds, e.tpSeconds,
@@ -170,14 +172,20 @@ static void printPlan(const PlanEstimate &e, double usable, int64_t index) {
           ? llvm::formatv("context-parallel exchanges left exposed {0:f3} s, ",
                           e.cpSeconds)
                 .str()
+          : "",
+      e.config.ep > 1
+          ? llvm::formatv("expert all-to-alls {0:f3} s, ", e.epSeconds).str()
           : "");
   printMemory(e, usable);
   llvm::outs() << llvm::formatv(
       "    communication per rank per step: tp {0:f2} GB, dp {1:f2} GB, pp "
-      "{2:f2} GB{3} (bus bytes)\n",
+      "{2:f2} GB{3}{4} (bus bytes)\n",
       gigabytes(e.tpBusBytes), gigabytes(e.dpBusBytes), gigabytes(e.ppBytes),
       e.config.cp > 1
           ? llvm::formatv(", cp {0:f2} GB", gigabytes(e.cpBusBytes)).str()
+          : "",
+      e.config.ep > 1
+          ? llvm::formatv(", ep {0:f2} GB", gigabytes(e.epBusBytes)).str()
           : "");
   llvm::outs() << "    dtc-compile " << modelPath << " --shapes-only "
                << e.config.getFlags(precision) << " -o OUT\n";
@@ -191,6 +199,7 @@ static llvm::json::Object toJSON(const PlanEstimate &e) {
       {"pp", c.pp},
       {"dp", c.dp},
       {"cp", c.cp},
+      {"ep", c.ep},
       {"zero", c.zero},
       {"microbatches", c.microbatches},
       {"schedule", c.pp > 1 ? c.schedule : ""},
@@ -210,7 +219,8 @@ static llvm::json::Object toJSON(const PlanEstimate &e) {
       {"bus_bytes_per_step", llvm::json::Object{{"tp", e.tpBusBytes},
                                                 {"dp", e.dpBusBytes},
                                                 {"pp", e.ppBytes},
-                                                {"cp", e.cpBusBytes}}},
+                                                {"cp", e.cpBusBytes},
+                                                {"ep", e.epBusBytes}}},
       {"step_seconds", e.stepSeconds},
       {"mfu", e.mfu},
       {"hfu", e.hfu},
@@ -236,12 +246,16 @@ static void printAnatomy(const ModelAnatomy &model) {
       gigabytes(master), gigabytes(state),
       std::llround((master + state) / model.getNumParameters()),
       (weights + grads + master + state) / 1e12);
-  if (model.experts)
+  if (model.experts) {
+    int64_t experts = 0;
+    for (const PlannedParameter &p : model.parameters)
+      experts += p.expert && p.trained ? p.getNumElements() : 0;
     llvm::outs() << llvm::formatv(
-        "dtc-plan: a mixture of {0} experts: expert parallelism (ep) is not "
-        "planned yet; the configurations below hold every expert as a dense "
-        "weight (replicated, or ZeRO-sharded over dp)\n",
-        model.experts);
+        "dtc-plan: a mixture of {0} experts: {1:f1}% of the parameters are "
+        "experts' (expert parallelism, ep, splits them; the other ranks of "
+        "the batch are dp's)\n",
+        model.experts, 100.0 * experts / model.getNumParameters());
+  }
 }
 
 /// Compiles `e`'s configuration of the model and prints dtc-compile's
@@ -301,13 +315,19 @@ static bool compileAndCompare(MLIRContext &context,
                 compiled.activationPeak
           : 0.0);
   if (c.tp == 1 && c.recompute == 0 && c.pp == 1) {
-    double dp = 0;
+    // Everything over the batch's ranks (cp's ring apart): the
+    // reductions, and the experts' exchanges.
+    double batch = 0;
     for (const CollectiveCall &call : analyzeCollectives(step).calls)
-      if (call.axes == std::vector<std::string>{"dp"})
-        dp += call.busBytes;
-    llvm::outs() << llvm::formatv("; dp bus bytes {0:f0} ({1})", dp,
-                                  std::abs(dp - e.dpBusBytes) < 1 ? "equal"
-                                                                  : "DIFFER");
+      if (call.kind != "send_recv" &&
+          llvm::all_of(call.axes, [](const std::string &axis) {
+            return axis == "dp" || axis == "cp" || axis == "ep";
+          }))
+        batch += call.busBytes;
+    double planned = e.dpBusBytes + e.epBusBytes;
+    llvm::outs() << llvm::formatv(
+        "; {0} bus bytes {1:f0} ({2})", c.ep > 1 ? "dp and ep" : "dp", batch,
+        std::abs(batch - planned) < 1 ? "equal" : "DIFFER");
   }
   llvm::outs() << "\n";
   return true;
@@ -349,6 +369,7 @@ static void explainLosers(ArrayRef<PlanEstimate> plans, double usable) {
         {found->tpSeconds - best.tpSeconds, "more tensor-parallel collectives"},
         {found->cpSeconds - best.cpSeconds,
          "more context-parallel exchanges left exposed"},
+        {found->epSeconds - best.epSeconds, "more expert all-to-alls"},
         {found->dpSeconds - best.dpSeconds,
          "more data-parallel reduction left exposed"},
         {found->stepSeconds * found->bubbleFraction -
@@ -371,8 +392,12 @@ static void explainLosers(ArrayRef<PlanEstimate> plans, double usable) {
   family("without tensor parallelism",
          [](const PlanConfig &c) { return c.tp == 1; });
   family("data parallelism alone", [](const PlanConfig &c) {
-    return c.tp == 1 && c.pp == 1 && c.cp == 1;
+    return c.tp == 1 && c.pp == 1 && c.cp == 1 && c.ep == 1;
   });
+  family("with expert parallelism",
+         [](const PlanConfig &c) { return c.ep > 1; });
+  family("without expert parallelism",
+         [](const PlanConfig &c) { return c.ep == 1; });
   family("with context parallelism",
          [](const PlanConfig &c) { return c.cp > 1; });
   family("without context parallelism",
@@ -508,15 +533,16 @@ int main(int argc, char **argv) {
       }
     }
     for (auto [name, size] : llvm::zip(shape.axes, shape.sizes)) {
-      if (name != "dp" && name != "tp" && name != "pp" && name != "cp") {
+      if (name != "dp" && name != "tp" && name != "pp" && name != "cp" &&
+          name != "ep") {
         llvm::errs() << "error: --mesh: '" << name << "=" << size
-                     << "' is not dp=N, tp=N, pp=N or cp=N (the planner does "
-                        "not plan ep yet)\n";
+                     << "' is not dp=N, tp=N, pp=N, cp=N or ep=N\n";
         return 1;
       }
       (name == "dp"   ? config.dp
        : name == "tp" ? config.tp
        : name == "cp" ? config.cp
+       : name == "ep" ? config.ep
                       : config.pp) = size;
     }
     config.zero = zero;
@@ -541,9 +567,15 @@ int main(int argc, char **argv) {
       return 1;
     }
     request.gpus = config.getNumRanks();
-    if (zero < 0 || zero > 3 || (zero > 0 && config.dp < 2)) {
+    if (zero < 0 || zero > 3 || (zero > 0 && config.getBatchRanks() < 2)) {
       llvm::errs() << "error: --zero " << zero
-                   << ": a stage 0 to 3, above 0 with a dp axis of 2 or more\n";
+                   << ": a stage 0 to 3, above 0 with a dp (or ep) axis of 2 "
+                      "or more\n";
+      return 1;
+    }
+    if (config.ep > 1 && config.cp > 1) {
+      llvm::errs() << "error: --mesh " << mesh
+                   << ": the planner does not plan ep with cp\n";
       return 1;
     }
   }
@@ -630,11 +662,25 @@ int main(int argc, char **argv) {
                    << "\n";
       return 1;
     }
-    if (model->batch % config.dp ||
-        (model->batch / config.dp) % config.microbatches) {
+    if (config.ep > 1 &&
+        (model->experts % config.ep || model->expertExchangeCalls == 0)) {
+      llvm::errs() << "error: --mesh ep=" << config.ep << ": "
+                   << (model->experts
+                           ? "expert parallelism needs ep to divide the " +
+                                 std::to_string(model->experts) + " experts"
+                           : std::string("the model has no mixture of "
+                                         "experts to split"))
+                   << "\n";
+      return 1;
+    }
+    int64_t batchRanks = config.getBatchRanks();
+    if (model->batch % batchRanks ||
+        (model->batch / batchRanks) % config.microbatches) {
       llvm::errs() << "error: the global batch of " << model->batch
-                   << " rows does not divide into dp=" << config.dp << " x "
-                   << config.microbatches << " microbatches\n";
+                   << " rows does not divide into dp=" << config.dp
+                   << (config.ep > 1 ? " x ep=" + std::to_string(config.ep)
+                                     : "")
+                   << " x " << config.microbatches << " microbatches\n";
       return 1;
     }
     config.split = balanceLayers(*model, config.pp * config.virtualStages,
@@ -666,11 +712,13 @@ int main(int argc, char **argv) {
       }
       suggest(*model, *device, request, usable, plans);
     } else {
-      std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> shown;
+      std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>> shown;
       for (const PlanEstimate &e : plans) {
         if (!e.fits || static_cast<int64_t>(shown.size()) >= top)
           break;
-        if (!shown.insert({e.config.tp, e.config.pp, e.config.cp, e.config.dp})
+        if (!shown
+                 .insert({e.config.tp, e.config.pp, e.config.cp, e.config.ep,
+                          e.config.dp})
                  .second)
           continue;
         printPlan(e, usable, shown.size());

@@ -44,6 +44,13 @@ struct PlannedParameter {
   /// Whether the backward reads it (a matmul's weight, a norm's scale; not
   /// an embedding table or a bias): ZeRO-3 gathers those again for it.
   bool readByBackward = false;
+  /// A mixture of experts' weight stacked by the experts along its first
+  /// dimension: what expert parallelism splits.
+  bool expert = false;
+  /// An expert weight whose gradient the backward computes before the
+  /// exchange (a bias of the dispatched tokens): each rank's is a partial
+  /// sum of every expert's, summed over ep and dp as a whole.
+  bool expertGradientSummed = false;
 
   int64_t getNumElements() const;
 };
@@ -106,9 +113,20 @@ struct ModelAnatomy {
   /// kernel does not keep (it recomputes them in its backward).
   int64_t scoreBytesPerLayer = 0;
   /// A mixture of experts' expert count (its routers' top_k choose among
-  /// them), or 0: expert parallelism is not planned yet, so its experts
-  /// are planned as dense weights, replicated or ZeRO-sharded.
+  /// them), or 0.
   int64_t experts = 0;
+  /// Under expert parallelism, per step (forward and backward), as
+  /// dtc-expert-parallel partitions the step (measured at ep=2): the bytes
+  /// of the whole batch's buffers the all-to-alls exchange (tokens for
+  /// experts and back: a rank's share scales with its rows), those of the
+  /// tokens the ep ranks gather whole and of the partial sums they scatter
+  /// back (the loop form's: a rank's share is all its ep group's), and the
+  /// calls.
+  double expertExchangeBytes = 0, expertWholeBatchBytes = 0;
+  int64_t expertExchangeCalls = 0;
+  /// Bytes of the step's outputs besides the loss (a mixture's
+  /// `expert_tokens`), summed over the data-parallel ranks every step.
+  int64_t summedOutputBytes = 0;
   /// Per tensor-parallel degree the planner may use: per parameter the
   /// dimension tp splits, or -1. Degrees tp cannot use are absent.
   std::map<int64_t, std::vector<int64_t>> tensorParallelDims;
@@ -134,8 +152,9 @@ inline constexpr double kRecomputeToFit = -1;
 
 /// One way to train the model.
 struct PlanConfig {
-  /// Context parallelism (cp) splits each sequence, with ring attention.
-  int64_t dp = 1, tp = 1, pp = 1, cp = 1;
+  /// Context parallelism (cp) splits each sequence, with ring attention;
+  /// expert parallelism (ep) splits the batch like dp and the experts.
+  int64_t dp = 1, tp = 1, pp = 1, cp = 1, ep = 1;
   int64_t zero = 0;
   /// Microbatches per step (gradient accumulation without pp).
   int64_t microbatches = 1;
@@ -152,14 +171,16 @@ struct PlanConfig {
   /// Layers per pipeline stage (global stages: pp times chunks per rank).
   std::vector<int64_t> split;
 
-  int64_t getNumRanks() const { return dp * tp * pp * cp; }
+  int64_t getNumRanks() const { return dp * ep * tp * pp * cp; }
+  /// The ranks the batch is split over.
+  int64_t getBatchRanks() const { return dp * ep; }
   /// How context parallelism exchanges keys and values: "ring", or
   /// "all-gather" with tensor parallelism (whose matcher does not see
   /// through ring attention's ops; docs/Parallelism.md).
   llvm::StringRef getContextParallel() const {
     return tp > 1 ? "all-gather" : "ring";
   }
-  /// The --mesh spelling of its axes above 1 (pp, dp, cp, tp), or "".
+  /// The --mesh spelling of its axes above 1 (pp, dp, ep, cp, tp), or "".
   std::string getMesh() const;
   /// The dtc-compile flags that compile it.
   std::string getFlags(llvm::StringRef precision) const;
@@ -174,15 +195,18 @@ struct PlanEstimate {
   /// Of its activations, the saved ones of the microbatches in flight.
   int64_t inFlightBytes = 0;
   /// Bus bytes per rank per step by axis (dp's: the gradients' reduction,
-  /// over dp and cp together).
-  double tpBusBytes = 0, dpBusBytes = 0, ppBytes = 0, cpBusBytes = 0;
+  /// over dp, and cp and ep where the parameter is not split over them;
+  /// ep's: the experts' all-to-alls).
+  double tpBusBytes = 0, dpBusBytes = 0, ppBytes = 0, cpBusBytes = 0,
+         epBusBytes = 0;
   /// Seconds: the step; computing (forward, backward, recomputation);
   /// tensor-parallel collectives (exposed: they sit between the ops that
   /// need them); context parallelism's ring transfers the attention does
-  /// not cover; the data-parallel reduction left after the backward
-  /// overlaps it; the optimizer; pipeline idle time (bubble).
+  /// not cover; expert parallelism's all-to-alls (exposed: the experts
+  /// wait for their tokens); the data-parallel reduction left after the
+  /// backward overlaps it; the optimizer; pipeline idle time (bubble).
   double stepSeconds = 0, computeSeconds = 0, tpSeconds = 0, cpSeconds = 0,
-         dpSeconds = 0, optimizerSeconds = 0, bubbleFraction = 0;
+         epSeconds = 0, dpSeconds = 0, optimizerSeconds = 0, bubbleFraction = 0;
   /// Model FLOPs utilization (recomputation excluded) and hardware FLOPs
   /// utilization (included), of the device's peak.
   double mfu = 0, hfu = 0;

@@ -141,3 +141,17 @@ struct ExpertParallelPass
 };
 
 } // namespace
+
+SmallVector<unsigned> mlir::dtc::getExpertParameters(func::FuncOp func) {
+  SmallVector<unsigned> params;
+  bool routed = false;
+  func.walk([&](TopKOp) { routed = true; });
+  if (!routed)
+    return params;
+  FailureOr<int64_t> experts = expertCount(func);
+  if (failed(experts))
+    return params;
+  for (const SplitArgument &seed : expertSeeds(func, *experts))
+    params.push_back(seed.index);
+  return params;
+}

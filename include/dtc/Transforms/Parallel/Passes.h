@@ -35,6 +35,11 @@ FailureOr<SmallVector<TensorParallelSplit>>
 getTensorParallelSplits(func::FuncOp func, int64_t tp, TPStrategy strategy,
                         StringRef shardingSpec);
 
+/// The arguments of `func` dtc-expert-parallel splits along the experts
+/// (their first dimension): a mixture of experts' stacked weights. Empty
+/// without a router.
+SmallVector<unsigned> getExpertParameters(func::FuncOp func);
+
 /// Registers the parallelism passes (for dtc-opt).
 void registerParallelPasses();
 
