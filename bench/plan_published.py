@@ -10,8 +10,8 @@ fit (with the run's recomputation, or without, else recomputing as few
 layers as fit, else all), its predicted utilization against the published
 one on the same definition (MFU, or HFU where the run's figure counts the
 recomputed forward), and whether the published (tp, pp, cp, dp) is among
-the planner's top 3 distinct tuples, searched with the attention and the
-pipeline schedules the run had. Then the time to plan the 70B graph for
+the planner's top 3 distinct tuples, searched on the run's terms: its
+attention, recomputation, pipeline schedules and stage splits. Then the time to plan the 70B graph for
 1,024 GPUs (issue #21: under 10 s).
 
 Prints the figures; it checks nothing (the planner's step-time model is not
@@ -33,9 +33,11 @@ plan = os.path.join(tools, "dtc-plan")
 # and its definition, and what the run computed with, which the planner is
 # given too: its attention (FlashAttention, "fused", or scores through
 # memory, "unfused"), its recomputation ("fit": none if it fits, else as
-# few layers as fit, else all; "full": all, as the run did) and the
-# pipeline schedules its framework had (none of these runs had zero-bubble
-# schedules).
+# few layers as fit, else all; "full": all, as the run did, and the search
+# tries only that), the pipeline schedules its framework had (none of these
+# runs had zero-bubble schedules) and whether it split the layers evenly
+# between stages (Megatron-LM asserted that the stages divide the layers;
+# DeepSpeed's pipeline engine and Meta's did not).
 SETUPS = [
     dict(name="Llama 3 405B, 8K, 8,192 H100", generator="llama_shapes", config="llama3-405b",
          gpus=8192, gpu="h100-80gb", batch=2048, seq=8192, mesh=(8, 16, 1, 64),
@@ -65,10 +67,13 @@ SETUPS = [
          published=47, metric="mfu", attention="unfused", remat="full",
          source="OPT paper: ~147 TFLOP/s per GPU of 312"),
     # bigscience tr11-176B-ml.slurm: --checkpoint-activations, micro-batch 2,
-    # Megatron-DeepSpeed's TFLOP/s counting the recomputed forward (HFU).
+    # Megatron-DeepSpeed's TFLOP/s counting the recomputed forward (HFU);
+    # DeepSpeed's 'type:transformer|embedding' partition: the embedding and
+    # the head count as a layer each, 72 / 12 = 6 per stage.
     dict(name="BLOOM-176B, 384 A100", generator="gpt_shapes", config="bloom-176b",
          gpus=384, gpu="a100-80gb", batch=2048, seq=2048, mesh=(4, 12, 1, 8),
-         flags=["--zero", "1", "--microbatches", "128"],
+         flags=["--zero", "1", "--microbatches", "128",
+                "--pipeline-split", "5,6,6,6,6,6,6,6,6,6,6,5"],
          published=48, metric="hfu", attention="unfused", remat="full",
          source="BLOOM paper: ~150 TFLOP/s per GPU of 312, recomputation counted"),
     # Korthikanti et al.: sequence parallelism and selective recomputation
@@ -76,7 +81,7 @@ SETUPS = [
     dict(name="MT-NLG 530B, 2,240 A100", generator="gpt_shapes", config="mt-nlg-530b",
          gpus=2240, gpu="a100-80gb", batch=2240, seq=2048, mesh=(8, 35, 1, 8),
          flags=["--zero", "1", "--microbatches", "280"],
-         published=54.2, metric="mfu", attention="fused", remat="fit",
+         published=54.2, metric="mfu", attention="fused", remat="fit", even_stages=True,
          source="Korthikanti et al., table 5 (MFU)"),
 ]
 SCHEDULES = "1f1b,interleaved,gpipe"
@@ -114,8 +119,13 @@ with tempfile.TemporaryDirectory() as out:
                 predicted = estimate[setup["metric"]]
                 break
         searched = os.path.join(out, "search.json")
-        run_plan([model, *common, "--gpus", str(setup["gpus"]), "--top", "3",
-                  "--pipeline-schedules", SCHEDULES, "--json", searched])
+        terms = ["--pipeline-schedules", SCHEDULES]
+        if setup["remat"] == "full":
+            terms += ["--remat-policies", "full"]
+        if setup.get("even_stages"):
+            terms += ["--even-stages"]
+        run_plan([model, *common, "--gpus", str(setup["gpus"]), "--top", "3", *terms,
+                  "--json", searched])
         tuples = [(p["tp"], p["pp"], p["cp"], p["dp"])
                   for p in json.load(open(searched))["plans"]]
         rank = tuples.index(setup["mesh"]) + 1 if setup["mesh"] in tuples else None

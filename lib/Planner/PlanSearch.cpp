@@ -708,10 +708,10 @@ void searchMesh(const ModelAnatomy &model, const DeviceSpec &device,
     // simulation only takes longer.
     if (P > 1 && (M < P || M > 16 * P))
       continue;
-    std::vector<int64_t> zeros = {0};
-    if (mesh.getBatchRanks() > 1)
-      zeros =
-          P > 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0, 1, 2, 3};
+    std::vector<int64_t> zeros;
+    for (int64_t zero : request.zeroStages)
+      if (zero == 0 || (mesh.getBatchRanks() > 1 && (P == 1 || zero == 1)))
+        zeros.push_back(zero);
     std::vector<std::pair<std::string, int64_t>> schedules = {{"", 1}};
     if (P > 1) {
       schedules.clear();
@@ -725,7 +725,7 @@ void searchMesh(const ModelAnatomy &model, const DeviceSpec &device,
       }
     }
     for (int64_t zero : zeros)
-      for (double remat : {0.0, 1.0, kRecomputeToFit})
+      for (double remat : request.recompute)
         for (auto &[name, chunks] : schedules) {
           PlanConfig config = mesh;
           config.zero = zero;
@@ -734,8 +734,13 @@ void searchMesh(const ModelAnatomy &model, const DeviceSpec &device,
           if (P > 1) {
             config.schedule = name;
             config.virtualStages = chunks;
+            int64_t stages = P * chunks;
+            if (request.evenStages && model.layers % stages)
+              continue;
             config.split =
-                balanceLayers(model, P * chunks, request.fusedAttention);
+                request.evenStages
+                    ? std::vector<int64_t>(stages, model.layers / stages)
+                    : balanceLayers(model, stages, request.fusedAttention);
             if (config.split.empty())
               continue;
           }

@@ -88,12 +88,28 @@ static cl::list<std::string> searchedSchedules(
              "all of gpipe, 1f1b, interleaved, zb-h1 and zbv; e.g. "
              "1f1b,interleaved for a framework without zero-bubble "
              "schedules)"));
+static cl::list<std::string> searchedRemat(
+    "remat-policies", cl::cat(categoryPlan), cl::CommaSeparated,
+    cl::desc("Recomputation the search tries, comma-separated (default: all "
+             "of none, budget (as few layers as fit) and full; e.g. full for "
+             "a framework that recomputes whole layers only)"));
+static cl::list<int64_t> searchedZero(
+    "zero-stages", cl::cat(categoryPlan), cl::CommaSeparated,
+    cl::desc("ZeRO stages the search tries, comma-separated (default: 0 to 3, "
+             "0 and 1 with pipeline stages; e.g. 0,1 for a framework with a "
+             "distributed optimizer only)"));
+static cl::opt<bool> evenStages(
+    "even-stages", cl::cat(categoryPlan),
+    cl::desc("Pipelines only where the stages (times the chunks per rank) "
+             "divide the layers, each stage taking as many (a framework that "
+             "requires it, as Megatron-LM before its uneven pipelines did)"));
 static cl::opt<bool> compileTop(
     "compile-top", cl::cat(categoryPlan),
     cl::desc("Compile each printed configuration (as dtc-compile "
              "--shapes-only would) and print its figures beside the "
              "planner's: the persistent state and, without tp, the bytes over "
-             "dp are equal; the activation peak is what the estimate is of"));
+             "dp (and ep) are equal; the activation peak is what the estimate "
+             "is of"));
 static cl::opt<std::string>
     jsonOut("json", cl::cat(categoryPlan), cl::value_desc("FILE"),
             cl::desc("Also write the printed configurations as JSON"));
@@ -102,8 +118,10 @@ static cl::opt<bool>
     explain("explain", cl::cat(categoryExplain),
             cl::desc("Explain one configuration's memory (the flags below) "
                      "instead of searching"));
-static cl::opt<std::string> mesh("mesh", cl::cat(categoryExplain),
-                                 cl::desc("pp=P,dp=D,cp=C,tp=T (any of them)"));
+static cl::opt<std::string>
+    mesh("mesh", cl::cat(categoryExplain),
+         cl::desc("pp=P,dp=D,ep=E,cp=C,tp=T (any of "
+                  "them; ep for a mixture of experts)"));
 static cl::opt<int64_t> zero("zero", cl::cat(categoryExplain), cl::init(0),
                              cl::desc("ZeRO stage"));
 static cl::opt<int64_t>
@@ -118,6 +136,10 @@ static cl::opt<std::string>
 static cl::opt<int64_t>
     virtualStages("virtual-stages", cl::cat(categoryExplain), cl::init(0),
                   cl::desc("Chunks per rank (interleaved)"));
+static cl::list<int64_t> pipelineSplit(
+    "pipeline-split", cl::cat(categoryExplain), cl::CommaSeparated,
+    cl::desc("Layers per stage, comma-separated (default: balanced, the last "
+             "stage also running the head and the loss)"));
 static cl::opt<std::string> remat("remat", cl::cat(categoryExplain),
                                   cl::init("none"),
                                   cl::desc("none, full, or budget: as few "
@@ -465,7 +487,8 @@ int main(int argc, char **argv) {
       "dtc-plan: what a model needs on a cluster\n\n"
       "Builds the model's training step once from its shapes (weights may be\n"
       "absent) and evaluates every configuration of --gpus devices: data,\n"
-      "tensor (with sequence), context and pipeline parallelism, ZeRO stage,\n"
+      "tensor (with sequence), context, expert and pipeline parallelism,\n"
+      "ZeRO stage,\n"
       "recomputation (none, as few layers as fit, all), microbatches,\n"
       "pipeline schedule. Prints the best by predicted model FLOPs\n"
       "utilization with their memory per rank,\n"
@@ -505,6 +528,29 @@ int main(int argc, char **argv) {
       }
     request.schedules.assign(searchedSchedules.begin(),
                              searchedSchedules.end());
+  }
+  if (!searchedRemat.empty()) {
+    request.recompute.clear();
+    for (const std::string &name : searchedRemat) {
+      if (name != "none" && name != "budget" && name != "full") {
+        llvm::errs() << "error: --remat-policies: unknown '" << name
+                     << "' (none, budget or full)\n";
+        return 1;
+      }
+      request.recompute.push_back(name == "none"   ? 0
+                                  : name == "full" ? 1
+                                                   : kRecomputeToFit);
+    }
+  }
+  request.evenStages = evenStages;
+  if (!searchedZero.empty()) {
+    for (int64_t stage : searchedZero)
+      if (stage < 0 || stage > 3) {
+        llvm::errs() << "error: --zero-stages: no stage " << stage
+                     << " (0, 1, 2 or 3)\n";
+        return 1;
+      }
+    request.zeroStages.assign(searchedZero.begin(), searchedZero.end());
   }
   if (margin < 0 || margin >= 1) {
     llvm::errs() << "error: --margin must be in [0, 1)\n";
@@ -683,8 +729,21 @@ int main(int argc, char **argv) {
                    << " x " << config.microbatches << " microbatches\n";
       return 1;
     }
-    config.split = balanceLayers(*model, config.pp * config.virtualStages,
-                                 request.fusedAttention);
+    int64_t stages = config.pp * config.virtualStages;
+    config.split = balanceLayers(*model, stages, request.fusedAttention);
+    if (!pipelineSplit.empty()) {
+      int64_t layers = 0;
+      for (int64_t n : pipelineSplit)
+        layers += n > 0 ? n : model->layers + 1;
+      if (static_cast<int64_t>(pipelineSplit.size()) != stages ||
+          layers != model->layers) {
+        llvm::errs() << "error: --pipeline-split: " << stages
+                     << " stages of at least one layer each, " << model->layers
+                     << " layers in all\n";
+        return 1;
+      }
+      config.split.assign(pipelineSplit.begin(), pipelineSplit.end());
+    }
     PlanEstimate e = evaluatePlan(*model, config, *device, request);
     printPlan(e, usable, 1);
     if (compileTop && !compileAndCompare(context, importOptions, *chosen, e))

@@ -226,6 +226,16 @@ struct PlanRequest {
   /// zb-h1, zbv; interleaved and zbv with two chunks per rank).
   std::vector<std::string> schedules = {"1f1b", "gpipe", "zb-h1", "interleaved",
                                         "zbv"};
+  /// The recomputation the search tries (PlanConfig::recompute: none, every
+  /// layer, as few as fit).
+  std::vector<double> recompute = {0, 1, kRecomputeToFit};
+  /// The ZeRO stages the search tries (with pipeline stages 0 and 1 only,
+  /// as dtc takes them; above 0 only with ranks that split the batch).
+  std::vector<int64_t> zeroStages = {0, 1, 2, 3};
+  /// Pipelines only with as many layers on every stage (the head and the
+  /// loss on the last beside them), as frameworks without uneven splits
+  /// require; otherwise the stages are balanced (balanceLayers).
+  bool evenStages = false;
   /// Context parallelism is considered for sequences it can split into
   /// parts of at least this many tokens per rank.
   int64_t minTokensPerContextRank = 8192;
