@@ -11,7 +11,8 @@ layers as fit, else all), its predicted utilization against the published
 one on the same definition (MFU, or HFU where the run's figure counts the
 recomputed forward), and whether the published (tp, pp, cp, dp) is among
 the planner's top 3 distinct tuples, searched on the run's terms: its
-attention, recomputation, pipeline schedules and stage splits. Then the time to plan the 70B graph for
+attention, recomputation, pipeline schedules, stage splits and sequence
+parallelism. Then the time to plan the 70B graph for
 1,024 GPUs (issue #21: under 10 s).
 
 Prints the figures; it checks nothing (the planner's step-time model is not
@@ -35,9 +36,11 @@ plan = os.path.join(tools, "dtc-plan")
 # memory, "unfused"), its recomputation ("fit": none if it fits, else as
 # few layers as fit, else all; "full": all, as the run did, and the search
 # tries only that), the pipeline schedules its framework had (none of these
-# runs had zero-bubble schedules) and whether it split the layers evenly
+# runs had zero-bubble schedules), whether it split the layers evenly
 # between stages (Megatron-LM asserted that the stages divide the layers;
-# DeepSpeed's pipeline engine and Meta's did not).
+# DeepSpeed's pipeline engine and Meta's did not), and whether its tensor
+# parallelism had sequence parallelism (Megatron-LM's, from 2022; not the
+# 2021-22 runs of OPT and BLOOM).
 SETUPS = [
     dict(name="Llama 3 405B, 8K, 8,192 H100", generator="llama_shapes", config="llama3-405b",
          gpus=8192, gpu="h100-80gb", batch=2048, seq=8192, mesh=(8, 16, 1, 64),
@@ -65,6 +68,7 @@ SETUPS = [
          gpus=992, gpu="a100-80gb", batch=992, seq=2048, mesh=(8, 1, 1, 124),
          flags=["--zero", "3"],
          published=47, metric="mfu", attention="unfused", remat="full",
+         sequence_parallel=False,
          source="OPT paper: ~147 TFLOP/s per GPU of 312"),
     # bigscience tr11-176B-ml.slurm: --checkpoint-activations, micro-batch 2,
     # Megatron-DeepSpeed's TFLOP/s counting the recomputed forward (HFU);
@@ -75,6 +79,7 @@ SETUPS = [
          flags=["--zero", "1", "--microbatches", "128",
                 "--pipeline-split", "5,6,6,6,6,6,6,6,6,6,6,5"],
          published=48, metric="hfu", attention="unfused", remat="full",
+         sequence_parallel=False,
          source="BLOOM paper: ~150 TFLOP/s per GPU of 312, recomputation counted"),
     # Korthikanti et al.: sequence parallelism and selective recomputation
     # (the attention's scores recomputed, not kept: a fused kernel's memory).
@@ -106,6 +111,8 @@ with tempfile.TemporaryDirectory() as out:
         mesh = ",".join(f"{a}={n}" for a, n in (("pp", pp), ("dp", dp), ("cp", cp), ("tp", tp))
                         if n > 1)
         common = ["--gpu", setup["gpu"], "--attention", setup["attention"]]
+        if not setup.get("sequence_parallel", True):
+            common += ["--no-sequence-parallel"]
         fit, predicted = "no", None
         policies = ("none", "budget", "full") if setup["remat"] == "fit" else ("full",)
         for remat in policies:

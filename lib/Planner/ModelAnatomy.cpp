@@ -341,9 +341,23 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
     return rank >= 3 && type.getDimSize(rank - 1) == model.sequence &&
            type.getDimSize(rank - 2) == model.sequence;
   };
-  // Per attention kind (as compiled, fused): forward, of it the layers',
-  // backward.
-  double forward[2] = {0, 0}, backward[2] = {0, 0}, layersSpan[2] = {0, 0};
+  // The residual stream's values ([tokens..., hidden]): what sequence
+  // parallelism splits between the tp ranks and tensor parallelism alone
+  // keeps whole on each (norms, residual adds, dropout).
+  // (Computed there, not a view of it, a part of a fused projection or a
+  // projection's output.)
+  auto isStream = [&](Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    Operation *def = value.getDefiningOp();
+    return def && !isa<MatmulOp, SplitOp, ReshapeOp, TransposeOp>(def) &&
+           type && type.getRank() >= 2 && type.hasStaticShape() &&
+           type.getShape().back() == model.hidden &&
+           type.getNumElements() == model.batch * model.sequence * model.hidden;
+  };
+  // Per attention kind (as compiled, fused): forward, of it the layers'
+  // and their ops on the residual stream, backward.
+  double forward[2] = {0, 0}, backward[2] = {0, 0}, layersSpan[2] = {0, 0},
+         layersStream[2] = {0, 0};
   for (auto [i, entry] : llvm::enumerate(order)) {
     if (entry.stepInvariant || isa<CollectiveOpInterface>(entry.op))
       continue;
@@ -362,11 +376,14 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
     StepPhase phase = phases.lookup(entry.op);
     bool inLayers = static_cast<int64_t>(i) >= layerStarts.front() &&
                     static_cast<int64_t>(i) < layerStarts.back();
+    bool onStream =
+        entry.op->getNumResults() && isStream(entry.op->getResult(0));
     for (int kind : {0, 1}) {
       double seconds = (kind ? fused : time).seconds();
       if (phase == StepPhase::Forward) {
         forward[kind] += seconds;
         layersSpan[kind] += inLayers ? seconds : 0;
+        layersStream[kind] += inLayers && onStream ? seconds : 0;
       } else if (phase == StepPhase::Backward) {
         backward[kind] += seconds;
       }
@@ -382,6 +399,8 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
         std::max(0.0, forward[kind] - model.layers * times.layerSeconds);
     times.backwardRatio =
         forward[kind] > 0 ? backward[kind] / forward[kind] : 2;
+    times.streamShare =
+        layersSpan[kind] > 0 ? layersStream[kind] / layersSpan[kind] : 0;
   }
 
   // Activations: what a layer keeps for its backward, and the rest of the
@@ -389,9 +408,12 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
   std::vector<int64_t> saved = savedBytesPerTransformerUnit(singleDevice);
   std::vector<int64_t> scores =
       savedBytesPerTransformerUnit(singleDevice, isScore);
+  std::vector<int64_t> stream =
+      savedBytesPerTransformerUnit(singleDevice, isStream);
   if (!saved.empty()) {
     model.savedBytesPerLayer = *llvm::max_element(saved);
     model.scoreBytesPerLayer = *llvm::max_element(scores);
+    model.streamBytesPerLayer = *llvm::max_element(stream);
   }
   model.outerActivationBytes =
       std::max<int64_t>(0, activationPeak(singleDevice) -

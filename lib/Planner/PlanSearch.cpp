@@ -43,7 +43,7 @@ std::string PlanConfig::getFlags(StringRef precision) const {
   std::string flags = "--precision " + precision.str();
   if (!mesh.empty())
     flags += " --mesh " + mesh;
-  if (tp > 1)
+  if (tp > 1 && sequenceParallel)
     flags += " --sequence-parallel";
   if (cp > 1 && getContextParallel() != "ring")
     flags += " --context-parallel " + getContextParallel().str();
@@ -265,11 +265,17 @@ LayerActivations layerActivations(const ModelAnatomy &model,
   double saved =
       model.savedBytesPerLayer -
       (request.fusedAttention || ring ? model.scoreBytesPerLayer : 0);
-  // Context parallelism keeps a rank's tokens: 1/cp of each sequence.
+  // Context parallelism keeps a rank's tokens: 1/cp of each sequence;
+  // tensor parallelism its share of the heads and the MLP's width, and
+  // with sequence parallelism of the residual stream's tokens too.
   double split = double(config.tp) * config.cp;
-  LayerActivations layer{saved * (rows / model.batch) / split,
+  double whole =
+      config.tp > 1 && !config.sequenceParallel ? model.streamBytesPerLayer : 0;
+  double streamSplit = whole > 0 ? config.cp : split;
+  LayerActivations layer{((saved - whole) / split + whole / config.cp) *
+                             (rows / model.batch),
                          rows * model.sequence * model.hidden *
-                             model.activationBytes / split};
+                             model.activationBytes / streamSplit};
   // The all-gather keeps the whole sequence's keys and values (of the
   // rank's heads) for the backward, besides its own part.
   if (config.cp > 1 && !ring)
@@ -437,7 +443,12 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   double f = config.recompute;
   double layerCalls = 8 + 4 * f;
   const ForwardTimes &times = model.getTimes(request.fusedAttention);
-  double layerForward = times.layerSeconds * fraction / (tp * cp);
+  // (Without sequence parallelism every tp rank runs the residual
+  // stream's ops whole.)
+  double streamShare =
+      tp > 1 && !config.sequenceParallel ? times.streamShare : 0;
+  double layerForward = times.layerSeconds * fraction *
+                        ((1 - streamShare) / tp + streamShare) / cp;
   double outerForward = times.outerSeconds * fraction / (tp * cp);
   double ratio = times.backwardRatio;
   // Context parallelism, per layer, on blocks of the rank's tokens' keys
@@ -790,6 +801,7 @@ std::vector<PlanEstimate> mlir::dtc::searchPlans(const ModelAnatomy &model,
           if (batchRanks % ep || (ep > 1 && cp > 1))
             continue;
           PlanConfig mesh;
+          mesh.sequenceParallel = request.sequenceParallel;
           mesh.dp = batchRanks / ep;
           mesh.ep = ep;
           mesh.tp = tp;

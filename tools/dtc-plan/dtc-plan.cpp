@@ -103,6 +103,12 @@ static cl::opt<bool> evenStages(
     cl::desc("Pipelines only where the stages (times the chunks per rank) "
              "divide the layers, each stage taking as many (a framework that "
              "requires it, as Megatron-LM before its uneven pipelines did)"));
+static cl::opt<bool> noSequenceParallel(
+    "no-sequence-parallel", cl::cat(categoryPlan),
+    cl::desc("Tensor parallelism without sequence parallelism: each tp rank "
+             "runs the residual stream's norms, adds and dropout whole (as "
+             "Megatron-LM before 2022 did; dtc-compile without "
+             "--sequence-parallel)"));
 static cl::opt<bool> compileTop(
     "compile-top", cl::cat(categoryPlan),
     cl::desc("Compile each printed configuration (as dtc-compile "
@@ -149,6 +155,8 @@ static double gigabytes(double bytes) { return bytes / 1e9; }
 
 static std::string describe(const PlanConfig &c) {
   std::string text = llvm::formatv("tp={0} pp={1} dp={2}", c.tp, c.pp, c.dp);
+  if (c.tp > 1 && !c.sequenceParallel)
+    text += " (tp without sequence parallelism)";
   if (c.cp > 1)
     text += " cp=" + std::to_string(c.cp);
   if (c.ep > 1)
@@ -294,7 +302,7 @@ static bool compileAndCompare(MLIRContext &context,
   TrainingPipelineOptions options;
   options.precision = precision;
   options.mesh = c.getMesh();
-  options.sequenceParallel = c.tp > 1;
+  options.sequenceParallel = c.tp > 1 && c.sequenceParallel;
   options.contextParallel = c.getContextParallel().str();
   options.zero = c.zero;
   options.gradAccum = c.microbatches;
@@ -543,6 +551,7 @@ int main(int argc, char **argv) {
     }
   }
   request.evenStages = evenStages;
+  request.sequenceParallel = !noSequenceParallel;
   if (!searchedZero.empty()) {
     for (int64_t stage : searchedZero)
       if (stage < 0 || stage > 3) {
@@ -592,6 +601,7 @@ int main(int argc, char **argv) {
                       : config.pp) = size;
     }
     config.zero = zero;
+    config.sequenceParallel = !noSequenceParallel;
     config.microbatches = microbatches;
     config.schedule = pipelineSchedule;
     config.virtualStages = virtualStages > 0

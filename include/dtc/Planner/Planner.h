@@ -74,6 +74,10 @@ struct PlanMemory {
 struct ForwardTimes {
   double layerSeconds = 0, outerSeconds = 0;
   double backwardRatio = 2;
+  /// Of a layer's time, its ops' on the residual stream (norms, residual
+  /// adds, dropout): what tensor parallelism without sequence parallelism
+  /// runs whole on every tp rank.
+  double streamShare = 0;
 };
 
 /// What the planner knows of a model, from its global step.
@@ -112,6 +116,10 @@ struct ModelAnatomy {
   /// probabilities ([..., sequence, sequence]): what a fused attention
   /// kernel does not keep (it recomputes them in its backward).
   int64_t scoreBytesPerLayer = 0;
+  /// Of them, the residual stream's values (a norm's input, a dropout's
+  /// mask): what tensor parallelism keeps whole without sequence
+  /// parallelism.
+  int64_t streamBytesPerLayer = 0;
   /// A mixture of experts' expert count (its routers' top_k choose among
   /// them), or 0.
   int64_t experts = 0;
@@ -156,6 +164,10 @@ struct PlanConfig {
   /// expert parallelism (ep) splits the batch like dp and the experts.
   int64_t dp = 1, tp = 1, pp = 1, cp = 1, ep = 1;
   int64_t zero = 0;
+  /// With tp: sequence parallelism (dtc's default) splits the residual
+  /// stream's ops and values between the tp ranks too; without it each tp
+  /// rank runs them whole and all-reduces instead.
+  bool sequenceParallel = true;
   /// Microbatches per step (gradient accumulation without pp).
   int64_t microbatches = 1;
   /// With pp > 1: gpipe, 1f1b, interleaved, zb-h1 or zbv; chunks per rank
@@ -232,6 +244,8 @@ struct PlanRequest {
   /// The ZeRO stages the search tries (with pipeline stages 0 and 1 only,
   /// as dtc takes them; above 0 only with ranks that split the batch).
   std::vector<int64_t> zeroStages = {0, 1, 2, 3};
+  /// Tensor parallelism with sequence parallelism (dtc's), or without it.
+  bool sequenceParallel = true;
   /// Pipelines only with as many layers on every stage (the head and the
   /// loss on the last beside them), as frameworks without uneven splits
   /// require; otherwise the stages are balanced (balanceLayers).
