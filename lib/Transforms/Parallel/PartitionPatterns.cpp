@@ -73,8 +73,9 @@ Value rowMask(OpBuilder &b, Value inside, RankedTensorType like,
                            RankedTensorType::get(shape, b.getI1Type()), inside);
 }
 
-/// Whether `value` ends up (through adds, casts and collectives over other
-/// axes) as a result the caller wants split along dimension 0.
+/// Whether `value` ends up (through adds, casts -- mixed precision's
+/// widening and narrowing back -- and collectives over other axes) as a
+/// result the caller wants split along dimension 0.
 bool becomesRowSplitResult(AxisPartitioner &p, Value value) {
   OpBuilder &b = p.builder();
   for (OpOperand &use : value.getUses()) {
@@ -88,7 +89,8 @@ bool becomesRowSplitResult(AxisPartitioner &p, Value value) {
                 (isa<AllReduceOp>(user) &&
                  !llvm::is_contained(cast<AllReduceOp>(user).getAxes(),
                                      b.getStringAttr(p.getAxis())))) &&
-               user->getResult(0).getType() == value.getType() &&
+               cast<ShapedType>(user->getResult(0).getType()).getShape() ==
+                   cast<ShapedType>(value.getType()).getShape() &&
                becomesRowSplitResult(p, user->getResult(0))) {
       return true;
     }
