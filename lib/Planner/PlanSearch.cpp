@@ -243,6 +243,10 @@ struct RankState {
   /// gathers of the updated weights (and of ZeRO-3's again for the
   /// backward).
   double reduceBus = 0, gatherBus = 0;
+  /// Of the reduction, the all-reduces of the gradients sequence
+  /// parallelism leaves partial over tp, once a step: over tp alone where
+  /// nothing else splits the batch.
+  double partialOverTpBus = 0;
 };
 
 /// The fraction of its data a ring collective over `ranks` passes on.
@@ -347,7 +351,14 @@ layOutState(const ModelAnatomy &model, const PlanConfig &config,
     // cp's, and ep's unless ep splits it. Under ZeRO (without cp) a
     // reduce-scatter over dp, and over ep along a dimension of its own (or
     // an all-reduce of dp's part); the shard then gathered back.
-    int64_t reducers = dp * cp * (expert ? 1 : ep);
+    // Under sequence parallelism a weight tp does not split (a norm's
+    // scale, a bias after a row-parallel projection) gets a partial
+    // gradient on each tp rank: summed over tp too, in one all-reduce
+    // after the last microbatch.
+    bool partialOverTp =
+        config.tp > 1 && config.sequenceParallel && tpDims[i] < 0 && !expert;
+    int64_t reducers =
+        dp * cp * (expert ? 1 : ep) * (partialOverTp ? config.tp : 1);
     double grad = param.gradBytes, weight = param.paramBytes;
     // An expert weight whose gradient ep sums whole (every expert's): a
     // reduce-scatter of it over ep, or without ZeRO over dp (or cp) too an
@@ -357,7 +368,7 @@ layOutState(const ModelAnatomy &model, const PlanConfig &config,
     // (ep is not planned with cp: with cp, dtc's ZeRO sums over dp and cp
     // in one all-reduce.)
     double reduce, gather = 0;
-    if (z == 0 || cp > 1) {
+    if (z == 0 || cp > 1 || partialOverTp) {
       reduce = wholeOverEp && dp * cp > 1
                    ? 2 * ringShare(dp * cp * ep) * n * ep * grad
                    : 2 * ringShare(reducers) * n * grad + wholeScatter;
@@ -372,7 +383,10 @@ layOutState(const ModelAnatomy &model, const PlanConfig &config,
     }
     if (z >= 1 && zero.overDp)
       gather += ringShare(dp) * padded * weight;
-    rank.reduceBus += (z >= 2 && cp == 1 ? config.microbatches : 1) * reduce;
+    if (partialOverTp)
+      rank.partialOverTpBus += reduce;
+    else
+      rank.reduceBus += (z >= 2 && cp == 1 ? config.microbatches : 1) * reduce;
     rank.gatherBus += (z == 3 && param.readByBackward ? 2 : 1) * gather;
     if (param.layer >= 0)
       layerBytes[param.layer] += n * param.paramBytes;
@@ -436,12 +450,26 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   const LinkSpec &ppLink = linkOf(device, request, tp * cp * ep * dp, P);
   // Tensor parallelism with sequence parallelism: per layer, the forward
   // gathers the sequence before the attention and the MLP and
-  // reduce-scatters after them, the backward the reverse, a recomputed
-  // forward again; the head gathers once each way.
+  // reduce-scatters after them; the backward gathers the output gradients
+  // and the inputs again (for the weights' gradients; Korthikanti et al.)
+  // and reduce-scatters the input gradients; a recomputed forward again.
+  // The embedding reduce-scatters its rows' lookups and gathers the
+  // tokens' gradients, the head gathers its input and reduce-scatters its
+  // gradient. Without sequence parallelism all-reduces (two calls' bytes
+  // each) take the forward's places and the backward's input gradients'.
+  // The vocabulary-parallel cross-entropy all-reduces three values per
+  // token (a maximum, a sum of exponentials, the target's logit).
   double tpCall = tp > 1 ? (tp - 1.0) / tp * stream : 0;
   double tpCallSeconds = ringSeconds(tpLink, tp, 1, tpCall);
+  double crossEntropyBus =
+      tp > 1 ? 3 * 2 * (tp - 1.0) / tp * rows * model.sequence / cp * 4 : 0;
   double f = config.recompute;
-  double layerCalls = 8 + 4 * f;
+  bool sp = config.sequenceParallel;
+  double layerCalls = (sp ? 10 : 8) + 4 * f;
+  // (Calls at the ends: the first stage's forward and backward, the last
+  // stage's.)
+  double firstCalls[2] = {sp ? 1.0 : 2.0, sp ? 1.0 : 0.0},
+         lastCalls[2] = {sp ? 1.0 : 0.0, sp ? 1.0 : 2.0};
   const ForwardTimes &times = model.getTimes(request.fusedAttention);
   // (Without sequence parallelism every tp rank runs the residual
   // stream's ops whole.)
@@ -503,8 +531,12 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     bool last = k == stages - 1;
     double forward = n * layerForward + (last ? outerForward : 0);
     double backward = forward * ratio + f * n * layerForward;
-    double tpForward = (n * 4 + (last ? 1 : 0)) * tpCallSeconds;
-    double tpBackward = (n * (layerCalls - 4) + (last ? 1 : 0)) * tpCallSeconds;
+    double tpForward =
+        (n * 4 + (k == 0 ? firstCalls[0] : 0) + (last ? lastCalls[0] : 0)) *
+        tpCallSeconds;
+    double tpBackward = (n * (layerCalls - 4) + (k == 0 ? firstCalls[1] : 0) +
+                         (last ? lastCalls[1] : 0)) *
+                        tpCallSeconds;
     // (A recomputed forward exchanges the keys and values again.)
     double cpForwardExposed = n * cpForward;
     double cpBackwardExposed = n * (f * cpForward + cpBackward);
@@ -605,7 +637,7 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     if (dp * cp > 1 && ep > 1)
       lossBus = ringShare(reducers) * kLossBytes +
                 (ringShare(dp * cp) + ringShare(ep)) * kLossBytes;
-    double reduceBus = r.reduceBus + lossBus +
+    double reduceBus = r.reduceBus + r.partialOverTpBus + lossBus +
                        2 * ringShare(reducers) * model.summedOutputBytes;
     double reduceCalls =
         z == 0 || cp > 1 ? 2 * units : (z >= 2 ? M : 1) * units;
@@ -618,12 +650,21 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     window = backwardOne[slowest] * (z >= 2 ? M : 1);
   }
   estimate.dpSeconds = std::max(0.0, dpSeconds - window);
+  // Without other ranks of the batch, the partial sums are tp's alone.
+  if (reducers == 1 && tp > 1) {
+    estimate.tpBusBytes += ranks[slowest].partialOverTpBus;
+    estimate.tpSeconds += ringSeconds(tpLink, tp, 2 * model.layers,
+                                      ranks[slowest].partialOverTpBus);
+  }
   for (int64_t k = 0; k < stages; ++k) {
     if (rankOfStage(k) != slowest)
       continue;
-    double calls = M * (split[k] * layerCalls + (k == stages - 1 ? 2 : 0));
+    bool last = k == stages - 1;
+    double calls = M * (split[k] * layerCalls +
+                        (k == 0 ? firstCalls[0] + firstCalls[1] : 0) +
+                        (last ? lastCalls[0] + lastCalls[1] : 0));
     estimate.tpSeconds += calls * tpCallSeconds;
-    estimate.tpBusBytes += calls * tpCall;
+    estimate.tpBusBytes += calls * tpCall + (last ? M * crossEntropyBus : 0);
     estimate.cpSeconds += M * split[k] * (cpForward * (1 + f) + cpBackward);
     estimate.cpBusBytes +=
         M * split[k] * (cpForwardBytes * (1 + f) + cpBackwardBytes);

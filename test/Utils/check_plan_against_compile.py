@@ -7,9 +7,12 @@ the compiled activation peak (with pp, of the pp rank the planner
 reports: report.json's pp_ranks); and, for a configuration without tp or
 recomputation (whose collectives the planner counts as estimates), the bus
 bytes over dp (and cp and ep: with ep, its exchanges of tokens too) equal
-to the compiled collectives' over them.
+to the compiled collectives' over them. With --exact-tp, configurations
+with tp are compared too (without recomputation or pp): the bytes over tp
+alone, and those over the batch's axes (tp's partial sums over dp and tp
+among them).
 
-usage: check_plan_against_compile.py PLAN.json MODEL.onnx OUTDIR [--tolerance 0.1] -- DTC_COMPILE [ARGS...]
+usage: check_plan_against_compile.py PLAN.json MODEL.onnx OUTDIR [--tolerance 0.1] [--exact-tp] -- DTC_COMPILE [ARGS...]
 Prints one line per configuration; exits 1 on any difference.
 """
 import argparse
@@ -26,6 +29,7 @@ def main():
     parser.add_argument("model")
     parser.add_argument("out")
     parser.add_argument("--tolerance", type=float, default=0.1)
+    parser.add_argument("--exact-tp", action="store_true")
     argv = sys.argv[1:]
     if "--" not in argv:
         sys.exit("usage: ... -- DTC_COMPILE [ARGS...]")
@@ -49,18 +53,25 @@ def main():
         error = abs(estimate - peak) / peak
         ok = not state and error <= args.tolerance
         communication = ""
-        if plan["tp"] == 1 and plan["remat"] == "none" and plan["pp"] == 1:
+        if (plan["tp"] == 1 or args.exact_tp) and plan["remat"] == "none" and plan["pp"] == 1:
             calls = json.load(open(out + "/report.json"))["collectives_per_step"]
             # The gradients' reduction: over dp, and over cp and ep too (cp's
             # ring apart); with ep, its exchanges of tokens for experts.
             compiled = sum(c["bus_bytes"] for c in calls
-                           if set(c["axes"]) <= {"dp", "cp", "ep"} and c["kind"] != "send_recv")
+                           if set(c["axes"]) & {"dp", "cp", "ep"} and c["kind"] != "send_recv")
             planned = plan["bus_bytes_per_step"]["dp"] + plan["bus_bytes_per_step"].get("ep", 0)
             same = abs(planned - compiled) < 1  # (bus bytes are fractions of n-1/n)
             ok &= same
             axes = "dp and ep" if plan.get("ep", 1) > 1 else "dp"
             communication = (f"; {axes} bus bytes {'equal' if same else 'DIFFER'}"
                              f" ({planned:.0f} planned, {compiled:.0f} compiled)")
+            if plan["tp"] > 1:
+                tensor = sum(c["bus_bytes"] for c in calls if c["axes"] == ["tp"])
+                planned = plan["bus_bytes_per_step"]["tp"]
+                same = abs(planned - tensor) < 1
+                ok &= same
+                communication += (f"; tp bus bytes {'equal' if same else 'DIFFER'}"
+                                  f" ({planned:.0f} planned, {tensor:.0f} compiled)")
             if plan.get("cp", 1) > 1:
                 # Ring attention's key and value blocks (the compiled step
                 # also passes the mask's blocks around: within 0.1%).
