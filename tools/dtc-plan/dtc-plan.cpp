@@ -155,12 +155,12 @@ static double gigabytes(double bytes) { return bytes / 1e9; }
 
 static std::string describe(const PlanConfig &c) {
   std::string text = llvm::formatv("tp={0} pp={1} dp={2}", c.tp, c.pp, c.dp);
-  if (c.tp > 1 && !c.sequenceParallel)
-    text += " (tp without sequence parallelism)";
   if (c.cp > 1)
     text += " cp=" + std::to_string(c.cp);
   if (c.ep > 1)
     text += " ep=" + std::to_string(c.ep);
+  if (c.tp > 1 && !c.sequenceParallel)
+    text += " (tp without sequence parallelism)";
   text += llvm::formatv(", ZeRO-{0}, {1} microbatch{2}", c.zero, c.microbatches,
                         c.microbatches > 1 ? "es" : "");
   if (c.pp > 1)
