@@ -26,6 +26,7 @@
 #include "dtc/Analysis/DeviceSpec.h"
 #include "dtc/Analysis/Phases.h"
 #include "dtc/Analysis/Roofline.h"
+#include "dtc/Dialect/DTC/IR/DeadOps.h"
 #include "dtc/Dialect/DTC/IR/PipelineStages.h"
 #include "dtc/Dialect/DTC/IR/TrainingStep.h"
 #include "dtc/Transforms/Pipeline/Schedule.h"
@@ -704,6 +705,10 @@ struct PipelineParallelPass
     for (func::FuncOp func : funcs) {
       if (func.isExternal())
         continue;
+      // Autodiff's dead adjoints (a constant exponent's gradient, which
+      // reads the log of the base) would otherwise be sent between stages
+      // for nothing.
+      eraseDeadOps(func.getBody().front());
       StageOrderer orderer(func, plan, meshRef);
       if (failed(pipeline(func, plan, orderer)))
         return signalPassFailure();
