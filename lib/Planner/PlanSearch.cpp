@@ -551,7 +551,8 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     stageBackward[k] = backward;
     stageSaved[k] = n * perLayerSaved;
   }
-  costs.transfer = P > 1 ? ppLink.seconds(stream / tp) : 0;
+  costs.transfer =
+      P > 1 ? ppLink.seconds(stream / (config.sequenceParallel ? tp : 1)) : 0;
 
   // The pipeline (or the microbatches one after another), per rank.
   std::vector<double> busy(P, 0), inFlight(P, 0), backwardOne(P, 0);
@@ -561,7 +562,7 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     pipelineSeconds = timeline.makespan;
     estimate.bubbleFraction = timeline.getMaxBubbleFraction();
     inFlight = timeline.peakActivationBytes;
-    estimate.ppBytes = 2.0 * M * stream / tp;
+    estimate.ppBytes = 0; // (the busiest rank's, below)
   } else {
     pipelineSeconds = M * (costs.forward[0] + costs.backwardInput[0] +
                            costs.backwardWeight[0]);
@@ -609,11 +610,24 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   // Data parallelism: the gradients reduced over dp (reduce-scattered per
   // microbatch under ZeRO-2/3), the parameters gathered (ZeRO-3: for the
   // forward and again for the backward), overlapped with the backward.
+  // The communication is the busiest rank's.
   double dpSeconds = 0, window = 0;
   int64_t slowest = 0;
   for (int64_t r = 1; r < P; ++r)
     if (busy[r] > busy[slowest])
       slowest = r;
+  estimate.busRank = slowest;
+  bool holdsLoss = rankOfStage(stages - 1) == slowest;
+  // A pipeline rank sends and receives a microbatch's stream (its tp
+  // part under sequence parallelism) at each boundary of its stages, both
+  // ways, and takes part in the loss's broadcast to every rank.
+  if (P > 1) {
+    for (int64_t k = 0; k < stages; ++k)
+      if (rankOfStage(k) == slowest)
+        estimate.ppBytes += 2.0 * ((k > 0) + (k < stages - 1)) * M * stream /
+                            (config.sequenceParallel ? tp : 1);
+    estimate.ppBytes += 4;
+  }
   // The gradients are summed over dp and cp together (cp's ranks hold
   // other tokens of the same rows), and over ep unless ep splits them;
   // ZeRO shards over dp and ep (layOutState counts the bytes).
@@ -633,8 +647,9 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     int z = config.zero;
     // (With dp and ep, one of the loss's scalars is summed over ep and then
     // over dp, as the partitioners meet it.)
-    double lossBus = 2 * ringShare(reducers) * kLossBytes;
-    if (dp * cp > 1 && ep > 1)
+    // (Summed where the last stage computes it.)
+    double lossBus = holdsLoss ? 2 * ringShare(reducers) * kLossBytes : 0;
+    if (holdsLoss && dp * cp > 1 && ep > 1)
       lossBus = ringShare(reducers) * kLossBytes +
                 (ringShare(dp * cp) + ringShare(ep)) * kLossBytes;
     double reduceBus = r.reduceBus + r.partialOverTpBus + lossBus +

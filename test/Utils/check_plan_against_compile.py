@@ -8,8 +8,9 @@ reports: report.json's pp_ranks); and, for a configuration without tp or
 recomputation (whose collectives the planner counts as estimates), the bus
 bytes over dp (and cp and ep: with ep, its exchanges of tokens too) equal
 to the compiled collectives' over them. With --exact-tp, configurations
-with tp are compared too (without recomputation or pp): the bytes over tp
-alone, and those over the batch's axes (tp's partial sums over dp and tp
+with tp and pp are compared too (without recomputation; with pp where the
+planner's figures are report.json's pp_rank's): the bytes over tp alone,
+over pp, and over the batch's axes (tp's partial sums over dp and tp
 among them).
 
 usage: check_plan_against_compile.py PLAN.json MODEL.onnx OUTDIR [--tolerance 0.1] [--exact-tp] -- DTC_COMPILE [ARGS...]
@@ -53,8 +54,12 @@ def main():
         error = abs(estimate - peak) / peak
         ok = not state and error <= args.tolerance
         communication = ""
-        if (plan["tp"] == 1 or args.exact_tp) and plan["remat"] == "none" and plan["pp"] == 1:
-            calls = json.load(open(out + "/report.json"))["collectives_per_step"]
+        # With pp, report.json's collectives are its pp_rank's: compared
+        # where the planner's are the same rank's.
+        same_rank = plan["pp"] == 1 or compiled.get("pp_rank") == plan.get("bus_pp_rank")
+        exact = plan["tp"] == 1 and plan["pp"] == 1 or args.exact_tp and same_rank
+        if exact and plan["remat"] == "none":
+            calls = compiled["collectives_per_step"]
             # The gradients' reduction: over dp, and over cp and ep too (cp's
             # ring apart); with ep, its exchanges of tokens for experts.
             compiled = sum(c["bus_bytes"] for c in calls
@@ -65,6 +70,13 @@ def main():
             axes = "dp and ep" if plan.get("ep", 1) > 1 else "dp"
             communication = (f"; {axes} bus bytes {'equal' if same else 'DIFFER'}"
                              f" ({planned:.0f} planned, {compiled:.0f} compiled)")
+            if plan["pp"] > 1:
+                sent = sum(c["bus_bytes"] for c in calls if c["axes"] == ["pp"])
+                planned = plan["bus_bytes_per_step"]["pp"]
+                same = abs(planned - sent) < 1
+                ok &= same
+                communication += (f"; pp bus bytes {'equal' if same else 'DIFFER'}"
+                                  f" ({planned:.0f} planned, {sent:.0f} compiled)")
             if plan["tp"] > 1:
                 tensor = sum(c["bus_bytes"] for c in calls if c["axes"] == ["tp"])
                 planned = plan["bus_bytes_per_step"]["tp"]

@@ -240,6 +240,7 @@ static llvm::json::Object toJSON(const PlanEstimate &e) {
       {"flags", c.getFlags(precision)},
       {"fits", e.fits},
       {"pp_rank", e.ppRank},
+      {"bus_pp_rank", e.busRank},
       {"memory_bytes_per_rank",
        llvm::json::Object{{"parameters", m.parameters},
                           {"gradients", m.gradients},

@@ -204,6 +204,8 @@ struct PlanEstimate {
   /// The pp rank that holds the most.
   PlanMemory memory;
   int64_t ppRank = 0;
+  /// The pp rank whose communication the bus bytes are: the busiest.
+  int64_t busRank = 0;
   /// Of its activations, the saved ones of the microbatches in flight.
   int64_t inFlightBytes = 0;
   /// Bus bytes per rank per step by axis (dp's: the gradients' reduction,
