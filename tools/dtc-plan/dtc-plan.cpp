@@ -113,9 +113,9 @@ static cl::opt<bool> compileTop(
     "compile-top", cl::cat(categoryPlan),
     cl::desc("Compile each printed configuration (as dtc-compile "
              "--shapes-only would) and print its figures beside the "
-             "planner's: the persistent state and, without tp, the bytes over "
-             "dp (and ep) are equal; the activation peak is what the estimate "
-             "is of"));
+             "planner's: the persistent state, the activation peak the "
+             "estimate is of, and without recomputation the busiest rank's "
+             "bytes over dp (and ep), tp and pp"));
 static cl::opt<std::string>
     jsonOut("json", cl::cat(categoryPlan), cl::value_desc("FILE"),
             cl::desc("Also write the printed configurations as JSON"));
@@ -345,20 +345,38 @@ static bool compileAndCompare(MLIRContext &context,
           ? 100.0 * (m.activations - compiled.activationPeak) /
                 compiled.activationPeak
           : 0.0);
-  if (c.tp == 1 && c.recompute == 0 && c.pp == 1) {
-    // Everything over the batch's ranks (cp's ring apart): the
-    // reductions, and the experts' exchanges.
-    double batch = 0;
-    for (const CollectiveCall &call : analyzeCollectives(step).calls)
-      if (call.kind != "send_recv" &&
-          llvm::all_of(call.axes, [](const std::string &axis) {
-            return axis == "dp" || axis == "cp" || axis == "ep";
-          }))
+  if (c.recompute == 0) {
+    // The busiest rank's (the planner's communication is its): over the
+    // batch's ranks (cp's ring apart; the reductions, tp's partial sums
+    // over dp and tp, the experts' exchanges), over tp alone, over pp.
+    StepCollectives collectives =
+        c.pp > 1 ? analyzeCollectives(pipelineRankOrders(step)[e.busRank])
+                 : analyzeCollectives(step);
+    double batch = 0, tensor = 0, pipeline = 0;
+    for (const CollectiveCall &call : collectives.calls) {
+      auto onAxis = [&](StringRef axis) {
+        return llvm::is_contained(call.axes, axis);
+      };
+      if (call.axes == std::vector<std::string>{"tp"})
+        tensor += call.busBytes;
+      else if (call.axes == std::vector<std::string>{"pp"})
+        pipeline += call.busBytes;
+      else if (call.kind != "send_recv" &&
+               (onAxis("dp") || onAxis("cp") || onAxis("ep")))
         batch += call.busBytes;
-    double planned = e.dpBusBytes + e.epBusBytes;
-    llvm::outs() << llvm::formatv(
-        "; {0} bus bytes {1:f0} ({2})", c.ep > 1 ? "dp and ep" : "dp", batch,
-        std::abs(batch - planned) < 1 ? "equal" : "DIFFER");
+    }
+    auto compare = [](StringRef what, double compiled, double planned) {
+      llvm::outs() << llvm::formatv(
+          "; {0} bus bytes {1:f0} ({2})", what, compiled,
+          std::abs(compiled - planned) < 1
+              ? std::string("equal")
+              : llvm::formatv("planned {0:f0}", planned).str());
+    };
+    compare(c.ep > 1 ? "dp and ep" : "dp", batch, e.dpBusBytes + e.epBusBytes);
+    if (c.tp > 1)
+      compare("tp", tensor, e.tpBusBytes);
+    if (c.pp > 1)
+      compare("pp", pipeline, e.ppBytes);
   }
   llvm::outs() << "\n";
   return true;
