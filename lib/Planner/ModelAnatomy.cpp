@@ -83,6 +83,8 @@ static bool isReturned(Value value) {
             isReturned(user->getResult(0)));
   });
 }
+
+/// `step`'s exchanges, read off a partitioned copy of its module.
 static ExpertExchanges measureExpertExchanges(func::FuncOp step) {
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(step->getParentOp()->clone()));
   ScopedDiagnosticHandler quiet(step.getContext(),
@@ -341,11 +343,10 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
     return rank >= 3 && type.getDimSize(rank - 1) == model.sequence &&
            type.getDimSize(rank - 2) == model.sequence;
   };
-  // The residual stream's values ([tokens..., hidden]): what sequence
-  // parallelism splits between the tp ranks and tensor parallelism alone
-  // keeps whole on each (norms, residual adds, dropout).
-  // (Computed there, not a view of it, a part of a fused projection or a
-  // projection's output.)
+  // The residual stream's values ([tokens..., hidden], computed there: not
+  // a view of it, a part of a fused projection or a projection's output):
+  // what sequence parallelism splits between the tp ranks and tensor
+  // parallelism alone keeps whole on each (norms, residual adds, dropout).
   auto isStream = [&](Value value) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
     Operation *def = value.getDefiningOp();
