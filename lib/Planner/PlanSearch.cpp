@@ -107,8 +107,9 @@ std::vector<int64_t> mlir::dtc::balanceLayers(const ModelAnatomy &model,
 
 namespace {
 
-/// The loss's sum and its token count, reduced over dp every step.
-constexpr double kLossBytes = 8;
+/// The loss's sum and its token count, reduced over dp every step; the
+/// loss itself, broadcast from the last pipeline stage to every rank.
+constexpr double kLossBytes = 8, kLossValueBytes = 4;
 
 /// A group of `size` ranks `stride` apart stays within a node when it
 /// spans no more than one node's devices (ranks in pp, dp, cp, tp order).
@@ -444,6 +445,10 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   double rows = static_cast<double>(model.batch) * fraction;
   double stream =
       rows * model.sequence * model.hidden * model.activationBytes / cp;
+  // With tp, sequence parallelism splits the stream between the tp ranks
+  // too: what a pipeline stage sends the next.
+  bool sp = config.sequenceParallel;
+  double sent = stream / (sp ? tp : 1);
   const LinkSpec &tpLink = linkOf(device, request, 1, tp);
   const LinkSpec &cpLink = linkOf(device, request, tp, cp);
   const LinkSpec &epLink = linkOf(device, request, tp * cp, ep);
@@ -459,12 +464,11 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   // each) take the forward's places and the backward's input gradients'.
   // The vocabulary-parallel cross-entropy all-reduces three values per
   // token (a maximum, a sum of exponentials, the target's logit).
-  double tpCall = tp > 1 ? (tp - 1.0) / tp * stream : 0;
+  double tpCall = ringShare(tp) * stream;
   double tpCallSeconds = ringSeconds(tpLink, tp, 1, tpCall);
   double crossEntropyBus =
-      tp > 1 ? 3 * 2 * (tp - 1.0) / tp * rows * model.sequence / cp * 4 : 0;
+      3 * 2 * ringShare(tp) * rows * model.sequence / cp * 4;
   double f = config.recompute;
-  bool sp = config.sequenceParallel;
   double layerCalls = (sp ? 10 : 8) + 4 * f;
   // (Calls at the ends: the first stage's forward and backward, the last
   // stage's.)
@@ -473,8 +477,7 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   const ForwardTimes &times = model.getTimes(request.fusedAttention);
   // (Without sequence parallelism every tp rank runs the residual
   // stream's ops whole.)
-  double streamShare =
-      tp > 1 && !config.sequenceParallel ? times.streamShare : 0;
+  double streamShare = tp > 1 && !sp ? times.streamShare : 0;
   double layerForward = times.layerSeconds * fraction *
                         ((1 - streamShare) / tp + streamShare) / cp;
   double outerForward = times.outerSeconds * fraction / (tp * cp);
@@ -551,8 +554,7 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     stageBackward[k] = backward;
     stageSaved[k] = n * perLayerSaved;
   }
-  costs.transfer =
-      P > 1 ? ppLink.seconds(stream / (config.sequenceParallel ? tp : 1)) : 0;
+  costs.transfer = P > 1 ? ppLink.seconds(sent) : 0;
 
   // The pipeline (or the microbatches one after another), per rank.
   std::vector<double> busy(P, 0), inFlight(P, 0), backwardOne(P, 0);
@@ -562,7 +564,6 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     pipelineSeconds = timeline.makespan;
     estimate.bubbleFraction = timeline.getMaxBubbleFraction();
     inFlight = timeline.peakActivationBytes;
-    estimate.ppBytes = 0; // (the busiest rank's, below)
   } else {
     pipelineSeconds = M * (costs.forward[0] + costs.backwardInput[0] +
                            costs.backwardWeight[0]);
@@ -624,9 +625,8 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   if (P > 1) {
     for (int64_t k = 0; k < stages; ++k)
       if (rankOfStage(k) == slowest)
-        estimate.ppBytes += 2.0 * ((k > 0) + (k < stages - 1)) * M * stream /
-                            (config.sequenceParallel ? tp : 1);
-    estimate.ppBytes += 4;
+        estimate.ppBytes += 2.0 * ((k > 0) + (k < stages - 1)) * M * sent;
+    estimate.ppBytes += kLossValueBytes;
   }
   // The gradients are summed over dp and cp together (cp's ranks hold
   // other tokens of the same rows), and over ep unless ep splits them;
@@ -645,9 +645,9 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
       if (rankOfStage(k) == slowest)
         units += split[k];
     int z = config.zero;
-    // (With dp and ep, one of the loss's scalars is summed over ep and then
-    // over dp, as the partitioners meet it.)
-    // (Summed where the last stage computes it.)
+    // (Summed where the last stage computes it. With dp and ep, one of
+    // its scalars is summed over ep and then over dp, as the partitioners
+    // meet it.)
     double lossBus = holdsLoss ? 2 * ringShare(reducers) * kLossBytes : 0;
     if (holdsLoss && dp * cp > 1 && ep > 1)
       lossBus = ringShare(reducers) * kLossBytes +

@@ -24,6 +24,16 @@ import sys
 STATE = ["parameters", "gradients", "master_weights", "optimizer_state"]
 
 
+def compare(axes, mine, theirs, relative=None):
+    """The planned and compiled bus bytes over `axes`: whether they are equal
+    (bus bytes are fractions of n-1/n) or within `relative` of the compiled
+    figure, and the line's text."""
+    close = abs(mine - theirs) <= relative * theirs if relative else abs(mine - theirs) < 1
+    verdict = f"within {relative:.1%}" if relative else "equal"
+    return close, (f"; {axes} bus bytes {verdict if close else 'DIFFER'}"
+                   f" ({mine:.0f} planned, {theirs:.0f} compiled)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("plan")
@@ -60,39 +70,29 @@ def main():
         exact = plan["tp"] == 1 and plan["pp"] == 1 or args.exact_tp and same_rank
         if exact and plan["remat"] == "none":
             calls = compiled["collectives_per_step"]
+            planned = plan["bus_bytes_per_step"]
+
+            def over(axes):
+                return sum(c["bus_bytes"] for c in calls if c["axes"] == axes)
+
             # The gradients' reduction: over dp, and over cp and ep too (cp's
             # ring apart); with ep, its exchanges of tokens for experts.
-            compiled = sum(c["bus_bytes"] for c in calls
-                           if set(c["axes"]) & {"dp", "cp", "ep"} and c["kind"] != "send_recv")
-            planned = plan["bus_bytes_per_step"]["dp"] + plan["bus_bytes_per_step"].get("ep", 0)
-            same = abs(planned - compiled) < 1  # (bus bytes are fractions of n-1/n)
-            ok &= same
-            axes = "dp and ep" if plan.get("ep", 1) > 1 else "dp"
-            communication = (f"; {axes} bus bytes {'equal' if same else 'DIFFER'}"
-                             f" ({planned:.0f} planned, {compiled:.0f} compiled)")
+            results = [compare("dp and ep" if plan.get("ep", 1) > 1 else "dp",
+                               planned["dp"] + planned.get("ep", 0),
+                               sum(c["bus_bytes"] for c in calls
+                                   if set(c["axes"]) & {"dp", "cp", "ep"}
+                                   and c["kind"] != "send_recv"))]
             if plan["pp"] > 1:
-                sent = sum(c["bus_bytes"] for c in calls if c["axes"] == ["pp"])
-                planned = plan["bus_bytes_per_step"]["pp"]
-                same = abs(planned - sent) < 1
-                ok &= same
-                communication += (f"; pp bus bytes {'equal' if same else 'DIFFER'}"
-                                  f" ({planned:.0f} planned, {sent:.0f} compiled)")
+                results.append(compare("pp", planned["pp"], over(["pp"])))
             if plan["tp"] > 1:
-                tensor = sum(c["bus_bytes"] for c in calls if c["axes"] == ["tp"])
-                planned = plan["bus_bytes_per_step"]["tp"]
-                same = abs(planned - tensor) < 1
-                ok &= same
-                communication += (f"; tp bus bytes {'equal' if same else 'DIFFER'}"
-                                  f" ({planned:.0f} planned, {tensor:.0f} compiled)")
+                results.append(compare("tp", planned["tp"], over(["tp"])))
             if plan.get("cp", 1) > 1:
                 # Ring attention's key and value blocks (the compiled step
                 # also passes the mask's blocks around: within 0.1%).
                 ring = sum(c["bus_bytes"] for c in calls if c["kind"] == "send_recv")
-                planned = plan["bus_bytes_per_step"]["cp"]
-                close = abs(planned - ring) <= 1e-3 * ring
-                ok &= close
-                communication += (f"; cp bus bytes {'within 0.1%' if close else 'DIFFER'}"
-                                  f" ({planned:.0f} planned, {ring:.0f} compiled)")
+                results.append(compare("cp", planned["cp"], ring, relative=1e-3))
+            ok &= all(close for close, _ in results)
+            communication = "".join(text for _, text in results)
         failed |= not ok
         print(f"{plan['flags']}: state {'equal' if not state else 'DIFFERS in ' + ','.join(state)}"
               f"; activations {estimate} estimated, {peak} compiled "
