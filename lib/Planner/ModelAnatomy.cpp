@@ -11,6 +11,7 @@
 #include "dtc/Planner/Planner.h"
 
 #include "dtc/Analysis/Collectives.h"
+#include "dtc/Analysis/Layers.h"
 #include "dtc/Analysis/Liveness.h"
 #include "dtc/Analysis/Phases.h"
 #include "dtc/Analysis/Roofline.h"
@@ -123,14 +124,6 @@ static ExpertExchanges measureExpertExchanges(func::FuncOp step) {
   return exchanges;
 }
 
-/// A unit is a transformer layer when its module path ends in an index
-/// ("layers.3", "h.0"), as the importer names them.
-static bool isLayerUnit(StringRef unit) {
-  size_t dot = unit.rfind('.');
-  return dot != StringRef::npos && dot + 1 < unit.size() &&
-         llvm::all_of(unit.substr(dot + 1), llvm::isDigit);
-}
-
 FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
                                                 func::FuncOp singleDevice,
                                                 const DeviceSpec &device,
@@ -161,33 +154,25 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
   llvm::DenseMap<Operation *, int64_t> position;
   for (auto [i, entry] : llvm::enumerate(order))
     position[entry.op] = i;
-  auto firstReadOf = [&](unsigned argument) {
-    int64_t first = order.size();
-    for (Operation *user : globalStep.getArgument(argument).getUsers())
-      if (auto it = position.find(user); it != position.end())
-        first = std::min(first, it->second);
-    return first;
+  // Where the forward first uses each parameter (getFirstUses).
+  SmallVector<Operation *> forwardOps;
+  for (auto &entry : order)
+    if (phases.lookup(entry.op) == StepPhase::Forward)
+      forwardOps.push_back(entry.op);
+  llvm::DenseMap<unsigned, Operation *> firstUses =
+      getFirstUses(globalStep, forwardOps);
+  auto firstUseOf = [&](unsigned argument) -> int64_t {
+    Operation *op = firstUses.lookup(argument);
+    return op ? position.lookup(op) : order.size();
   };
 
-  // The layers are the modules (dtc.unit) named by an index, numbered in
-  // the order the forward first reads them; a layer starts there.
+  // The layers, numbered in the order they start (getLayerStarts).
   llvm::StringMap<int64_t> layerOfUnit;
-  std::vector<std::pair<int64_t, std::string>> firstRead;
-  for (const TrainingStep::Parameter &param : global->getParameters()) {
-    if (!param.trainable || !param.gradient)
-      continue;
-    auto unit =
-        globalStep.getArgAttrOfType<StringAttr>(param.argument, kUnitAttrName);
-    if (unit && isLayerUnit(unit.getValue()))
-      firstRead.push_back({firstReadOf(param.argument), unit.str()});
-  }
-  llvm::sort(firstRead);
   SmallVector<int64_t> layerStarts;
-  for (auto &[first, unit] : firstRead)
-    if (!layerOfUnit.count(unit)) {
-      layerOfUnit[unit] = layerOfUnit.size();
-      layerStarts.push_back(first);
-    }
+  for (auto [unit, op] : getLayerStarts(globalStep, forwardOps)) {
+    layerOfUnit[unit.getValue()] = layerOfUnit.size();
+    layerStarts.push_back(position.lookup(op));
+  }
   model.layers = layerStarts.size();
   if (model.layers == 0)
     return globalStep.emitError(
@@ -205,15 +190,17 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
               readByBackward(user->getResult(0)));
     });
   };
-  // The positions of the forward ops that read `value` or a view of it.
+  // The positions of the forward ops that read `value` or a view of it,
+  // not the views: where they run is where their readers do.
   std::function<void(Value, llvm::function_ref<void(int64_t)>)> forwardReadsOf =
       [&](Value value, llvm::function_ref<void(int64_t)> at) {
         for (Operation *user : value.getUsers()) {
           if (phases.lookup(user) != StepPhase::Forward)
             continue;
-          at(position.lookup(user));
           if (user->getNumOperands() == 1 && user->getNumResults() == 1)
             forwardReadsOf(user->getResult(0), at);
+          else
+            at(position.lookup(user));
         }
       };
   // Where a forward op at `at` runs: before the layers, in the layer that
@@ -262,7 +249,7 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
     } else {
       // Before the layers (an embedding) or after them (the head): where
       // the forward first reads it.
-      planned.layer = firstReadOf(param.argument) < layerStarts.front()
+      planned.layer = firstUseOf(param.argument) < layerStarts.front()
                           ? kBeforeLayers
                           : kAfterLayers;
     }

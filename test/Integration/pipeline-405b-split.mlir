@@ -18,7 +18,7 @@
 //
 // Errors: a split of another number of layers, or of stages.
 // RUN: not dtc-compile --shapes-only --mesh pp=16 --pipeline-split 8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,8 %t/model.onnx -o %t/bad 2>&1 | FileCheck %s --check-prefix=LAYERS
-// LAYERS: error: pipeline: --pipeline-split names 128 transformer layers; the model has 126 (attention blocks the stages can be cut between)
+// LAYERS: error: pipeline: --pipeline-split names 128 transformer layers; the model has 126 (the blocks the stages can be cut between)
 // RUN: not dtc-compile --shapes-only --mesh pp=16 --pipeline-split 63,63 %t/model.onnx -o %t/bad 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: error: --pipeline-split names 2 stages; the 1f1b schedule on pp=16 has 16
 // RUN: not dtc-compile --shapes-only --mesh pp=2 --pipeline-split 0-62,64-125 %t/model.onnx -o %t/bad 2>&1 | FileCheck %s --check-prefix=GAP

@@ -129,10 +129,13 @@
 //
 // Distillation: the frozen teacher's forward is cut on its own, so each
 // stage runs its share of both models (the 8-block GPT as its own teacher:
-// four blocks of each per stage), and the GPT-2-style example distilled on
+// four of the student's layers and four of the teacher's blocks per stage), and the GPT-2-style example distilled on
 // pp=2 matches PyTorch (train-distillation.mlir's reference):
 // RUN: dtc-compile %S/Inputs/pipeline/gpt8/model.onnx -o %t/distill8 --teacher %S/Inputs/pipeline/gpt8/model.onnx --mesh pp=2 --microbatches 4 2>&1 | FileCheck %s --check-prefix=DISTILL8
-// DISTILL8: pipeline 1f1b over pp=2 (2 stages of 8,8 transformer layers)
+// DISTILL8: pipeline 1f1b over pp=2 (2 stages of 4,4 transformer layers)
+// RUN: grep -o 'dtc.param = "teacher/blocks.[0-9].ln1.weight", dtc.pp_ranks = array<i64: [0-9]>' %t/distill8/train_step.mlir | FileCheck %s --check-prefix=TEACHER8
+// TEACHER8-COUNT-4: teacher/blocks.{{[0-3]}}.ln1.weight", dtc.pp_ranks = array<i64: 0>
+// TEACHER8-COUNT-4: teacher/blocks.{{[4-7]}}.ln1.weight", dtc.pp_ranks = array<i64: 1>
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/distill --lr 0.01 --weight-decay 0.01 --teacher %S/Inputs/tiny_transformer/teacher.onnx --temperature 2 --alpha 0.5 --mesh pp=2 --microbatches 2 2> /dev/null
 // RUN: %mpirun -np 2 dtc-run %t/distill --batch %S/Inputs/tiny_transformer/batch --steps 3 --dump %t/distill-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/distill-dump %S/Inputs/tiny_transformer/distill %S/Inputs/tiny_transformer/initial | FileCheck %s

@@ -24,6 +24,7 @@
 
 #include "Partitioner.h"
 #include "dtc/Analysis/DeviceSpec.h"
+#include "dtc/Analysis/Layers.h"
 #include "dtc/Analysis/Phases.h"
 #include "dtc/Analysis/Roofline.h"
 #include "dtc/Dialect/DTC/IR/DeadOps.h"
@@ -143,6 +144,21 @@ balanceStages(int64_t stages, ArrayRef<int64_t> cuts, ArrayRef<double> prefix) {
   return chosen;
 }
 
+/// The ops among `forward` (program order) where the model's transformer
+/// layers start (getLayerStarts); without layer units (steps written by
+/// hand), its attention ops.
+static llvm::DenseSet<Operation *>
+getLayerStartOps(func::FuncOp func, ArrayRef<Operation *> forward) {
+  llvm::DenseSet<Operation *> starts;
+  for (auto [unit, op] : getLayerStarts(func, forward))
+    starts.insert(op);
+  if (starts.empty())
+    for (Operation *op : forward)
+      if (isa<AttentionOp>(op))
+        starts.insert(op);
+  return starts;
+}
+
 /// The stage boundaries of `spine` (forward ops in program order) for
 /// `stages` stages: chosen[k] is the spine index stage k ends at. Where
 /// `layersPerStage` says (transformer layers per stage), or balanced.
@@ -218,10 +234,11 @@ chooseCuts(func::FuncOp func, ArrayRef<Operation *> spine, int64_t stages,
   if (!layersPerStage.empty()) {
     // Stage k ends where layer L_k starts (L_k: the layers of stages
     // 0..k): at the last cut point before that layer's attention.
+    llvm::DenseSet<Operation *> layerStarts = getLayerStartOps(func, spine);
     SmallVector<int64_t> boundaries; // before each layer but the first
     bool first = true;
     for (int64_t i = 0, j = 0; i < n; ++i) {
-      if (!isa<AttentionOp>(spine[i]))
+      if (!layerStarts.contains(spine[i]))
         continue;
       while (j < static_cast<int64_t>(cuts.size()) && cuts[j] < i)
         ++j;
@@ -236,7 +253,7 @@ chooseCuts(func::FuncOp func, ArrayRef<Operation *> spine, int64_t stages,
       return func.emitError("pipeline: --pipeline-split names ")
              << layers << " transformer layers; the model has "
              << (boundaries.empty() ? 0 : boundaries.size() + 1)
-             << " (attention blocks the stages can be cut between)";
+             << " (the blocks the stages can be cut between)";
     for (int64_t k = 0, done = 0; k + 1 < stages; ++k) {
       done += layersPerStage[k];
       chosen[k] = boundaries[done - 1];
@@ -542,7 +559,7 @@ public:
   /// it broadcasts to other ranks.
   pp::FragmentCosts costs;
   std::vector<int64_t> sentBytes;
-  /// Per stage, its transformer layers (attention ops).
+  /// Per stage, its transformer layers (getLayerStartOps).
   std::vector<int64_t> layers;
 
 private:
@@ -557,6 +574,11 @@ private:
     sentBytes.assign(stages, 0);
     layers.assign(stages, 0);
     const DeviceSpec &device = getDefaultDeviceSpec();
+    SmallVector<Operation *> forward; // microbatch 0's, stage by stage
+    for (const auto &[key, members] : fragments)
+      if (std::get<1>(key) == 0 && std::get<2>(key) == pp::ActionKind::Forward)
+        forward.append(members.begin(), members.end());
+    llvm::DenseSet<Operation *> layerStarts = getLayerStartOps(func, forward);
     for (const auto &[key, members] : fragments) {
       auto [stage, k, kind] = key;
       if (k != 0)
@@ -568,7 +590,7 @@ private:
           sentBytes[stage] += byteSize(sent->getResult(0));
         if (kind != pp::ActionKind::Forward)
           continue;
-        layers[stage] += isa<AttentionOp>(op);
+        layers[stage] += layerStarts.contains(op);
         for (Value result : op->getResults())
           if (llvm::any_of(result.getUsers(), [&](Operation *user) {
                 return backwardOps.contains(user);
