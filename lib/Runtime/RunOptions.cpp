@@ -2,6 +2,7 @@
 
 #include "dtc/Runtime/RunOptions.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -168,11 +169,34 @@ std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
   return "";
 }
 
+/// Where `"key"` is a member of the JSON object that opens at `open` (its
+/// own, not a nested object's), or npos.
+static size_t findMember(const std::string &text, size_t open,
+                         const std::string &key) {
+  std::string quoted = "\"" + key + "\"";
+  int depth = 0;
+  for (size_t at = open; at < text.size(); ++at) {
+    char c = text[at];
+    if (c == '"') {
+      size_t end = at + 1;
+      while (end < text.size() && text[end] != '"')
+        end += text[end] == '\\' ? 2 : 1;
+      if (depth == 1 && text.compare(at, end + 1 - at, quoted) == 0)
+        return at;
+      at = end;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      break;
+    }
+  }
+  return std::string::npos;
+}
+
 void mlir::dtc::readCompiledDir(const std::string &out, RunOptions &options) {
   // The JSON files as dtc-compile writes them (no JSON parser in the
   // runtime): manifest.json's "model" string; in report.json the number
-  // after "activation_peak", and the "total" of each phase in
-  // "flops_per_step".
+  // after "activation_peak", and a rank's FLOPs.
   auto read = [](const std::string &path) {
     std::ifstream file(path);
     std::stringstream buffer;
@@ -202,17 +226,21 @@ void mlir::dtc::readCompiledDir(const std::string &out, RunOptions &options) {
       options.plannedPeakPerPipelineRank.push_back(
           static_cast<int64_t>(std::strtod(&text[next + 1], nullptr)));
   }
-  size_t flops = text.find("\"flops_per_step\"");
-  if (flops == std::string::npos)
-    return;
-  // Its object: up to the brace that closes the one after the key.
-  size_t open = text.find('{', flops), end = open;
-  for (int depth = 0; end < text.size(); ++end) {
-    depth += text[end] == '{' ? 1 : text[end] == '}' ? -1 : 0;
-    if (depth == 0)
-      break;
+  // A rank's FLOPs: with pp, the mean of the pp ranks' (pp_ranks' "flops");
+  // else the "total" of "flops_per_step" (its own, not a phase's).
+  size_t root = text.find('{');
+  if (size_t ranks = findMember(text, root, "pp_ranks");
+      ranks != std::string::npos) {
+    int64_t count = 0;
+    for (size_t rank = text.find('{', ranks), close = text.find(']', ranks);
+         rank < close; rank = text.find('{', text.find('}', rank)), ++count)
+      if (size_t at = findMember(text, rank, "flops"); at < close)
+        options.flopsPerStep += numberAfter(at);
+    options.flopsPerStep /= std::max<int64_t>(count, 1);
+  } else if (size_t flops = findMember(text, root, "flops_per_step");
+             flops != std::string::npos) {
+    if (size_t at = findMember(text, text.find('{', flops), "total");
+        at != std::string::npos)
+      options.flopsPerStep = numberAfter(at);
   }
-  for (size_t at = text.find("\"total\"", open); at < end;
-       at = text.find("\"total\"", at + 1))
-    options.flopsPerStep += numberAfter(at);
 }

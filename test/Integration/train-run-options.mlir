@@ -9,20 +9,24 @@
 
 // --metrics: one JSON line per step; the gradient norm is numpy's norm of
 // the dumped whole gradients, on one device and on meshes where gradients
-// are replicated (dp), split over dp (ZeRO-2) and split over tp.
+// are replicated (dp), split over dp (ZeRO-2), split over tp and split
+// between pipeline stages; FLOP/s times seconds are report.json's FLOPs.
 // RUN: dtc-run %t/one --data %t/tokens.npy --steps 4 --metrics %t/one.jsonl --peak-tflops 1 --dump %t/one-dump > /dev/null
-// RUN: %python %S/../Utils/check_metrics.py %t/one.jsonl %t/one-dump --flops | FileCheck %s --check-prefix=METRICS
+// RUN: %python %S/../Utils/check_metrics.py %t/one.jsonl %t/one-dump --flops %t/one/report.json --peak-tflops 1 | FileCheck %s --check-prefix=METRICS
 // METRICS: metrics ok
 // RUN: cmp %t/full/loss.npy %t/one-dump/loss.npy
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/dp2 --lr 0.01 --eps 1e-3 --mesh dp=2 2>/dev/null
 // RUN: %mpirun -np 2 dtc-run %t/dp2 --data %t/tokens.npy --steps 3 --metrics %t/dp2.jsonl --dump %t/dp2-dump > /dev/null
-// RUN: %python %S/../Utils/check_metrics.py %t/dp2.jsonl %t/dp2-dump --ranks 2 | FileCheck %s --check-prefix=METRICS
+// RUN: %python %S/../Utils/check_metrics.py %t/dp2.jsonl %t/dp2-dump --ranks 2 --flops %t/dp2/report.json | FileCheck %s --check-prefix=METRICS
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/z2 --lr 0.01 --eps 1e-3 --mesh dp=2 --zero 2 2>/dev/null
 // RUN: %mpirun -np 2 dtc-run %t/z2 --data %t/tokens.npy --steps 3 --metrics %t/z2.jsonl --dump %t/z2-dump > /dev/null
-// RUN: %python %S/../Utils/check_metrics.py %t/z2.jsonl %t/z2-dump --ranks 2 | FileCheck %s --check-prefix=METRICS
+// RUN: %python %S/../Utils/check_metrics.py %t/z2.jsonl %t/z2-dump --ranks 2 --flops %t/z2/report.json | FileCheck %s --check-prefix=METRICS
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/tp2 --lr 0.01 --eps 1e-3 --mesh tp=2 2>/dev/null
 // RUN: %mpirun -np 2 dtc-run %t/tp2 --data %t/tokens.npy --steps 3 --metrics %t/tp2.jsonl --dump %t/tp2-dump > /dev/null
-// RUN: %python %S/../Utils/check_metrics.py %t/tp2.jsonl %t/tp2-dump --ranks 2 | FileCheck %s --check-prefix=METRICS
+// RUN: %python %S/../Utils/check_metrics.py %t/tp2.jsonl %t/tp2-dump --ranks 2 --flops %t/tp2/report.json | FileCheck %s --check-prefix=METRICS
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/pp2 --lr 0.01 --eps 1e-3 --mesh pp=2 --microbatches 2 2>/dev/null
+// RUN: %mpirun -np 2 dtc-run %t/pp2 --data %t/tokens.npy --steps 3 --metrics %t/pp2.jsonl --dump %t/pp2-dump > /dev/null
+// RUN: %python %S/../Utils/check_metrics.py %t/pp2.jsonl %t/pp2-dump --ranks 2 --flops %t/pp2/report.json | FileCheck %s --check-prefix=METRICS
 
 // The learning rate in the metrics is the one the step used: warm-up from
 // a third (LinearLR's default) then cosine, by PyTorch's formulas.

@@ -64,7 +64,8 @@ struct RunOptions {
   /// A pipelined step's, per coordinate along pp (empty otherwise): a rank
   /// runs its stages' ops alone.
   std::vector<int64_t> plannedPeakPerPipelineRank;
-  /// One rank's FLOPs per step (0: no report).
+  /// A rank's FLOPs per step, the mean over the pp ranks with pp (0: no
+  /// report).
   double flopsPerStep = 0;
 };
 
