@@ -10,7 +10,9 @@
 // with a limit: a rank that waits longer than the collective timeout asks
 // the group's other ranks, over a control communicator, where they are
 // (ranks waiting in a collective answer while they poll), then ends the
-// job naming the collective and the ranks that never arrived.
+// job naming the collective and the ranks that never arrived; where all
+// arrived but wait in other collectives, it gives the ranks those wait on
+// one timeout more to name the one that hangs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -274,8 +276,13 @@ protected:
 public:
   /// Polls `request` until it is done: spinning briefly, then sleeping
   /// with back-off and answering the other ranks' queries; past the
-  /// timeout, ends the job (naming who never arrived).
+  /// timeout, ends the job (naming who never arrived). Where every other
+  /// member is waiting in another collective, it waits one timeout more
+  /// first: the rank that waits on the one that hangs names it (Open MPI
+  /// resumes a stopped rank as it ends the job, so who ends it first
+  /// decides what is said).
   void finish(MPI_Request &request, const Waiting &what) {
+    double askAfter = timeoutSeconds;
     pollWithBackOff(
         [&] {
           int done = 0;
@@ -284,11 +291,11 @@ public:
         },
         [&](double waited) {
           answerQueries(what);
-          if (timeoutSeconds <= 0 || waited <= timeoutSeconds)
+          if (timeoutSeconds <= 0 || waited <= askAfter)
             return false;
-          if (askWhereabouts(request, what))
-            return true;
-          std::_Exit(1); // (MPI_Abort ended the job.)
+          bool last = askAfter > timeoutSeconds;
+          askAfter = waited + timeoutSeconds;
+          return askWhereabouts(request, what, last);
         });
   }
 
@@ -372,8 +379,9 @@ private:
 
   /// Past the timeout: asks the other members where they are, gives them
   /// two seconds to answer, and ends the job naming those that never
-  /// arrived. True if the collective completed meanwhile after all.
-  bool askWhereabouts(MPI_Request &request, const Waiting &what) {
+  /// arrived, or, if every one answered and this is not the `last` try,
+  /// returns to waiting. True if the collective completed meanwhile.
+  bool askWhereabouts(MPI_Request &request, const Waiting &what, bool last) {
     int64_t query = ++queries;
     std::vector<int64_t> others;
     for (int64_t member : *what.members)
@@ -421,6 +429,8 @@ private:
                      std::to_string(it->second.sequence) + " of its group";
       }
     }
+    if (absent.empty() && !last)
+      return false;
     std::string group = what.sequence < 0 ? *what.group : "axes " + *what.group;
     if (group.back() == ',')
       group.pop_back();
@@ -442,7 +452,7 @@ private:
                  elsewhere.c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
-    return false;
+    std::_Exit(1); // (MPI_Abort ended the job.)
   }
 
   int worldRank = 0, worldCount = 1;
