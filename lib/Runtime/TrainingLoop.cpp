@@ -346,6 +346,7 @@ private:
   bool writeParameters(const std::string &dir, const std::string &subdir);
   /// Step `step`'s loss is not finite: says where, on one rank.
   int stopOnNonFinite(int64_t step, double loss);
+
   void writeMetrics(int64_t step, double loss, double lossScale,
                     double stepSeconds, double exposedComm);
   /// The per-rank report: time per step, collectives, memory, tokens/s.
@@ -374,6 +375,10 @@ private:
   /// The training steps' exposed communication (StepEngine), if counted.
   double exposedCommSeconds = 0;
   Tensor losses;
+  /// The steps in a row whose loss was not finite; with loss scaling, how
+  /// many it skips before the run stops.
+  int64_t nonFiniteLosses = 0;
+  static constexpr int64_t kNonFiniteLossesSkipped = 16;
 };
 
 std::string TrainingRun::start(const BuiltinValue &builtinValue,
@@ -530,8 +535,12 @@ std::optional<int> TrainingRun::train() {
     exposedCommSeconds += stepComm;
     double loss = engine.result(signature.loss).at(0);
     losses.floats()[k - first] = loss;
-    // (fp16's loss scaling skips non-finite steps by itself.)
-    if (!std::isfinite(loss) && !signature.growthInterval)
+    // (fp16's loss scaling skips a step whose loss or gradients are not
+    // finite, keeping the parameters; but no scale mends a forward that
+    // overflows on batch after batch.)
+    nonFiniteLosses = std::isfinite(loss) ? 0 : nonFiniteLosses + 1;
+    if (nonFiniteLosses && (!signature.growthInterval ||
+                            nonFiniteLosses == kNonFiniteLossesSkipped))
       return stopOnNonFinite(k + 1, loss);
     // (Every rank holds the whole count: all stop together.)
     if (expertOverflow)
@@ -595,7 +604,12 @@ int TrainingRun::stopOnNonFinite(int64_t step, double loss) {
     mine += " on rank " + std::to_string(at);
   if (none ? lead : !comm || comm->rank() == static_cast<int64_t>(at))
     fail("step " + std::to_string(step) + ": the loss is " +
-         (std::isnan(loss) ? "nan" : "inf") + "; " +
+         (std::isnan(loss) ? "nan" : "inf") +
+         (nonFiniteLosses > 1 ? " on " + std::to_string(nonFiniteLosses) +
+                                    " steps in a row, each skipped by loss "
+                                    "scaling (the forward overflows)"
+                              : "") +
+         "; " +
          (none ? "every gradient and update is finite"
                : "the first non-finite result: " + mine));
   return comm ? kEveryRankFailed : 1;
@@ -623,13 +637,20 @@ void TrainingRun::writeMetrics(int64_t step, double loss, double scale,
   if (!metrics)
     return;
   std::FILE *out = metrics.get();
-  std::fprintf(out, "{\"step\": %lld, \"loss\": %.9g",
-               static_cast<long long>(step), loss);
+  // (JSON has no NaN or infinity: a skipped fp16 step's loss is null.)
+  auto number = [](double value) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.9g", value);
+    return std::isfinite(value) ? std::string(text) : std::string("null");
+  };
+  std::fprintf(out, "{\"step\": %lld, \"loss\": %s",
+               static_cast<long long>(step), number(loss).c_str());
   if (learningRate)
-    std::fprintf(out, ", \"lr\": %.9g", engine.result(*learningRate).at(0));
-  std::fprintf(out, ", \"grad_norm\": %.9g", norm);
+    std::fprintf(out, ", \"lr\": %s",
+                 number(engine.result(*learningRate).at(0)).c_str());
+  std::fprintf(out, ", \"grad_norm\": %s", number(norm).c_str());
   if (lossScale)
-    std::fprintf(out, ", \"loss_scale\": %.9g", scale);
+    std::fprintf(out, ", \"loss_scale\": %s", number(scale).c_str());
   std::fprintf(out, ", \"step_seconds\": %.6g", stepSeconds);
   if (globalTokens)
     std::fprintf(out, ", \"tokens_per_second\": %.6g",

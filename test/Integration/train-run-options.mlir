@@ -123,6 +123,15 @@
 // RUN: not %mpirun -np 2 dtc-run %t/diverge-dp2 --data %t/tokens.npy --steps 5 2>&1 | FileCheck %s --check-prefix=NONFINITE-MESH
 // NONFINITE-MESH: error: step 2: the loss is nan; the first non-finite result: the gradient of '{{[^']+}}' (nan at element {{[0-9]+}} of this rank's part) on rank 0
 // NONFINITE-MESH-NOT: MPI_ABORT
+// With fp16's loss scaling a non-finite step is skipped (its scale
+// halved), but a forward that overflows step after step (parameters past
+// fp16's range) stops the run after 16 such steps; the metrics stay JSON
+// (null for a non-finite loss).
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/diverge-fp16 --lr 1e30 --precision fp16 2>/dev/null
+// RUN: not dtc-run %t/diverge-fp16 --data %t/tokens.npy --steps 50 --metrics %t/fp16.jsonl 2>&1 | FileCheck %s --check-prefix=NONFINITE-FP16
+// NONFINITE-FP16: error: step 17: the loss is nan on 16 steps in a row, each skipped by loss scaling (the forward overflows); the first non-finite result: the gradient of '{{[^']+}}'
+// RUN: %python -c "import json; m = [json.loads(l) for l in open('%t/fp16.jsonl')]; print(len(m), m[1]['loss'], [l['loss_scale'] for l in m[1:4]])" | FileCheck %s --check-prefix=FP16-METRICS
+// FP16-METRICS: 16 None [65536, 32768, 16384]
 
 // A rank that hangs (stopped with SIGSTOP after step 3) ends the job within
 // the collective timeout (and two seconds of asking the other ranks where
