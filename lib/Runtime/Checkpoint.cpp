@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -247,6 +248,37 @@ std::string openCheckpoint(const std::string &dir, Checkpoint &out) {
       !error.empty())
     return "the checkpoint '" + out.path + "': " + error;
   return checkStepABIVersion(out.signature.abiVersion, out.path);
+}
+
+std::string sameOptimizer(const Checkpoint &checkpoint,
+                          const StepSignature &signature) {
+  // The kinds of per-parameter state an optimizer keeps (master copies and
+  // the step counter aside: precision layouts differ in those).
+  auto kinds = [](const StepSignature &step) {
+    std::set<std::string> found;
+    for (const StepArgument &arg : step.arguments)
+      if (arg.role == ArgumentRole::State &&
+          (arg.stateKind == StepStateKind::ExpAvg ||
+           arg.stateKind == StepStateKind::ExpAvgSq ||
+           arg.stateKind == StepStateKind::MomentumBuffer))
+        found.insert(stepStateKindName(arg.stateKind));
+    return found;
+  };
+  std::set<std::string> written = kinds(checkpoint.signature),
+                        kept = kinds(signature);
+  if (written == kept)
+    return "";
+  auto list = [](const std::set<std::string> &names) {
+    std::string text;
+    for (const std::string &name : names)
+      text += (text.empty() ? "" : ", ") + name;
+    return text.empty() ? std::string("none") : text;
+  };
+  return "the checkpoint '" + checkpoint.path + "' holds optimizer state " +
+         list(written) + "; this step's optimizer keeps " + list(kept) +
+         ": it was written by another optimizer (to start this one afresh "
+         "from its parameters, export them with --export-checkpoint and "
+         "give them to --init)";
 }
 
 bool sameLayout(const Checkpoint &checkpoint, const StepSignature &signature) {

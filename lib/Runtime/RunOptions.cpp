@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 using namespace mlir::dtc;
@@ -21,23 +22,25 @@ const char *const mlir::dtc::kRunOptionsHelp =
     "                     in an order drawn from --data-seed\n"
     "  --data-type T      how a raw --data file stores tokens: uint16\n"
     "                     (nanoGPT's train.bin; the default) or int32\n"
-    "  --data-seed N      seed of the windows' order (default 0)\n"
+    "  --data-seed N      seed of the windows' order (default 0; a resumed\n"
+    "                     run keeps its checkpoint's)\n"
     "  --batch DIR        inputs and labels as .npy named after the inputs,\n"
     "                     the same every step (instead of --data)\n"
     "  --steps K          train up to step K (default 1; a resumed run\n"
     "                     counts from the start)\n"
-    "  --eval-data FILE   evaluate on a token file: the mean loss (and\n"
-    "                     perplexity) over its first --eval-batches K global\n"
-    "                     batches of windows, in order (default 4), after\n"
-    "                     the last step and every --eval-every N steps; the\n"
-    "                     step runs with its update discarded\n"
+    "  --eval-data FILE   evaluate on a token file (of --data-type): the\n"
+    "                     mean loss (and perplexity) over its first global\n"
+    "                     batches of windows, in order, after the last step;\n"
+    "                     the step runs with its update discarded\n"
+    "  --eval-every N     also every N steps (with --eval-data)\n"
+    "  --eval-batches K   the global batches it reads (default 4)\n"
     "  --save DIR         write checkpoints into DIR (docs/Checkpoint.md):\n"
     "                     after the last step, every --save-every N steps,\n"
     "                     and on SIGTERM\n"
     "  --save-every N     a checkpoint every N steps (with --save)\n"
     "  --resume DIR       continue from the checkpoint in DIR (its latest,\n"
     "                     or a step directory), on this mesh and layout or\n"
-    "                     another\n"
+    "                     another, with the same optimizer\n"
     "  --export-checkpoint DIR\n"
     "                     after the last step, write the trained parameters\n"
     "                     as whole tensors, DIR/<parameter name>.npy (with\n"
@@ -106,6 +109,7 @@ std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
     };
   };
   int64_t seed = 0;
+  std::set<std::string> given;
   std::map<std::string, Reader> readers = {
       {"batch", text(options.batchDir)},
       {"data", text(options.dataPath)},
@@ -161,11 +165,24 @@ std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
       return "--" + name + " needs a value";
     if (std::string why = reader->second(value); !why.empty())
       return "--" + name + " is '" + value + "': it " + why;
+    given.insert(name);
   }
   if (options.saveEvery > 0 && options.saveDir.empty())
     return "--save-every needs --save DIR";
-  if (options.evalEvery > 0 && options.evalDataPath.empty())
-    return "--eval-every needs --eval-data FILE";
+  for (const char *name : {"eval-every", "eval-batches"})
+    if (given.count(name) && options.evalDataPath.empty())
+      return "--" + std::string(name) + " needs --eval-data FILE";
+  if (given.count("init") && !options.resumeDir.empty())
+    return "--init and --resume both give the starting parameters: a "
+           "resumed run starts from its checkpoint";
+  auto isNpy = [](const std::string &path) {
+    return path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+  };
+  if (given.count("data-type") &&
+      (options.dataPath.empty() || isNpy(options.dataPath)) &&
+      (options.evalDataPath.empty() || isNpy(options.evalDataPath)))
+    return "--data-type is for raw token files; a .npy file says its own "
+           "type";
   return "";
 }
 

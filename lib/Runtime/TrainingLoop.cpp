@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <unistd.h>
 
 using namespace mlir::dtc;
 
@@ -319,7 +320,7 @@ public:
               StepEngine &engine, Communicator *comm)
       : signature(signature), options(options), engine(engine), comm(comm),
         lead(!comm || comm->rank() == 0), binding(signature, comm),
-        dataSeed(options.dataSeed) {}
+        dataSeed(options.dataSeed.value_or(0)) {}
 
   /// Reads the batch, the checkpoint and the data, binds this rank's first
   /// arguments and starts the engine; "" or what is wrong.
@@ -394,6 +395,14 @@ std::string TrainingRun::start(const BuiltinValue &builtinValue,
       return error;
     first = checkpoint.step;
     dataSeed = checkpoint.dataSeed;
+    if (options.dataSeed && *options.dataSeed != dataSeed)
+      return "--data-seed " + std::to_string(*options.dataSeed) +
+             ": the checkpoint '" + checkpoint.path +
+             "' was trained on the windows of seed " +
+             std::to_string(dataSeed) +
+             ", which a resumed run goes on with (leave --data-seed out)";
+    if (error = sameOptimizer(checkpoint, signature); !error.empty())
+      return error;
     if (first >= options.steps && options.exportDir.empty() &&
         options.exportONNXPath.empty())
       return "the checkpoint '" + checkpoint.path + "' is at step " +
@@ -427,10 +436,27 @@ std::string TrainingRun::start(const BuiltinValue &builtinValue,
                                signature, comm);
         !error.empty())
       return "--eval-data: " + error;
+    // Its windows read now, not first after some training.
+    std::map<std::string, Tensor> windows;
+    for (int64_t b = 0; b < options.evalBatches; ++b)
+      if (error = evalData->wholeBatch(b, std::nullopt, signature, windows);
+          !error.empty())
+        return "--eval-data: " + error;
     if (signature.rng && lead)
       std::fprintf(stderr, "warning: --eval-data: this step has dropout, which "
                            "evaluation applies as training does (it runs the "
                            "training step with its update discarded)\n");
+  }
+  // Where the trained model goes, made and checked before training.
+  if (lead && !options.exportONNXPath.empty()) {
+    std::filesystem::path folder =
+        std::filesystem::path(options.exportONNXPath).parent_path();
+    std::error_code ec;
+    if (!folder.empty())
+      std::filesystem::create_directories(folder, ec);
+    if (ec || ::access(folder.empty() ? "." : folder.c_str(), W_OK) != 0)
+      return "cannot write --export-onnx '" + options.exportONNXPath +
+             "': " + (ec ? ec.message() : std::strerror(errno));
   }
   if (lead && !options.metricsPath.empty()) {
     metrics.reset(std::fopen(options.metricsPath.c_str(), "a"));

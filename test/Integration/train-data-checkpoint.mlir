@@ -136,3 +136,12 @@
 // NODATA: error: training needs --data FILE (a token file) or --batch DIR (the inputs and labels of every step)
 // RUN: not dtc-run %t/one --data %t/tokens.npy --save-every 2 2>&1 | FileCheck %s --check-prefix=EVERYNEEDS
 // EVERYNEEDS: error: --save-every needs --save DIR
+// A resumed run keeps its checkpoint's data order, starts from its
+// checkpoint only, and refuses another optimizer's state:
+// RUN: not dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/ckpt --data-seed 9 2>&1 | FileCheck %s --check-prefix=RESEED
+// RESEED: error: --data-seed 9: the checkpoint '{{.*}}step-00000005' was trained on the windows of seed 0, which a resumed run goes on with (leave --data-seed out)
+// RUN: not dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/ckpt --init %t/full/param 2>&1 | FileCheck %s --check-prefix=REINIT
+// REINIT: error: --init and --resume both give the starting parameters: a resumed run starts from its checkpoint
+// RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/sgd --optimizer sgd --momentum 0.9
+// RUN: not dtc-run %t/sgd --data %t/tokens.npy --steps 10 --resume %t/ckpt 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
+// OPTIMIZER: error: the checkpoint '{{.*}}step-00000005' holds optimizer state exp_avg, exp_avg_sq; this step's optimizer keeps momentum_buffer: it was written by another optimizer (to start this one afresh from its parameters, export them with --export-checkpoint and give them to --init)

@@ -172,6 +172,18 @@
 // BAD-BATCHES: error: --eval-batches is '0': it must be an integer of at least 1
 // RUN: not dtc-run %t/one --data %t/tokens.npy --eval-data %t/nothere.npy 2>&1 | FileCheck %s --check-prefix=BAD-EVALFILE
 // BAD-EVALFILE: error: --eval-data: {{.*}}nothere.npy
+// The eval windows are read before training, not first after it:
+// RUN: %python -c "import numpy as n; n.save('%t/empty.npy', n.zeros(0, n.uint16)); n.save('%t/big.npy', n.full(300, 64, n.int32))"
+// RUN: not dtc-run %t/one --data %t/tokens.npy --steps 3 --eval-data %t/empty.npy 2>&1 | FileCheck %s --check-prefix=BAD-EVALEMPTY --implicit-check-not=step
+// BAD-EVALEMPTY: error: --eval-data: the data file '{{.*}}empty.npy' holds 0 tokens, fewer than one window of 9
+// RUN: not dtc-run %t/one --data %t/tokens.npy --steps 3 --eval-data %t/big.npy 2>&1 | FileCheck %s --check-prefix=BAD-EVALVOCAB --implicit-check-not=step
+// BAD-EVALVOCAB: error: --eval-data: the data file '{{.*}}big.npy' holds token 64 at token offset 0 (byte {{[0-9]+}}), outside the vocabulary [0, 64)
+// RUN: not dtc-run %t/one --data %t/tokens.npy --eval-batches 3 2>&1 | FileCheck %s --check-prefix=BAD-EVALBATCHES
+// BAD-EVALBATCHES: error: --eval-batches needs --eval-data FILE
+// RUN: not dtc-run %t/one --data %t/tokens.npy --data-type int32 2>&1 | FileCheck %s --check-prefix=BAD-DATATYPE
+// BAD-DATATYPE: error: --data-type is for raw token files; a .npy file says its own type
+// RUN: not dtc-run %t/one --data %t/tokens.npy --steps 3 --export-onnx /proc/none/trained.onnx 2>&1 | FileCheck %s --check-prefix=BAD-EXPORT --implicit-check-not=step
+// BAD-EXPORT: error: cannot write --export-onnx '/proc/none/trained.onnx': {{.+}}
 // RUN: not dtc-run %t/one --data %t/tokens.npy --save-every 2 2>&1 | FileCheck %s --check-prefix=BAD-SAVE
 // BAD-SAVE: error: --save-every needs --save DIR
 // RUN: not dtc-run %t/one --data 2>&1 | FileCheck %s --check-prefix=NOVALUE

@@ -51,6 +51,11 @@ struct Checkpoint {
 /// wrong.
 std::string openCheckpoint(const std::string &dir, Checkpoint &out);
 
+/// "" if the checkpoint holds the kinds of optimizer state this step's
+/// optimizer keeps (moments, momentum buffers); else what differs.
+std::string sameOptimizer(const Checkpoint &checkpoint,
+                          const StepSignature &signature);
+
 /// Whether the checkpoint's parts are this rank's arguments as they are:
 /// the same mesh, and every parameter and state argument of the same name,
 /// type, shape and layout.

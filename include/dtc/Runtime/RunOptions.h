@@ -11,6 +11,7 @@
 #define DTC_RUNTIME_RUNOPTIONS_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,8 @@ struct RunOptions {
   /// windows' order.
   std::string dataPath;
   std::string dataType = "uint16";
-  uint64_t dataSeed = 0;
+  /// (Unset: 0, or a resumed run's checkpoint's.)
+  std::optional<uint64_t> dataSeed;
   /// Checkpoints (Checkpoint.h): where to write them, every how many steps
   /// (0: at the end only), and the one to resume from.
   std::string saveDir;

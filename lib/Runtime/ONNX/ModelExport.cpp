@@ -6,6 +6,8 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -92,6 +94,6 @@ mlir::dtc::exportTrainedModel(const std::string &modelPath,
            "export its parameters with --export-checkpoint instead";
   std::ofstream out(outPath, std::ios::binary | std::ios::trunc);
   if (!out || !model.SerializeToOstream(&out) || !out.flush())
-    return "cannot write '" + outPath + "'";
+    return "cannot write '" + outPath + "': " + std::strerror(errno);
   return "";
 }
