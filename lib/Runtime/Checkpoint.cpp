@@ -62,8 +62,8 @@ std::string openPart(MappedArray &part, const std::string &path,
   if (std::string why = part.open(path); !why.empty())
     return damaged + why;
   if (part.shape() != shape)
-    return damaged + "it holds " + describe(part.shape(), DType::F32) + " of " +
-           part.descr() + ", not the " + describe(shape, DType::F32) +
+    return damaged + "it holds " + describe(part.shape()) + " of " +
+           part.descr() + ", not the " + describe(shape) +
            " its signature says";
   return "";
 }
@@ -139,7 +139,8 @@ bool sameTensor(const StepArgument &a, const StepArgument &b) {
 } // namespace
 
 std::string saveCheckpoint(const std::string &dir, int64_t step,
-                           uint64_t dataSeed, const StepSignature &signature,
+                           uint64_t dataSeed, int64_t dataTokens,
+                           const StepSignature &signature,
                            const std::vector<Tensor> &arguments,
                            Communicator *comm) {
   int64_t rank = comm ? comm->rank() : 0;
@@ -168,12 +169,14 @@ std::string saveCheckpoint(const std::string &dir, int64_t step,
   if (rank == 0 && error.empty()) {
     std::string state = "dtc-checkpoint " + std::to_string(kCheckpointVersion) +
                         "\nstep " + std::to_string(step) + "\ndata_seed " +
-                        std::to_string(dataSeed) + "\n";
+                        std::to_string(dataSeed) + "\ndata_tokens " +
+                        std::to_string(dataTokens) + "\n";
     std::string metadata =
         "{\"format\": \"dtc-checkpoint\", \"version\": " +
         std::to_string(kCheckpointVersion) +
         ", \"step\": " + std::to_string(step) +
         ", \"data_seed\": " + std::to_string(dataSeed) +
+        ", \"data_tokens\": " + std::to_string(dataTokens) +
         ", \"files\": \"rank-R/argI.npy: rank R's part of argument I\", "
         "\"signature\": " +
         signature.toJSON() + "}\n";
@@ -237,6 +240,8 @@ std::string openCheckpoint(const std::string &dir, Checkpoint &out) {
       hasStep = static_cast<bool>(lines >> out.step);
     else if (key == "data_seed")
       lines >> out.dataSeed;
+    else if (key == "data_tokens")
+      lines >> out.dataTokens;
   }
   if (version != kCheckpointVersion)
     return "the checkpoint '" + out.path + "' is of format " +
@@ -248,6 +253,23 @@ std::string openCheckpoint(const std::string &dir, Checkpoint &out) {
       !error.empty())
     return "the checkpoint '" + out.path + "': " + error;
   return checkStepABIVersion(out.signature.abiVersion, out.path);
+}
+
+std::string verifyCheckpoint(const Checkpoint &checkpoint, int64_t rank,
+                             int64_t ranks) {
+  const StepSignature &from = checkpoint.signature;
+  for (int64_t writer = rank; writer < from.mesh.numDevices(); writer += ranks)
+    for (size_t i = 0; i < from.arguments.size(); ++i) {
+      const StepArgument &arg = from.arguments[i];
+      if (arg.role == ArgumentRole::Input || !from.heldBy(arg.layout, writer))
+        continue;
+      MappedArray part;
+      std::string file =
+          (fs::path(checkpoint.path) / rankDir(writer) / argFile(i)).string();
+      if (std::string error = openPart(part, file, arg.shape); !error.empty())
+        return error + " (" + arg.name + ")";
+    }
+  return "";
 }
 
 std::string sameOptimizer(const Checkpoint &checkpoint,

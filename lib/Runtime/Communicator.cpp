@@ -33,8 +33,8 @@ std::string MeshShape::checkLaunchedRanks(int64_t ranks) const {
     shape += (i ? "," : "") + axes[i] + "=" + std::to_string(sizes[i]);
   return "the mesh " + shape + " has " + std::to_string(numDevices()) +
          " devices but " + std::to_string(ranks) +
-         " ranks were launched (mpirun -np " + std::to_string(numDevices()) +
-         ")";
+         (ranks == 1 ? " rank was" : " ranks were") + " launched (mpirun -np " +
+         std::to_string(numDevices()) + ")";
 }
 
 int64_t MeshShape::axisIndex(const std::string &axis) const {

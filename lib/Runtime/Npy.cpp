@@ -219,9 +219,10 @@ std::string MappedArray::open(const std::string &path,
   if (fd < 0)
     return std::strerror(errno);
   struct stat info;
-  if (fstat(fd, &info) != 0 || info.st_size == 0) {
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size == 0) {
+    bool directory = S_ISDIR(info.st_mode);
     ::close(fd);
-    return "it is empty";
+    return directory ? "it is a directory" : "it is empty";
   }
   mappedBytes = static_cast<size_t>(info.st_size);
   mapping = mmap(nullptr, mappedBytes, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -266,11 +267,15 @@ std::string MappedArray::open(const std::string &path,
   size_t fits = payload / width, elements = 1;
   for (int64_t dim : arrayShape) {
     if (dim > 0 && elements > fits / static_cast<size_t>(dim))
-      return "it is truncated: " + describe(arrayShape, DType::F32) + " of " +
+      return "it is truncated: " + describe(arrayShape) + " of " +
              elementDescr + " needs more than its " + std::to_string(payload) +
              " data bytes";
     elements *= static_cast<size_t>(dim);
   }
+  if (payload != elements * width)
+    return "it holds " + std::to_string(payload) + " data bytes, not the " +
+           std::to_string(elements * width) + " of " + describe(arrayShape) +
+           " of " + elementDescr;
   count = static_cast<int64_t>(elements);
   return "";
 }

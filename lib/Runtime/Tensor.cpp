@@ -153,6 +153,11 @@ std::string describe(const Shape &shape, DType dtype) {
   return text + dtypeName(dtype);
 }
 
+std::string describe(const Shape &shape) {
+  std::string text = describe(shape, DType::F32);
+  return shape.empty() ? "a scalar" : text.substr(0, text.rfind('x'));
+}
+
 Tensor::Tensor(DType dtype, Shape shape)
     : elementType(dtype), dims(std::move(shape)) {
   if (isFloat())

@@ -50,7 +50,7 @@ std::string TokenData::open(const std::string &file,
     return "the data file '" + path + "': " + why;
   if (tokens.shape().size() != 1)
     return "the data file '" + path + "' holds an array of shape " +
-           describe(tokens.shape(), DType::I64) + ": tokens are a 1-D array";
+           describe(tokens.shape()) + ": tokens are a 1-D array";
   static const char *const kTokenTypes[] = {"<u2", "<i2", "<i4", "<u4", "<i8"};
   if (std::find(std::begin(kTokenTypes), std::end(kTokenTypes),
                 tokens.descr()) == std::end(kTokenTypes))

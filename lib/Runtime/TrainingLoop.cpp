@@ -287,11 +287,14 @@ struct DataFeed {
   }
 
   /// Gives `engine` this rank's parts of batch k.
+  /// (`everyRank`: whether the error is the batch's, which every rank
+  /// reads whole and finds alike.)
   std::string feed(int64_t k, std::optional<uint64_t> seed,
                    const StepSignature &signature, const StepBinding &binding,
-                   StepEngine &engine) {
+                   StepEngine &engine, bool &everyRank) {
     std::map<std::string, Tensor> next;
     std::string error = wholeBatch(k, seed, signature, next);
+    everyRank = !error.empty();
     for (size_t i : {ids, labels}) {
       Tensor part;
       if (error.empty())
@@ -322,10 +325,11 @@ public:
         lead(!comm || comm->rank() == 0), binding(signature, comm),
         dataSeed(options.dataSeed.value_or(0)) {}
 
-  /// Reads the batch, the checkpoint and the data, binds this rank's first
-  /// arguments and starts the engine; "" or what is wrong.
-  std::string start(const BuiltinValue &builtinValue,
-                    const TensorDirReader &readDir);
+  /// Prepares the run (prepare) on every rank and starts the engine; an
+  /// exit status if the run ends there (the first rank that failed said
+  /// why).
+  std::optional<int> start(const BuiltinValue &builtinValue,
+                           const TensorDirReader &readDir);
   /// Runs the steps; an exit status when the run ends there (a failure,
   /// SIGTERM), none once every step has run.
   std::optional<int> train();
@@ -334,6 +338,11 @@ public:
   int finish(const ModelWriter &writeModel);
 
 private:
+  /// Reads the batch, the checkpoint and the data and binds this rank's
+  /// first arguments (no collective); "" or what is wrong.
+  std::string prepare(const BuiltinValue &builtinValue,
+                      const TensorDirReader &readDir,
+                      std::vector<Tensor> &args);
   /// The first arguments from the checkpoint being resumed (this rank's
   /// own parts, or its new ones on another layout), `start` filling what
   /// it lacks.
@@ -382,8 +391,32 @@ private:
   static constexpr int64_t kNonFiniteLossesSkipped = 16;
 };
 
-std::string TrainingRun::start(const BuiltinValue &builtinValue,
-                               const TensorDirReader &readDir) {
+std::optional<int> TrainingRun::start(const BuiltinValue &builtinValue,
+                                      const TensorDirReader &readDir) {
+  std::vector<Tensor> args;
+  std::string error = prepare(builtinValue, readDir, args);
+  // The ranks agree before the engine starts (it makes the communicator
+  // groups, collectively): the first rank that failed says why, once, and
+  // all end without an abort.
+  if (comm) {
+    std::vector<double> failed = comm->everyRank({error.empty() ? 0.0 : 1.0});
+    auto first = std::find(failed.begin(), failed.end(), 1.0);
+    if (first != failed.end()) {
+      if (comm->rank() == first - failed.begin())
+        fail(error);
+      return kEveryRankFailed;
+    }
+  } else if (!error.empty()) {
+    return fail(error), 1;
+  }
+  if (error = engine.start(std::move(args)); !error.empty())
+    return fail(error), 1;
+  return std::nullopt;
+}
+
+std::string TrainingRun::prepare(const BuiltinValue &builtinValue,
+                                 const TensorDirReader &readDir,
+                                 std::vector<Tensor> &args) {
   std::map<std::string, Tensor> batch, init;
   std::string error;
   if ((!options.batchDir.empty() && !readDir(options.batchDir, batch, error)) ||
@@ -429,6 +462,16 @@ std::string TrainingRun::start(const BuiltinValue &builtinValue,
     if (error = data->wholeBatch(first, dataSeed, signature, batch);
         !error.empty())
       return error;
+    if (lead && checkpoint.dataTokens >= 0 &&
+        checkpoint.dataTokens != data->tokens.size())
+      std::fprintf(stderr,
+                   "warning: --data '%s' holds %lld tokens; the checkpoint "
+                   "was trained on %lld: from step %lld on, the run reads "
+                   "other windows than the uninterrupted one did\n",
+                   options.dataPath.c_str(),
+                   static_cast<long long>(data->tokens.size()),
+                   static_cast<long long>(checkpoint.dataTokens),
+                   static_cast<long long>(first + 1));
   }
   if (!options.evalDataPath.empty()) {
     evalData.emplace();
@@ -473,11 +516,9 @@ std::string TrainingRun::start(const BuiltinValue &builtinValue,
 
   std::vector<std::optional<Tensor>> starting =
       startingValues(signature, batch, init, builtinValue);
-  std::vector<Tensor> args;
-  error = options.resumeDir.empty()
-              ? binding.bind(std::move(starting), args)
-              : resumedArguments(std::move(starting), args);
-  return error.empty() ? engine.start(std::move(args)) : error;
+  return options.resumeDir.empty()
+             ? binding.bind(std::move(starting), args)
+             : resumedArguments(std::move(starting), args);
 }
 
 std::string
@@ -486,6 +527,10 @@ TrainingRun::resumedArguments(std::vector<std::optional<Tensor>> start,
   // This rank's own parts as they were (the run continues bit for bit), or
   // on another mesh or layout its new parts cut from the writers'.
   int64_t rank = comm ? comm->rank() : 0;
+  if (std::string error =
+          verifyCheckpoint(checkpoint, rank, comm ? comm->worldSize() : 1);
+      !error.empty())
+    return error;
   std::vector<std::optional<Tensor>> parts;
   if (std::string error =
           sameLayout(checkpoint, signature)
@@ -548,11 +593,17 @@ std::optional<int> TrainingRun::train() {
     auto stepStart = Clock::now();
     if (comm)
       comm->setActivity("step " + std::to_string(k + 1));
+    bool everyRank = false;
     if (data && k > first)
       if (std::string error =
-              data->feed(k, dataSeed, signature, binding, engine);
-          !error.empty())
-        return fail(error), 1;
+              data->feed(k, dataSeed, signature, binding, engine, everyRank);
+          !error.empty()) {
+        if (!comm || !everyRank)
+          return fail(error), 1;
+        if (lead)
+          fail(error);
+        return kEveryRankFailed;
+      }
     double scale = lossScale ? engine.argument(*lossScale).at(0) : 0;
     double commBefore = engine.exposedCommunicationSeconds();
     if (!engine.step())
@@ -714,7 +765,8 @@ bool TrainingRun::save(int64_t step) {
     if (signature.arguments[i].role != ArgumentRole::Input)
       args[i] = engine.argument(i);
   std::string why =
-      saveCheckpoint(options.saveDir, step, dataSeed, signature, args, comm);
+      saveCheckpoint(options.saveDir, step, dataSeed,
+                     data ? data->tokens.size() : -1, signature, args, comm);
   if (why.empty() && lead) {
     std::printf("checkpoint: step %lld saved in %s\n",
                 static_cast<long long>(step), options.saveDir.c_str());
@@ -734,8 +786,9 @@ bool TrainingRun::evaluate(int64_t after) {
     kept.push_back(engine.argument(i));
   double sum = 0;
   for (int64_t b = 0; b < options.evalBatches; ++b) {
-    if (std::string error =
-            evalData->feed(b, std::nullopt, signature, binding, engine);
+    bool everyRank = false; // (its windows were read at the start)
+    if (std::string error = evalData->feed(b, std::nullopt, signature, binding,
+                                           engine, everyRank);
         !error.empty())
       return fail("--eval-data: " + error);
     if (!engine.step())
@@ -875,8 +928,8 @@ int mlir::dtc::runTraining(const StepSignature &signature,
                            const TensorDirReader &readDir,
                            const ModelWriter &writeModel, Communicator *comm) {
   TrainingRun run(signature, options, engine, comm);
-  if (std::string error = run.start(builtinValue, readDir); !error.empty())
-    return fail(error), 1;
+  if (std::optional<int> ended = run.start(builtinValue, readDir))
+    return *ended;
   if (std::optional<int> ended = run.train())
     return *ended;
   return run.finish(writeModel);

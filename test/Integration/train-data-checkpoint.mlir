@@ -31,6 +31,7 @@
 // STATE: dtc-checkpoint 1
 // STATE-NEXT: step 5
 // STATE-NEXT: data_seed 0
+// STATE-NEXT: data_tokens 3001
 // RUN: dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/ckpt --dump %t/resumed | FileCheck %s --check-prefix=RESUMED
 // RESUMED: step     6/10
 // RESUMED: step    10/10
@@ -121,6 +122,29 @@
 // RUN: not dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/truncated 2>&1 | FileCheck %s --check-prefix=TRUNCATED
 // TRUNCATED: error: the checkpoint is damaged: {{.*}}truncated/step-00000005/rank-0/arg1.npy: not a valid .npy file: {{.*}}
 // TRUNCATED-NOT: func.func
+// A checkpoint is refused whole, even where the new layout reads only some
+// of its parts (one device reads rank 0's of a dp=2 checkpoint's
+// replicated parameters): a part truncated, missing or too long.
+// RUN: cp -r %t/dp2-ckpt %t/dp2-damaged && truncate -s 100 %t/dp2-damaged/step-00000005/rank-1/arg5.npy
+// RUN: not dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/dp2-damaged 2>&1 | FileCheck %s --check-prefix=DAMAGED-TRUNCATED
+// DAMAGED-TRUNCATED: error: the checkpoint is damaged: {{.*}}dp2-damaged/step-00000005/rank-1/arg5.npy: not a valid .npy file: {{.*}} ({{.+}})
+// RUN: %python -c "import numpy as n; n.save('%t/dp2-damaged/step-00000005/rank-1/arg5.npy', n.zeros(3, n.float32))"
+// RUN: not dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/dp2-damaged 2>&1 | FileCheck %s --check-prefix=DAMAGED-SHAPE
+// DAMAGED-SHAPE: error: the checkpoint is damaged: {{.*}}rank-1/arg5.npy: it holds {{[0-9x]+}} of <f4, not the {{[0-9x]+}} its signature says
+// RUN: head -c -4 %t/dp2-ckpt/step-00000005/rank-0/arg1.npy > %t/short-arg1.npy && cat %t/short-arg1.npy %t/short-arg1.npy > %t/dp2-damaged/step-00000005/rank-0/arg1.npy
+// RUN: cp %t/dp2-ckpt/step-00000005/rank-1/arg5.npy %t/dp2-damaged/step-00000005/rank-1/arg5.npy
+// RUN: not dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/dp2-damaged 2>&1 | FileCheck %s --check-prefix=DAMAGED-LONG
+// DAMAGED-LONG: error: the checkpoint is damaged: {{.*}}rank-0/arg1.npy: it holds {{[0-9]+}} data bytes, not the {{[0-9]+}} of {{[0-9x]+}} of <f4 (wte.weight)
+// RUN: cp %t/dp2-ckpt/step-00000005/rank-0/arg1.npy %t/dp2-damaged/step-00000005/rank-0/arg1.npy && rm -r %t/dp2-damaged/step-00000005/rank-1
+// RUN: not dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/dp2-damaged 2>&1 | FileCheck %s --check-prefix=DAMAGED-MISSING
+// DAMAGED-MISSING: error: the checkpoint is damaged: {{.*}}rank-1/arg1.npy: No such file or directory (wte.weight)
+// On a mesh the first rank that fails says why, once, and the ranks end
+// without an abort (mpirun --quiet: without its own lines on exit codes).
+// RUN: not %mpirun --quiet -np 2 dtc-run %t/dp2 --data %t/tokens.npy --steps 10 --resume %t/dp2-damaged > %t/mesh-error.txt 2>&1
+// RUN: FileCheck %s --check-prefix=DAMAGED-MESH < %t/mesh-error.txt
+// DAMAGED-MESH: error: the checkpoint is damaged: {{.*}}rank-1/arg1.npy: No such file or directory (wte.weight)
+// RUN: %python -c "import sys; print(len(open(sys.argv[1]).read().splitlines()), 'line')" %t/mesh-error.txt | FileCheck %s --check-prefix=ONE-LINE
+// ONE-LINE: 1 line
 // RUN: mv %t/truncated/step-00000005 %t/truncated/step-00000005.partial
 // RUN: not dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/truncated/step-00000005.partial 2>&1 | FileCheck %s --check-prefix=PARTIAL
 // PARTIAL: error: '{{.*}}step-00000005.partial' is a checkpoint that was never completed
@@ -136,6 +160,10 @@
 // NODATA: error: training needs --data FILE (a token file) or --batch DIR (the inputs and labels of every step)
 // RUN: not dtc-run %t/one --data %t/tokens.npy --save-every 2 2>&1 | FileCheck %s --check-prefix=EVERYNEEDS
 // EVERYNEEDS: error: --save-every needs --save DIR
+// Another --data file (of another length) on resume gets a warning:
+// RUN: %python -c "import numpy as n; n.save('%t/other.npy', (n.arange(2001) * 3 % 64).astype(n.uint16))"
+// RUN: dtc-run %t/one --data %t/other.npy --steps 6 --resume %t/ckpt 2>&1 >/dev/null | FileCheck %s --check-prefix=OTHERDATA
+// OTHERDATA: warning: --data '{{.*}}other.npy' holds 2001 tokens; the checkpoint was trained on 3001: from step 6 on, the run reads other windows than the uninterrupted one did
 // A resumed run keeps its checkpoint's data order, starts from its
 // checkpoint only, and refuses another optimizer's state:
 // RUN: not dtc-run %t/one --data %t/tokens.npy --steps 10 --resume %t/ckpt --data-seed 9 2>&1 | FileCheck %s --check-prefix=RESEED

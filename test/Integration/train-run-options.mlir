@@ -172,6 +172,16 @@
 // BAD-BATCHES: error: --eval-batches is '0': it must be an integer of at least 1
 // RUN: not dtc-run %t/one --data %t/tokens.npy --eval-data %t/nothere.npy 2>&1 | FileCheck %s --check-prefix=BAD-EVALFILE
 // BAD-EVALFILE: error: --eval-data: {{.*}}nothere.npy
+// A token outside the vocabulary met in the middle of a run on a mesh: each
+// rank reads the whole batch and finds it alike, so the first says so,
+// once, and all end without an abort.
+// RUN: %python -c "import numpy as n; t = (n.arange(3001) * 5 % 64).astype(n.uint16); t[2000] = 64; n.save('%t/late-bad.npy', t)"
+// RUN: not %mpirun --quiet -np 2 dtc-run %t/dp2 --data %t/late-bad.npy --steps 400 --log-every 1000 > %t/late-bad.txt 2>&1
+// RUN: FileCheck %s --check-prefix=LATE-BAD < %t/late-bad.txt
+// LATE-BAD: error: the data file '{{.*}}late-bad.npy' holds token 64 at token offset 2000 (byte {{[0-9]+}}), outside the vocabulary [0, 64)
+// RUN: %python -c "import sys; print(len(open(sys.argv[1]).read().splitlines()), 'line')" %t/late-bad.txt | FileCheck %s --check-prefix=ONE-LINE
+// ONE-LINE: 1 line
+
 // The eval windows are read before training, not first after it:
 // RUN: %python -c "import numpy as n; n.save('%t/empty.npy', n.zeros(0, n.uint16)); n.save('%t/big.npy', n.full(300, 64, n.int32))"
 // RUN: not dtc-run %t/one --data %t/tokens.npy --steps 3 --eval-data %t/empty.npy 2>&1 | FileCheck %s --check-prefix=BAD-EVALEMPTY --implicit-check-not=step

@@ -30,10 +30,12 @@ namespace mlir::dtc {
 inline constexpr int64_t kCheckpointVersion = 1;
 
 /// Writes this rank's `arguments` (its parts, by index; inputs skipped)
-/// after `step` steps into a new checkpoint under `dir`. Collective: every
-/// rank calls it. "" or what failed (on every rank).
+/// after `step` steps into a new checkpoint under `dir`, with the data's
+/// order (`dataSeed`) and length (`dataTokens`: -1 without --data). Collective:
+/// every rank calls it. "" or what failed (on every rank).
 std::string saveCheckpoint(const std::string &dir, int64_t step,
-                           uint64_t dataSeed, const StepSignature &signature,
+                           uint64_t dataSeed, int64_t dataTokens,
+                           const StepSignature &signature,
                            const std::vector<Tensor> &arguments,
                            Communicator *comm);
 
@@ -42,6 +44,8 @@ struct Checkpoint {
   std::string path;
   int64_t step = 0;
   uint64_t dataSeed = 0;
+  /// The tokens of the --data file it was trained on (-1: not recorded).
+  int64_t dataTokens = -1;
   /// The signature of the step that wrote it.
   StepSignature signature;
 };
@@ -50,6 +54,13 @@ struct Checkpoint {
 /// whose `latest` names one) and reads its description; "" or what is
 /// wrong.
 std::string openCheckpoint(const std::string &dir, Checkpoint &out);
+
+/// "" if every part of the checkpoint is there, whole (the shape its
+/// signature says); else which is not. Each of `ranks` ranks checks the
+/// writers' parts of every `ranks`-th writer from `rank` on: a new layout
+/// reads only some of them, but a damaged checkpoint is refused whole.
+std::string verifyCheckpoint(const Checkpoint &checkpoint, int64_t rank,
+                             int64_t ranks);
 
 /// "" if the checkpoint holds the kinds of optimizer state this step's
 /// optimizer keeps (moments, momentum buffers); else what differs.

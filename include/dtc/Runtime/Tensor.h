@@ -51,6 +51,8 @@ int64_t numElementsOf(const Shape &shape);
 Shape stridesOf(const Shape &shape);
 /// "2x3xf32"-style text for messages.
 std::string describe(const Shape &shape, DType dtype);
+/// "2x3": a shape alone, of elements some other way typed.
+std::string describe(const Shape &shape);
 
 class Tensor {
 public:

@@ -40,6 +40,9 @@ public:
                     std::optional<uint64_t> seed, int64_t vocabulary,
                     Tensor &ids, Tensor &labels);
 
+  /// The tokens the file holds.
+  int64_t size() const { return tokens.size(); }
+
 private:
   /// The windows of `sequence` tokens the file holds (0: shorter than one).
   int64_t windows(int64_t sequence) const;

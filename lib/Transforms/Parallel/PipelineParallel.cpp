@@ -784,7 +784,7 @@ struct PipelineParallelPass
     }
     return success(
         succeeded(unrollMicrobatches(
-            func, microbatches, "pipeline microbatches", strictSharding,
+            func, microbatches, "pipeline microbatch", strictSharding,
             [&](func::FuncOp shard) {
               return splitStages(shard, plan.getNumStages(), layersPerStage);
             },
