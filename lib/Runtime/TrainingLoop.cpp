@@ -356,7 +356,6 @@ private:
   bool writeParameters(const std::string &dir, const std::string &subdir);
   /// Step `step`'s loss is not finite: says where, on one rank.
   int stopOnNonFinite(int64_t step, double loss);
-
   void writeMetrics(int64_t step, double loss, double lossScale,
                     double stepSeconds, double exposedComm);
   /// The per-rank report: time per step, collectives, memory, tokens/s.
