@@ -34,10 +34,22 @@ mlir::dtc::getFirstUses(func::FuncOp func, ArrayRef<Operation *> forward) {
       for (Value result : op->getResults())
         sourceOf[result] = source;
   });
+  // The values computed from the step's inputs (the batch).
+  llvm::DenseSet<Value> fromBatch;
+  for (BlockArgument arg : func.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), kInputAttrName))
+      fromBatch.insert(arg);
+  func.walk([&](Operation *op) {
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return fromBatch.contains(v); }))
+      fromBatch.insert(op->getResults().begin(), op->getResults().end());
+  });
+  // A use: an op that combines a parameter's values with the batch's.
   llvm::DenseMap<unsigned, Operation *> firstUses;
   for (Operation *op : forward) {
-    if (op->getNumResults() && sourceOf.contains(op->getResult(0)))
-      continue; // computed from one parameter alone
+    if (llvm::none_of(op->getOperands(),
+                      [&](Value v) { return fromBatch.contains(v); }))
+      continue;
     for (Value operand : op->getOperands())
       if (BlockArgument source = sourceOf.lookup(operand))
         firstUses.try_emplace(source.getArgNumber(), op);
@@ -54,7 +66,10 @@ mlir::dtc::getLayerStarts(func::FuncOp func, ArrayRef<Operation *> forward) {
   llvm::DenseMap<StringAttr, Operation *> startOf;
   for (auto [argument, op] : firstUses) {
     auto unit = func.getArgAttrOfType<StringAttr>(argument, kUnitAttrName);
-    if (!unit || !isLayerUnit(unit.getValue()))
+    auto trainable =
+        func.getArgAttrOfType<BoolAttr>(argument, kTrainableAttrName);
+    if (!unit || !isLayerUnit(unit.getValue()) ||
+        (trainable && !trainable.getValue()))
       continue;
     auto [it, inserted] = startOf.try_emplace(unit, op);
     if (!inserted && position[op] < position[it->second])
@@ -63,7 +78,8 @@ mlir::dtc::getLayerStarts(func::FuncOp func, ArrayRef<Operation *> forward) {
   SmallVector<std::pair<StringAttr, Operation *>> starts(startOf.begin(),
                                                          startOf.end());
   llvm::sort(starts, [&](auto &a, auto &b) {
-    return position[a.second] < position[b.second];
+    return std::make_pair(position[a.second], a.first.getValue()) <
+           std::make_pair(position[b.second], b.first.getValue());
   });
   return starts;
 }

@@ -219,10 +219,16 @@ std::string MappedArray::open(const std::string &path,
   if (fd < 0)
     return std::strerror(errno);
   struct stat info;
-  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size == 0) {
-    bool directory = S_ISDIR(info.st_mode);
+  if (fstat(fd, &info) != 0) {
+    int statError = errno;
     ::close(fd);
-    return directory ? "it is a directory" : "it is empty";
+    return std::strerror(statError);
+  }
+  if (!S_ISREG(info.st_mode) || info.st_size == 0) {
+    ::close(fd);
+    return S_ISDIR(info.st_mode)   ? "it is a directory"
+           : S_ISREG(info.st_mode) ? "it is empty"
+                                   : "it is not a regular file";
   }
   mappedBytes = static_cast<size_t>(info.st_size);
   mapping = mmap(nullptr, mappedBytes, PROT_READ, MAP_PRIVATE, fd, 0);

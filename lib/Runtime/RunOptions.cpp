@@ -181,8 +181,8 @@ std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
   if (given.count("data-type") &&
       (options.dataPath.empty() || isNpy(options.dataPath)) &&
       (options.evalDataPath.empty() || isNpy(options.evalDataPath)))
-    return "--data-type is for raw token files; a .npy file says its own "
-           "type";
+    return "--data-type is for raw token files (--data, --eval-data); a "
+           ".npy file says its own type";
   return "";
 }
 

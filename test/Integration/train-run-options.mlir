@@ -191,7 +191,7 @@
 // RUN: not dtc-run %t/one --data %t/tokens.npy --eval-batches 3 2>&1 | FileCheck %s --check-prefix=BAD-EVALBATCHES
 // BAD-EVALBATCHES: error: --eval-batches needs --eval-data FILE
 // RUN: not dtc-run %t/one --data %t/tokens.npy --data-type int32 2>&1 | FileCheck %s --check-prefix=BAD-DATATYPE
-// BAD-DATATYPE: error: --data-type is for raw token files; a .npy file says its own type
+// BAD-DATATYPE: error: --data-type is for raw token files (--data, --eval-data); a .npy file says its own type
 // RUN: not dtc-run %t/one --data %t/tokens.npy --steps 3 --export-onnx /proc/none/trained.onnx 2>&1 | FileCheck %s --check-prefix=BAD-EXPORT --implicit-check-not=step
 // BAD-EXPORT: error: cannot write --export-onnx '/proc/none/trained.onnx': {{.+}}
 // RUN: not dtc-run %t/one --data %t/tokens.npy --save-every 2 2>&1 | FileCheck %s --check-prefix=BAD-SAVE

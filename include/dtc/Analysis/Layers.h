@@ -19,14 +19,15 @@ bool isLayerUnit(StringRef unit);
 
 /// Per parameter (its argument number), the first op among `forward`
 /// (forward ops in program order) to combine it, or a value computed from
-/// it alone (a cast, a transpose, a gather), with anything else: where the
-/// forward first uses it. Not its first read: an exporter may transpose
-/// every weight up front.
+/// it alone (a cast, a transpose, a gather), with a value computed from
+/// the step's inputs: where the forward first uses it. Not its first read:
+/// an exporter may transpose every weight up front.
 llvm::DenseMap<unsigned, Operation *>
 getFirstUses(func::FuncOp func, ArrayRef<Operation *> forward);
 
-/// The layers of `func` in the order they start among `forward`,
-/// each with the op it starts at: the first use of any of its parameters.
+/// The layers of `func` (of trainable parameters) in the order they start
+/// among `forward`, each with the op it starts at: the first use of any of
+/// its parameters.
 SmallVector<std::pair<StringAttr, Operation *>>
 getLayerStarts(func::FuncOp func, ArrayRef<Operation *> forward);
 

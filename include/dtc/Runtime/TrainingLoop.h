@@ -70,9 +70,9 @@ using ModelWriter =
 /// rank stops at the same point). With a communicator (a step on a mesh)
 /// each rank runs its part, and rank 0 prints and dumps whole tensors.
 /// Besides training: evaluation (--eval-data), metrics, checkpoints and
-/// exports as RunOptions.h describes; a non-finite loss (but under fp16
-/// loss scaling, which skips such steps) stops the run, naming the step
-/// and the first non-finite gradient or update.
+/// exports as RunOptions.h describes; a non-finite loss stops the run,
+/// naming the step and the first non-finite gradient or update (under
+/// fp16 loss scaling, which skips such steps, 16 of them in a row).
 int runTraining(const StepSignature &signature, const RunOptions &options,
                 StepEngine &engine, const BuiltinValue &builtinValue,
                 const TensorDirReader &readDir, const ModelWriter &writeModel,

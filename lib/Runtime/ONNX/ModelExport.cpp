@@ -92,8 +92,10 @@ mlir::dtc::exportTrainedModel(const std::string &modelPath,
       static_cast<size_t>(std::numeric_limits<int>::max()))
     return "the trained model is over protobuf's 2 GB limit for one file: "
            "export its parameters with --export-checkpoint instead";
+  errno = 0;
   std::ofstream out(outPath, std::ios::binary | std::ios::trunc);
   if (!out || !model.SerializeToOstream(&out) || !out.flush())
-    return "cannot write '" + outPath + "': " + std::strerror(errno);
+    return "cannot write '" + outPath + "'" +
+           (errno ? ": " + std::string(std::strerror(errno)) : "");
   return "";
 }
