@@ -1,6 +1,7 @@
 //===- Layers.cpp - Where a step's transformer layers start ---------------===//
 
 #include "dtc/Analysis/Layers.h"
+#include "dtc/Analysis/Phases.h"
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
@@ -34,16 +35,7 @@ mlir::dtc::getFirstUses(func::FuncOp func, ArrayRef<Operation *> forward) {
       for (Value result : op->getResults())
         sourceOf[result] = source;
   });
-  // The values computed from the step's inputs (the batch).
-  llvm::DenseSet<Value> fromBatch;
-  for (BlockArgument arg : func.getArguments())
-    if (func.getArgAttr(arg.getArgNumber(), kInputAttrName))
-      fromBatch.insert(arg);
-  func.walk([&](Operation *op) {
-    if (llvm::any_of(op->getOperands(),
-                     [&](Value v) { return fromBatch.contains(v); }))
-      fromBatch.insert(op->getResults().begin(), op->getResults().end());
-  });
+  llvm::DenseSet<Value> fromBatch = getBatchDependentValues(func);
   // A use: an op that combines a parameter's values with the batch's.
   llvm::DenseMap<unsigned, Operation *> firstUses;
   for (Operation *op : forward) {

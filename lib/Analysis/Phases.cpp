@@ -51,3 +51,16 @@ mlir::dtc::classifyStepPhases(func::FuncOp step) {
     phases.try_emplace(&op, StepPhase::Optimizer);
   return phases;
 }
+
+llvm::DenseSet<Value> mlir::dtc::getBatchDependentValues(func::FuncOp func) {
+  llvm::DenseSet<Value> dependent;
+  for (BlockArgument arg : func.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), kInputAttrName))
+      dependent.insert(arg);
+  func.walk([&](Operation *op) {
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return dependent.contains(v); }))
+      dependent.insert(op->getResults().begin(), op->getResults().end());
+  });
+  return dependent;
+}

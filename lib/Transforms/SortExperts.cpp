@@ -19,6 +19,7 @@
 
 #include "dtc/Transforms/Passes.h"
 
+#include "dtc/Analysis/Phases.h"
 #include "dtc/Dialect/DTC/IR/DTCDialect.h"
 #include "dtc/Dialect/DTC/IR/DTCOpEmitter.h"
 #include "dtc/Dialect/DTC/IR/DTCOps.h"
@@ -47,22 +48,6 @@ RankedTensorType withRows(RankedTensorType type, int64_t rows) {
   SmallVector<int64_t> shape(type.getShape());
   shape[1] = rows;
   return type.clone(shape);
-}
-
-/// The values that depend on the batch (a function input): everything
-/// else a mixture reads is the same for every row.
-DenseSet<Value> batchDependent(func::FuncOp func) {
-  DenseSet<Value> dependent;
-  for (BlockArgument arg : func.getArguments())
-    if (func.getArgAttr(arg.getArgNumber(), kInputAttrName))
-      dependent.insert(arg);
-  func.walk([&](Operation *op) {
-    if (llvm::any_of(op->getOperands(),
-                     [&](Value v) { return dependent.contains(v); }))
-      for (Value result : op->getResults())
-        dependent.insert(result);
-  });
-  return dependent;
 }
 
 /// A 0/1 routing mask: booleans cast (and reshaped, and cast again by
@@ -411,7 +396,7 @@ struct SortExpertsPass : public dtc::impl::SortExpertsBase<SortExpertsPass> {
                      "mask after dtc-batch-experts); the step has none");
       return signalPassFailure();
     }
-    DenseSet<Value> dependent = batchDependent(func);
+    DenseSet<Value> dependent = getBatchDependentValues(func);
     OpBuilder b(&getContext());
     int64_t paddedBytes = 0, usefulBytes = 0, bufferRows = 0, routedRows = 0;
     for (Mixture &mixture : mixtures) {

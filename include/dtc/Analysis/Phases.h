@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::dtc {
 
@@ -27,6 +28,10 @@ llvm::StringRef getStepPhaseName(StepPhase phase);
 /// function without one, every `dtc.output`; the backward roots are the
 /// results marked `dtc.grad`.
 llvm::DenseMap<Operation *, StepPhase> classifyStepPhases(func::FuncOp step);
+
+/// The values of `func` that depend on the batch (its inputs, marked
+/// kInputAttrName): everything else is the same for every row.
+llvm::DenseSet<Value> getBatchDependentValues(func::FuncOp func);
 
 } // namespace mlir::dtc
 

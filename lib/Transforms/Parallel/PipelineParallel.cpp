@@ -272,10 +272,7 @@ LogicalResult splitStages(func::FuncOp func, int64_t stages,
   Block &body = func.getBody().front();
   llvm::DenseMap<Operation *, StepPhase> phases = classifyStepPhases(func);
   llvm::DenseSet<Operation *> backward = getBackwardOps(func);
-  llvm::DenseSet<Value> batch;
-  for (BlockArgument arg : func.getArguments())
-    if (func.getArgAttr(arg.getArgNumber(), kInputAttrName))
-      batch.insert(arg);
+  llvm::DenseSet<Value> batch = getBatchDependentValues(func);
   SmallVector<Operation *> spine;
   llvm::DenseSet<Operation *> readsBatch;
   for (Operation &op : body.without_terminator()) {
@@ -283,7 +280,6 @@ LogicalResult splitStages(func::FuncOp func, int64_t stages,
                       [&](Value v) { return batch.contains(v); }))
       continue;
     readsBatch.insert(&op);
-    batch.insert(op.getResults().begin(), op.getResults().end());
     if (phases.lookup(&op) == StepPhase::Forward)
       spine.push_back(&op);
   }
