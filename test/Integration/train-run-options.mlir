@@ -142,9 +142,11 @@
 // On dp=2 x tp=2 with rank 3 stopped, its tp partner (rank 2) waits on it
 // and rank 0 on rank 2 (over dp): rank 0 finds its partner arrived but
 // waiting elsewhere, and leaves the naming to the ranks that wait on rank 3.
+// (Stopped between steps, every rank waits on it in the stop flag's
+// all-reduce over dp,tp, and any of them names it.)
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/dt --lr 0.01 --eps 1e-3 --mesh dp=2,tp=2 2>/dev/null
 // RUN: %python %S/../Utils/stop_rank.py 3 "step     3/" -- %mpirun -np 4 dtc-run %t/dt --data %t/tokens.npy --steps 1000000 --log-every 1 --collective-timeout 5 2>&1 | FileCheck %s --check-prefix=HANG4 --implicit-check-not="every rank of its group arrived"
-// HANG4: error: rank {{1|2}}: {{all_reduce|all_gather|reduce_scatter}} #{{[0-9]+}} over axes {{dp|tp}} ({{[0-9]+}} bytes) in {{.*}} waited more than --collective-timeout 5 s: rank 3 never arrived; ending the job
+// HANG4: error: rank {{[0-2]}}: {{all_reduce|all_gather|reduce_scatter}} #{{[0-9]+}} over axes {{dp|tp|dp,tp}} ({{[0-9]+}} bytes) in {{.*}} waited more than --collective-timeout 5 s: rank 3 never arrived; ending the job
 // HANG4: stop_rank.py: the job ended {{[0-9]|1[0-5]}} s after rank 3 stopped
 
 // Every option's range, one line each.
