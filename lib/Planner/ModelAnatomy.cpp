@@ -233,9 +233,19 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
     // A parameter that is not trained (frozen, or a buffer the exporter
     // kept as one) is held whole, with nothing else.
     planned.trained = param.trainable && param.gradient;
-    if (planned.trained)
+    if (planned.trained) {
       planned.gradBytes =
           elementBytes(globalStep.getResultTypes()[*param.gradient]);
+      // Its sum, before the casts and views that make the gradient.
+      Value sum = globalStep.getBody().front().getTerminator()->getOperand(
+          *param.gradient);
+      while (Operation *def = sum.getDefiningOp()) {
+        if (def->getNumOperands() != 1)
+          break;
+        sum = def->getOperand(0);
+      }
+      planned.gradSumBytes = elementBytes(sum.getType());
+    }
     if (const TrainingStep::Parameter *withState =
             single->getParameter(param.name))
       for (auto [kind, argument] : withState->state)

@@ -107,9 +107,11 @@ std::vector<int64_t> mlir::dtc::balanceLayers(const ModelAnatomy &model,
 
 namespace {
 
-/// The loss's sum and its token count, reduced over dp every step; the
-/// loss itself, broadcast from the last pipeline stage to every rank.
-constexpr double kLossBytes = 8, kLossValueBytes = 4;
+/// The loss's sum and its token count, reduced over dp every step (a
+/// pipeline of several microbatches sums the count before them too, for
+/// their backward); the loss itself, broadcast from the last pipeline
+/// stage to every rank.
+constexpr double kLossBytes = 8, kLossCountBytes = 4, kLossValueBytes = 4;
 
 /// A group of `size` ranks `stride` apart stays within a node when it
 /// spans no more than one node's devices (ranks in pp, dp, cp, tp order).
@@ -226,7 +228,7 @@ const pp::Schedule *getSchedule(const PlanConfig &config,
     std::optional<pp::ScheduleKind> kind =
         pp::parseScheduleKind(config.schedule);
     if (kind && pp::buildSchedule(*kind, config.pp, config.microbatches,
-                                  config.virtualStages, schedule)
+                                  config.getScheduleVirtualStages(), schedule)
                     .empty())
       it->second = std::move(schedule);
   }
@@ -248,6 +250,10 @@ struct RankState {
   /// parallelism leaves partial over tp, once a step: over tp alone where
   /// nothing else splits the batch.
   double partialOverTpBus = 0;
+  /// Bytes over pp per step for the parameters several pp ranks hold: the
+  /// gradients' partial sums sent down between their stages, each
+  /// microbatch, and the summed gradient sent back up once.
+  double sharedGradientBytes = 0;
 };
 
 /// The fraction of its data a ring collective over `ranks` passes on.
@@ -291,21 +297,15 @@ LayerActivations layerActivations(const ModelAnatomy &model,
 }
 
 /// The persistent state per pp rank, exactly as dtc lays it out: each
-/// parameter on the rank `rankOfLayer` gives its layer, tp-local (an
-/// expert's ep-local too), sharded by ZeRO's rules.
+/// parameter on the ranks whose stages read it (`stageOf` gives a layer's
+/// stage, `rankOfStage` a stage's rank), tp-local (an expert's ep-local
+/// too), sharded by ZeRO's rules.
 std::vector<RankState>
 layOutState(const ModelAnatomy &model, const PlanConfig &config,
-            llvm::function_ref<int64_t(int64_t)> rankOfLayer) {
+            llvm::function_ref<int64_t(int64_t)> stageOf,
+            llvm::function_ref<int64_t(int64_t)> rankOfStage) {
   std::vector<RankState> ranks(config.pp);
   const std::vector<int64_t> &tpDims = model.tensorParallelDims.at(config.tp);
-  // The ranks besides its own whose stages read a parameter.
-  auto copiesOf = [&](const PlannedParameter &param) {
-    std::set<int64_t> copies;
-    for (int64_t layer : param.alsoReadBy)
-      copies.insert(rankOfLayer(layer));
-    copies.erase(rankOfLayer(param.layer));
-    return copies;
-  };
   std::vector<int64_t> layerBytes(model.layers);
   int z = config.zero;
   const int64_t dp = config.dp, ep = config.ep, cp = config.cp;
@@ -322,29 +322,44 @@ layOutState(const ModelAnatomy &model, const PlanConfig &config,
     int64_t n = product(shape);
     ZeroShard zero = zeroShard(shape, taken, z ? dp : 1, z ? ep : 1, expert);
     int64_t shard = zero.shard, padded = zero.padded;
-    RankState &rank = ranks[rankOfLayer(param.layer)];
-    PlanMemory &m = rank.memory;
-    if (!param.trained) {
-      m.parameters += n * param.paramBytes;
-      for (int64_t copy : copiesOf(param))
-        ranks[copy].memory.parameters += n * param.paramBytes;
-      continue;
+    // The stages that read it, and the ranks that hold it.
+    std::set<int64_t> stages = {stageOf(param.layer)}, holders;
+    for (int64_t layer : param.alsoReadBy)
+      stages.insert(stageOf(layer));
+    for (int64_t stage : stages)
+      holders.insert(rankOfStage(stage));
+    for (int64_t holder : holders) {
+      PlanMemory &m = ranks[holder].memory;
+      if (!param.trained) {
+        m.parameters += n * param.paramBytes;
+        continue;
+      }
+      m.parameters += (z >= 3 ? shard : n) * param.paramBytes;
+      m.gradients += (z >= 2 ? shard : z == 1 ? padded : n) * param.gradBytes;
+      m.masterWeights += (z >= 1 ? shard : n) * param.masterBytes;
+      m.optimizerState += (z >= 1 ? shard : n) * param.stateBytes;
     }
-    m.parameters += (z >= 3 ? shard : n) * param.paramBytes;
-    m.gradients += (z >= 2 ? shard : z == 1 ? padded : n) * param.gradBytes;
-    m.masterWeights += (z >= 1 ? shard : n) * param.masterBytes;
-    m.optimizerState += (z >= 1 ? shard : n) * param.stateBytes;
-    // Its copies on the other ranks whose stages read it (their memory;
-    // the gradient's reduction over dp runs on its own rank).
-    for (int64_t rank : copiesOf(param)) {
-      PlanMemory &copy = ranks[rank].memory;
-      copy.parameters += (z >= 3 ? shard : n) * param.paramBytes;
-      copy.gradients += (z >= 2   ? shard
-                         : z == 1 ? padded
-                                  : n) *
-                        param.gradBytes;
-      copy.masterWeights += (z >= 1 ? shard : n) * param.masterBytes;
-      copy.optimizerState += (z >= 1 ? shard : n) * param.stateBytes;
+    if (!param.trained)
+      continue;
+    // Held by several ranks: the backward of each microbatch sums its
+    // gradient from the last stage that reads it down to the first, a
+    // partial sum (in the backward's type) crossing to the next rank
+    // down; the first one's rank reduces it over dp, whole, and sends it
+    // back to the others, which update their copies as it does its own.
+    bool shared = holders.size() > 1;
+    RankState &rank = ranks[rankOfStage(*stages.begin())];
+    if (shared) {
+      for (auto next = std::next(stages.begin()); next != stages.end();
+           ++next) {
+        int64_t from = rankOfStage(*next), to = rankOfStage(*std::prev(next));
+        if (from == to)
+          continue;
+        double partial = double(config.microbatches) * n * param.gradSumBytes;
+        ranks[from].sharedGradientBytes += partial;
+        ranks[to].sharedGradientBytes += partial;
+      }
+      for (int64_t holder : holders)
+        ranks[holder].sharedGradientBytes += double(n) * param.gradBytes;
     }
     rank.gradientElements += n;
     rank.paramBytes += n * param.paramBytes;
@@ -369,7 +384,7 @@ layOutState(const ModelAnatomy &model, const PlanConfig &config,
     // (ep is not planned with cp: with cp, dtc's ZeRO sums over dp and cp
     // in one all-reduce.)
     double reduce, gather = 0;
-    if (z == 0 || cp > 1 || partialOverTp) {
+    if (z == 0 || cp > 1 || partialOverTp || shared) {
       reduce = wholeOverEp && dp * cp > 1
                    ? 2 * ringShare(dp * cp * ep) * n * ep * grad
                    : 2 * ringShare(reducers) * n * grad + wholeScatter;
@@ -388,12 +403,14 @@ layOutState(const ModelAnatomy &model, const PlanConfig &config,
       rank.partialOverTpBus += reduce;
     else
       rank.reduceBus += (z >= 2 && cp == 1 ? config.microbatches : 1) * reduce;
-    rank.gatherBus += (z == 3 && param.readByBackward ? 2 : 1) * gather;
+    for (int64_t holder : holders)
+      ranks[holder].gatherBus +=
+          (z == 3 && param.readByBackward ? 2 : 1) * gather;
     if (param.layer >= 0)
       layerBytes[param.layer] += n * param.paramBytes;
   }
   for (int64_t l = 0; l < model.layers; ++l) {
-    RankState &rank = ranks[rankOfLayer(l)];
+    RankState &rank = ranks[rankOfStage(stageOf(l))];
     rank.largestLayerBytes = std::max(rank.largestLayerBytes, layerBytes[l]);
   }
   for (RankState &rank : ranks)
@@ -429,12 +446,14 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   for (auto [k, n] : llvm::enumerate(split))
     stageOfLayer.insert(stageOfLayer.end(), n, k);
 
-  std::vector<RankState> ranks =
-      layOutState(model, config, [&](int64_t layer) {
-        return rankOfStage(layer == kBeforeLayers  ? 0
-                           : layer == kAfterLayers ? stages - 1
-                                                   : stageOfLayer[layer]);
-      });
+  std::vector<RankState> ranks = layOutState(
+      model, config,
+      [&](int64_t layer) {
+        return layer == kBeforeLayers  ? 0
+               : layer == kAfterLayers ? stages - 1
+                                       : stageOfLayer[layer];
+      },
+      rankOfStage);
   std::vector<PlanMemory> memory;
   for (const RankState &state : ranks)
     memory.push_back(state.memory);
@@ -626,7 +645,7 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     for (int64_t k = 0; k < stages; ++k)
       if (rankOfStage(k) == slowest)
         estimate.ppBytes += 2.0 * ((k > 0) + (k < stages - 1)) * M * sent;
-    estimate.ppBytes += kLossValueBytes;
+    estimate.ppBytes += kLossValueBytes + ranks[slowest].sharedGradientBytes;
   }
   // The gradients are summed over dp and cp together (cp's ranks hold
   // other tokens of the same rows), and over ep unless ep splits them;
@@ -648,10 +667,11 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     // (Summed where the last stage computes it. With dp and ep, one of
     // its scalars is summed over ep and then over dp, as the partitioners
     // meet it.)
-    double lossBus = holdsLoss ? 2 * ringShare(reducers) * kLossBytes : 0;
+    double lossBytes = kLossBytes + (P > 1 && M > 1 ? kLossCountBytes : 0);
+    double lossBus = holdsLoss ? 2 * ringShare(reducers) * lossBytes : 0;
     if (holdsLoss && dp * cp > 1 && ep > 1)
-      lossBus = ringShare(reducers) * kLossBytes +
-                (ringShare(dp * cp) + ringShare(ep)) * kLossBytes;
+      lossBus = ringShare(reducers) * lossBytes +
+                (ringShare(dp * cp) + ringShare(ep)) * lossBytes;
     double reduceBus = r.reduceBus + r.partialOverTpBus + lossBus +
                        2 * ringShare(reducers) * model.summedOutputBytes;
     double reduceCalls =

@@ -4,16 +4,16 @@
 with report.json: parameters, gradients, master weights and optimizer state
 must be equal to the byte; the estimated activations within --tolerance of
 the compiled activation peak (with pp, of the pp rank the planner
-reports: report.json's pp_ranks); and, for a configuration without tp or
-recomputation (whose collectives the planner counts as estimates), the bus
-bytes over dp (and cp and ep: with ep, its exchanges of tokens too) equal
-to the compiled collectives' over them. With --exact-tp, configurations
-with tp and pp are compared too (without recomputation; with pp where the
-planner's figures are report.json's pp_rank's): the bytes over tp alone,
-over pp, and over the batch's axes (tp's partial sums over dp and tp
-among them).
+reports: report.json's pp_ranks); and, for a configuration without tp,
+pp or recomputation, the bus bytes over dp (and cp and ep: with ep, its
+exchanges of tokens too) equal to the compiled collectives' over them.
+With --exact-pp, configurations with pp are compared too (those of the pp
+rank the planner's figures are, its bus_pp_rank, from report.json's
+pp_ranks): the bytes over pp and over the batch's axes. With --exact-tp,
+configurations with tp (and pp) too: the bytes over tp alone, over pp,
+and over the batch's axes (tp's partial sums over dp and tp among them).
 
-usage: check_plan_against_compile.py PLAN.json MODEL.onnx OUTDIR [--tolerance 0.1] [--exact-tp] -- DTC_COMPILE [ARGS...]
+usage: check_plan_against_compile.py PLAN.json MODEL.onnx OUTDIR [--tolerance 0.1] [--exact-pp] [--exact-tp] -- DTC_COMPILE [ARGS...]
 Prints one line per configuration; exits 1 on any difference.
 """
 import argparse
@@ -40,6 +40,7 @@ def main():
     parser.add_argument("model")
     parser.add_argument("out")
     parser.add_argument("--tolerance", type=float, default=0.1)
+    parser.add_argument("--exact-pp", action="store_true")
     parser.add_argument("--exact-tp", action="store_true")
     argv = sys.argv[1:]
     if "--" not in argv:
@@ -64,24 +65,31 @@ def main():
         error = abs(estimate - peak) / peak
         ok = not state and error <= args.tolerance
         communication = ""
-        # With pp, report.json's collectives are its pp_rank's: compared
-        # where the planner's are the same rank's.
-        same_rank = plan["pp"] == 1 or compiled.get("pp_rank") == plan.get("bus_pp_rank")
-        exact = plan["tp"] == 1 and plan["pp"] == 1 or args.exact_tp and same_rank
+        exact = (plan["tp"] == 1 and (plan["pp"] == 1 or args.exact_pp)
+                 or args.exact_tp)
         if exact and plan["remat"] == "none":
-            calls = compiled["collectives_per_step"]
             planned = plan["bus_bytes_per_step"]
+            # The bus bytes by axes (a ring's sends apart) of the rank the
+            # planner's are: with pp its busiest pp rank's (pp_ranks).
+            if plan["pp"] > 1:
+                rank = next(r for r in compiled["pp_ranks"] if r["pp_rank"] == plan["bus_pp_rank"])
+                by_axes, sent = ({tuple(k.split(",")): v for k, v in rank[key].items()}
+                                 for key in ["bus_bytes_by_axes", "send_recv_bus_bytes_by_axes"])
+            else:
+                by_axes, sent = {}, {}
+                for c in compiled["collectives_per_step"]:
+                    for sums in [by_axes, sent] if c["kind"] == "send_recv" else [by_axes]:
+                        sums[tuple(c["axes"])] = sums.get(tuple(c["axes"]), 0) + c["bus_bytes"]
 
             def over(axes):
-                return sum(c["bus_bytes"] for c in calls if c["axes"] == axes)
+                return by_axes.get(tuple(axes), 0)
 
             # The gradients' reduction: over dp, and over cp and ep too (cp's
             # ring apart); with ep, its exchanges of tokens for experts.
             results = [compare("dp and ep" if plan.get("ep", 1) > 1 else "dp",
                                planned["dp"] + planned.get("ep", 0),
-                               sum(c["bus_bytes"] for c in calls
-                                   if set(c["axes"]) & {"dp", "cp", "ep"}
-                                   and c["kind"] != "send_recv"))]
+                               sum(v - sent.get(k, 0) for k, v in by_axes.items()
+                                   if set(k) & {"dp", "cp", "ep"}))]
             if plan["pp"] > 1:
                 results.append(compare("pp", planned["pp"], over(["pp"])))
             if plan["tp"] > 1:
@@ -89,7 +97,7 @@ def main():
             if plan.get("cp", 1) > 1:
                 # Ring attention's key and value blocks (the compiled step
                 # also passes the mask's blocks around: within 0.1%).
-                ring = sum(c["bus_bytes"] for c in calls if c["kind"] == "send_recv")
+                ring = sum(v for k, v in sent.items() if "cp" in k)
                 results.append(compare("cp", planned["cp"], ring, relative=1e-3))
             ok &= all(close for close, _ in results)
             communication = "".join(text for _, text in results)

@@ -158,16 +158,30 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
          ++coordinate) {
       RankFigures mine = figuresOf(std::move(orders[coordinate]), coordinate);
       peakPerPipelineRank.push_back(mine.memory.activationPeak);
-      perPipelineRank.push_back(
-          llvm::json::Object{{"pp_rank", coordinate},
-                             {"parameters", mine.memory.parameters},
-                             {"gradients", mine.memory.gradients},
-                             {"master_weights", mine.memory.masterWeights},
-                             {"optimizer_state", mine.memory.optimizerState},
-                             {"activation_peak", mine.memory.activationPeak},
-                             {"arena", mine.arena.size},
-                             {"flops", mine.cost.total.flops()},
-                             {"roofline_seconds", mine.time.seconds()}});
+      // Its bus bytes by the axes they go over (and of them, those sent
+      // point to point), so that each pp rank's communication can be
+      // checked, not only the listed rank's.
+      llvm::json::Object busBytes, sendRecvBytes;
+      for (const CollectiveCall &call : analyzeCollectives(mine.order).calls)
+        for (llvm::json::Object *sums : {&busBytes, &sendRecvBytes}) {
+          if (sums == &sendRecvBytes && call.kind != "send_recv")
+            continue;
+          std::string axes = llvm::join(call.axes, ",");
+          const llvm::json::Value *sum = sums->get(axes);
+          (*sums)[axes] = (sum ? *sum->getAsNumber() : 0) + call.busBytes;
+        }
+      perPipelineRank.push_back(llvm::json::Object{
+          {"pp_rank", coordinate},
+          {"bus_bytes_by_axes", std::move(busBytes)},
+          {"send_recv_bus_bytes_by_axes", std::move(sendRecvBytes)},
+          {"parameters", mine.memory.parameters},
+          {"gradients", mine.memory.gradients},
+          {"master_weights", mine.memory.masterWeights},
+          {"optimizer_state", mine.memory.optimizerState},
+          {"activation_peak", mine.memory.activationPeak},
+          {"arena", mine.arena.size},
+          {"flops", mine.cost.total.flops()},
+          {"roofline_seconds", mine.time.seconds()}});
       if (!busiest || mine.memory.activationPeak > rank.memory.activationPeak) {
         busiest = coordinate;
         rank = std::move(mine);

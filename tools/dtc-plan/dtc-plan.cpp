@@ -310,7 +310,7 @@ static bool compileAndCompare(MLIRContext &context,
   if (c.pp > 1) {
     options.microbatches = c.microbatches;
     options.pipelineSchedule = c.schedule;
-    options.virtualStages = c.virtualStages;
+    options.virtualStages = c.getScheduleVirtualStages();
     std::string split;
     for (auto [i, n] : llvm::enumerate(c.split))
       split += (i ? "," : "") + std::to_string(n);
@@ -719,7 +719,8 @@ int main(int argc, char **argv) {
           pipeline::parseScheduleKind(config.schedule);
       std::string error =
           kind ? pipeline::buildSchedule(*kind, config.pp, config.microbatches,
-                                         config.virtualStages, schedule)
+                                         config.getScheduleVirtualStages(),
+                                         schedule)
                : "unknown --pipeline-schedule '" + config.schedule +
                      "' (gpipe, 1f1b, interleaved, zb-h1, zbv)";
       if (!error.empty()) {

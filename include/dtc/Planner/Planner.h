@@ -33,6 +33,9 @@ struct PlannedParameter {
   /// Bytes per element of the parameter, its gradient, its f32 master copy
   /// (0 without one) and the rest of its optimizer state (AdamW: 8).
   int64_t paramBytes = 0, gradBytes = 0, masterBytes = 0, stateBytes = 0;
+  /// Bytes per element of its gradient as the backward sums it (f32 for a
+  /// bf16 gradient): what pipeline stages that share it pass each other.
+  int64_t gradSumBytes = 0;
   /// Its transformer layer, or kBeforeLayers (the embedding: the first
   /// pipeline stage) or kAfterLayers (the final norm, the head: the last).
   int64_t layer = 0;
@@ -183,6 +186,11 @@ struct PlanConfig {
   /// Layers per pipeline stage (global stages: pp times chunks per rank).
   std::vector<int64_t> split;
 
+  /// What --virtual-stages says for it: zbv's two chunks per rank are
+  /// the schedule's own.
+  int64_t getScheduleVirtualStages() const {
+    return schedule == "interleaved" ? virtualStages : 1;
+  }
   int64_t getNumRanks() const { return dp * ep * tp * pp * cp; }
   /// The ranks the batch is split over.
   int64_t getBatchRanks() const { return dp * ep; }
