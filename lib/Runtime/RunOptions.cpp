@@ -186,11 +186,11 @@ std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
   return "";
 }
 
-/// Where `"key"` is a member of the JSON object that opens at `open` (its
-/// own, not a nested object's), or npos.
-static size_t findMember(const std::string &text, size_t open,
-                         const std::string &key) {
-  std::string quoted = "\"" + key + "\"";
+/// Calls `visit` on what JSON `text` holds directly in the object or array
+/// that opens at `open`: each string (its opening quote) and each object or
+/// array (its opening bracket), not what those hold.
+static void forEachMember(const std::string &text, size_t open,
+                          const std::function<void(size_t)> &visit) {
   int depth = 0;
   for (size_t at = open; at < text.size(); ++at) {
     char c = text[at];
@@ -198,16 +198,30 @@ static size_t findMember(const std::string &text, size_t open,
       size_t end = at + 1;
       while (end < text.size() && text[end] != '"')
         end += text[end] == '\\' ? 2 : 1;
-      if (depth == 1 && text.compare(at, end + 1 - at, quoted) == 0)
-        return at;
+      if (depth == 1)
+        visit(at);
       at = end;
     } else if (c == '{' || c == '[') {
-      ++depth;
+      if (depth++ == 1)
+        visit(at);
     } else if ((c == '}' || c == ']') && --depth == 0) {
       break;
     }
   }
-  return std::string::npos;
+}
+
+/// Where `"key"` is a member of the JSON object that opens at `open` (its
+/// own, not a nested object's), or npos.
+static size_t findMember(const std::string &text, size_t open,
+                         const std::string &key) {
+  std::string quoted = "\"" + key + "\"";
+  size_t found = std::string::npos;
+  forEachMember(text, open, [&](size_t at) {
+    if (found == std::string::npos &&
+        text.compare(at, quoted.size(), quoted) == 0)
+      found = at;
+  });
+  return found;
 }
 
 void mlir::dtc::readCompiledDir(const std::string &out, RunOptions &options) {
@@ -249,10 +263,13 @@ void mlir::dtc::readCompiledDir(const std::string &out, RunOptions &options) {
   if (size_t ranks = findMember(text, root, "pp_ranks");
       ranks != std::string::npos) {
     int64_t count = 0;
-    for (size_t rank = text.find('{', ranks), close = text.find(']', ranks);
-         rank < close; rank = text.find('{', text.find('}', rank)), ++count)
-      if (size_t at = findMember(text, rank, "flops"); at < close)
+    forEachMember(text, text.find('[', ranks), [&](size_t rank) {
+      if (text[rank] != '{')
+        return;
+      ++count;
+      if (size_t at = findMember(text, rank, "flops"); at != std::string::npos)
         options.flopsPerStep += numberAfter(at);
+    });
     options.flopsPerStep /= std::max<int64_t>(count, 1);
   } else if (size_t flops = findMember(text, root, "flops_per_step");
              flops != std::string::npos) {
