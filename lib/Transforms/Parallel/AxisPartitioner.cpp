@@ -43,7 +43,17 @@ AxisPartitioner::AxisPartitioner(
     : func(func), ranks(ranks), mesh(mesh), axis(axis.str()),
       purpose(purpose.str()), batch(!resultSplit), seeds(seeds),
       resultSplit(resultSplit), sequenceLength(sequenceLength),
-      b(func.getContext()) {}
+      b(func.getContext()) {
+  // The batch's tokens: the first model input's [batch, sequence].
+  for (unsigned i = 0, e = func.getNumArguments(); i < e && sequenceLength;
+       ++i) {
+    auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+    if (func.getArgAttr(i, kInputAttrName) && type.getRank() >= 2) {
+      tokens = type.getDimSize(0) * type.getDimSize(1);
+      break;
+    }
+  }
+}
 
 std::string AxisPartitioner::splitName() const {
   return batch ? "the batch" : "the split over '" + axis + "'";
@@ -473,25 +483,31 @@ void AxisPartitioner::gatherOperand(OpOperand &use, const std::string &why,
   shape[layout.dim] *= ranks;
   Location loc = use.getOwner()->getLoc();
   b.setInsertionPointAfterValue(value);
+  // Blocks: the dimension viewed as [.., blocks, chunk, ..], gathered along
+  // the chunks (a fused projection's q, k and v; each sequence of a Gemm's
+  // token rows, whose batch so stays a dimension of its own for gradient
+  // accumulation to split).
+  Value operand = value;
+  int64_t dim = layout.dim;
+  RankedTensorType gatheredType = type.clone(shape);
+  if (layout.blocks > 1) {
+    SmallVector<int64_t> view(type.getShape());
+    view[dim] /= layout.blocks;
+    view.insert(view.begin() + dim, layout.blocks);
+    operand = ReshapeOp::create(b, loc, type.clone(view), value);
+    ++dim;
+    view[dim] *= ranks;
+    gatheredType = type.clone(view);
+  }
   Value result = AllGatherOp::create(
-      b, loc, type.clone(shape), value, mesh, b.getStrArrayAttr({axis}),
-      b.getI64IntegerAttr(layout.dim), b.getStringAttr(why));
+      b, loc, gatheredType, operand, mesh, b.getStrArrayAttr({axis}),
+      b.getI64IntegerAttr(dim), b.getStringAttr(why));
   if (resharding)
     result.getDefiningOp()->setAttr(kReshardingAttrName, b.getUnitAttr());
-  if (layout.blocks > 1) {
-    // [.., ranks, blocks, chunk, ..] -> [.., blocks, ranks, chunk, ..]
-    SmallVector<int64_t> view(type.getShape());
-    view[layout.dim] /= layout.blocks;
-    view.insert(view.begin() + layout.dim, {ranks, layout.blocks});
-    SmallVector<int64_t> perm(view.size());
-    std::iota(perm.begin(), perm.end(), 0);
-    std::swap(perm[layout.dim], perm[layout.dim + 1]);
-    result = ReshapeOp::create(b, loc, type.clone(view), result);
-    result = TransposeOp::create(b, loc, result, perm);
+  if (layout.blocks > 1)
     result = ReshapeOp::create(b, loc, type.clone(shape), result);
-  } else if (zigzag) {
+  else if (zigzag)
     result = permuteTokens(result, layout.dim, /*toNatural=*/true, loc);
-  }
   layouts[result] = AxisLayout();
   gathered[value] = {result, AxisLayout(), -1, true};
   use.set(result);
@@ -561,12 +577,38 @@ bool AxisPartitioner::isSequencePart(Value value) const {
              sequenceLength;
 }
 
+/// Whether `value` is the batch's tokens as rows, [batch x sequence,
+/// features]: a view of [batch, sequence, ...] values, or what projections
+/// (of it as their lhs) and elementwise ops make of one. (Not a weight's
+/// gradient that happens to have as many rows: the backward's products
+/// contract the tokens.)
+bool AxisPartitioner::isTokenRows(Value value, int depth) const {
+  auto type = cast<RankedTensorType>(value.getType());
+  Operation *def = value.getDefiningOp();
+  if (type.getRank() != 2 || type.getDimSize(0) != tokens || !def || depth > 16)
+    return false;
+  if (auto reshape = dyn_cast<ReshapeOp>(def)) {
+    ArrayRef<int64_t> in = reshape.getInput().getType().getShape();
+    return in.size() >= 3 && in[1] == sequenceLength && in[0] * in[1] == tokens;
+  }
+  if (auto matmul = dyn_cast<MatmulOp>(def))
+    return !matmul.getTransposeLhs() && isTokenRows(matmul.getLhs(), depth + 1);
+  if (isElementwise(def) || isa<CastOp>(def))
+    return llvm::any_of(def->getOperands(), [&](Value operand) {
+      return isTokenRows(operand, depth + 1);
+    });
+  return false;
+}
+
 /// Sequence parallelism's form of an activation: reduce-scattered along
-/// the sequence rather than all-reduced.
+/// the sequence rather than all-reduced ([batch, sequence, features], or
+/// the batch's tokens as rows).
 bool AxisPartitioner::scattersAlongSequence(Value partial) const {
   auto type = cast<RankedTensorType>(partial.getType());
-  return sequenceLength > 0 && type.getRank() == 3 &&
-         type.getDimSize(1) == sequenceLength && sequenceLength % ranks == 0;
+  if (sequenceLength <= 0 || sequenceLength % ranks != 0)
+    return false;
+  return (type.getRank() == 3 && type.getDimSize(1) == sequenceLength) ||
+         isTokenRows(partial);
 }
 
 SeenValue AxisPartitioner::sumOverAxis(Value partial, Location loc,
@@ -578,18 +620,31 @@ SeenValue AxisPartitioner::sumOverAxis(Value partial, Location loc,
   auto type = cast<RankedTensorType>(partial.getType());
   std::string reason = why + " (sequence-parallel: each rank keeps its "
                              "part of the sequence)";
+  // Rows of tokens: each sequence's part, one block per sequence.
+  bool rows = type.getRank() == 2;
+  AxisLayout layout = rows ? AxisLayout::split(0, tokens / sequenceLength)
+                           : AxisLayout::split(1);
   if (analysis) {
     double bytes = tensorByteSize(type);
     record({"reduce_scatter", {axis}, bytes * (ranks - 1) / ranks, reason, loc});
-    return {partial, AxisLayout::split(1), -1, true};
+    return {partial, layout, -1, true};
   }
-  SmallVector<int64_t> shape(type.getShape());
+  // (Rows are scattered as [batch, sequence, features].)
+  RankedTensorType whole =
+      rows ? type.clone(
+                 {tokens / sequenceLength, sequenceLength, type.getDimSize(1)})
+           : type;
+  Value sum = rows ? ReshapeOp::create(b, loc, whole, partial) : partial;
+  SmallVector<int64_t> shape(whole.getShape());
   shape[1] /= ranks;
   Value part = ReduceScatterOp::create(
-      b, loc, type.clone(shape), partial, mesh, b.getStrArrayAttr({axis}),
+      b, loc, whole.clone(shape), sum, mesh, b.getStrArrayAttr({axis}),
       b.getI64IntegerAttr(1), b.getStringAttr(reason));
-  layouts[part] = AxisLayout::split(1);
-  return {part, AxisLayout::split(1), -1, true};
+  if (rows)
+    part = ReshapeOp::create(
+        b, loc, type.clone({tokens / ranks, type.getDimSize(1)}), part);
+  layouts[part] = layout;
+  return {part, layout, -1, true};
 }
 
 /// Sums the partial operands of `op`, which needs them whole (or, with
@@ -632,6 +687,11 @@ void AxisPartitioner::reduceSharedPartials(Operation *op) {
     if (llvm::all_of(result.getUsers(),
                      [](Operation *user) { return isa<SliceOp>(user); }))
       continue;
+    // (Its readers before the sum: the sum reads it too, through a view
+    // of token rows.)
+    SmallVector<OpOperand *> readers;
+    for (OpOperand &use : result.getUses())
+      readers.push_back(&use);
     SeenValue whole =
         sumOverAxis(result, op->getLoc(),
                     purpose + ": " + describeOp(op) +
@@ -641,7 +701,8 @@ void AxisPartitioner::reduceSharedPartials(Operation *op) {
     if (analysis)
       valueSeen[result] = whole; // every reader reads the sum
     else
-      result.replaceAllUsesExcept(whole.value, whole.value.getDefiningOp());
+      for (OpOperand *reader : readers)
+        reader->set(whole.value);
   }
 }
 

@@ -205,6 +205,7 @@ private:
   void reduceSharedPartials(Operation *op);
   bool uniformAlong(Value value, int64_t dim) const;
   bool scattersAlongSequence(Value partial) const;
+  bool isTokenRows(Value value, int depth = 0) const;
   bool isSequencePart(Value value) const;
   SeenValue seen(OpOperand &use) const;
   void setOperand(OpOperand &use, SeenValue value);
@@ -224,8 +225,10 @@ private:
   ArrayRef<SplitArgument> seeds;
   llvm::function_ref<std::optional<SplitArgument>(unsigned)> resultSplit;
   /// Sequence parallelism: partial activations [batch, sequence, features]
-  /// of this sequence length are reduce-scattered along the sequence.
-  int64_t sequenceLength;
+  /// of this sequence length are reduce-scattered along the sequence, and
+  /// so are those of the batch's `tokens` rows [batch x sequence,
+  /// features] (a Gemm's), each sequence apart.
+  int64_t sequenceLength, tokens = 0;
   bool rankIndexed = true;
   bool analysis = false;
   bool strict = false;

@@ -203,13 +203,20 @@ private:
     return "'" + getArgumentName(func, p.weight.param.getArgNumber()) + "'";
   }
 
-  /// Through a bias add and casts, the users of a projection's result.
+  /// Through a bias add, casts and views of its rows (the [tokens,
+  /// features] of a Gemm as [batch, sequence, features]), the users of a
+  /// projection's result.
   SmallVector<Operation *> usersOf(Value value) {
     SmallVector<Operation *> users;
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(value.getType()).getShape();
     for (Operation *user : value.getUsers()) {
-      if (isa<AddOp, CastOp>(user) &&
-          cast<RankedTensorType>(user->getResult(0).getType()).getShape() ==
-              cast<RankedTensorType>(value.getType()).getShape())
+      ArrayRef<int64_t> result =
+          user->getNumResults() == 1
+              ? cast<RankedTensorType>(user->getResult(0).getType()).getShape()
+              : ArrayRef<int64_t>();
+      if ((isa<AddOp, CastOp>(user) && result == shape) ||
+          (isa<ReshapeOp>(user) && result.back() == shape.back()))
         llvm::append_range(users, usersOf(user->getResult(0)));
       users.push_back(user);
     }
@@ -220,9 +227,9 @@ private:
   /// features: each piece is split by heads, so the weight in as many
   /// blocks.
   int64_t blocksOf(Value result) {
-    auto type = cast<RankedTensorType>(result.getType());
-    int64_t last = type.getRank() - 1;
     for (Operation *user : usersOf(result)) {
+      auto type = cast<RankedTensorType>(user->getOperand(0).getType());
+      int64_t last = type.getRank() - 1;
       if (auto split = dyn_cast<SplitOp>(user);
           split && static_cast<int64_t>(split.getDim()) == last &&
           llvm::all_equal(split.getSizes()))
