@@ -22,6 +22,7 @@
 #include "dtc/Transforms/Remat/Passes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <functional>
@@ -124,10 +125,92 @@ static ExpertExchanges measureExpertExchanges(func::FuncOp step) {
   return exchanges;
 }
 
+/// The step's result that `value` is (through casts and views: ops of one
+/// operand and as many elements), if any.
+static std::optional<unsigned> resultOf(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<func::ReturnOp>(user))
+      return use.getOperandNumber();
+    if (user->getNumOperands() == 1 && user->getNumResults() == 1 &&
+        cast<ShapedType>(user->getResult(0).getType()).getNumElements() ==
+            cast<ShapedType>(value.getType()).getNumElements())
+      if (std::optional<unsigned> result = resultOf(user->getResult(0)))
+        return result;
+  }
+  return std::nullopt;
+}
+
+/// `step`'s traffic over tp, read off a copy partitioned over `degree`
+/// ranks (nothing where it does not partition): a collective's place is
+/// `placeOf`'s for its location (that of the forward op it is for: an op the
+/// partitioner adds, and a backward op, carry it), a weight's gradient's
+/// `placeOfGradient`'s for the step's result it is.
+static std::optional<TensorParallelTraffic>
+measureTensorParallel(func::FuncOp step, int64_t degree, bool sequenceParallel,
+                      int64_t places,
+                      llvm::function_ref<int64_t(Location)> placeOf,
+                      llvm::function_ref<int64_t(StringRef)> placeOfGradient) {
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(step->getParentOp()->clone()));
+  ScopedDiagnosticHandler quiet(step.getContext(),
+                                [](Diagnostic &) { return success(); });
+  PassManager pm(step.getContext());
+  if (sequenceParallel) {
+    SequenceParallelOptions options;
+    options.size = degree;
+    pm.addPass(createSequenceParallel(options));
+  } else {
+    TensorParallelOptions options;
+    options.size = degree;
+    pm.addPass(createTensorParallel(options));
+  }
+  // What dtc-compile does to the collectives after: a gather the readers
+  // cut becomes an all-to-all; under sequence parallelism or a half
+  // precision the backward gathers activations again rather than hold
+  // them (dtc-remat's policy none, which leaves the rest as it is).
+  pm.addNestedPass<func::FuncOp>(createSinkShards());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createRemat());
+  auto func = copy->lookupSymbol<func::FuncOp>(step.getName());
+  if (failed(pm.run(*copy)) || !func)
+    return std::nullopt;
+  TensorParallelTraffic traffic;
+  for (auto *v :
+       {&traffic.forwardBytes, &traffic.backwardBytes, &traffic.weightBytes,
+        &traffic.forwardCalls, &traffic.backwardCalls, &traffic.weightCalls})
+    v->assign(places, 0);
+  llvm::DenseMap<Operation *, StepPhase> phases = classifyStepPhases(func);
+  for (const CollectiveCall &call : analyzeCollectives(func).calls) {
+    if (call.axes != std::vector<std::string>{"tp"})
+      continue;
+    std::optional<unsigned> result = resultOf(call.op->getResult(0));
+    auto grad =
+        result ? func.getResultAttrOfType<StringAttr>(*result, kGradAttrName)
+               : StringAttr();
+    if (grad && call.kind == "all_reduce") {
+      traffic.partialGradients.insert(grad.str());
+      continue;
+    }
+    if (grad) {
+      int64_t place = placeOfGradient(grad.getValue());
+      traffic.weightBytes[place] += call.busBytes;
+      ++traffic.weightCalls[place];
+      continue;
+    }
+    int64_t place = placeOf(call.op->getLoc());
+    bool forward = phases.lookup(call.op) == StepPhase::Forward;
+    (forward ? traffic.forwardBytes : traffic.backwardBytes)[place] +=
+        call.busBytes;
+    ++(forward ? traffic.forwardCalls : traffic.backwardCalls)[place];
+  }
+  return traffic;
+}
+
 FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
                                                 func::FuncOp singleDevice,
                                                 const DeviceSpec &device,
-                                                ArrayRef<int64_t> tpDegrees) {
+                                                ArrayRef<int64_t> tpDegrees,
+                                                bool sequenceParallel) {
   ModelAnatomy model;
   FailureOr<TrainingStep> global = TrainingStep::get(globalStep);
   FailureOr<TrainingStep> single = TrainingStep::get(singleDevice);
@@ -446,6 +529,43 @@ FailureOr<ModelAnatomy> mlir::dtc::analyzeModel(func::FuncOp globalStep,
           dims[i] = it->second;
     }
     model.tensorParallelDims[tp] = std::move(dims);
+  }
+  // What tp communicates at each degree.
+  // (Locations of the model's nodes only: the ops dtc adds, the loss's
+  // among them, share the file's, and run after the layers. Of its ops on
+  // the batch, the last: a weight's transpose the exporter hoists before
+  // the layers, and the reshape of a projection's input before the
+  // projection starts its layer, carry the projection's.)
+  auto index = [&](int64_t place) {
+    return place == kBeforeLayers  ? 0
+           : place == kAfterLayers ? model.layers + 1
+                                   : place + 1;
+  };
+  llvm::DenseSet<Value> batchValues = getBatchDependentValues(globalStep);
+  llvm::DenseMap<Location, int64_t> placeOfLocation;
+  for (auto [i, entry] : llvm::enumerate(order))
+    if (phases.lookup(entry.op) == StepPhase::Forward &&
+        isa<NameLoc>(entry.op->getLoc()) && entry.op->getNumResults() &&
+        batchValues.contains(entry.op->getResult(0)))
+      placeOfLocation[entry.op->getLoc()] = index(placeOf(i));
+  llvm::StringMap<int64_t> placeOfParameter;
+  for (const PlannedParameter &param : model.parameters)
+    placeOfParameter[param.name] = index(param.layer);
+  model.sequenceParallel = sequenceParallel;
+  for (const auto &[tp, dims] : model.tensorParallelDims) {
+    if (tp == 1)
+      continue;
+    if (std::optional<TensorParallelTraffic> traffic = measureTensorParallel(
+            globalStep, tp, sequenceParallel, model.layers + 2,
+            [&](Location loc) {
+              return placeOfLocation.lookup_or(loc, model.layers + 1);
+            },
+            [&](StringRef name) {
+              auto it = placeOfParameter.find(name);
+              return it == placeOfParameter.end() ? model.layers + 1
+                                                  : it->second;
+            }))
+      model.tensorParallelTraffic[tp] = std::move(*traffic);
   }
   return model;
 }

@@ -256,6 +256,26 @@ struct RankState {
   double sharedGradientBytes = 0;
 };
 
+/// A stage's collectives over one axis: bus bytes and calls per
+/// microbatch, in its forward and in its backward, and once a step after
+/// them.
+struct StageTraffic {
+  double forwardBytes = 0, backwardBytes = 0, forwardCalls = 0,
+         backwardCalls = 0, stepBytes = 0, stepCalls = 0;
+};
+
+/// What dtc's partition of the step at `config`'s tp communicates over tp,
+/// where measured (as `config` runs it: with sequence parallelism or
+/// without).
+const TensorParallelTraffic *
+getTensorParallelTraffic(const ModelAnatomy &model, const PlanConfig &config) {
+  auto it = model.tensorParallelTraffic.find(config.tp);
+  if (it == model.tensorParallelTraffic.end() ||
+      config.sequenceParallel != model.sequenceParallel)
+    return nullptr;
+  return &it->second;
+}
+
 /// The fraction of its data a ring collective over `ranks` passes on.
 double ringShare(int64_t ranks) { return (ranks - 1.0) / ranks; }
 
@@ -306,6 +326,12 @@ layOutState(const ModelAnatomy &model, const PlanConfig &config,
             llvm::function_ref<int64_t(int64_t)> rankOfStage) {
   std::vector<RankState> ranks(config.pp);
   const std::vector<int64_t> &tpDims = model.tensorParallelDims.at(config.tp);
+  // The gradients tp leaves partial sums (as dtc partitioned the step; else
+  // those of the weights it does not split, under sequence parallelism).
+  const TensorParallelTraffic *measured =
+      getTensorParallelTraffic(model, config);
+  const std::set<std::string> *partialGradients =
+      measured ? &measured->partialGradients : nullptr;
   std::vector<int64_t> layerBytes(model.layers);
   int z = config.zero;
   const int64_t dp = config.dp, ep = config.ep, cp = config.cp;
@@ -372,7 +398,9 @@ layOutState(const ModelAnatomy &model, const PlanConfig &config,
     // gradient on each tp rank: summed over tp too, in one all-reduce
     // after the last microbatch.
     bool partialOverTp =
-        config.tp > 1 && config.sequenceParallel && tpDims[i] < 0 && !expert;
+        config.tp > 1 && !expert &&
+        (partialGradients ? partialGradients->count(param.name) > 0
+                          : config.sequenceParallel && tpDims[i] < 0);
     int64_t reducers =
         dp * cp * (expert ? 1 : ep) * (partialOverTp ? config.tp : 1);
     double grad = param.gradBytes, weight = param.paramBytes;
@@ -484,7 +512,6 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   // The vocabulary-parallel cross-entropy all-reduces three values per
   // token (a maximum, a sum of exponentials, the target's logit).
   double tpCall = ringShare(tp) * stream;
-  double tpCallSeconds = ringSeconds(tpLink, tp, 1, tpCall);
   double crossEntropyBus =
       3 * 2 * ringShare(tp) * rows * model.sequence / cp * 4;
   double f = config.recompute;
@@ -493,6 +520,48 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   // stage's.)
   double firstCalls[2] = {sp ? 1.0 : 2.0, sp ? 1.0 : 0.0},
          lastCalls[2] = {sp ? 1.0 : 0.0, sp ? 1.0 : 2.0};
+  // Per microbatch, stage k's traffic over tp: as dtc partitioned the step
+  // (a rank's share of the batch's values), else Megatron's calls above.
+  // A recomputed forward issues its collectives again, in the backward.
+  const TensorParallelTraffic *measured =
+      getTensorParallelTraffic(model, config);
+  std::vector<int64_t> firstLayer(stages, 0);
+  for (int64_t k = 1; k < stages; ++k)
+    firstLayer[k] = firstLayer[k - 1] + split[k - 1];
+  auto stageTp = [&](int64_t k) {
+    StageTraffic t;
+    if (tp == 1)
+      return t;
+    int64_t n = split[k];
+    bool last = k == stages - 1;
+    if (!measured) {
+      t.forwardCalls =
+          n * 4 + (k == 0 ? firstCalls[0] : 0) + (last ? lastCalls[0] : 0);
+      t.backwardCalls = n * (layerCalls - 4) + (k == 0 ? firstCalls[1] : 0) +
+                        (last ? lastCalls[1] : 0);
+      t.forwardBytes = t.forwardCalls * tpCall + (last ? crossEntropyBus : 0);
+      t.backwardBytes = t.backwardCalls * tpCall;
+      return t;
+    }
+    double share = rows / model.batch / cp;
+    auto add = [&](int64_t place, double recomputed) {
+      t.forwardBytes += share * measured->forwardBytes[place];
+      t.forwardCalls += measured->forwardCalls[place];
+      t.backwardBytes += share * (measured->backwardBytes[place] +
+                                  recomputed * measured->forwardBytes[place]);
+      t.backwardCalls += measured->backwardCalls[place] +
+                         recomputed * measured->forwardCalls[place];
+      t.stepBytes += measured->weightBytes[place];
+      t.stepCalls += measured->weightCalls[place];
+    };
+    if (k == 0)
+      add(0, 0);
+    for (int64_t l = firstLayer[k]; l < firstLayer[k] + n; ++l)
+      add(l + 1, f);
+    if (last)
+      add(model.layers + 1, 0);
+    return t;
+  };
   const ForwardTimes &times = model.getTimes(request.fusedAttention);
   // (Without sequence parallelism every tp rank runs the residual
   // stream's ops whole.)
@@ -553,12 +622,10 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
     bool last = k == stages - 1;
     double forward = n * layerForward + (last ? outerForward : 0);
     double backward = forward * ratio + f * n * layerForward;
-    double tpForward =
-        (n * 4 + (k == 0 ? firstCalls[0] : 0) + (last ? lastCalls[0] : 0)) *
-        tpCallSeconds;
-    double tpBackward = (n * (layerCalls - 4) + (k == 0 ? firstCalls[1] : 0) +
-                         (last ? lastCalls[1] : 0)) *
-                        tpCallSeconds;
+    StageTraffic t = stageTp(k);
+    double tpForward = ringSeconds(tpLink, tp, t.forwardCalls, t.forwardBytes);
+    double tpBackward =
+        ringSeconds(tpLink, tp, t.backwardCalls, t.backwardBytes);
     // (A recomputed forward exchanges the keys and values again.)
     double cpForwardExposed = n * cpForward;
     double cpBackwardExposed = n * (f * cpForward + cpBackward);
@@ -694,12 +761,12 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   for (int64_t k = 0; k < stages; ++k) {
     if (rankOfStage(k) != slowest)
       continue;
-    bool last = k == stages - 1;
-    double calls = M * (split[k] * layerCalls +
-                        (k == 0 ? firstCalls[0] + firstCalls[1] : 0) +
-                        (last ? lastCalls[0] + lastCalls[1] : 0));
-    estimate.tpSeconds += calls * tpCallSeconds;
-    estimate.tpBusBytes += calls * tpCall + (last ? M * crossEntropyBus : 0);
+    StageTraffic t = stageTp(k);
+    estimate.tpSeconds +=
+        ringSeconds(tpLink, tp, M * (t.forwardCalls + t.backwardCalls),
+                    M * (t.forwardBytes + t.backwardBytes)) +
+        ringSeconds(tpLink, tp, t.stepCalls, t.stepBytes);
+    estimate.tpBusBytes += M * (t.forwardBytes + t.backwardBytes) + t.stepBytes;
     estimate.cpSeconds += M * split[k] * (cpForward * (1 + f) + cpBackward);
     estimate.cpBusBytes +=
         M * split[k] * (cpForwardBytes * (1 + f) + cpBackwardBytes);

@@ -115,7 +115,8 @@ static cl::opt<bool> compileTop(
              "--shapes-only would) and print its figures beside the "
              "planner's: the persistent state, the activation peak the "
              "estimate is of, and without recomputation the busiest rank's "
-             "bytes over dp (and ep), tp and pp"));
+             "bytes over dp (and ep), tp and pp; then whether the compiled "
+             "rank fits"));
 static cl::opt<std::string>
     jsonOut("json", cl::cat(categoryPlan), cl::value_desc("FILE"),
             cl::desc("Also write the printed configurations as JSON"));
@@ -291,10 +292,12 @@ static void printAnatomy(const ModelAnatomy &model) {
 
 /// Compiles `e`'s configuration of the model and prints dtc-compile's
 /// figures beside the planner's (docs/Planner.md says which must be
-/// equal). False when it does not compile.
+/// equal), and whether the compiled rank fits in `usable` bytes. False when
+/// it does not compile.
 static bool compileAndCompare(MLIRContext &context,
                               const ONNXImportOptions &importOptions,
-                              Precision precision, const PlanEstimate &e) {
+                              Precision precision, const PlanEstimate &e,
+                              double usable) {
   const PlanConfig &c = e.config;
   OwningOpRef<ModuleOp> module =
       importONNXModel(&context, modelPath, importOptions);
@@ -378,7 +381,15 @@ static bool compileAndCompare(MLIRContext &context,
     if (c.pp > 1)
       compare("pp", pipeline, e.ppBytes);
   }
-  llvm::outs() << "\n";
+  // The verdict on the compiled figures: the activation peak is the one
+  // estimate among them.
+  double total = compiled.parameters + compiled.gradients +
+                 compiled.masterWeights + compiled.optimizerState +
+                 compiled.activationPeak;
+  llvm::outs() << llvm::formatv(
+      "\n    compiled: {0:f2} GB of {1:f2} GB usable per rank: {2}\n",
+      gigabytes(total), gigabytes(usable),
+      total <= usable ? "it fits" : "it does NOT fit");
   return true;
 }
 
@@ -694,7 +705,8 @@ int main(int argc, char **argv) {
     degrees.push_back(config.tp);
   FailureOr<ModelAnatomy> model =
       analyzeModel(*module->getOps<func::FuncOp>().begin(),
-                   *single->getOps<func::FuncOp>().begin(), *device, degrees);
+                   *single->getOps<func::FuncOp>().begin(), *device, degrees,
+                   !noSequenceParallel);
   if (failed(model))
     return 1;
   printAnatomy(*model);
@@ -776,7 +788,8 @@ int main(int argc, char **argv) {
     }
     PlanEstimate e = evaluatePlan(*model, config, *device, request);
     printPlan(e, usable, 1);
-    if (compileTop && !compileAndCompare(context, importOptions, *chosen, e))
+    if (compileTop &&
+        !compileAndCompare(context, importOptions, *chosen, e, usable))
       return 1;
     for (const std::string &lint : lintPlan(*model, e, *device, request))
       llvm::outs() << "dtc-plan: lint: " << lint << "\n";
@@ -812,7 +825,7 @@ int main(int argc, char **argv) {
           continue;
         printPlan(e, usable, shown.size());
         if (compileTop &&
-            !compileAndCompare(context, importOptions, *chosen, e))
+            !compileAndCompare(context, importOptions, *chosen, e, usable))
           return 1;
         printed.push_back(toJSON(e));
       }

@@ -19,6 +19,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,21 @@ struct ForwardTimes {
   double streamShare = 0;
 };
 
+/// What tensor parallelism communicates, as dtc partitions the step over
+/// tp ranks (with or without sequence parallelism), per place of the
+/// forward (0: before the layers, 1 to L: the layers, L+1: after them):
+/// the bus bytes and calls over tp of the whole batch's values, forward
+/// and backward (per microbatch: a rank's share scales with its tokens),
+/// and of the weights' gradients gathered whole (once a step, after the
+/// microbatches). The gradients it leaves
+/// partial sums over tp are summed once a step, over dp and tp together
+/// where both are: layOutState counts them.
+struct TensorParallelTraffic {
+  std::vector<double> forwardBytes, backwardBytes, weightBytes;
+  std::vector<double> forwardCalls, backwardCalls, weightCalls;
+  std::set<std::string> partialGradients;
+};
+
 /// What the planner knows of a model, from its global step.
 struct ModelAnatomy {
   std::vector<PlannedParameter> parameters;
@@ -141,6 +157,10 @@ struct ModelAnatomy {
   /// Per tensor-parallel degree the planner may use: per parameter the
   /// dimension tp splits, or -1. Degrees tp cannot use are absent.
   std::map<int64_t, std::vector<int64_t>> tensorParallelDims;
+  /// Per such degree, measured (with sequence parallelism or without, as
+  /// the planner was asked).
+  std::map<int64_t, TensorParallelTraffic> tensorParallelTraffic;
+  bool sequenceParallel = true;
 
   /// Trained parameters.
   int64_t getNumParameters() const;
@@ -152,11 +172,13 @@ struct ModelAnatomy {
 /// Builds the anatomy of `globalStep` (the dtc-training pipeline's global
 /// half: with its gradients, without the optimizer) and `singleDevice` (the
 /// same step with its optimizer, for one device), for `device` and the
-/// tensor-parallel degrees of `tpDegrees`. Fails with an error on the step.
+/// tensor-parallel degrees of `tpDegrees`, with or without sequence
+/// parallelism. Fails with an error on the step.
 FailureOr<ModelAnatomy> analyzeModel(func::FuncOp globalStep,
                                      func::FuncOp singleDevice,
                                      const DeviceSpec &device,
-                                     llvm::ArrayRef<int64_t> tpDegrees);
+                                     llvm::ArrayRef<int64_t> tpDegrees,
+                                     bool sequenceParallel);
 
 /// PlanConfig::recompute's "as few as fit".
 inline constexpr double kRecomputeToFit = -1;
