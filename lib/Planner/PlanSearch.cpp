@@ -393,10 +393,10 @@ layOutState(const ModelAnatomy &model, const PlanConfig &config,
     // cp's, and ep's unless ep splits it. Under ZeRO (without cp) a
     // reduce-scatter over dp, and over ep along a dimension of its own (or
     // an all-reduce of dp's part); the shard then gathered back.
-    // Under sequence parallelism a weight tp does not split (a norm's
-    // scale, a bias after a row-parallel projection) gets a partial
-    // gradient on each tp rank: summed over tp too, in one all-reduce
-    // after the last microbatch.
+    // A weight whose gradient tp leaves partial on each tp rank (under
+    // sequence parallelism a norm's scale, a bias after a row-parallel
+    // projection; key/value heads tp does not split) is summed over tp
+    // too, in one all-reduce after the last microbatch.
     bool partialOverTp =
         config.tp > 1 && !expert &&
         (partialGradients ? partialGradients->count(param.name) > 0
