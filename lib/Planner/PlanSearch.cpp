@@ -707,12 +707,23 @@ PlanEstimate evaluate(const ModelAnatomy &model, const PlanConfig &config,
   bool holdsLoss = rankOfStage(stages - 1) == slowest;
   // A pipeline rank sends and receives a microbatch's stream (its tp
   // part under sequence parallelism) at each boundary of its stages, both
-  // ways, and takes part in the loss's broadcast to every rank.
+  // ways, and takes part in the loss's broadcast to every rank. The step's
+  // other outputs (a mixture's expert_tokens, a sum over the layers) go the
+  // same way: each microbatch every stage's layers' share to the last
+  // stage, their sum to every rank once.
   if (P > 1) {
-    for (int64_t k = 0; k < stages; ++k)
+    int64_t lastRank = rankOfStage(stages - 1);
+    double outputsPerLayer =
+        double(model.summedOutputBytes) / std::max<int64_t>(model.layers, 1);
+    for (int64_t k = 0; k < stages; ++k) {
       if (rankOfStage(k) == slowest)
         estimate.ppBytes += 2.0 * ((k > 0) + (k < stages - 1)) * M * sent;
-    estimate.ppBytes += kLossValueBytes + ranks[slowest].sharedGradientBytes;
+      if (rankOfStage(k) != lastRank &&
+          (rankOfStage(k) == slowest || lastRank == slowest))
+        estimate.ppBytes += M * split[k] * outputsPerLayer;
+    }
+    estimate.ppBytes += kLossValueBytes + model.summedOutputBytes +
+                        ranks[slowest].sharedGradientBytes;
   }
   // The gradients are summed over dp and cp together (cp's ranks hold
   // other tokens of the same rows), and over ep unless ep splits them;

@@ -347,6 +347,22 @@
 // RUN: dtc-compile %S/Inputs/moe/gshard/model.onnx -o %t/gshard-verify --lr 0.01 --weight-decay 0.01 --mesh dp=2,ep=2 --verify --target reference 2>&1 | FileCheck %s --check-prefix=VERIFY
 // VERIFY: dtc-verify-partition: {{.*}} on 4 simulated ranks (dp=2,ep=2)
 //
+// Accumulated and pipelined microbatches split the exchanges by their
+// blocks of every group's tokens (--strict-sharding: nothing runs
+// replicated on the whole batch, as the gathers and scatters over ep did
+// before), and train as PyTorch does.
+// RUN: for m in gshard mixtral; do \
+// RUN:   dtc-compile %S/Inputs/moe/$m/model.onnx -o %t/$m-accum --lr 0.01 --weight-decay 0.01 --mesh ep=2 --grad-accum 2 --strict-sharding && \
+// RUN:   %mpirun -np 2 dtc-run %t/$m-accum --batch %S/Inputs/moe/$m/batch --steps 3 --dump %t/$m-accum-dump > /dev/null && \
+// RUN:   %python %S/../Utils/compare_training.py %t/$m-accum-dump %S/Inputs/moe/$m/adamw %S/Inputs/moe/$m/initial | tail -1; \
+// RUN:   dtc-compile %S/Inputs/moe/$m/model.onnx -o %t/$m-pp --lr 0.01 --weight-decay 0.01 --mesh pp=2,ep=2 --microbatches 2 --pipeline-split 1,1 --strict-sharding --target reference && \
+// RUN:   %mpirun -np 4 dtc-run %t/$m-pp --engine reference --batch %S/Inputs/moe/$m/batch --steps 3 --dump %t/$m-pp-dump > /dev/null && \
+// RUN:   %python %S/../Utils/compare_training.py %t/$m-pp-dump %S/Inputs/moe/$m/adamw %S/Inputs/moe/$m/initial | tail -1; \
+// RUN: done 2>&1 | FileCheck %s --check-prefix=MICROBATCHES
+// MICROBATCHES-NOT: warning
+// MICROBATCHES-COUNT-4: 0 failed
+// MICROBATCHES-NOT: {{warning|error|failed}}
+//
 // Errors name what is wrong:
 // RUN: not dtc-compile %S/Inputs/moe/gshard/model.onnx -o %t/bad --mesh ep=3 2>&1 | FileCheck %s --check-prefix=EP3
 // EP3: error: expert parallelism needs ep to divide the 4 experts, not 3

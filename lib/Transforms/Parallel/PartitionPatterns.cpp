@@ -234,6 +234,71 @@ LogicalResult partitionSplitTableGather(AxisPartitioner &p, Operation *op,
 }
 
 //===----------------------------------------------------------------------===//
+// Collectives over other axes
+//===----------------------------------------------------------------------===//
+
+/// An all-gather over other axes along the dimension this axis splits
+/// (expert parallelism's gather of every group's tokens, which the
+/// microbatches of gradient accumulation or a pipeline split): each of the
+/// other axes' chunks holds this axis's blocks, so the result is split in
+/// that many blocks times the group. And the way back, a shard or a
+/// reduce-scatter over other axes along it (the experts' outputs returned
+/// to their groups' ranks, its gradient): each chunk holds its share of
+/// this axis's blocks, where the group divides them. Nothing to
+/// communicate over this axis.
+/// The ranks of the group a gather, a shard or a reduce-scatter goes over
+/// and its dimension, or nothing where it is over this axis.
+std::optional<std::pair<int64_t, int64_t>> otherAxesGroup(AxisPartitioner &p,
+                                                          Operation *op) {
+  FlatSymbolRefAttr meshName;
+  ArrayAttr axes;
+  int64_t dim;
+  if (auto gather = dyn_cast<AllGatherOp>(op)) {
+    meshName = gather.getMeshAttr();
+    axes = gather.getAxes();
+    dim = gather.getDim();
+  } else if (auto shard = dyn_cast<ShardOp>(op)) {
+    meshName = shard.getMeshAttr();
+    axes = shard.getAxes();
+    dim = shard.getDim();
+  } else if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
+    meshName = scatter.getMeshAttr();
+    axes = scatter.getAxes();
+    dim = scatter.getDim();
+  } else {
+    return std::nullopt;
+  }
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshName);
+  if (!mesh)
+    return std::nullopt;
+  int64_t group = 1;
+  for (Attribute axis : axes) {
+    StringRef name = cast<StringAttr>(axis).getValue();
+    if (name == p.getAxis() || mesh.axisSize(name) < 0)
+      return std::nullopt;
+    group *= mesh.axisSize(name);
+  }
+  return std::make_pair(group, dim);
+}
+
+bool matchesCollectiveAlongSplit(AxisPartitioner &p, Operation *op) {
+  auto group = otherAxesGroup(p, op);
+  if (!group || group->first <= 1)
+    return false;
+  AxisLayout in = p.layoutOf(op->getOpOperand(0));
+  return in.isSplit() && in.dim == group->second &&
+         (isa<AllGatherOp>(op) || in.blocks % group->first == 0);
+}
+
+LogicalResult partitionCollectiveAlongSplit(AxisPartitioner &p, Operation *op,
+                                            std::string &) {
+  AxisLayout in = p.layoutOf(op->getOpOperand(0));
+  int64_t group = otherAxesGroup(p, op)->first;
+  return p.split(op->getResult(0), in.dim, op,
+                 isa<AllGatherOp>(op) ? in.blocks * group : in.blocks / group);
+}
+
+//===----------------------------------------------------------------------===//
 // Caller-placed shards
 //===----------------------------------------------------------------------===//
 
@@ -730,6 +795,8 @@ ArrayRef<PartitionPattern> mlir::dtc::getPartitionPatterns() {
       {"vocabulary-parallel embedding gradient", matchesRowSplitScatter,
        partitionRowSplitScatter},
       {"caller-placed shard", matchesPlacedShard, partitionPlacedShard},
+      {"gather or shard over other axes along the split",
+       matchesCollectiveAlongSplit, partitionCollectiveAlongSplit},
       {"vocabulary-parallel log-softmax", matchesSplitLogSoftmax,
        partitionSplitLogSoftmax},
       {"vocabulary-parallel lookup", matchesSplitTableGather,
