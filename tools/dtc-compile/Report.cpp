@@ -139,6 +139,8 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
     ArenaPlan arena;
     StepCost cost;
     StepTime time;
+    /// A pp rank's (its order's); else the step's, below.
+    StepCollectives collectives;
   };
   auto figuresOf = [&](Schedule order, int64_t pipelineCoordinate) {
     RankFigures figures{{},
@@ -157,19 +159,22 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
     for (int64_t coordinate = 0, e = orders.size(); coordinate < e;
          ++coordinate) {
       RankFigures mine = figuresOf(std::move(orders[coordinate]), coordinate);
+      mine.collectives = analyzeCollectives(mine.order);
       peakPerPipelineRank.push_back(mine.memory.activationPeak);
       // Its bus bytes by the axes they go over (and of them, those sent
       // point to point), so that each pp rank's communication can be
       // checked, not only the listed rank's.
       llvm::json::Object busBytes, sendRecvBytes;
-      for (const CollectiveCall &call : analyzeCollectives(mine.order).calls)
-        for (llvm::json::Object *sums : {&busBytes, &sendRecvBytes}) {
-          if (sums == &sendRecvBytes && call.kind != "send_recv")
-            continue;
-          std::string axes = llvm::join(call.axes, ",");
-          const llvm::json::Value *sum = sums->get(axes);
-          (*sums)[axes] = (sum ? *sum->getAsNumber() : 0) + call.busBytes;
-        }
+      auto add = [](llvm::json::Object &sums, const CollectiveCall &call) {
+        std::string axes = llvm::join(call.axes, ",");
+        const llvm::json::Value *sum = sums.get(axes);
+        sums[axes] = (sum ? *sum->getAsNumber() : 0) + call.busBytes;
+      };
+      for (const CollectiveCall &call : mine.collectives.calls) {
+        add(busBytes, call);
+        if (call.kind == "send_recv")
+          add(sendRecvBytes, call);
+      }
       perPipelineRank.push_back(llvm::json::Object{
           {"pp_rank", coordinate},
           {"bus_bytes_by_axes", std::move(busBytes)},
@@ -196,7 +201,7 @@ llvm::json::Object mlir::dtc::reportStep(func::FuncOp step,
   const StepCost &cost = rank.cost;
   const StepTime &time = rank.time;
   StepCollectives collectives =
-      busiest ? analyzeCollectives(order) : analyzeCollectives(step);
+      busiest ? std::move(rank.collectives) : analyzeCollectives(step);
 
   llvm::json::Array calls;
   for (const CollectiveCall &call : collectives.calls) {

@@ -273,7 +273,8 @@ struct PartitionPattern {
 
 /// The named patterns, in the order the engine tries them (before the
 /// op's rule): vocabulary-parallel embedding gradients, caller-placed
-/// shards, vocabulary-parallel log-softmax and lookups, dropout offsets.
+/// shards, gathers, shards and reduce-scatters over other axes along the
+/// split, vocabulary-parallel log-softmax and lookups, dropout offsets.
 ArrayRef<PartitionPattern> getPartitionPatterns();
 
 } // namespace mlir::dtc

@@ -237,15 +237,6 @@ LogicalResult partitionSplitTableGather(AxisPartitioner &p, Operation *op,
 // Collectives over other axes
 //===----------------------------------------------------------------------===//
 
-/// An all-gather over other axes along the dimension this axis splits
-/// (expert parallelism's gather of every group's tokens, which the
-/// microbatches of gradient accumulation or a pipeline split): each of the
-/// other axes' chunks holds this axis's blocks, so the result is split in
-/// that many blocks times the group. And the way back, a shard or a
-/// reduce-scatter over other axes along it (the experts' outputs returned
-/// to their groups' ranks, its gradient): each chunk holds its share of
-/// this axis's blocks, where the group divides them. Nothing to
-/// communicate over this axis.
 /// The ranks of the group a gather, a shard or a reduce-scatter goes over
 /// and its dimension, or nothing where it is over this axis.
 std::optional<std::pair<int64_t, int64_t>> otherAxesGroup(AxisPartitioner &p,
@@ -281,6 +272,15 @@ std::optional<std::pair<int64_t, int64_t>> otherAxesGroup(AxisPartitioner &p,
   return std::make_pair(group, dim);
 }
 
+/// An all-gather over other axes along the dimension this axis splits
+/// (expert parallelism's gather of every group's tokens, which the
+/// microbatches of gradient accumulation or a pipeline split): each of the
+/// other axes' chunks holds this axis's blocks, so the result is split in
+/// that many blocks times the group. And the way back, a shard or a
+/// reduce-scatter over other axes along it (the experts' outputs returned
+/// to their groups' ranks, its gradient): each chunk holds its share of
+/// this axis's blocks, where the group divides them. Nothing to
+/// communicate over this axis.
 bool matchesCollectiveAlongSplit(AxisPartitioner &p, Operation *op) {
   auto group = otherAxesGroup(p, op);
   if (!group || group->first <= 1)
@@ -795,7 +795,7 @@ ArrayRef<PartitionPattern> mlir::dtc::getPartitionPatterns() {
       {"vocabulary-parallel embedding gradient", matchesRowSplitScatter,
        partitionRowSplitScatter},
       {"caller-placed shard", matchesPlacedShard, partitionPlacedShard},
-      {"gather or shard over other axes along the split",
+      {"gather, shard or reduce-scatter over other axes along the split",
        matchesCollectiveAlongSplit, partitionCollectiveAlongSplit},
       {"vocabulary-parallel log-softmax", matchesSplitLogSoftmax,
        partitionSplitLogSoftmax},
