@@ -235,8 +235,9 @@ void mlir::dtc::buildGlobalStepPipeline(
   funcPm.addPass(createAutodiff(autodiff));
   funcPm.addPass(createExpertLoad());
   // Attention's backward stays one op only for context parallelism's
-  // patterns (dtc-context-parallel expands it after partitioning).
-  if (axes.cp == 1)
+  // patterns (dtc-context-parallel expands it after partitioning) and for
+  // fused kernels (code generation expands what it does not fuse).
+  if (axes.cp == 1 && !options.fusedAttention)
     funcPm.addPass(createExpandAttentionGrad());
   // The ZeRO paper's mixed precision: bf16 parameters and gradients, f32
   // master copies in the optimizer state. (fp16 keeps f32 parameters, as

@@ -73,6 +73,42 @@
 // RUN: dtc-run %t/bf16-llama --emulate-cuda --batch %S/../Integration/Inputs/tiny_llama/batch --steps 3 --dump %t/bf16-llama-dump > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/bf16-llama-dump %S/../Integration/Inputs/tiny_llama/adamw %S/../Integration/Inputs/tiny_llama/initial --loss-rtol 1.6e-2 --grad-rl2 0.1 --update-rl2 0.2 | FileCheck %s --check-prefix=SAME
 
+// Fused attention (dtc-fuse-attention, for bf16 and f16 attention whose
+// head dimensions are multiples of 16 up to 128): a FlashAttention-style
+// forward that keeps each row's logsumexp instead of the probabilities and
+// one backward kernel (dK and dV per key tile, dQ per query tile) that
+// recomputes them; tensor-core products on 64-row tiles in shared memory
+// beyond the default 48 KiB (smem=), so the launcher opts in. A Llama with
+// head dimension 128 (the largest tile) and grouped heads, 72 tokens (a
+// whole and a partial tile); a GPT with a boolean causal mask and dropout
+// on the probabilities. Against the reference executor on the same OUT
+// (f64 attention): loss 1e-3, gradients 5e-2 relative (the probabilities
+// are rounded to bf16 for their product with v, as FlashAttention's are;
+// the unfused program's own errors against the reference are of the same
+// size, 2.8e-2 for the key projection here against 3.4e-2).
+// RUN: dtc-compile %S/../Integration/Inputs/flash/llama/model.onnx -o %t/flash --lr 0.01 --precision bf16 --freeze '^rope_' --target cuda --cuda-emulation 2>&1 | FileCheck %s --check-prefix=FLASH-COMPILE
+// FLASH-COMPILE: ptxas: at most {{[0-9]+}} registers a thread, 0 bytes of spills
+// RUN: FileCheck %s --check-prefix=FLASH < %t/flash/program.txt
+// FLASH-NOT: op=attention
+// FLASH: op=fused_attention grid=8 block=128 smem=113408
+// FLASH: op=fused_attention_grad grid=12 block=128 smem=190976
+// RUN: dtc-run %t/flash --emulate-cuda --batch %S/../Integration/Inputs/flash/llama/task --steps 3 --dump %t/flash-dump > /dev/null
+// RUN: dtc-run %t/flash --engine reference --batch %S/../Integration/Inputs/flash/llama/task --steps 3 --dump %t/flash-ref > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/flash-dump %t/flash-ref %S/../Integration/Inputs/flash/llama/initial --loss-rtol 1e-3 --grad-rl2 5e-2 --update-rl2 0.2 | FileCheck %s --check-prefix=SAME
+// Data parallel with ZeRO-1: each rank's fused kernels on its sequence.
+// RUN: dtc-compile %S/../Integration/Inputs/flash/llama/model.onnx -o %t/flash-dp --mesh dp=2 --zero 1 --lr 0.01 --precision bf16 --freeze '^rope_' --target cuda --cuda-emulation 2> /dev/null
+// RUN: grep "op=fused_attention_grad" %t/flash-dp/program.txt
+// RUN: %mpirun -np 2 dtc-run %t/flash-dp --emulate-cuda --batch %S/../Integration/Inputs/flash/llama/task --steps 3 --dump %t/flash-dp-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/flash-dp-dump %t/flash-ref %S/../Integration/Inputs/flash/llama/initial --loss-rtol 1e-3 --grad-rl2 5e-2 --update-rl2 0.2 | FileCheck %s --check-prefix=SAME
+// RUN: dtc-compile %S/../Integration/Inputs/flash/gpt/model.onnx -o %t/flash-gpt --lr 0.01 --precision bf16 --dropout --seed 7 --target cuda --cuda-emulation 2> /dev/null
+// RUN: grep "op=fused_attention_grad" %t/flash-gpt/program.txt
+// RUN: dtc-run %t/flash-gpt --emulate-cuda --batch %S/../Integration/Inputs/flash/gpt/task --steps 3 --dump %t/flash-gpt-dump > /dev/null
+// RUN: dtc-run %t/flash-gpt --engine reference --batch %S/../Integration/Inputs/flash/gpt/task --steps 3 --dump %t/flash-gpt-ref > /dev/null
+// (The f32 step tells which gradients are zero in exact arithmetic.)
+// RUN: dtc-compile %S/../Integration/Inputs/flash/gpt/model.onnx -o %t/flash-gpt-f32 --lr 0.01 --dropout --seed 7 2> /dev/null
+// RUN: dtc-run %t/flash-gpt-f32 --batch %S/../Integration/Inputs/flash/gpt/task --steps 3 --dump %t/flash-gpt-f32-dump > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/flash-gpt-dump %t/flash-gpt-ref %S/../Integration/Inputs/flash/gpt/initial --mask-from %t/flash-gpt-f32-dump --loss-rtol 1e-3 --grad-rl2 5e-2 --update-rl2 0.2 | FileCheck %s --check-prefix=SAME
+
 // Dropout (--dropout: training-mode Dropout nodes, 28 in this GPT): the
 // kernels draw Philox4x32-10 as the CPU kernels and the reference executor
 // do, inside loop groups, as op kernels and in bf16 attention; the

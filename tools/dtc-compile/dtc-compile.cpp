@@ -322,6 +322,8 @@ int main(int argc, char **argv) {
 #include "dtc/Transforms/TrainingOptions.def"
   if (!teacherPath.empty())
     options.loss = "distillation";
+  if (target == "cuda" && !fusedAttentionFlag.getNumOccurrences())
+    options.fusedAttention = true;
   if (std::string error = options.check(/*asFlags=*/true); !error.empty()) {
     llvm::errs() << "error: " << error << "\n";
     return 1;

@@ -136,6 +136,21 @@ public:
                     "finding a kernel of program.txt in kernels.fatbin");
           !error.empty())
         return error + ": " + *thunk.field("sym");
+      // Past the default 48 KiB of shared memory (the fused attention's
+      // tiles) a kernel must opt in.
+      if (const std::string *shared = thunk.field("smem")) {
+        int device = 0;
+        cudaError_t status = cudaGetDevice(&device);
+        if (status == cudaSuccess)
+          status = cudaKernelSetAttributeForDevice(
+              kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
+              std::stoi(*shared), device);
+        if (std::string error =
+                check(status, "allowing a kernel more shared memory");
+            !error.empty())
+          return error + ": " + *thunk.field("sym") + " needs " + *shared +
+                 " bytes";
+      }
     }
     auto allocate = [](void *&to, int64_t bytes) {
       return check(cudaMalloc(&to, std::max<int64_t>(bytes, 1)),
@@ -279,11 +294,12 @@ private:
         return value ? static_cast<unsigned>(std::stoul(*value)) : 1u;
       };
       size_t index = &thunk - program.thunks.data();
-      return report(
-          check(cudaLaunchKernel(reinterpret_cast<const void *>(kernels[index]),
-                                 dim3(number("grid")), dim3(number("block")),
-                                 params.data(), 0, stream),
-                "launching a kernel"));
+      return report(check(
+          cudaLaunchKernel(reinterpret_cast<const void *>(kernels[index]),
+                           dim3(number("grid")), dim3(number("block")),
+                           params.data(),
+                           thunk.field("smem") ? number("smem") : 0, stream),
+          "launching a kernel"));
     }
     case Thunk::Kind::Gemm:
       return gemm(thunk);

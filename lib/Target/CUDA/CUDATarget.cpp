@@ -73,6 +73,13 @@ public:
 
   std::string programKind() const override { return "dtc-cuda-program"; }
 
+  // The prelude's fused attention needs bf16/f16 tensor cores (sm_80 on).
+  bool fusesAttention() const override {
+    int arch = 0;
+    StringRef(options.arch).drop_front(3).getAsInteger(10, arch);
+    return arch >= 80;
+  }
+
   FailureOr<std::string> addKernel(Operation *op, StringRef name) override {
     FailureOr<CUDAKernel> kernel = emitCUDAKernel(op, name);
     if (failed(kernel))
@@ -83,7 +90,9 @@ public:
     opOf[name.str()] = fusion ? stringifyFusionKind(fusion.getKind()).str()
                               : op->getName().getStringRef().str();
     return " grid=" + std::to_string(kernel->grid) +
-           " block=" + std::to_string(kernel->block);
+           " block=" + std::to_string(kernel->block) +
+           (kernel->sharedBytes ? " smem=" + std::to_string(kernel->sharedBytes)
+                                : std::string());
   }
 
   LogicalResult writeKernels(const std::string &dir,

@@ -448,7 +448,7 @@ struct KernelText {
   SmallVector<std::string> paramTypes;
   /// Its body, and what precedes it (a constant's table).
   std::string body, before;
-  int64_t grid = 1, block = 256;
+  int64_t grid = 1, block = 256, sharedBytes = 0;
 
   /// Adds `const T *in<i>` for each operand and `T *out<i>` for each
   /// result; false when one has no C type.
@@ -495,6 +495,7 @@ struct KernelText {
                          "(" + casts + ");\n}\n";
     kernel.grid = grid;
     kernel.block = block;
+    kernel.sharedBytes = sharedBytes;
     return kernel;
   }
 
@@ -695,6 +696,14 @@ std::string gatheredOffset(ArrayRef<int64_t> shape, ArrayRef<int64_t> indices,
   return offsetOf(index, shape);
 }
 
+/// A real attribute's value as a C expression of type `t` (infinities as
+/// INFINITY: printed, they would read as the name `inf`).
+std::string realLiteral(double value, StringRef t) {
+  if (std::isinf(value))
+    return value < 0 ? "(-INFINITY)" : "INFINITY";
+  return "(" + t.str() + ")" + llvm::formatv("{0:e16}", value).str();
+}
+
 /// dtc.attention (what dtc-expand-attention leaves: bf16): a thread per
 /// query row, three passes over the keys (their maximum score, the sum of
 /// exponentials, then the probabilities and the weighted values), each
@@ -707,9 +716,7 @@ LogicalResult emitAttention(AttentionOp op, KernelText &k) {
           kvHeads = kShape[1], keys = kShape[2], dv = v[3],
           group = heads / kvHeads;
   std::string t = cType(op.getQ()), n = std::to_string(keys) + "LL";
-  auto c = [&](double value) {
-    return "(" + t + ")" + llvm::formatv("{0:e16}", value).str();
-  };
+  auto c = [&](double value) { return realLiteral(value, t); };
   std::string score =
       "      " + t + " s = 0;\n      for (int64_t c = 0; c < " +
       std::to_string(d) + "LL; ++c)\n        s += " +
@@ -773,6 +780,100 @@ LogicalResult emitAttention(AttentionOp op, KernelText &k) {
   k.gridOver(product(rows));
   k.body = gridLoop(product(rows), rows, names, body);
   return success();
+}
+
+/// The fused attention kernels' tile rows (DTC_FA_BQ, DTC_FA_BK in the
+/// prelude) and threads.
+constexpr int64_t kFusedAttentionRows = 64, kFusedAttentionThreads = 128;
+
+/// The shared memory of the prelude's dtc_fa_forward_tiles<d, dv> (or
+/// dtc_fa_backward_tiles): its arrays, padded as declared; each kernel
+/// static_asserts that it is enough.
+int64_t fusedAttentionSharedBytes(int64_t d, int64_t dv, bool backward) {
+  const int64_t r = kFusedAttentionRows;
+  if (!backward)
+    return 2 * (r * (d + 8) * 2 + r * (dv + 8) + r * (r + 8)) +
+           4 * (r * (r + 4) + r * (dv + 4) + 3 * r);
+  return 2 * (2 * r * (d + 8) + 2 * r * (dv + 8) + 2 * r * (r + 8)) +
+         4 * (2 * r * (r + 4) + r * (d + 4) + r * (dv + 4) + 2 * r);
+}
+
+/// dtc.fused_attention or its gradient: lambdas for the prelude's
+/// templates (a dot product's score and slope, dropout's factor), then the
+/// call with `args`. `first` is the operand index of the mask (or what
+/// follows q, k, v and the backward's result, lse and result_grad).
+template <typename OpTy>
+void emitFusedAttention(OpTy op, KernelText &k, unsigned first, bool backward,
+                        StringRef args) {
+  Shape q = shapeOf(op.getQ()), kShape = shapeOf(op.getK()),
+        v = shapeOf(op.getV());
+  std::string half = halfOf(op.getQ());
+  auto c = [](double value) { return realLiteral(value, "float"); };
+  std::string head = "(int64_t b, int64_t h, int64_t qi, int64_t j, float x) "
+                     "-> float {\n";
+  std::string score = "  auto score = [&]" + head + "    float s = x * " +
+                      c(op.getScale().convertToDouble()) + ";\n";
+  std::string slope = "  auto slope = [&]" + head +
+                      "    float g = " + c(op.getScale().convertToDouble()) +
+                      ";\n";
+  if (auto softcap = op.getSoftcap()) {
+    std::string cap = c(softcap->convertToDouble());
+    score += "    s = " + cap + " * tanhf(s / " + cap + ");\n";
+    slope += "    const float t = tanhf(x * " +
+             c(op.getScale().convertToDouble()) + " / " + cap +
+             ");\n    g = g * (1.0f - t * t);\n";
+  }
+  unsigned next = first;
+  if (Value mask = op.getMask()) {
+    // (Broadcast to [batch, heads, queries, keys].)
+    Shape maskShape = shapeOf(mask);
+    SmallVector<std::string> all{"b", "h", "qi", "j"}, index;
+    for (auto [dim, size] : llvm::enumerate(maskShape))
+      index.push_back(size == 1 ? "0" : all[4 - maskShape.size() + dim]);
+    std::string m = loaded(mask, "in" + std::to_string(next++) + "[" +
+                                     offsetOf(index, maskShape) + "]");
+    if (isa<FloatType>(getElementTypeOrSelf(mask.getType()))) {
+      score += "    s = s + (float)" + m + ";\n";
+    } else {
+      score += "    s = " + m + " ? s : " +
+               c(op.getMaskedValue() ? op.getMaskedValue()->convertToDouble()
+                                     : -INFINITY) +
+               ";\n";
+      slope += "    g = " + m + " ? g : 0.0f;\n";
+    }
+  }
+  std::string keep = "  auto keep = [&](int64_t b, int64_t h, int64_t qi, "
+                     "int64_t j) -> float {\n    return ";
+  if (auto ratio = op.getDropoutRatio()) {
+    std::string step = "in" + std::to_string(next) + "[0]";
+    std::string offsets = op.getOffset() ? "in" + std::to_string(next + 1) : "";
+    Shape whole{q[0], q[1], q[2], kShape[2]};
+    keep += dropoutExpr(
+        "1.0f", "float",
+        wholeIndex({"b", "h", "qi", "j"},
+                   op.getGlobalShape() ? Shape(*op.getGlobalShape()) : whole,
+                   offsets),
+        step, *op.getSeed(), *op.getStream(), ratio->convertToDouble());
+  } else {
+    keep += "1.0f";
+  }
+  std::string kind = backward ? "backward" : "forward";
+  std::string dims = std::to_string(q[3]) + ", " + std::to_string(v[3]);
+  k.sharedBytes = fusedAttentionSharedBytes(q[3], v[3], backward);
+  k.block = kFusedAttentionThreads;
+  int64_t rows = kFusedAttentionRows;
+  k.grid = q[0] * q[1] * ((q[2] + rows - 1) / rows);
+  if (backward)
+    k.grid += kShape[0] * kShape[1] * ((kShape[2] + rows - 1) / rows);
+  k.body = "  static_assert(sizeof(dtc_fa_" + kind + "_tiles<" + dims +
+           ">) <= " + std::to_string(k.sharedBytes) +
+           "LL, \"the launch's shared memory\");\n" + score +
+           "    return s;\n  };\n" + slope + "    return g;\n  };\n" + keep +
+           ";\n  };\n  (void)slope;\n  dtc_fa_" + kind + "<dtc_" + half + ", " +
+           dims + ">(" + args.str() + ", " + std::to_string(q[0]) + "LL, " +
+           std::to_string(q[1]) + "LL, " + std::to_string(kShape[1]) + "LL, " +
+           std::to_string(q[2]) + "LL, " + std::to_string(kShape[2]) +
+           "LL, score, " + (backward ? "slope, " : "") + "keep);\n";
 }
 
 /// A thread per line along `s`'s dimension: `body` with `base` (the
@@ -1014,6 +1115,15 @@ LogicalResult emitOpKernel(Operation *op, KernelText &k) {
         return success();
       })
       .Case([&](AttentionOp op) { return emitAttention(op, k); })
+      .Case([&](FusedAttentionOp op) {
+        emitFusedAttention(op, k, 3, false, "in0, in1, in2, out0, out1");
+        return success();
+      })
+      .Case([&](FusedAttentionGradOp op) {
+        emitFusedAttention(op, k, 6, true,
+                           "in0, in1, in2, in3, in4, in5, out0, out1, out2");
+        return success();
+      })
       .Case([&](TopKOp op) { return emitTopK(op, k); })
       .Case([&](CumSumOp op) { return emitCumSum(op, k); })
       .Case([&](ScatterElementsAddOp op) {

@@ -16,6 +16,8 @@ struct CUDAKernel {
   /// launcher calls in the emulated build.
   std::string source, packedEntry;
   int64_t grid = 1, block = 256;
+  /// Dynamic shared memory, bytes (the fused attention kernels' tiles).
+  int64_t sharedBytes = 0;
 };
 
 /// The kernel `name` computing `op`: a loop, multi-tensor or row-reduction

@@ -246,5 +246,385 @@ template <typename T> DTC_DEVICE T dtc_mod(T x, T y) {
   T r = x % y;
   return r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
 }
+)cuda"
+         R"cuda(
+// Fused attention (dtc.fused_attention and its gradient), FlashAttention-2's
+// tiling: a block of DTC_FA_THREADS threads takes DTC_FA_BQ query rows (in
+// the backward also DTC_FA_BK keys) of one head and streams the other side
+// through shared memory tile by tile; the products run on tensor cores
+// (16x16x16 bf16 or f16 fragments, f32 accumulation), the softmax online
+// in f32. Emulated, a block is one thread and the grid one block: every
+// loop is strided by the block's threads, warps or the grid's blocks, so
+// that thread does all of it.
+#define DTC_FA_BQ 64
+#define DTC_FA_BK 64
+#define DTC_FA_THREADS 128
+
+#ifdef DTC_CUDA_EMULATE
+#define DTC_FA_TILES(Tiles)                                                    \
+  (*(Tiles *)aligned_alloc(64, (sizeof(Tiles) + 63) / 64 * 64))
+#define DTC_FA_FREE(tiles) free(&(tiles))
+#else
+#include <mma.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+extern __shared__ __align__(128) unsigned char dtc_shared[];
+#define DTC_FA_TILES(Tiles) (*(Tiles *)dtc_shared)
+#define DTC_FA_FREE(tiles) ((void)0)
+template <bool ColumnMajor> struct dtc_wmma_layout {
+  typedef nvcuda::wmma::row_major type;
+};
+template <> struct dtc_wmma_layout<true> {
+  typedef nvcuda::wmma::col_major type;
+};
+#endif
+
+// The 16-bit types' conversions (and their tensor-core type).
+struct dtc_bf16 {
+  static DTC_FN float load(uint16_t bits) { return dtc_bf16_to_f32(bits); }
+  static DTC_FN uint16_t store(float v) { return dtc_f32_to_bf16(v); }
+#ifndef DTC_CUDA_EMULATE
+  typedef __nv_bfloat16 wmma_type;
+#endif
+};
+struct dtc_f16 {
+  static DTC_FN float load(uint16_t bits) { return dtc_f16_to_f32(bits); }
+  static DTC_FN uint16_t store(float v) { return dtc_f32_to_f16(v); }
+#ifndef DTC_CUDA_EMULATE
+  typedef __half wmma_type;
+#endif
+};
+
+// One warp's tensor-core product: c (16 x 16 f32, row-major, ldc) = [c +]
+// a b, with a 16 x k and b k x 16 (k a multiple of 16), each row-major or
+// column-major (ACol, BCol) with leading dimension lda, ldb.
+template <typename H, bool ACol, bool BCol>
+DTC_DEVICE void dtc_warp_mma(float *c, int ldc, bool accumulate,
+                             const uint16_t *a, int lda, const uint16_t *b,
+                             int ldb, int k) {
+#ifdef DTC_CUDA_EMULATE
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 16; ++n) {
+      float sum = accumulate ? c[m * ldc + n] : 0.0f;
+      for (int i = 0; i < k; ++i)
+        sum += H::load(ACol ? a[m + i * lda] : a[m * lda + i]) *
+               H::load(BCol ? b[i + n * ldb] : b[i * ldb + n]);
+      c[m * ldc + n] = sum;
+    }
+#else
+  namespace w = nvcuda::wmma;
+  typedef typename H::wmma_type T;
+  w::fragment<w::accumulator, 16, 16, 16, float> acc;
+  if (accumulate)
+    w::load_matrix_sync(acc, c, ldc, w::mem_row_major);
+  else
+    w::fill_fragment(acc, 0.0f);
+  for (int i = 0; i < k; i += 16) {
+    w::fragment<w::matrix_a, 16, 16, 16, T,
+                typename dtc_wmma_layout<ACol>::type> fa;
+    w::fragment<w::matrix_b, 16, 16, 16, T,
+                typename dtc_wmma_layout<BCol>::type> fb;
+    w::load_matrix_sync(fa, (const T *)(ACol ? a + i * lda : a + i), lda);
+    w::load_matrix_sync(fb, (const T *)(BCol ? b + i : b + i * ldb), ldb);
+    w::mma_sync(acc, fa, fb, acc);
+  }
+  w::store_matrix_sync(c, acc, ldc, w::mem_row_major);
+#endif
+}
+
+// Rows [row0, row0 + rows) of a row-major [count, cols] matrix (cols a
+// multiple of 8) into a tile of leading dimension ld, zeros past count:
+// 16 bytes a load where the matrix is so aligned.
+DTC_DEVICE void dtc_fa_load(uint16_t *tile, int ld, const uint16_t *m,
+                            int64_t row0, int64_t count, int rows, int cols) {
+  const int chunks = cols / 8;
+  const bool vector = ((uintptr_t)m & 15) == 0;
+  for (int e = threadIdx.x; e < rows * chunks; e += blockDim.x) {
+    const int r = e / chunks, c = e % chunks * 8;
+    uint16_t *to = tile + r * ld + c;
+    const uint16_t *from = m + (row0 + r) * cols + c;
+    if (row0 + r >= count) {
+      for (int i = 0; i < 8; ++i)
+        to[i] = 0;
+    } else if (vector) {
+#ifdef DTC_CUDA_EMULATE
+      memcpy(to, from, 16);
+#else
+      *(uint4 *)to = *(const uint4 *)from;
+#endif
+    } else {
+      for (int i = 0; i < 8; ++i)
+        to[i] = from[i];
+    }
+  }
+}
+
+template <int D, int DV> struct dtc_fa_forward_tiles {
+  alignas(32) uint16_t q[DTC_FA_BQ][D + 8];
+  alignas(32) uint16_t k[DTC_FA_BK][D + 8];
+  alignas(32) uint16_t v[DTC_FA_BK][DV + 8];
+  alignas(32) uint16_t p[DTC_FA_BQ][DTC_FA_BK + 8];
+  alignas(32) float s[DTC_FA_BQ][DTC_FA_BK + 4];
+  alignas(32) float o[DTC_FA_BQ][DV + 4];
+  float m[DTC_FA_BQ], l[DTC_FA_BQ], alpha[DTC_FA_BQ];
+};
+
+// The attention's result and each query row's logsumexp. score(b, h, qi,
+// kj, x) is the score of the dot product x (scale, softcap, mask), keep(b,
+// h, qi, kj) dropout's factor (0 or 1 / (1 - ratio); 1 without dropout).
+// The probabilities are rounded to H for their product with v.
+template <typename H, int D, int DV, typename Score, typename Keep>
+DTC_DEVICE void dtc_fa_forward(const uint16_t *q, const uint16_t *k,
+                               const uint16_t *v, uint16_t *out, float *lse,
+                               int64_t batch, int64_t heads, int64_t kvHeads,
+                               int64_t queries, int64_t keys, Score score,
+                               Keep keep) {
+  typedef dtc_fa_forward_tiles<D, DV> Tiles;
+  const int BQ = DTC_FA_BQ, BK = DTC_FA_BK;
+  Tiles &t = DTC_FA_TILES(Tiles);
+  const int tid = threadIdx.x, threads = blockDim.x, warp = tid / 32,
+            warps = (threads + 31) / 32;
+  const int64_t qTiles = (queries + BQ - 1) / BQ,
+                units = batch * heads * qTiles;
+  for (int64_t unit = blockIdx.x; unit < units; unit += gridDim.x) {
+    const int64_t bh = unit / qTiles, q0 = unit % qTiles * BQ,
+                  b = bh / heads, h = bh % heads,
+                  kv = b * kvHeads + h / (heads / kvHeads);
+    dtc_fa_load(&t.q[0][0], D + 8, q + bh * queries * D, q0, queries, BQ, D);
+    for (int e = tid; e < BQ * DV; e += threads)
+      t.o[e / DV][e % DV] = 0;
+    for (int r = tid; r < BQ; r += threads) {
+      t.m[r] = -INFINITY;
+      t.l[r] = 0;
+    }
+    for (int64_t k0 = 0; k0 < keys; k0 += BK) {
+      __syncthreads(); // (the last tile's readers are done)
+      dtc_fa_load(&t.k[0][0], D + 8, k + kv * keys * D, k0, keys, BK, D);
+      dtc_fa_load(&t.v[0][0], DV + 8, v + kv * keys * DV, k0, keys, BK, DV);
+      __syncthreads();
+      for (int w = warp; w < (BQ / 16) * (BK / 16); w += warps) {
+        const int i = w / (BK / 16) * 16, j = w % (BK / 16) * 16;
+        dtc_warp_mma<H, false, true>(&t.s[i][j], BK + 4, false, &t.q[i][0],
+                                     D + 8, &t.k[j][0], D + 8, D);
+      }
+      __syncthreads();
+      const int n = keys - k0 < BK ? (int)(keys - k0) : BK;
+      for (int r = tid; r < BQ; r += threads) {
+        const int64_t qi = q0 + r;
+        float top = t.m[r];
+        if (qi < queries)
+          for (int j = 0; j < n; ++j) {
+            const float s = score(b, h, qi, k0 + j, t.s[r][j]);
+            t.s[r][j] = s;
+            top = dtc_maximum(top, s);
+          }
+        // (A row whose keys so far are all masked to -inf keeps zeros.)
+        const bool none = top == -INFINITY;
+        const float alpha = none ? 1.0f : expf(t.m[r] - top);
+        float sum = 0;
+        for (int j = 0; j < BK; ++j) {
+          float p = 0;
+          if (qi < queries && j < n && !none) {
+            p = expf(t.s[r][j] - top);
+            sum += p;
+            p *= keep(b, h, qi, k0 + j);
+          }
+          t.p[r][j] = H::store(p);
+        }
+        t.m[r] = top;
+        t.l[r] = t.l[r] * alpha + sum;
+        t.alpha[r] = alpha;
+      }
+      __syncthreads();
+      for (int e = tid; e < BQ * DV; e += threads)
+        t.o[e / DV][e % DV] *= t.alpha[e / DV];
+      __syncthreads();
+      for (int w = warp; w < (BQ / 16) * (DV / 16); w += warps) {
+        const int i = w / (DV / 16) * 16, j = w % (DV / 16) * 16;
+        dtc_warp_mma<H, false, false>(&t.o[i][j], DV + 4, true, &t.p[i][0],
+                                      BK + 8, &t.v[0][j], DV + 8, BK);
+      }
+    }
+    __syncthreads();
+    for (int e = tid; e < BQ * DV; e += threads) {
+      const int r = e / DV, c = e % DV;
+      if (q0 + r < queries)
+        out[(bh * queries + q0 + r) * DV + c] = H::store(t.o[r][c] / t.l[r]);
+    }
+    for (int r = tid; r < BQ; r += threads)
+      if (q0 + r < queries)
+        lse[bh * queries + q0 + r] = t.m[r] + logf(t.l[r]);
+    __syncthreads(); // (the next unit reuses the tiles)
+  }
+  DTC_FA_FREE(t);
+}
+
+template <int D, int DV> struct dtc_fa_backward_tiles {
+  alignas(32) uint16_t k[DTC_FA_BK][D + 8];
+  alignas(32) uint16_t v[DTC_FA_BK][DV + 8];
+  alignas(32) uint16_t q[DTC_FA_BQ][D + 8];
+  alignas(32) uint16_t dout[DTC_FA_BQ][DV + 8];
+  alignas(32) uint16_t p[DTC_FA_BQ][DTC_FA_BK + 8];
+  alignas(32) uint16_t ds[DTC_FA_BQ][DTC_FA_BK + 8];
+  alignas(32) float s[DTC_FA_BQ][DTC_FA_BK + 4];
+  alignas(32) float dp[DTC_FA_BQ][DTC_FA_BK + 4];
+  alignas(32) float dk[DTC_FA_BK][D + 4]; // (dQ's rows in a dQ block)
+  alignas(32) float dv[DTC_FA_BK][DV + 4];
+  float lse[DTC_FA_BQ], delta[DTC_FA_BQ];
+};
+
+// A query tile's q, result gradient, logsumexps and rowsum(dO * O).
+template <typename H, int D, int DV>
+DTC_DEVICE void dtc_fa_load_queries(dtc_fa_backward_tiles<D, DV> &t,
+                                    const uint16_t *q, const uint16_t *out,
+                                    const float *lse, const uint16_t *dout,
+                                    int64_t bh, int64_t q0, int64_t queries) {
+  dtc_fa_load(&t.q[0][0], D + 8, q + bh * queries * D, q0, queries,
+              DTC_FA_BQ, D);
+  dtc_fa_load(&t.dout[0][0], DV + 8, dout + bh * queries * DV, q0, queries,
+              DTC_FA_BQ, DV);
+  for (int r = threadIdx.x; r < DTC_FA_BQ; r += blockDim.x) {
+    const int64_t row = bh * queries + q0 + r;
+    float delta = 0;
+    if (q0 + r < queries)
+      for (int c = 0; c < DV; ++c)
+        delta += H::load(dout[row * DV + c]) * H::load(out[row * DV + c]);
+    t.lse[r] = q0 + r < queries ? lse[row] : 0.0f;
+    t.delta[r] = delta;
+  }
+}
+
+// For the tiles in t (queries q0.., keys k0.. of head h): the dropped
+// probabilities (t.p) and the gradient of the dot products (t.ds: dS
+// times the score's slope, slope(b, h, qi, kj, x)).
+template <typename H, int D, int DV, typename Score, typename Slope,
+          typename Keep>
+DTC_DEVICE void dtc_fa_tile_grad(dtc_fa_backward_tiles<D, DV> &t, int64_t b,
+                                 int64_t h, int64_t q0, int64_t queries,
+                                 int64_t k0, int64_t keys, Score score,
+                                 Slope slope, Keep keep) {
+  const int BQ = DTC_FA_BQ, BK = DTC_FA_BK;
+  const int warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
+  for (int w = warp; w < 2 * (BQ / 16) * (BK / 16); w += warps) {
+    const int tile = w % ((BQ / 16) * (BK / 16));
+    const int i = tile / (BK / 16) * 16, j = tile % (BK / 16) * 16;
+    if (w < (BQ / 16) * (BK / 16))
+      dtc_warp_mma<H, false, true>(&t.s[i][j], BK + 4, false, &t.q[i][0],
+                                   D + 8, &t.k[j][0], D + 8, D);
+    else
+      dtc_warp_mma<H, false, true>(&t.dp[i][j], BK + 4, false,
+                                   &t.dout[i][0], DV + 8, &t.v[j][0], DV + 8,
+                                   DV);
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < BQ * BK; e += blockDim.x) {
+    const int r = e / BK, j = e % BK;
+    const int64_t qi = q0 + r, kj = k0 + j;
+    float p = 0, ds = 0;
+    if (qi < queries && kj < keys) {
+      const float x = t.s[r][j];
+      const float z = keep(b, h, qi, kj);
+      p = expf(score(b, h, qi, kj, x) - t.lse[r]);
+      ds = p * (t.dp[r][j] * z - t.delta[r]) * slope(b, h, qi, kj, x);
+      p *= z;
+    }
+    t.p[r][j] = H::store(p);
+    t.ds[r][j] = H::store(ds);
+  }
+  __syncthreads();
+}
+
+// dq, dk and dv in one grid: the first batch * kvHeads * (key tiles)
+// blocks each take a key tile of one key/value head and sum its dK and dV
+// over the group's query heads and every query tile; the rest each take a
+// query tile of one head and sum its dQ over the key tiles (recomputing
+// the scores rather than adding dQ atomically: no f32 scratch, and the
+// sums' order is fixed).
+template <typename H, int D, int DV, typename Score, typename Slope,
+          typename Keep>
+DTC_DEVICE void dtc_fa_backward(const uint16_t *q, const uint16_t *k,
+                                const uint16_t *v, const uint16_t *out,
+                                const float *lse, const uint16_t *dout,
+                                uint16_t *dq, uint16_t *dk, uint16_t *dv,
+                                int64_t batch, int64_t heads, int64_t kvHeads,
+                                int64_t queries, int64_t keys, Score score,
+                                Slope slope, Keep keep) {
+  typedef dtc_fa_backward_tiles<D, DV> Tiles;
+  const int BQ = DTC_FA_BQ, BK = DTC_FA_BK;
+  Tiles &t = DTC_FA_TILES(Tiles);
+  const int tid = threadIdx.x, threads = blockDim.x, warp = tid / 32,
+            warps = (threads + 31) / 32;
+  const int64_t group = heads / kvHeads, qTiles = (queries + BQ - 1) / BQ,
+                kTiles = (keys + BK - 1) / BK,
+                kvUnits = batch * kvHeads * kTiles,
+                units = kvUnits + batch * heads * qTiles;
+  for (int64_t unit = blockIdx.x; unit < units; unit += gridDim.x) {
+    if (unit < kvUnits) {
+      const int64_t bk = unit / kTiles, k0 = unit % kTiles * BK,
+                    b = bk / kvHeads, kvh = bk % kvHeads;
+      dtc_fa_load(&t.k[0][0], D + 8, k + bk * keys * D, k0, keys, BK, D);
+      dtc_fa_load(&t.v[0][0], DV + 8, v + bk * keys * DV, k0, keys, BK, DV);
+      for (int e = tid; e < BK * D; e += threads)
+        t.dk[e / D][e % D] = 0;
+      for (int e = tid; e < BK * DV; e += threads)
+        t.dv[e / DV][e % DV] = 0;
+      for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
+        for (int64_t q0 = 0; q0 < queries; q0 += BQ) {
+          __syncthreads();
+          dtc_fa_load_queries<H>(t, q, out, lse, dout, b * heads + h, q0,
+                                 queries);
+          __syncthreads();
+          dtc_fa_tile_grad<H>(t, b, h, q0, queries, k0, keys, score, slope,
+                              keep);
+          for (int w = warp; w < (BK / 16) * ((D + DV) / 16); w += warps) {
+            const int i = w / ((D + DV) / 16) * 16,
+                      j = w % ((D + DV) / 16) * 16;
+            if (j < DV) // dV += P'^T dO
+              dtc_warp_mma<H, true, false>(&t.dv[i][j], DV + 4, true,
+                                           &t.p[0][i], BK + 8, &t.dout[0][j],
+                                           DV + 8, BQ);
+            else // dK += dS^T q
+              dtc_warp_mma<H, true, false>(&t.dk[i][j - DV], D + 4, true,
+                                           &t.ds[0][i], BK + 8,
+                                           &t.q[0][j - DV], D + 8, BQ);
+          }
+        }
+      __syncthreads();
+      for (int e = tid; e < BK * D; e += threads)
+        if (k0 + e / D < keys)
+          dk[(bk * keys + k0) * D + e] = H::store(t.dk[e / D][e % D]);
+      for (int e = tid; e < BK * DV; e += threads)
+        if (k0 + e / DV < keys)
+          dv[(bk * keys + k0) * DV + e] = H::store(t.dv[e / DV][e % DV]);
+    } else {
+      const int64_t bh = (unit - kvUnits) / qTiles,
+                    q0 = (unit - kvUnits) % qTiles * BQ, b = bh / heads,
+                    h = bh % heads, kv = b * kvHeads + h / group;
+      dtc_fa_load_queries<H>(t, q, out, lse, dout, bh, q0, queries);
+      for (int e = tid; e < BQ * D; e += threads)
+        t.dk[e / D][e % D] = 0;
+      for (int64_t k0 = 0; k0 < keys; k0 += BK) {
+        __syncthreads();
+        dtc_fa_load(&t.k[0][0], D + 8, k + kv * keys * D, k0, keys, BK, D);
+        dtc_fa_load(&t.v[0][0], DV + 8, v + kv * keys * DV, k0, keys, BK,
+                    DV);
+        __syncthreads();
+        dtc_fa_tile_grad<H>(t, b, h, q0, queries, k0, keys, score, slope,
+                            keep);
+        for (int w = warp; w < (BQ / 16) * (D / 16); w += warps) {
+          const int i = w / (D / 16) * 16, j = w % (D / 16) * 16;
+          dtc_warp_mma<H, false, false>(&t.dk[i][j], D + 4, true, &t.ds[i][0],
+                                        BK + 8, &t.k[0][j], D + 8, BK);
+        }
+      }
+      __syncthreads();
+      for (int e = tid; e < BQ * D; e += threads)
+        if (q0 + e / D < queries)
+          dq[(bh * queries + q0) * D + e] = H::store(t.dk[e / D][e % D]);
+    }
+    __syncthreads(); // (the next unit reuses the tiles)
+  }
+  DTC_FA_FREE(t);
+}
 )cuda";
 }

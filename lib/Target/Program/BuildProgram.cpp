@@ -25,6 +25,7 @@
 #include "dtc/Runtime/StepSignature.h"
 #include "dtc/Runtime/TensorIO.h"
 #include "dtc/Transforms/Codegen/Passes.h"
+#include "dtc/Transforms/Training/Passes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -537,6 +538,11 @@ mlir::dtc::buildProgram(func::FuncOp original, const StepSignature &signature,
   auto step = owned->lookupSymbol<func::FuncOp>(original.getSymName());
   {
     PassManager pm(context, func::FuncOp::getOperationName());
+    // (A step keeps attention's backward one op for a target that fuses
+    // it, --fused-attention; what is not fused is expanded here.)
+    if (target.fusesAttention())
+      pm.addPass(createFuseAttention());
+    pm.addPass(createExpandAttentionGrad());
     pm.addPass(createExpandAttention());
     pm.addPass(createFoldIntoMatmuls());
     pm.addPass(createAccumulateScatters());

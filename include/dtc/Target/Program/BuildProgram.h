@@ -43,6 +43,9 @@ public:
   /// line adds (" rows=R work=W": rows the launcher may split among
   /// threads), or emits an error naming the op.
   virtual FailureOr<std::string> addKernel(Operation *op, StringRef name) = 0;
+  /// Whether it has kernels for dtc.fused_attention and its gradient
+  /// (dtc-fuse-attention runs first).
+  virtual bool fusesAttention() const { return false; }
   /// Writes the kernels added into `dir`; errors are reported at `where`.
   virtual LogicalResult writeKernels(const std::string &dir,
                                      Operation *where) = 0;

@@ -146,4 +146,22 @@ def ExpandAttention : Pass<"dtc-expand-attention", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::dtc::DTCDialect"];
 }
 
+def FuseAttention : Pass<"dtc-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Attention and its backward as FlashAttention-style kernels";
+  let description = [{
+    For a target with a fused attention kernel (CUDA, sm_80 and later:
+    bf16 and f16 tensor cores), each 16-bit `dtc.attention` whose
+    probabilities only `dtc.attention_grad`s read becomes
+    `dtc.fused_attention` (its result and each query row's logsumexp), and
+    those backwards `dtc.fused_attention_grad`s (which recompute the
+    probabilities tile by tile): the [batch, heads, queries, keys]
+    probabilities are never stored. The kernels tile the head dimensions
+    by 16 up to 128, so `d` and `dv` must be multiples of 16 no larger; any
+    other attention is left to dtc-expand-attention-grad and
+    dtc-expand-attention (f32: cuBLAS GEMMs around a row softmax, which
+    keeps f32 products exact where tensor cores would round them).
+  }];
+  let dependentDialects = ["mlir::dtc::DTCDialect"];
+}
+
 #endif // DTC_TRANSFORMS_CODEGEN_PASSES_TD

@@ -410,6 +410,48 @@ LogicalResult AttentionGradOp::verify() {
   return success();
 }
 
+LogicalResult
+FusedAttentionOp::inferReturnTypes(MLIRContext *context,
+                                   std::optional<Location> loc, Adaptor adaptor,
+                                   SmallVectorImpl<Type> &inferred) {
+  auto q = cast<RankedTensorType>(adaptor.getQ().getType());
+  auto v = cast<RankedTensorType>(adaptor.getV().getType());
+  if (q.getRank() != 4 || v.getRank() != 4 ||
+      cast<RankedTensorType>(adaptor.getK().getType()).getRank() != 4)
+    return emitOptionalError(loc, "q, k and v must be [batch, heads, tokens, "
+                                  "d]");
+  inferred.push_back(q.clone(
+      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)}));
+  inferred.push_back(RankedTensorType::get(q.getShape().drop_back(),
+                                           Float32Type::get(context)));
+  return success();
+}
+
+LogicalResult FusedAttentionOp::verify() { return verifyAttention(*this); }
+
+LogicalResult
+FusedAttentionGradOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  inferred.append({adaptor.getQ().getType(), adaptor.getK().getType(),
+                   adaptor.getV().getType()});
+  return success();
+}
+
+LogicalResult FusedAttentionGradOp::verify() {
+  if (failed(verifyAttention(*this)))
+    return failure();
+  RankedTensorType q = getQ().getType(), v = getV().getType();
+  auto expected = q.clone(
+      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)});
+  if (getResult().getType() != expected ||
+      getResultGrad().getType() != expected)
+    return emitOpError("result and result_grad must be ") << expected;
+  if (getLse().getType().getShape() != q.getShape().drop_back())
+    return emitOpError("lse must be [batch, heads, queries]");
+  return success();
+}
+
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,

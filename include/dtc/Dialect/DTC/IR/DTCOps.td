@@ -563,6 +563,66 @@ def DTC_AttentionGradOp : DTC_Op<"attention_grad", [Pure, InferTypeOpAdaptor,
   }];
 }
 
+def DTC_FusedAttentionOp : DTC_Op<"fused_attention", [Pure,
+    InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+  let summary = "dtc.attention as one tiled kernel: its result and row statistics";
+  let description = [{
+    `dtc.attention` for a target with a fused attention kernel
+    (FlashAttention's tiled online softmax): `result` as the attention's,
+    and, instead of the probabilities, `lse`, each query row's logsumexp of
+    its scores ([batch, heads, queries], f32), from which
+    `dtc.fused_attention_grad` recomputes them tile by tile. Operands and
+    attributes are dtc.attention's. dtc-fuse-attention makes it when the
+    probabilities are read by attention's backward alone; nothing before
+    code generation sees it.
+  }];
+  let arguments = (ins DTC_FloatTensor:$q, DTC_FloatTensor:$k,
+                   DTC_FloatTensor:$v,
+                   Optional<StaticShapeTensorOf<[DTC_Float, I1]>>:$mask,
+                   Optional<StaticShapeTensorOf<[I64]>>:$step,
+                   Optional<StaticShapeTensorOf<[I64]>>:$offset,
+                   F64Attr:$scale, OptionalAttr<F64Attr>:$masked_value,
+                   OptionalAttr<F64Attr>:$dropout_ratio,
+                   OptionalAttr<I64Attr>:$seed, OptionalAttr<I64Attr>:$stream,
+                   OptionalAttr<DenseI64ArrayAttr>:$global_shape,
+                   OptionalAttr<F64Attr>:$softcap);
+  let results = (outs DTC_FloatTensor:$result, F32Tensor:$lse);
+  let assemblyFormat = "$q `,` $k `,` $v (`mask` $mask^)? "
+      "(`dropout` `step` $step^)? (`at` $offset^)? `scale` `=` $scale "
+      "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def DTC_FusedAttentionGradOp : DTC_Op<"fused_attention_grad", [Pure,
+    InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+  let summary = "The gradients of dtc.fused_attention's q, k and v";
+  let description = [{
+    dtc.attention_grad from the forward's `result` and row logsumexps
+    (`lse`) rather than its probabilities: the probabilities are recomputed
+    from q, k and `lse`, and rowsum(dP P) is rowsum(result_grad * result).
+    Operands and attributes other than `result`, `lse` and `result_grad`
+    are the forward's.
+  }];
+  let arguments = (ins DTC_FloatTensor:$q, DTC_FloatTensor:$k,
+                   DTC_FloatTensor:$v, DTC_FloatTensor:$result,
+                   F32Tensor:$lse, DTC_FloatTensor:$result_grad,
+                   Optional<StaticShapeTensorOf<[DTC_Float, I1]>>:$mask,
+                   Optional<StaticShapeTensorOf<[I64]>>:$step,
+                   Optional<StaticShapeTensorOf<[I64]>>:$offset,
+                   F64Attr:$scale, OptionalAttr<F64Attr>:$masked_value,
+                   OptionalAttr<F64Attr>:$dropout_ratio,
+                   OptionalAttr<I64Attr>:$seed, OptionalAttr<I64Attr>:$stream,
+                   OptionalAttr<DenseI64ArrayAttr>:$global_shape,
+                   OptionalAttr<F64Attr>:$softcap);
+  let results = (outs DTC_FloatTensor:$q_grad, DTC_FloatTensor:$k_grad,
+                 DTC_FloatTensor:$v_grad);
+  let assemblyFormat = "$q `,` $k `,` $v `,` $result `,` $lse `,` "
+      "$result_grad (`mask` $mask^)? (`dropout` `step` $step^)? "
+      "(`at` $offset^)? `scale` `=` $scale attr-dict `:` "
+      "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def DTC_LayerNormOp : DTC_Op<"layer_norm",
     [Pure, InferTypeOpAdaptor, DTC_Differentiable, DTC_Sharded,
      DTC_ComputesInF32]> {
