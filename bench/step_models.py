@@ -15,6 +15,16 @@ gives the same module with the same weights (seeded), for PyTorch's side.
               4 heads, vocabulary 256, batch 8 x 24
   medium_gpt  4 GPT-2 blocks, d 512, 8 heads, sequence 256, vocabulary
               8192 (head tied to the embedding), batch 4: 16.9M parameters
+  gpu_gpt     6 GPT-2 blocks, d 2048, 16 heads (head dimension 128),
+              sequence 2048, vocabulary 32768 (tied), batch 8: 0.37B
+              parameters, the GPU-sized model of scripts/gpu-check.sh
+
+  step_models.py NAME DIR --shapes-only
+writes model.onnx without its weights (each initializer refers to external
+data that is not there: dtc-compile --shapes-only reads shapes alone, and
+dtc-run --init-random draws the values), its batch and sequence dynamic
+(dtc-compile --input-shape ids=BATCHxSEQUENCE), for models too large to
+carry or to trace at their size here.
 """
 import math
 import os
@@ -29,6 +39,7 @@ CONFIGS = {
     "tiny_llama": dict(kind="llama", layers=4, dim=64, heads=4, vocab=256, seq=24, batch=8,
                        hidden=128),
     "medium_gpt": dict(kind="gpt", layers=4, dim=512, heads=8, vocab=8192, seq=256, batch=4),
+    "gpu_gpt": dict(kind="gpt", layers=6, dim=2048, heads=16, vocab=32768, seq=2048, batch=8),
 }
 
 
@@ -173,18 +184,37 @@ def parameter_count(name):
     return sum(p.numel() for p in build(name).parameters())
 
 
-def export(name, directory):
+def export(name, directory, shapes_only=False):
     model = build(name).eval()
     ids, labels = batch(name)
     os.makedirs(os.path.join(directory, "task"), exist_ok=True)
-    torch.onnx.export(model, (ids,), os.path.join(directory, "model.onnx"),
+    path = os.path.join(directory, "model.onnx")
+    # Shapes only: traced on a few tokens (the whole batch's activations
+    # would not fit in this machine's memory), batch and sequence dynamic
+    # (dtc-compile --input-shape ids=BxT binds them).
+    torch.onnx.export(model, (ids[:1, :8] if shapes_only else ids,), path,
                       input_names=["ids"], output_names=["logits"], opset_version=17,
-                      do_constant_folding=False)
+                      do_constant_folding=False,
+                      dynamic_axes={"ids": {0: "batch", 1: "sequence"}} if shapes_only else None)
+    if shapes_only:
+        import onnx
+        graph = onnx.load(path)
+        for tensor in graph.graph.initializer:
+            length = len(tensor.raw_data)
+            tensor.ClearField("raw_data")
+            tensor.data_location = onnx.TensorProto.EXTERNAL
+            for key, value in (("location", "weights-not-exported.bin"), ("offset", "0"),
+                               ("length", str(length))):
+                entry = tensor.external_data.add()
+                entry.key, entry.value = key, value
+        onnx.save(graph, path)
     np.save(os.path.join(directory, "task", "ids.npy"), ids.numpy())
     np.save(os.path.join(directory, "task", "labels.npy"), labels.numpy())
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in CONFIGS:
-        sys.exit("usage: step_models.py {%s} DIR" % ",".join(CONFIGS))
-    export(sys.argv[1], sys.argv[2])
+    shapes_only = "--shapes-only" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--shapes-only"]
+    if len(args) != 2 or args[0] not in CONFIGS:
+        sys.exit("usage: step_models.py {%s} DIR [--shapes-only]" % ",".join(CONFIGS))
+    export(args[0], args[1], shapes_only)

@@ -8,20 +8,34 @@
 #       it finds in the CUDA toolkit or PyTorch's nvidia wheels), their
 #       batches, the reference executor's trajectories (--dump) and the
 #       comparison script: DIR is all a GPU host needs.
-#   scripts/gpu-check.sh [--smoke] DIR   (on the GPU host, from anywhere)
+#   scripts/gpu-check.sh --prepare DIR --full
+#       also the benchmark models of bench/step_models.py, compiled from
+#       their shapes (their weights are drawn on the GPU host:
+#       --init-random): medium_gpt (f32) and gpu_gpt (bf16, d 2048, 16
+#       heads, 6 layers, sequence 2048, vocabulary 32768, batch 8: 0.37B
+#       parameters), with bench/gpu_baselines.py, PyTorch's side.
+#   scripts/gpu-check.sh [--smoke|--full] DIR   (on the GPU host)
 #       trains each model on the GPU and compares its losses, gradients
 #       and updates with the reference trajectory (loss 1e-5, gradients
 #       1e-4, updates 1e-3 relative: Utils/compare_training.py, f32; bf16
 #       and fp16 within the bounds their training tests use);
-#       --smoke: the example model for 3 steps only. $PYTHON (default
-#       python3) runs the comparison: it needs numpy.
+#       --smoke: the example model for 3 steps only; --full: then
+#       compute-sanitizer's memcheck and racecheck on the example (where
+#       the host has it), and each benchmark model's step time, tokens/s
+#       and MFU beside PyTorch eager and torch.compile's
+#       max-autotune-no-cudagraphs and reduce-overhead on the same GPU,
+#       and the largest GEMM and the fused attention's shapes timed alone
+#       in PyTorch (cuBLASLt, SDPA's flash backend). $PYTHON (default
+#       python3) runs the comparison (numpy) and the baselines (torch).
 #
 # Exits 77 (ctest's skip) when the host has no usable CUDA device, so that
 # nothing GPU-only counts as passing without one.
 set -euo pipefail
 
 if [ "${1:-}" = "--prepare" ]; then
-  dir=$(realpath -m "${2:?usage: gpu-check.sh --prepare DIR}")
+  dir=$(realpath -m "${2:?usage: gpu-check.sh --prepare DIR [--full]}")
+  full=0
+  [ "${3:-}" = "--full" ] && full=1
   cd "$(dirname "$0")/.."
   bin=build/bin
   rm -rf "$dir" && mkdir -p "$dir/bin"
@@ -53,15 +67,34 @@ if [ "${1:-}" = "--prepare" ]; then
     "$tiny/initial" "$tiny/adamw" 3 "$fp16" --lr 0.01 --precision fp16
   prepare gpt2 "$gpt2/model.onnx" "$gpt2/batch" "$gpt2/initial" "$gpt2/adamw" 3 "$f32" --lr 0.01
   prepare llama "$llama/model.onnx" "$llama/batch" "$llama/initial" "$llama/adamw" 3 "$f32" --lr 0.01
-  echo "prepared $dir: run scripts/gpu-check.sh [--smoke] $dir on a GPU host"
+  if [ $full = 1 ]; then
+    # name, precision: compiled from shapes (bench/step_models.py
+    # --shapes-only), trained from --init-random.
+    cp bench/gpu_baselines.py bench/step_models.py "$dir/"
+    for model in "medium_gpt f32" "gpu_gpt bf16"; do
+      set -- $model
+      python=/usr/bin/python3 # (Debian's torch 1.13 exports)
+      "$python" bench/step_models.py "$1" "$dir/$1.model" --shapes-only \
+        2> "$dir/$1.export.log" || { cat "$dir/$1.export.log"; exit 1; }
+      shape=$("$python" -c "import numpy; print('x'.join(map(str, numpy.load('$dir/$1.model/task/ids.npy').shape)))")
+      precision=()
+      [ "$2" = bf16 ] && precision=(--precision bf16)
+      "$bin/dtc-compile" "$dir/$1.model/model.onnx" -o "$dir/$1" --shapes-only \
+        --input-shape "ids=$shape" --lr 1e-4 --target cuda "${precision[@]}" \
+        2> "$dir/$1.compile.log" || { cat "$dir/$1.compile.log"; exit 1; }
+      echo "$1 $2" >> "$dir/benchmarks"
+      echo "prepared $1 ($2, ids $shape; $(grep -o 'ptxas: .*' "$dir/$1.compile.log"))"
+    done
+  fi
+  echo "prepared $dir: run scripts/gpu-check.sh [--smoke|--full] $dir on a GPU host"
   exit 0
 fi
 
-smoke=0
-if [ "${1:-}" = "--smoke" ]; then
-  smoke=1
-  shift
-fi
+smoke=0 full=0
+case "${1:-}" in
+--smoke) smoke=1 && shift ;;
+--full) full=1 && shift ;;
+esac
 dir=$(realpath "${1:?usage: gpu-check.sh [--smoke] DIR (made by --prepare)}")
 python=${PYTHON:-python3} # (with numpy: PyTorch's, on a GPU host)
 failed=0
@@ -90,4 +123,36 @@ while read -r name steps tolerances; do
   grep -q "^0 failed" "$dir/$name.verdict" || failed=1
   grep -E "ms/step|tokens/s" "$dir/$name.gpu.log" | tail -2
 done < "$dir/cases"
+[ $full = 1 ] || exit $failed
+
+if [ ! -f "$dir/benchmarks" ]; then
+  echo "--full: $dir holds no benchmark models (prepare it with --full)"
+  exit 1
+fi
+if command -v compute-sanitizer > /dev/null; then
+  for tool in memcheck racecheck; do
+    echo -n "compute-sanitizer --tool $tool on the example: "
+    compute-sanitizer --tool $tool --error-exitcode 1 "$dir/bin/dtc-launch-cuda" \
+      "$dir/example" --batch "$dir/example.batch" --steps 2 \
+      > "$dir/example.$tool.log" 2>&1 && echo "no errors" ||
+      { echo "errors:"; grep -m 20 "=========" "$dir/example.$tool.log"; failed=1; }
+  done
+else
+  echo "compute-sanitizer: not on this host, not run"
+fi
+while read -r name precision; do
+  echo "== $name ($precision) =="
+  set +e
+  "$dir/bin/dtc-launch-cuda" "$dir/$name" --batch "$dir/$name.model/task" \
+    --init-random 1 --steps 10 > "$dir/$name.gpu.log" 2>&1
+  status=$?
+  set -e
+  [ $status = 0 ] || { echo "dtc-launch-cuda failed:"; tail -20 "$dir/$name.gpu.log"; failed=1; continue; }
+  tokens=$(grep -o "throughput: [0-9.]*" "$dir/$name.gpu.log" | tail -1 | cut -d' ' -f2)
+  "$python" "$dir/gpu_baselines.py" "$name" --precision "$precision" \
+    --dtc-tokens-per-s "$tokens" || failed=1
+done < "$dir/benchmarks"
+# gpu_gpt's largest GEMM (the tied head: 16384 tokens x 2048 x 32768) and
+# its attention (8 x 16 heads x 2048 tokens x 128).
+"$python" "$dir/gpu_baselines.py" --gemm 16384 32768 2048 --attention 8 16 2048 128 || failed=1
 exit $failed

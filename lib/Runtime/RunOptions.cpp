@@ -50,6 +50,10 @@ const char *const mlir::dtc::kRunOptionsHelp =
     "                     parameters\n"
     "  --init DIR         initial parameters as <parameter>.npy (default:\n"
     "                     the model's initializers)\n"
+    "  --init-random SEED parameters that neither --init nor the compiled\n"
+    "                     step give (dtc-compile --shapes-only) drawn from\n"
+    "                     SEED: matrices uniform with std 0.02, vectors\n"
+    "                     named *bias zero, other vectors (norm scales) one\n"
     "  --dump DIR         write loss.npy, grad/<param>.npy (last step) and\n"
     "                     param/<param>.npy (after the last step)\n"
     "  --metrics FILE     one JSON line per step: loss, learning rate,\n"
@@ -136,6 +140,13 @@ std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
       {"export-checkpoint", text(options.exportDir)},
       {"export-onnx", text(options.exportONNXPath)},
       {"init", text(options.initDir)},
+      {"init-random",
+       [&](const std::string &value) {
+         if (!readInteger(value, seed) || seed < 0)
+           return std::string("must be a non-negative integer");
+         options.initRandom = static_cast<uint64_t>(seed);
+         return std::string();
+       }},
       {"dump", text(options.dumpDir)},
       {"metrics", text(options.metricsPath)},
       {"steps", atLeast(options.steps, 1)},

@@ -141,7 +141,8 @@ std::string StepBinding::bind(const std::vector<std::optional<Tensor>> &start,
               signature.stateArgument(StepStateKind::Master, arg.name))
         error += ", whose master copy '" + signature.arguments[*master].name +
                  "' starts from it";
-      return error;
+      return error + " (a step compiled with --shapes-only: give --init DIR "
+                     "or --init-random SEED)";
     }
     if (!arg.aliasedResult)
       fixed[i] = value;

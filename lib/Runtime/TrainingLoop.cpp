@@ -4,6 +4,7 @@
 
 #include "dtc/Runtime/Checkpoint.h"
 #include "dtc/Runtime/Communicator.h"
+#include "dtc/Runtime/Philox.h"
 #include "dtc/Runtime/StepBinding.h"
 #include "dtc/Runtime/TensorIO.h"
 #include "dtc/Runtime/TokenData.h"
@@ -46,6 +47,28 @@ bool dump(const std::string &dir, const std::string &subdir,
   if (!writeNpy(folder + "/" + encodeFileName(name) + ".npy", tensor, error))
     return fail(error);
   return true;
+}
+
+/// A parameter's starting value drawn from `seed` (--init-random), for a
+/// step compiled from shapes alone: matrices uniform with GPT-2's std 0.02
+/// (Philox on the element's index, keyed on the seed and a hash of the
+/// name), biases zero, other vectors (norm scales) one.
+Tensor randomParameter(const std::string &name, const Shape &shape,
+                       uint64_t seed) {
+  Tensor value(DType::F32, shape);
+  std::vector<double> &x = value.floats();
+  if (shape.size() < 2) {
+    bool bias =
+        name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
+    std::fill(x.begin(), x.end(), bias ? 0.0 : 1.0);
+    return value;
+  }
+  uint64_t stream = std::hash<std::string>()(name);
+  double half = 0.02 * std::sqrt(3.0);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] =
+        static_cast<float>((2 * dropoutUniform(i, 0, seed, stream) - 1) * half);
+  return value;
 }
 
 /// The whole starting value of every argument the step has one for: the
@@ -515,6 +538,12 @@ std::string TrainingRun::prepare(const BuiltinValue &builtinValue,
 
   std::vector<std::optional<Tensor>> starting =
       startingValues(signature, batch, init, builtinValue);
+  for (size_t i = 0; i < starting.size() && options.initRandom; ++i) {
+    const StepArgument &arg = signature.arguments[i];
+    if (arg.role == ArgumentRole::Parameter && !starting[i])
+      starting[i] = randomParameter(arg.name, wholeShapeOf(arg, comm),
+                                    *options.initRandom);
+  }
   return options.resumeDir.empty()
              ? binding.bind(std::move(starting), args)
              : resumedArguments(std::move(starting), args);

@@ -126,6 +126,7 @@ struct RaiseAttentionPass
     // Before it: the mask, the scale, q k^T.
     Value chain = softmax.getInput();
     Value mask;
+    bool invertedMask = false;
     std::optional<double> maskedValue;
     if (auto add = chain.getDefiningOp<AddOp>(); add && usedOnce(chain)) {
       // The scores are the operand that comes from a matmul (through the
@@ -135,11 +136,18 @@ struct RaiseAttentionPass
       mask = lhsScores ? add.getRhs() : add.getLhs();
     } else if (auto select = chain.getDefiningOp<SelectOp>();
                select && usedOnce(chain)) {
+      // The constant where the mask is false, or (masked_fill(~mask, c):
+      // the mask inverted) where it is true.
       maskedValue = scalarConstant(select.getOnFalse());
-      if (!maskedValue)
-        return false;
       mask = select.getCond();
       chain = select.getOnTrue();
+      if (!maskedValue) {
+        maskedValue = scalarConstant(select.getOnTrue());
+        if (!maskedValue)
+          return false;
+        invertedMask = true;
+        chain = select.getOnFalse();
+      }
     }
     double scale = 1;
     if (Operation *def = chain.getDefiningOp();
@@ -192,6 +200,10 @@ struct RaiseAttentionPass
     Location loc = softmax.getLoc();
     if (transposeK)
       k = TransposeOp::create(b, loc, k, ArrayRef<int64_t>{0, 1, 3, 2});
+    if (invertedMask) {
+      auto inverse = mask.getDefiningOp<NotOp>();
+      mask = inverse ? inverse.getInput() : NotOp::create(b, loc, mask);
+    }
     auto attention = AttentionOp::create(
         b, loc, q, k, v, mask, dropout ? dropout.getStep() : Value(), Value(),
         b.getF64FloatAttr(scale),

@@ -85,8 +85,17 @@
 // NOARENA: error: --check-arena checks a compiled program's arena; the reference executor has none
 // RUN: not dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/x --target gpu 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: error: unknown --target 'gpu' (reference, cpu, cuda)
-// RUN: not dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/x --shapes-only --target cpu 2>&1 | FileCheck %s --check-prefix=SHAPES
-// SHAPES: error: --shapes-only builds a step without values, for its report: there is nothing to run, so no --target cpu
+// A program compiled from shapes alone (as a GPU-sized model is, its
+// weights never read) trains from --init or --init-random: with a zero
+// learning rate the parameters after a step are the drawn ones, matrices
+// of std 0.02, biases zero, norm scales one.
+// RUN: dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/shapes --shapes-only --lr 0 --weight-decay 0 --target cpu 2> /dev/null
+// RUN: not dtc-run %t/shapes --batch %S/../Integration/Inputs/hf5/gpt2-names/batch 2>&1 | FileCheck %s --check-prefix=SHAPES
+// SHAPES: error: no value for parameter
+// RUN: dtc-run %t/shapes --batch %S/../Integration/Inputs/hf5/gpt2-names/batch --init-random 5 --dump %t/shapes-dump | FileCheck %s --check-prefix=SHAPES-TRAIN
+// SHAPES-TRAIN: step 1/1 loss 4.
+// RUN: %python -c "import numpy as np, glob, sys; p = {f.split('/')[-1][:-4]: np.load(f) for f in glob.glob(sys.argv[1] + '/param/*.npy')}; m = [v for v in p.values() if v.ndim == 2]; print(len(m), all(0.019 < v.std() < 0.021 and abs(v.mean()) < 2e-3 for v in m), all((v == 0).all() for k, v in p.items() if v.ndim == 1 and k.endswith('bias')), all((v == 1).all() for k, v in p.items() if v.ndim == 1 and not k.endswith('bias')))" %t/shapes-dump | FileCheck %s --check-prefix=SHAPES-DRAWN
+// SHAPES-DRAWN: {{[1-9][0-9]*}} True True True
 // A Chrome trace of every thunk, a track per rank (dp=2 here: each rank
 // multiplies its 2 x 8 tokens by the 32 x 96 QKV weight, a 16x96x32 GEMM):
 // RUN: dtc-compile %S/../Integration/Inputs/hf5/gpt2-names/model.onnx -o %t/dp2 --lr 0.01 --mesh dp=2 --target cpu 2> /dev/null

@@ -67,6 +67,32 @@ func.func @bool_mask_dropout(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %
 
 // -----
 
+// masked_fill(~mask, -inf) (nanoGPT's and bench/step_models.py's form):
+// the constant where the condition holds, so the mask is the not's
+// operand; a condition that is no not is inverted by a new one.
+// CHECK-LABEL: func @masked_fill
+// CHECK-SAME: %[[KEEP:[a-z0-9]+]]: tensor<4x4xi1>, %[[DROP:[a-z0-9]+]]: tensor<4x4xi1>)
+// CHECK: dtc.attention %{{.*}}, %{{.*}}, %{{.*}} mask %[[KEEP]] scale = 1.000000e+00 {masked_value = 0xFFF0000000000000 : f64}
+// CHECK: %[[INVERSE:.*]] = dtc.not %[[DROP]]
+// CHECK: dtc.attention %{{.*}}, %{{.*}}, %{{.*}} mask %[[INVERSE]] scale = 1.000000e+00 {masked_value = -1.000000e+04 : f64}
+// CHECK-NOT: dtc.softmax
+func.func @masked_fill(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %keep: tensor<4x4xi1>, %drop: tensor<4x4xi1>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) {
+  %s = dtc.matmul %q, %k transpose_rhs : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %inf = dtc.constant dense<0xFF800000> : tensor<f32>
+  %not = dtc.not %keep : tensor<4x4xi1>
+  %masked = dtc.select %not, %inf, %s : (tensor<4x4xi1>, tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = dtc.softmax %masked dim = 3 : tensor<1x2x4x4xf32>
+  %o = dtc.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %s2 = dtc.matmul %q, %k transpose_rhs : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %fill = dtc.constant dense<-1.0e4> : tensor<f32>
+  %masked2 = dtc.select %drop, %fill, %s2 : (tensor<4x4xi1>, tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p2 = dtc.softmax %masked2 dim = 3 : tensor<1x2x4x4xf32>
+  %o2 = dtc.matmul %p2, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o, %o2 : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
+}
+
+// -----
+
 // Attention weights returned as an output: the chain stays.
 // CHECK-LABEL: func @weights_returned
 // CHECK-NOT: dtc.attention

@@ -112,7 +112,8 @@ static cl::opt<bool> shapesOnly(
     "shapes-only", cl::cat(categoryImport),
     cl::desc("Compile from the parameters' shapes alone, without reading "
              "their data (external data may be absent; frozen initializers "
-             "become untrained parameters); dtc-run then needs --init"));
+             "become untrained parameters); dtc-run then needs --init or "
+             "--init-random"));
 static cl::opt<bool> noRetie(
     "no-retie", cl::cat(categoryImport),
     cl::desc("Keep apart a parameter and the transposed copy torch's ONNX "
@@ -293,16 +294,10 @@ int main(int argc, char **argv) {
                  << "' (reference, cpu, cuda)\n";
     return 1;
   }
-  if (shapesOnly) {
-    // A step without values, for its report: nothing to run or compile.
-    if (target.getNumOccurrences() && target != "reference") {
-      llvm::errs() << "error: --shapes-only builds a step without values, for "
-                      "its report: there is nothing to run, so no --target "
-                   << target << "\n";
-      return 1;
-    }
+  // A step without values: its report, or (an explicit --target) a
+  // program whose parameters come from dtc-run's --init or --init-random.
+  if (shapesOnly && !target.getNumOccurrences())
     target = "reference";
-  }
   if (outDir.empty() && !listParams) {
     llvm::errs() << "error: no output directory (-o DIR)\n";
     return 1;

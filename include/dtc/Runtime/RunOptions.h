@@ -44,6 +44,9 @@ struct RunOptions {
   std::string exportONNXPath;
   /// Optional initial parameter values, as <encoded param name>.npy.
   std::string initDir;
+  /// Seed of the values of parameters that neither initDir nor the
+  /// compiled step give (a step compiled with --shapes-only).
+  std::optional<uint64_t> initRandom;
   /// Where to write loss.npy, grad/<param>.npy and param/<param>.npy.
   std::string dumpDir;
   /// One JSON line per step (TrainingLoop.h says what it holds).

@@ -122,8 +122,9 @@ def RaiseAttention : Pass<"dtc-raise-attention", "mlir::func::FuncOp"> {
     last two dimensions, or else with any rhs, taken as k^T), an optional
     scale (multiplication or division by a scalar computed from
     constants), an optional mask (an added float mask, or a select of a
-    constant where a boolean mask is false), the softmax, an optional
-    dropout, the product with v -- with grouped-query attention's
+    constant where a boolean mask is false -- or where it is true,
+    masked_fill(~mask, c), whose mask is then inverted), the softmax, an
+    optional dropout, the product with v -- with grouped-query attention's
     repetition of key/value heads (reshape to [b, kv, 1, s, d], broadcast,
     reshape to [b, h, s, d]), and replaces it by one `dtc.attention`, whose
     second result holds the probabilities the backward reads. A chain any
