@@ -24,8 +24,10 @@
 #       the host has it), and each benchmark model's step time, tokens/s
 #       and MFU beside PyTorch eager and torch.compile's
 #       max-autotune-no-cudagraphs and reduce-overhead on the same GPU,
-#       and the largest GEMM and the fused attention's shapes timed alone
-#       in PyTorch (cuBLASLt, SDPA's flash backend). $PYTHON (default
+#       with dtc's 12 slowest thunks (--profile: the GEMMs' and fused
+#       attention's TFLOP/s), and the largest GEMM and the fused
+#       attention's shapes timed alone in PyTorch (cuBLASLt, SDPA's flash
+#       backend). $PYTHON (default
 #       python3) runs the comparison (numpy) and the baselines (torch).
 #
 # Exits 77 (ctest's skip) when the host has no usable CUDA device, so that
@@ -144,10 +146,11 @@ while read -r name precision; do
   echo "== $name ($precision) =="
   set +e
   "$dir/bin/dtc-launch-cuda" "$dir/$name" --batch "$dir/$name.model/task" \
-    --init-random 1 --steps 10 > "$dir/$name.gpu.log" 2>&1
+    --init-random 1 --steps 12 --profile 12 > "$dir/$name.gpu.log" 2>&1
   status=$?
   set -e
   [ $status = 0 ] || { echo "dtc-launch-cuda failed:"; tail -20 "$dir/$name.gpu.log"; failed=1; continue; }
+  sed -n '/^profile:/,/^step/p' "$dir/$name.gpu.log" | grep -v "^step"
   tokens=$(grep -o "throughput: [0-9.]*" "$dir/$name.gpu.log" | tail -1 | cut -d' ' -f2)
   "$python" "$dir/gpu_baselines.py" "$name" --precision "$precision" \
     --dtc-tokens-per-s "$tokens" || failed=1

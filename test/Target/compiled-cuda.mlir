@@ -90,8 +90,13 @@
 // FLASH-COMPILE: ptxas: at most {{[0-9]+}} registers a thread, 0 bytes of spills
 // RUN: FileCheck %s --check-prefix=FLASH < %t/flash/program.txt
 // FLASH-NOT: op=attention
-// FLASH: op=fused_attention grid=8 block=128 smem=113408
-// FLASH: op=fused_attention_grad grid=12 block=128 smem=190976
+// FLASH: op=fused_attention grid=8 block=128 smem=113408 flops=1.061683e+07
+// FLASH: op=fused_attention_grad grid=12 block=128 smem=190976 flops=2.654208e+07
+// The float causal mask's -inf: tiles above the diagonal are skipped.
+// RUN: FileCheck %s --check-prefix=FLASH-SOURCE < %t/flash/kernels.cu
+// FLASH-SOURCE: return (float)dtc_bf16_to_f32(in3[qi * 72LL + j]) == -INFINITY;
+// FLASH-SOURCE: dtc_fa_forward<dtc_bf16, 128, 128, true>(in0, in1, in2, out0, out1, 2LL, 2LL, 1LL, 72LL, 72LL, score, keep, masked);
+// FLASH-SOURCE: dtc_fa_backward<dtc_bf16, 128, 128, true>(in0, in1, in2, in3, in4, in5, out0, out1, out2,
 // RUN: dtc-run %t/flash --emulate-cuda --batch %S/../Integration/Inputs/flash/llama/task --steps 3 --dump %t/flash-dump > /dev/null
 // RUN: dtc-run %t/flash --engine reference --batch %S/../Integration/Inputs/flash/llama/task --steps 3 --dump %t/flash-ref > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/flash-dump %t/flash-ref %S/../Integration/Inputs/flash/llama/initial --loss-rtol 1e-3 --grad-rl2 5e-2 --update-rl2 0.2 | FileCheck %s --check-prefix=SAME
@@ -148,7 +153,10 @@
 // RUN: %dtc_tools_dir/dtc-launch-cuda --help | FileCheck %s --check-prefix=LAUNCH-HELP
 // LAUNCH-HELP: dtc-launch-cuda: runs a training step compiled with dtc-compile --target cuda
 // LAUNCH-HELP: PyTorch's wheels
+// LAUNCH-HELP: --profile N
 // LAUNCH-HELP: --steps K
+// RUN: not %dtc_tools_dir/dtc-launch-cuda %t/gpt2 --profile 0 2>&1 | FileCheck %s --check-prefix=PROFILE
+// PROFILE: error: --profile takes a number of thunks to print, at least 1
 // RUN: dtc-compile %S/../../examples/tiny_transformer/model.onnx -o %t/cpu --target cpu 2> /dev/null
 // RUN: not %dtc_tools_dir/dtc-launch-cuda %t/cpu --batch %S/../Integration/Inputs/tiny_transformer/batch 2>&1 | FileCheck %s --check-prefix=NOT-CUDA
 // NOT-CUDA: error: '{{.*}}program.txt' is no program compiled with --target cuda

@@ -18,6 +18,7 @@
 #include "dtc/Runtime/TrainingLoop.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <filesystem>
 
@@ -36,7 +37,11 @@ static const char *kUsage =
     "loader's path, the CUDA toolkit, or a Python installation's\n"
     "nvidia/*/lib (PyTorch's wheels).\n"
     "Batches (--batch DIR) are .npy files.\n"
-    "\n";
+    "\n"
+    "  --profile N        run the second step's thunks one by one between\n"
+    "                     events and print the N slowest (time, op, TFLOP/s\n"
+    "                     of GEMMs and fused attention); the graph is\n"
+    "                     captured from the third step on\n";
 
 /// --batch and --inputs directories: their .npy files by name.
 static bool readNpyDir(const std::string &dir,
@@ -78,7 +83,23 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::string out;
-  for (const std::string &arg : rest) {
+  int profile = 0;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const std::string &arg = rest[i];
+    if (arg == "--profile" || arg.rfind("--profile=", 0) == 0) {
+      std::string value = arg == "--profile"
+                              ? (i + 1 < rest.size() ? rest[++i] : "")
+                              : arg.substr(10);
+      char *end = nullptr;
+      long n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end || n < 1) {
+        std::fprintf(stderr, "error: --profile takes a number of thunks to "
+                             "print, at least 1\n");
+        return 1;
+      }
+      profile = static_cast<int>(n);
+      continue;
+    }
     if (arg == "--help" || arg == "-h") {
       std::printf("%s%s", kUsage, kRunOptionsHelp);
       return 0;
@@ -119,7 +140,7 @@ int main(int argc, char **argv) {
   auto train = [&](Communicator *comm) {
     std::string error;
     std::unique_ptr<StepEngine> engine =
-        createCUDAEngine(program, out, comm, error);
+        createCUDAEngine(program, out, comm, error, profile);
     if (!engine) {
       std::fprintf(stderr, "error: %s\n", error.c_str());
       return 1;

@@ -379,7 +379,9 @@ TEST(StepBinding, NamesWhatIsMissingOrWrong) {
   StepSignature sig = simpleStep();
   Tensor x = floats(DType::F32, {2}, 0), p = floats(DType::F32, {3}, 0);
   EXPECT_EQ(bindError(sig, {std::nullopt, p}), "no tensor given for input 'x'");
-  EXPECT_EQ(bindError(sig, {x, std::nullopt}), "no value for parameter 'p'");
+  EXPECT_EQ(bindError(sig, {x, std::nullopt}),
+            "no value for parameter 'p' (a step compiled with --shapes-only: "
+            "give --init DIR or --init-random SEED)");
   EXPECT_EQ(bindError(sig, {x, floats(DType::F32, {4}, 0)}),
             "parameter 'p' has type 4xf32, but the step expects 3xf32");
   EXPECT_EQ(bindError(sig, {x, floats(DType::F64, {3}, 0)}),
@@ -397,7 +399,8 @@ TEST(StepBinding, NamesWhatIsMissingOrWrong) {
   ASSERT_EQ(master.check(), "");
   EXPECT_EQ(bindError(master, {x, std::nullopt, std::nullopt}),
             "no value for parameter 'p', whose master copy 'master/p' starts "
-            "from it");
+            "from it (a step compiled with --shapes-only: give --init DIR or "
+            "--init-random SEED)");
 
   // A step on a mesh needs a communicator of that mesh; a split needs
   // equal shares.

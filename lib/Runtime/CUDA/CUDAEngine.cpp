@@ -53,8 +53,9 @@ ChunkCopy chunksOf(const Shape &shape, int64_t dim, int64_t n, int64_t blocks,
 
 class CUDAEngine : public StepEngine {
 public:
-  CUDAEngine(const CompiledProgram &program, Communicator *comm)
-      : program(program), signature(program.signature), comm(comm) {}
+  CUDAEngine(const CompiledProgram &program, Communicator *comm, int profile)
+      : program(program), signature(program.signature), comm(comm),
+        profile(profile) {}
 
   ~CUDAEngine() override {
     if (graph)
@@ -204,15 +205,23 @@ public:
   /// replay.
   bool step() override {
     if (!graph) {
-      bool capture = warmedUp;
+      bool timing = warmedUp && profile > 0 && !profiled;
+      bool capture = warmedUp && !timing;
       if (capture && !report(check(cudaStreamBeginCapture(
                                        stream, cudaStreamCaptureModeGlobal),
                                    "capturing the step")))
         return false;
+      std::vector<cudaEvent_t> marks;
+      if (timing && !report(timingEvents(marks)))
+        return false;
       bool enqueued = true;
-      for (const Thunk &thunk : program.thunks)
-        if (!(enqueued = record(thunk)))
-          break;
+      for (size_t i = 0; i < program.thunks.size() && enqueued; ++i) {
+        if (timing)
+          cudaEventRecord(marks[i], stream);
+        enqueued = record(program.thunks[i]);
+      }
+      if (timing)
+        cudaEventRecord(marks.back(), stream);
       // Each donated argument takes its update.
       for (size_t i = 0; enqueued && i < signature.arguments.size(); ++i)
         if (std::optional<size_t> r = signature.arguments[i].aliasedResult)
@@ -222,8 +231,14 @@ public:
                            "copying an update"));
       if (!capture) {
         warmedUp = true;
-        return enqueued &&
-               report(check(cudaStreamSynchronize(stream), "running the step"));
+        bool ran = enqueued && report(check(cudaStreamSynchronize(stream),
+                                            "running the step"));
+        if (ran && timing)
+          printProfile(marks);
+        profiled = profiled || timing;
+        for (cudaEvent_t mark : marks)
+          cudaEventDestroy(mark);
+        return ran;
       }
       cudaGraph_t captured = nullptr;
       cudaError_t ended = cudaStreamEndCapture(stream, &captured);
@@ -565,6 +580,66 @@ private:
   /// broadcast operand: stride 0), else one call per matrix. f32 and f64
   /// multiply in their own precision, bf16 and f16 on the tensor cores with
   /// f32 accumulation, the result rounded once (as the reference's).
+  /// An event before each thunk and one after the last, timing enabled.
+  std::string timingEvents(std::vector<cudaEvent_t> &marks) {
+    marks.resize(program.thunks.size() + 1);
+    for (cudaEvent_t &mark : marks)
+      if (std::string error = check(cudaEventCreate(&mark), "an event");
+          !error.empty())
+        return error;
+    return "";
+  }
+
+  /// The `profile` slowest thunks of the step timed between `marks`: time,
+  /// kind or op, and for GEMMs (2 m n k a matrix product) and fused
+  /// attention (its `flops=`) TFLOP/s.
+  void printProfile(const std::vector<cudaEvent_t> &marks) {
+    if (comm && comm->rank() != 0)
+      return;
+    struct Entry {
+      float ms;
+      size_t index;
+    };
+    std::vector<Entry> entries;
+    float total = 0;
+    for (size_t i = 0; i + 1 < marks.size(); ++i) {
+      float ms = 0;
+      cudaEventElapsedTime(&ms, marks[i], marks[i + 1]);
+      entries.push_back({ms, i});
+      total += ms;
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry &a, const Entry &b) { return a.ms > b.ms; });
+    std::printf("profile: %.3f ms in %zu thunks, run one by one; the %d "
+                "slowest:\n",
+                total, entries.size(), profile);
+    for (int i = 0; i < profile && i < static_cast<int>(entries.size()); ++i) {
+      const Thunk &thunk = program.thunks[entries[i].index];
+      double flops = 0;
+      std::string what;
+      if (thunk.tag == Thunk::Kind::Gemm) {
+        const Thunk::Gemm &g = thunk.gemm;
+        flops = 2.0 * g.m * g.n * g.k * g.lhsAt.size();
+        what = "gemm " + std::to_string(g.lhsAt.size()) + "x" +
+               std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
+               std::to_string(g.k) + " " + dtypeName(thunk.buffers[2].dtype);
+      } else {
+        const std::string *op = thunk.field("op");
+        what = op                                     ? *op
+               : thunk.tag == Thunk::Kind::Collective ? "collective"
+               : thunk.tag == Thunk::Kind::Copy       ? "copy"
+                                                      : "wait";
+        if (const std::string *f = thunk.field("flops"))
+          flops = std::stod(*f);
+      }
+      std::printf("  %9.3f ms %5.1f%%  #%-5zu %s", entries[i].ms,
+                  100 * entries[i].ms / total, entries[i].index, what.c_str());
+      if (flops > 0)
+        std::printf("  %.1f TFLOP/s", flops / (entries[i].ms * 1e-3) / 1e12);
+      std::printf("\n");
+    }
+  }
+
   bool gemm(const Thunk &thunk) {
     const Thunk::Gemm &g = thunk.gemm;
     const BufferRef &out = thunk.buffers[2];
@@ -633,6 +708,9 @@ private:
   cudaStream_t stream = nullptr;
   cudaGraphExec_t graph = nullptr;
   bool warmedUp = false;
+  /// How many of the slowest thunks the timed step prints (0: no timing).
+  int profile = 0;
+  bool profiled = false;
   std::vector<void *> args, results;
   void *arena = nullptr;
 };
@@ -642,8 +720,8 @@ private:
 std::unique_ptr<StepEngine>
 mlir::dtc::createCUDAEngine(const CompiledProgram &program,
                             const std::string &dir, Communicator *comm,
-                            std::string &error) {
-  auto engine = std::make_unique<CUDAEngine>(program, comm);
+                            std::string &error, int profile) {
+  auto engine = std::make_unique<CUDAEngine>(program, comm, profile);
   error = engine->load(dir);
   if (!error.empty())
     return nullptr;

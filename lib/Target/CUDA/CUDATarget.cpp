@@ -18,6 +18,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -92,7 +93,9 @@ public:
     return " grid=" + std::to_string(kernel->grid) +
            " block=" + std::to_string(kernel->block) +
            (kernel->sharedBytes ? " smem=" + std::to_string(kernel->sharedBytes)
-                                : std::string());
+                                : std::string()) +
+           (kernel->flops ? llvm::formatv(" flops={0:e6}", kernel->flops).str()
+                          : std::string());
   }
 
   LogicalResult writeKernels(const std::string &dir,

@@ -449,6 +449,7 @@ struct KernelText {
   /// Its body, and what precedes it (a constant's table).
   std::string body, before;
   int64_t grid = 1, block = 256, sharedBytes = 0;
+  double flops = 0;
 
   /// Adds `const T *in<i>` for each operand and `T *out<i>` for each
   /// result; false when one has no C type.
@@ -496,6 +497,7 @@ struct KernelText {
     kernel.grid = grid;
     kernel.block = block;
     kernel.sharedBytes = sharedBytes;
+    kernel.flops = flops;
     return kernel;
   }
 
@@ -823,6 +825,10 @@ void emitFusedAttention(OpTy op, KernelText &k, unsigned first, bool backward,
              c(op.getScale().convertToDouble()) + " / " + cap +
              ");\n    g = g * (1.0f - t * t);\n";
   }
+  // Whether the mask makes a score -inf (whose tiles the kernels skip).
+  std::string masked = "  auto masked = [&](int64_t b, int64_t h, int64_t qi, "
+                       "int64_t j) -> bool {\n    return ";
+  bool skips = false;
   unsigned next = first;
   if (Value mask = op.getMask()) {
     // (Broadcast to [batch, heads, queries, keys].)
@@ -832,15 +838,21 @@ void emitFusedAttention(OpTy op, KernelText &k, unsigned first, bool backward,
       index.push_back(size == 1 ? "0" : all[4 - maskShape.size() + dim]);
     std::string m = loaded(mask, "in" + std::to_string(next++) + "[" +
                                      offsetOf(index, maskShape) + "]");
+    double maskedValue = op.getMaskedValue()
+                             ? op.getMaskedValue()->convertToDouble()
+                             : -INFINITY;
     if (isa<FloatType>(getElementTypeOrSelf(mask.getType()))) {
       score += "    s = s + (float)" + m + ";\n";
+      masked += "(float)" + m + " == -INFINITY";
+      skips = true;
     } else {
-      score += "    s = " + m + " ? s : " +
-               c(op.getMaskedValue() ? op.getMaskedValue()->convertToDouble()
-                                     : -INFINITY) +
-               ";\n";
+      score += "    s = " + m + " ? s : " + c(maskedValue) + ";\n";
       slope += "    g = " + m + " ? g : 0.0f;\n";
+      skips = maskedValue == -INFINITY;
+      masked += skips ? "!" + m : "false";
     }
+  } else {
+    masked += "false";
   }
   std::string keep = "  auto keep = [&](int64_t b, int64_t h, int64_t qi, "
                      "int64_t j) -> float {\n    return ";
@@ -865,15 +877,20 @@ void emitFusedAttention(OpTy op, KernelText &k, unsigned first, bool backward,
   k.grid = q[0] * q[1] * ((q[2] + rows - 1) / rows);
   if (backward)
     k.grid += kShape[0] * kShape[1] * ((kShape[2] + rows - 1) / rows);
+  // As FlashAttention counts them, on every score (its causal figures
+  // count half): the forward's two products, the backward 2.5 times that.
+  k.flops = 2.0 * q[0] * q[1] * q[2] * kShape[2] * (q[3] + v[3]) *
+            (backward ? 2.5 : 1);
   k.body = "  static_assert(sizeof(dtc_fa_" + kind + "_tiles<" + dims +
            ">) <= " + std::to_string(k.sharedBytes) +
            "LL, \"the launch's shared memory\");\n" + score +
            "    return s;\n  };\n" + slope + "    return g;\n  };\n" + keep +
-           ";\n  };\n  (void)slope;\n  dtc_fa_" + kind + "<dtc_" + half + ", " +
-           dims + ">(" + args.str() + ", " + std::to_string(q[0]) + "LL, " +
+           ";\n  };\n" + masked + ";\n  };\n  (void)slope;\n  dtc_fa_" + kind +
+           "<dtc_" + half + ", " + dims + ", " + (skips ? "true" : "false") +
+           ">(" + args.str() + ", " + std::to_string(q[0]) + "LL, " +
            std::to_string(q[1]) + "LL, " + std::to_string(kShape[1]) + "LL, " +
            std::to_string(q[2]) + "LL, " + std::to_string(kShape[2]) +
-           "LL, score, " + (backward ? "slope, " : "") + "keep);\n";
+           "LL, score, " + (backward ? "slope, " : "") + "keep, masked);\n";
 }
 
 /// A thread per line along `s`'s dimension: `body` with `base` (the

@@ -18,6 +18,8 @@ struct CUDAKernel {
   int64_t grid = 1, block = 256;
   /// Dynamic shared memory, bytes (the fused attention kernels' tiles).
   int64_t sharedBytes = 0;
+  /// The FLOPs a profile rates it by, where counted (fused attention).
+  double flops = 0;
 };
 
 /// The kernel `name` computing `op`: a loop, multi-tensor or row-reduction

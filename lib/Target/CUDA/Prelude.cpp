@@ -279,6 +279,30 @@ template <> struct dtc_wmma_layout<true> {
 };
 #endif
 
+// Whether `all` holds on every thread of the block (a barrier).
+DTC_DEVICE bool dtc_block_all(int all) {
+#ifdef DTC_CUDA_EMULATE
+  return all != 0;
+#else
+  return __syncthreads_and(all) != 0;
+#endif
+}
+
+// Whether every score of the tile (queries q0.., keys k0..) is masked to
+// -inf (masked(b, h, qi, kj)) or past the ends: its probabilities are all
+// zero, so the kernels skip it (a causal mask's tiles above the diagonal).
+template <typename Masked>
+DTC_DEVICE bool dtc_fa_tile_masked(Masked masked, int64_t b, int64_t h,
+                                   int64_t q0, int64_t queries, int64_t k0,
+                                   int64_t keys) {
+  int all = 1;
+  for (int e = threadIdx.x; e < DTC_FA_BQ * DTC_FA_BK && all; e += blockDim.x) {
+    const int64_t qi = q0 + e / DTC_FA_BK, kj = k0 + e % DTC_FA_BK;
+    all = qi >= queries || kj >= keys || masked(b, h, qi, kj);
+  }
+  return dtc_block_all(all);
+}
+
 // The 16-bit types' conversions (and their tensor-core type).
 struct dtc_bf16 {
   static DTC_FN float load(uint16_t bits) { return dtc_bf16_to_f32(bits); }
@@ -371,14 +395,17 @@ template <int D, int DV> struct dtc_fa_forward_tiles {
 
 // The attention's result and each query row's logsumexp. score(b, h, qi,
 // kj, x) is the score of the dot product x (scale, softcap, mask), keep(b,
-// h, qi, kj) dropout's factor (0 or 1 / (1 - ratio); 1 without dropout).
-// The probabilities are rounded to H for their product with v.
-template <typename H, int D, int DV, typename Score, typename Keep>
+// h, qi, kj) dropout's factor (0 or 1 / (1 - ratio); 1 without dropout),
+// masked(b, h, qi, kj) whether the mask makes the score -inf (tiles of
+// such scores alone are skipped where Skips). The probabilities are
+// rounded to H for their product with v.
+template <typename H, int D, int DV, bool Skips, typename Score,
+          typename Keep, typename Masked>
 DTC_DEVICE void dtc_fa_forward(const uint16_t *q, const uint16_t *k,
                                const uint16_t *v, uint16_t *out, float *lse,
                                int64_t batch, int64_t heads, int64_t kvHeads,
                                int64_t queries, int64_t keys, Score score,
-                               Keep keep) {
+                               Keep keep, Masked masked) {
   typedef dtc_fa_forward_tiles<D, DV> Tiles;
   const int BQ = DTC_FA_BQ, BK = DTC_FA_BK;
   Tiles &t = DTC_FA_TILES(Tiles);
@@ -398,6 +425,8 @@ DTC_DEVICE void dtc_fa_forward(const uint16_t *q, const uint16_t *k,
       t.l[r] = 0;
     }
     for (int64_t k0 = 0; k0 < keys; k0 += BK) {
+      if (Skips && dtc_fa_tile_masked(masked, b, h, q0, queries, k0, keys))
+        continue;
       __syncthreads(); // (the last tile's readers are done)
       dtc_fa_load(&t.k[0][0], D + 8, k + kv * keys * D, k0, keys, BK, D);
       dtc_fa_load(&t.v[0][0], DV + 8, v + kv * keys * DV, k0, keys, BK, DV);
@@ -540,15 +569,15 @@ DTC_DEVICE void dtc_fa_tile_grad(dtc_fa_backward_tiles<D, DV> &t, int64_t b,
 // query tile of one head and sum its dQ over the key tiles (recomputing
 // the scores rather than adding dQ atomically: no f32 scratch, and the
 // sums' order is fixed).
-template <typename H, int D, int DV, typename Score, typename Slope,
-          typename Keep>
+template <typename H, int D, int DV, bool Skips, typename Score,
+          typename Slope, typename Keep, typename Masked>
 DTC_DEVICE void dtc_fa_backward(const uint16_t *q, const uint16_t *k,
                                 const uint16_t *v, const uint16_t *out,
                                 const float *lse, const uint16_t *dout,
                                 uint16_t *dq, uint16_t *dk, uint16_t *dv,
                                 int64_t batch, int64_t heads, int64_t kvHeads,
                                 int64_t queries, int64_t keys, Score score,
-                                Slope slope, Keep keep) {
+                                Slope slope, Keep keep, Masked masked) {
   typedef dtc_fa_backward_tiles<D, DV> Tiles;
   const int BQ = DTC_FA_BQ, BK = DTC_FA_BK;
   Tiles &t = DTC_FA_TILES(Tiles);
@@ -570,6 +599,8 @@ DTC_DEVICE void dtc_fa_backward(const uint16_t *q, const uint16_t *k,
         t.dv[e / DV][e % DV] = 0;
       for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
         for (int64_t q0 = 0; q0 < queries; q0 += BQ) {
+          if (Skips && dtc_fa_tile_masked(masked, b, h, q0, queries, k0, keys))
+            continue;
           __syncthreads();
           dtc_fa_load_queries<H>(t, q, out, lse, dout, b * heads + h, q0,
                                  queries);
@@ -604,6 +635,8 @@ DTC_DEVICE void dtc_fa_backward(const uint16_t *q, const uint16_t *k,
       for (int e = tid; e < BQ * D; e += threads)
         t.dk[e / D][e % D] = 0;
       for (int64_t k0 = 0; k0 < keys; k0 += BK) {
+        if (Skips && dtc_fa_tile_masked(masked, b, h, q0, queries, k0, keys))
+          continue;
         __syncthreads();
         dtc_fa_load(&t.k[0][0], D + 8, k + kv * keys * D, k0, keys, BK, D);
         dtc_fa_load(&t.v[0][0], DV + 8, v + kv * keys * DV, k0, keys, BK,

@@ -31,11 +31,14 @@ class Communicator;
 
 /// The engine of `program`, loaded from `dir`, on this rank's GPU (of
 /// `comm`'s mesh; null: one device); null with `error` set when there is
-/// none, the fatbin does not load, or cuBLAS or NCCL is not found.
-std::unique_ptr<StepEngine> createCUDAEngine(const CompiledProgram &program,
-                                             const std::string &dir,
-                                             Communicator *comm,
-                                             std::string &error);
+/// none, the fatbin does not load, or cuBLAS or NCCL is not found. With
+/// `profile`, the second step runs its thunks one by one between events
+/// (before the third captures the graph) and rank 0 prints the `profile`
+/// slowest, each with its time and, for GEMMs and fused attention, its
+/// TFLOP/s.
+std::unique_ptr<StepEngine>
+createCUDAEngine(const CompiledProgram &program, const std::string &dir,
+                 Communicator *comm, std::string &error, int profile = 0);
 
 } // namespace mlir::dtc
 
