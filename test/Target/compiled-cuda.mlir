@@ -100,6 +100,13 @@
 // RUN: dtc-run %t/flash --emulate-cuda --batch %S/../Integration/Inputs/flash/llama/task --steps 3 --dump %t/flash-dump > /dev/null
 // RUN: dtc-run %t/flash --engine reference --batch %S/../Integration/Inputs/flash/llama/task --steps 3 --dump %t/flash-ref > /dev/null
 // RUN: %python %S/../Utils/compare_training.py %t/flash-dump %t/flash-ref %S/../Integration/Inputs/flash/llama/initial --loss-rtol 1e-3 --grad-rl2 5e-2 --update-rl2 0.2 | FileCheck %s --check-prefix=SAME
+// fp16 (f16 tensor-core fragments; loss scaling from 16) within
+// train-fp16's bound.
+// RUN: dtc-compile %S/../Integration/Inputs/flash/llama/model.onnx -o %t/flash-f16 --lr 0.01 --precision fp16 --init-scale 16 --freeze '^rope_' --target cuda --cuda-emulation 2> /dev/null
+// RUN: grep "dtc_fa_backward<dtc_f16, 128, 128, true>" %t/flash-f16/kernels.cu
+// RUN: dtc-run %t/flash-f16 --emulate-cuda --batch %S/../Integration/Inputs/flash/llama/task --steps 3 --dump %t/flash-f16-dump > /dev/null
+// RUN: dtc-run %t/flash-f16 --engine reference --batch %S/../Integration/Inputs/flash/llama/task --steps 3 --dump %t/flash-f16-ref > /dev/null
+// RUN: %python %S/../Utils/compare_training.py %t/flash-f16-dump %t/flash-f16-ref %S/../Integration/Inputs/flash/llama/initial --loss-rtol 2e-3 --grad-rl2 2.5e-2 --update-rl2 0.1 | FileCheck %s --check-prefix=SAME
 // Data parallel with ZeRO-1: each rank's fused kernels on its sequence.
 // RUN: dtc-compile %S/../Integration/Inputs/flash/llama/model.onnx -o %t/flash-dp --mesh dp=2 --zero 1 --lr 0.01 --precision bf16 --freeze '^rope_' --target cuda --cuda-emulation 2> /dev/null
 // RUN: grep "op=fused_attention_grad" %t/flash-dp/program.txt
