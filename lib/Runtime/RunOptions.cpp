@@ -112,7 +112,15 @@ std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
       return std::string();
     };
   };
-  int64_t seed = 0;
+  auto seedOf = [](std::optional<uint64_t> &to) -> Reader {
+    return [&to](const std::string &value) {
+      int64_t seed = 0;
+      if (!readInteger(value, seed) || seed < 0)
+        return std::string("must be a non-negative integer");
+      to = static_cast<uint64_t>(seed);
+      return std::string();
+    };
+  };
   std::set<std::string> given;
   std::map<std::string, Reader> readers = {
       {"batch", text(options.batchDir)},
@@ -124,13 +132,7 @@ std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
                     ? std::string()
                     : std::string("must be uint16 or int32");
        }},
-      {"data-seed",
-       [&](const std::string &value) {
-         if (!readInteger(value, seed) || seed < 0)
-           return std::string("must be a non-negative integer");
-         options.dataSeed = static_cast<uint64_t>(seed);
-         return std::string();
-       }},
+      {"data-seed", seedOf(options.dataSeed)},
       {"eval-data", text(options.evalDataPath)},
       {"eval-every", atLeast(options.evalEvery, 1)},
       {"eval-batches", atLeast(options.evalBatches, 1)},
@@ -140,13 +142,7 @@ std::string mlir::dtc::parseRunOptions(const std::vector<std::string> &args,
       {"export-checkpoint", text(options.exportDir)},
       {"export-onnx", text(options.exportONNXPath)},
       {"init", text(options.initDir)},
-      {"init-random",
-       [&](const std::string &value) {
-         if (!readInteger(value, seed) || seed < 0)
-           return std::string("must be a non-negative integer");
-         options.initRandom = static_cast<uint64_t>(seed);
-         return std::string();
-       }},
+      {"init-random", seedOf(options.initRandom)},
       {"dump", text(options.dumpDir)},
       {"metrics", text(options.metricsPath)},
       {"steps", atLeast(options.steps, 1)},

@@ -482,6 +482,22 @@ func.func @attention_grad_result_grad(%q: tensor<1x2x4x8xf32>, %p: tensor<1x2x4x
 
 // -----
 
+func.func @fused_attention_grad_lse(%q: tensor<1x2x4x16xbf16>, %lse: tensor<1x2x5xf32>) {
+  // expected-error @+1 {{lse must be [batch, heads, queries]}}
+  %0:3 = dtc.fused_attention_grad %q, %q, %q, %q, %lse, %q scale = 1.0 : (tensor<1x2x4x16xbf16>, tensor<1x2x4x16xbf16>, tensor<1x2x4x16xbf16>, tensor<1x2x4x16xbf16>, tensor<1x2x5xf32>, tensor<1x2x4x16xbf16>) -> (tensor<1x2x4x16xbf16>, tensor<1x2x4x16xbf16>, tensor<1x2x4x16xbf16>)
+  return
+}
+
+// -----
+
+func.func @fused_attention_grad_result(%q: tensor<1x2x4x16xbf16>, %y: tensor<1x2x4x8xbf16>, %lse: tensor<1x2x4xf32>) {
+  // expected-error @+1 {{result and result_grad must be 'tensor<1x2x4x16xbf16>'}}
+  %0:3 = dtc.fused_attention_grad %q, %q, %q, %y, %lse, %q scale = 1.0 : (tensor<1x2x4x16xbf16>, tensor<1x2x4x16xbf16>, tensor<1x2x4x16xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4xf32>, tensor<1x2x4x16xbf16>) -> (tensor<1x2x4x16xbf16>, tensor<1x2x4x16xbf16>, tensor<1x2x4x16xbf16>)
+  return
+}
+
+// -----
+
 func.func @attention_grad_heads(%q: tensor<1x3x4x8xf32>, %k: tensor<1x2x4x8xf32>, %p: tensor<1x3x4x4xf32>) {
   // expected-error @+1 {{k and v must have the same heads, which divide q's 3}}
   %0:3 = dtc.attention_grad %q, %k, %k, %p, %q scale = 1.0 : (tensor<1x3x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x8xf32>) -> (tensor<1x3x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)

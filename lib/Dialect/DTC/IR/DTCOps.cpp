@@ -312,19 +312,31 @@ static LogicalResult checkNormOperands(std::optional<Location> loc, Value input,
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
+/// An attention's result type, [batch, heads, queries, dv], into
+/// `inferred`, after checking the ranks of q, k and v.
+static LogicalResult inferAttentionResult(std::optional<Location> loc,
+                                          Value qValue, Value k, Value vValue,
+                                          SmallVectorImpl<Type> &inferred) {
+  auto q = cast<RankedTensorType>(qValue.getType());
+  auto v = cast<RankedTensorType>(vValue.getType());
+  if (q.getRank() != 4 || v.getRank() != 4)
+    return emitOptionalError(loc, "q and v must be [batch, heads, tokens, d]");
+  if (cast<RankedTensorType>(k.getType()).getRank() != 4)
+    return emitOptionalError(loc, "k must be [batch, kv_heads, keys, d]");
+  inferred.push_back(q.clone(
+      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)}));
+  return success();
+}
+
 LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
+  if (failed(inferAttentionResult(loc, adaptor.getQ(), adaptor.getK(),
+                                  adaptor.getV(), inferred)))
+    return failure();
   auto q = cast<RankedTensorType>(adaptor.getQ().getType());
-  auto v = cast<RankedTensorType>(adaptor.getV().getType());
-  if (q.getRank() != 4 || v.getRank() != 4)
-    return emitOptionalError(loc, "q and v must be [batch, heads, tokens, d]");
   auto k = cast<RankedTensorType>(adaptor.getK().getType());
-  if (k.getRank() != 4)
-    return emitOptionalError(loc, "k must be [batch, kv_heads, keys, d]");
-  inferred.push_back(q.clone(
-      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)}));
   inferred.push_back(q.clone(
       {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), k.getDimSize(2)}));
   return success();
@@ -414,14 +426,10 @@ LogicalResult
 FusedAttentionOp::inferReturnTypes(MLIRContext *context,
                                    std::optional<Location> loc, Adaptor adaptor,
                                    SmallVectorImpl<Type> &inferred) {
+  if (failed(inferAttentionResult(loc, adaptor.getQ(), adaptor.getK(),
+                                  adaptor.getV(), inferred)))
+    return failure();
   auto q = cast<RankedTensorType>(adaptor.getQ().getType());
-  auto v = cast<RankedTensorType>(adaptor.getV().getType());
-  if (q.getRank() != 4 || v.getRank() != 4 ||
-      cast<RankedTensorType>(adaptor.getK().getType()).getRank() != 4)
-    return emitOptionalError(loc, "q, k and v must be [batch, heads, tokens, "
-                                  "d]");
-  inferred.push_back(q.clone(
-      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)}));
   inferred.push_back(RankedTensorType::get(q.getShape().drop_back(),
                                            Float32Type::get(context)));
   return success();
