@@ -63,7 +63,9 @@ Tensor randomParameter(const std::string &name, const Shape &shape,
     std::fill(x.begin(), x.end(), bias ? 0.0 : 1.0);
     return value;
   }
-  uint64_t stream = std::hash<std::string>()(name);
+  uint64_t stream = 14695981039346656037ull; // (FNV-1a: the same everywhere)
+  for (unsigned char c : name)
+    stream = (stream ^ c) * 1099511628211ull;
   double half = 0.02 * std::sqrt(3.0);
   for (size_t i = 0; i < x.size(); ++i)
     x[i] =

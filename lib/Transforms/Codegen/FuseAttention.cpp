@@ -40,7 +40,7 @@ bool fusible(AttentionOp op) {
     return false;
   for (OpOperand &use : op.getProbs().getUses()) {
     auto grad = dyn_cast<AttentionGradOp>(use.getOwner());
-    if (!grad || use.get() != grad.getProbs() || grad.getQ() != op.getQ() ||
+    if (!grad || &use != &grad.getProbsMutable() || grad.getQ() != op.getQ() ||
         grad.getK() != op.getK() || grad.getV() != op.getV() ||
         grad.getMask() != op.getMask() || grad.getStep() != op.getStep() ||
         grad.getOffset() != op.getOffset())
