@@ -19,7 +19,8 @@
 #       and updates with the reference trajectory (loss 1e-5, gradients
 #       1e-4, updates 1e-3 relative: Utils/compare_training.py, f32; bf16
 #       and fp16 within the bounds their training tests use);
-#       --smoke: the example model for 3 steps only; --full: then
+#       --smoke: the example in f32 and bf16 and the fused attention's
+#       Llama only (each 3 steps); --full: then
 #       compute-sanitizer's memcheck and racecheck on the example (where
 #       the host has it), and each benchmark model's step time, tokens/s
 #       and MFU beside PyTorch eager and torch.compile's
@@ -69,6 +70,20 @@ if [ "${1:-}" = "--prepare" ]; then
     "$tiny/initial" "$tiny/adamw" 3 "$fp16" --lr 0.01 --precision fp16
   prepare gpt2 "$gpt2/model.onnx" "$gpt2/batch" "$gpt2/initial" "$gpt2/adamw" 3 "$f32" --lr 0.01
   prepare llama "$llama/model.onnx" "$llama/batch" "$llama/initial" "$llama/adamw" 3 "$f32" --lr 0.01
+  # The fused attention kernels (head dimension 128 with grouped heads; a
+  # boolean causal mask with dropout) against the reference executor's
+  # f64 attention, within the bounds test/Target/compiled-cuda.mlir uses;
+  # the GPT's f32 step tells which gradients are zero in exact arithmetic.
+  flash=test/Integration/Inputs/flash
+  fused="--loss-rtol 1e-3 --grad-rl2 5e-2 --update-rl2 0.2"
+  prepare flash-llama "$flash/llama/model.onnx" "$flash/llama/task" \
+    "$flash/llama/initial" "" 3 "$fused" --lr 0.01 --precision bf16 --freeze '^rope_'
+  "$bin/dtc-compile" "$flash/gpt/model.onnx" -o "$dir/flash-gpt-f32" --lr 0.01 \
+    --dropout --seed 7 2> /dev/null
+  "$bin/dtc-run" "$dir/flash-gpt-f32" --batch "$flash/gpt/task" --steps 3 \
+    --dump "$dir/flash-gpt-f32.dump" > /dev/null
+  prepare flash-gpt "$flash/gpt/model.onnx" "$flash/gpt/task" "$flash/gpt/initial" \
+    "$dir/flash-gpt-f32.dump" 3 "$fused" --lr 0.01 --precision bf16 --dropout --seed 7
   if [ $full = 1 ]; then
     # name, precision: compiled from shapes (bench/step_models.py
     # --shapes-only), trained from --init-random.
@@ -101,7 +116,9 @@ dir=$(realpath "${1:?usage: gpu-check.sh [--smoke] DIR (made by --prepare)}")
 python=${PYTHON:-python3} # (with numpy: PyTorch's, on a GPU host)
 failed=0
 while read -r name steps tolerances; do
-  [ $smoke = 1 ] && [ "$name" != example ] && continue
+  # (--smoke: generated kernels and f32 GEMMs, bf16 GEMMs on tensor
+  # cores, the fused attention kernels.)
+  [ $smoke = 1 ] && [[ ! "$name" =~ ^(example|example-bf16|flash-llama)$ ]] && continue
   set +e
   "$dir/bin/dtc-launch-cuda" "$dir/$name" --batch "$dir/$name.batch" \
     --steps "$steps" --dump "$dir/$name.gpu" > "$dir/$name.gpu.log" 2>&1
