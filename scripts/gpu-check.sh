@@ -88,9 +88,9 @@ if [ "${1:-}" = "--prepare" ]; then
     # name, precision: compiled from shapes (bench/step_models.py
     # --shapes-only), trained from --init-random.
     cp bench/gpu_baselines.py bench/step_models.py "$dir/"
+    python=/usr/bin/python3 # (Debian's torch 1.13 exports)
     for model in "medium_gpt f32" "gpu_gpt bf16"; do
       set -- $model
-      python=/usr/bin/python3 # (Debian's torch 1.13 exports)
       "$python" bench/step_models.py "$1" "$dir/$1.model" --shapes-only \
         2> "$dir/$1.export.log" || { cat "$dir/$1.export.log"; exit 1; }
       shape=$("$python" -c "import numpy; print('x'.join(map(str, numpy.load('$dir/$1.model/task/ids.npy').shape)))")

@@ -205,7 +205,7 @@ public:
   /// replay.
   bool step() override {
     if (!graph) {
-      bool timing = warmedUp && profile > 0 && !profiled;
+      bool timing = warmedUp && profile > 0;
       bool capture = warmedUp && !timing;
       if (capture && !report(check(cudaStreamBeginCapture(
                                        stream, cudaStreamCaptureModeGlobal),
@@ -235,7 +235,8 @@ public:
                                             "running the step"));
         if (ran && timing)
           printProfile(marks);
-        profiled = profiled || timing;
+        if (timing)
+          profile = 0; // (timed once: the next step captures the graph)
         for (cudaEvent_t mark : marks)
           cudaEventDestroy(mark);
         return ran;
@@ -708,9 +709,9 @@ private:
   cudaStream_t stream = nullptr;
   cudaGraphExec_t graph = nullptr;
   bool warmedUp = false;
-  /// How many of the slowest thunks the timed step prints (0: no timing).
+  /// How many of the slowest thunks the timed step prints (0: no timing,
+  /// or already timed).
   int profile = 0;
-  bool profiled = false;
   std::vector<void *> args, results;
   void *arena = nullptr;
 };

@@ -706,6 +706,41 @@ std::string realLiteral(double value, StringRef t) {
   return "(" + t.str() + ")" + llvm::formatv("{0:e16}", value).str();
 }
 
+/// An attention op's mask element at [b, h, qi, j] (the mask broadcast to
+/// [batch, heads, queries, keys]), in its compute type: operand `operand`.
+std::string attentionMaskAt(Value mask, unsigned operand) {
+  Shape maskShape = shapeOf(mask);
+  SmallVector<std::string> all{"b", "h", "qi", "j"}, index;
+  for (auto [dim, size] : llvm::enumerate(maskShape))
+    index.push_back(size == 1 ? "0" : all[4 - maskShape.size() + dim]);
+  return loaded(mask, "in" + std::to_string(operand) + "[" +
+                          offsetOf(index, maskShape) + "]");
+}
+
+/// What an attention op's boolean mask puts where it is false.
+template <typename OpTy> double maskedValueOf(OpTy op) {
+  return op.getMaskedValue() ? op.getMaskedValue()->convertToDouble()
+                             : -INFINITY;
+}
+
+/// `x` (of C type `t`) at [b, h, qi, j] dropped as an attention op drops
+/// its probabilities: the step is operand `next` and, for a part of a
+/// larger tensor, the part's offset the one after it.
+template <typename OpTy>
+std::string attentionDropout(OpTy op, const std::string &x, StringRef t,
+                             unsigned next) {
+  Shape q = shapeOf(op.getQ());
+  Shape scores{q[0], q[1], q[2], shapeOf(op.getK())[2]};
+  std::string offsets = op.getOffset() ? "in" + std::to_string(next + 1) : "";
+  return dropoutExpr(
+      x, t,
+      wholeIndex({"b", "h", "qi", "j"},
+                 op.getGlobalShape() ? Shape(*op.getGlobalShape()) : scores,
+                 offsets),
+      "in" + std::to_string(next) + "[0]", *op.getSeed(), *op.getStream(),
+      op.getDropoutRatio()->convertToDouble());
+}
+
 /// dtc.attention (what dtc-expand-attention leaves: bf16): a thread per
 /// query row, three passes over the keys (their maximum score, the sum of
 /// exponentials, then the probabilities and the weighted values), each
@@ -730,33 +765,17 @@ LogicalResult emitAttention(AttentionOp op, KernelText &k) {
     score += "      s = " + c(softcap->convertToDouble()) + " * " +
              fn("tanh", t) + "(s / " + c(softcap->convertToDouble()) + ");\n";
   if (Value mask = op.getMask()) {
-    // (Broadcast to [batch, heads, queries, keys].)
-    Shape maskShape = shapeOf(mask);
-    SmallVector<std::string> all{"b", "h", "qi", "j"}, index;
-    for (auto [dim, size] : llvm::enumerate(maskShape))
-      index.push_back(size == 1 ? "0" : all[4 - maskShape.size() + dim]);
-    std::string m = loaded(mask, "in3[" + offsetOf(index, maskShape) + "]");
+    std::string m = attentionMaskAt(mask, 3);
     if (isa<FloatType>(getElementTypeOrSelf(mask.getType())))
       score += "      s = s + (" + t + ")" + m + ";\n";
     else
-      score += "      s = " + m + " ? s : " +
-               c(op.getMaskedValue() ? op.getMaskedValue()->convertToDouble()
-                                     : -INFINITY) +
-               ";\n";
+      score += "      s = " + m + " ? s : " + c(maskedValueOf(op)) + ";\n";
   }
   // Dropout on the probabilities: its step and, for a part of a larger
   // tensor, the part's offset follow the mask among the operands.
-  std::string dropped = "w0";
-  if (auto ratio = op.getDropoutRatio()) {
-    unsigned next = op.getMask() ? 4 : 3;
-    std::string step = "in" + std::to_string(next) + "[0]";
-    std::string offsets = op.getOffset() ? "in" + std::to_string(next + 1) : "";
-    dropped = dropoutExpr(
-        "w0", t,
-        wholeIndex({"b", "h", "qi", "j"},
-                   wholeShapeOf(op.getProbs(), op.getGlobalShape()), offsets),
-        step, *op.getSeed(), *op.getStream(), ratio->convertToDouble());
-  }
+  std::string dropped =
+      op.getDropoutRatio() ? attentionDropout(op, "w0", t, op.getMask() ? 4 : 3)
+                           : std::string("w0");
   std::string body =
       "    const int64_t kv = b * " + std::to_string(kvHeads) + "LL + h / " +
       std::to_string(group) + "LL;\n    auto score = [&](int64_t j) {\n" +
@@ -831,16 +850,8 @@ void emitFusedAttention(OpTy op, KernelText &k, unsigned first, bool backward,
   bool skips = false;
   unsigned next = first;
   if (Value mask = op.getMask()) {
-    // (Broadcast to [batch, heads, queries, keys].)
-    Shape maskShape = shapeOf(mask);
-    SmallVector<std::string> all{"b", "h", "qi", "j"}, index;
-    for (auto [dim, size] : llvm::enumerate(maskShape))
-      index.push_back(size == 1 ? "0" : all[4 - maskShape.size() + dim]);
-    std::string m = loaded(mask, "in" + std::to_string(next++) + "[" +
-                                     offsetOf(index, maskShape) + "]");
-    double maskedValue = op.getMaskedValue()
-                             ? op.getMaskedValue()->convertToDouble()
-                             : -INFINITY;
+    std::string m = attentionMaskAt(mask, next++);
+    double maskedValue = maskedValueOf(op);
     if (isa<FloatType>(getElementTypeOrSelf(mask.getType()))) {
       score += "    s = s + (float)" + m + ";\n";
       masked += "(float)" + m + " == -INFINITY";
@@ -856,19 +867,8 @@ void emitFusedAttention(OpTy op, KernelText &k, unsigned first, bool backward,
   }
   std::string keep = "  auto keep = [&](int64_t b, int64_t h, int64_t qi, "
                      "int64_t j) -> float {\n    return ";
-  if (auto ratio = op.getDropoutRatio()) {
-    std::string step = "in" + std::to_string(next) + "[0]";
-    std::string offsets = op.getOffset() ? "in" + std::to_string(next + 1) : "";
-    Shape whole{q[0], q[1], q[2], kShape[2]};
-    keep += dropoutExpr(
-        "1.0f", "float",
-        wholeIndex({"b", "h", "qi", "j"},
-                   op.getGlobalShape() ? Shape(*op.getGlobalShape()) : whole,
-                   offsets),
-        step, *op.getSeed(), *op.getStream(), ratio->convertToDouble());
-  } else {
-    keep += "1.0f";
-  }
+  keep += op.getDropoutRatio() ? attentionDropout(op, "1.0f", "float", next)
+                               : std::string("1.0f");
   std::string kind = backward ? "backward" : "forward";
   std::string dims = std::to_string(q[3]) + ", " + std::to_string(v[3]);
   k.sharedBytes = fusedAttentionSharedBytes(q[3], v[3], backward);

@@ -383,6 +383,21 @@ DTC_DEVICE void dtc_fa_load(uint16_t *tile, int ld, const uint16_t *m,
   }
 }
 
+// A tile of f32 accumulators [DTC_FA_BQ][C + 4]: zeroed, or its rows
+// [0, count - row0) rounded to H into rows row0.. of a row-major [count,
+// C] matrix.
+template <int C> DTC_DEVICE void dtc_fa_zero(float (*tile)[C + 4]) {
+  for (int e = threadIdx.x; e < DTC_FA_BQ * C; e += blockDim.x)
+    tile[e / C][e % C] = 0;
+}
+template <typename H, int C>
+DTC_DEVICE void dtc_fa_store(uint16_t *to, const float (*tile)[C + 4],
+                             int64_t row0, int64_t count) {
+  for (int e = threadIdx.x; e < DTC_FA_BQ * C; e += blockDim.x)
+    if (row0 + e / C < count)
+      to[row0 * C + e] = H::store(tile[e / C][e % C]);
+}
+
 template <int D, int DV> struct dtc_fa_forward_tiles {
   alignas(32) uint16_t q[DTC_FA_BQ][D + 8];
   alignas(32) uint16_t k[DTC_FA_BK][D + 8];
@@ -418,8 +433,7 @@ DTC_DEVICE void dtc_fa_forward(const uint16_t *q, const uint16_t *k,
                   b = bh / heads, h = bh % heads,
                   kv = b * kvHeads + h / (heads / kvHeads);
     dtc_fa_load(&t.q[0][0], D + 8, q + bh * queries * D, q0, queries, BQ, D);
-    for (int e = tid; e < BQ * DV; e += threads)
-      t.o[e / DV][e % DV] = 0;
+    dtc_fa_zero<DV>(t.o);
     for (int r = tid; r < BQ; r += threads) {
       t.m[r] = -INFINITY;
       t.l[r] = 0;
@@ -593,10 +607,8 @@ DTC_DEVICE void dtc_fa_backward(const uint16_t *q, const uint16_t *k,
                     b = bk / kvHeads, kvh = bk % kvHeads;
       dtc_fa_load(&t.k[0][0], D + 8, k + bk * keys * D, k0, keys, BK, D);
       dtc_fa_load(&t.v[0][0], DV + 8, v + bk * keys * DV, k0, keys, BK, DV);
-      for (int e = tid; e < BK * D; e += threads)
-        t.dk[e / D][e % D] = 0;
-      for (int e = tid; e < BK * DV; e += threads)
-        t.dv[e / DV][e % DV] = 0;
+      dtc_fa_zero<D>(t.dk);
+      dtc_fa_zero<DV>(t.dv);
       for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
         for (int64_t q0 = 0; q0 < queries; q0 += BQ) {
           if (Skips && dtc_fa_tile_masked(masked, b, h, q0, queries, k0, keys))
@@ -621,19 +633,14 @@ DTC_DEVICE void dtc_fa_backward(const uint16_t *q, const uint16_t *k,
           }
         }
       __syncthreads();
-      for (int e = tid; e < BK * D; e += threads)
-        if (k0 + e / D < keys)
-          dk[(bk * keys + k0) * D + e] = H::store(t.dk[e / D][e % D]);
-      for (int e = tid; e < BK * DV; e += threads)
-        if (k0 + e / DV < keys)
-          dv[(bk * keys + k0) * DV + e] = H::store(t.dv[e / DV][e % DV]);
+      dtc_fa_store<H, D>(dk + bk * keys * D, t.dk, k0, keys);
+      dtc_fa_store<H, DV>(dv + bk * keys * DV, t.dv, k0, keys);
     } else {
       const int64_t bh = (unit - kvUnits) / qTiles,
                     q0 = (unit - kvUnits) % qTiles * BQ, b = bh / heads,
                     h = bh % heads, kv = b * kvHeads + h / group;
       dtc_fa_load_queries<H>(t, q, out, lse, dout, bh, q0, queries);
-      for (int e = tid; e < BQ * D; e += threads)
-        t.dk[e / D][e % D] = 0;
+      dtc_fa_zero<D>(t.dk);
       for (int64_t k0 = 0; k0 < keys; k0 += BK) {
         if (Skips && dtc_fa_tile_masked(masked, b, h, q0, queries, k0, keys))
           continue;
@@ -651,9 +658,7 @@ DTC_DEVICE void dtc_fa_backward(const uint16_t *q, const uint16_t *k,
         }
       }
       __syncthreads();
-      for (int e = tid; e < BQ * D; e += threads)
-        if (q0 + e / D < queries)
-          dq[(bh * queries + q0) * D + e] = H::store(t.dk[e / D][e % D]);
+      dtc_fa_store<H, D>(dq + bh * queries * D, t.dk, q0, queries);
     }
     __syncthreads(); // (the next unit reuses the tiles)
   }
